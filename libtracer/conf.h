@@ -1,0 +1,98 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_CONF_H
+#define TRACER_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* The site configuration, /etc/tracer/tracer.yaml by default (overridden
+ * by $TRACER_CONF or an explicit path).  Every key is documented in
+ * etc/tracer.yaml and tracer.yaml(5); the schema lives in conf.c and is
+ * enumerable with tr_conf_foreach_key() so the docs check can compare.
+ *
+ * Strings are owned by the conf and freed by tr_conf_destroy().
+ */
+typedef struct tr_conf {
+    /* cluster: */
+    char *cluster_name;        /* cluster.name (default "default") */
+
+    /* store: the shared record store */
+    char *store_path;          /* store.path */
+    mode_t store_file_mode;    /* store.file_mode (default 0640) */
+    mode_t store_dir_mode;     /* store.dir_mode (default 0755) */
+    bool store_owner_is_job;   /* store.owner: "job" (default) or a user */
+    uid_t store_owner_uid;     /* valid when !store_owner_is_job */
+    bool store_group_set;      /* store.group given */
+    gid_t store_gid;           /* store.group, resolved */
+
+    /* spool: node-local, root-only */
+    char *spool_path;          /* spool.path */
+    double spool_retry_s;      /* spool.retry_interval (default 5) */
+    double spool_retry_max_s;  /* spool.retry_max (default 300) */
+
+    /* daemon: tracerd */
+    char *socket_path;         /* daemon.socket */
+    char *state_dir;           /* daemon.state_dir */
+    char *log_target;          /* daemon.log: "syslog", "stderr" or a path */
+    int log_level;             /* daemon.log_level as syslog priority */
+    uid_t *notify_uids;        /* daemon.notify_users, resolved */
+    size_t n_notify_uids;
+
+    /* sampling: */
+    double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */
+
+    /* signing: */
+    bool sign_enabled;         /* signing.enabled (default true) */
+    char *munge_socket;        /* signing.munge_socket (NULL = libmunge default) */
+    uid_t *signer_uids;        /* signing.trusted_signers, resolved (default root) */
+    size_t n_signer_uids;
+
+    /* report: */
+    bool admin_group_set;
+    gid_t admin_gid;           /* report.admin_group */
+} tr_conf_t;
+
+/* A new configuration holding the built-in defaults.
+ * Returns NULL with errno = ENOMEM.  Free with tr_conf_destroy().
+ */
+tr_conf_t *tr_conf_create (void);
+void tr_conf_destroy (tr_conf_t *conf);
+
+/* Parse the YAML file at 'path' and apply it on top of conf.  Every key
+ * is validated against the schema; unknown keys, wrong types, values out
+ * of range, unknown users/groups and YAML syntax errors fail with
+ * error->file/line/column set (tr_error_str() renders
+ * "file:line:column: message").  On failure conf is unchanged.
+ * errno is ENOENT when the file does not exist (callers may treat a
+ * missing default file as "use defaults"), EINVAL for a bad file.
+ */
+int tr_conf_load (tr_conf_t *conf, const char *path, tr_error_t *error);
+
+/* As tr_conf_load(), from a string; 'name' is used as the file name in
+ * error locations.
+ */
+int tr_conf_load_string (tr_conf_t *conf,
+                         const char *name,
+                         const char *text,
+                         tr_error_t *error);
+
+/* The configuration path: $TRACER_CONF if set, else the compiled-in
+ * default (SYSCONFDIR/tracer/tracer.yaml).  Borrowed string.
+ */
+const char *tr_conf_default_path (void);
+
+/* Call fn for every key of the schema ("section.key", a one-line
+ * description, the default as text).  Returns 0.
+ */
+typedef void (*tr_conf_key_f) (const char *key,
+                               const char *description,
+                               const char *default_text,
+                               void *arg);
+int tr_conf_foreach_key (tr_conf_key_f fn, void *arg);
+
+#endif /* !TRACER_CONF_H */

@@ -1,0 +1,6 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_HOOKCONF_H
+#define TRACER_HOOKCONF_H
+#endif

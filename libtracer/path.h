@@ -1,0 +1,60 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_PATH_H
+#define TRACER_PATH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Is 'path' secure for root to trust: every component from / down is
+ * owned by root (or 'owner') and not writable by group or other unless
+ * the sticky bit is set, with no symlink in the final component.
+ * Returns 1 secure, 0 insecure (error says which component and why),
+ * -1 on a lookup failure with errno set.  (After MUNGE path_is_secure.)
+ */
+int tr_path_is_secure (const char *path, uid_t owner, tr_error_t *error);
+
+/* Create directory 'path' and missing parents with 'mode', never
+ * following symlinks for any component that already exists (each is
+ * opened with O_DIRECTORY|O_NOFOLLOW).  An existing directory is fine.
+ * Returns an O_DIRECTORY fd for the final directory (caller closes), or
+ * -1 with errno.
+ */
+int tr_path_mkdir_p (const char *path, mode_t mode, tr_error_t *error);
+
+/* As tr_path_mkdir_p, relative to dirfd. */
+int tr_path_mkdirat_p (int dirfd,
+                       const char *relpath,
+                       mode_t mode,
+                       tr_error_t *error);
+
+/* Write len bytes to dirfd/name atomically: a temporary file in the same
+ * directory (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600), full write, fchown
+ * to (uid, gid) unless -1, fchmod to mode, fsync, rename over name,
+ * fsync of the directory.  On any failure the temporary is removed and
+ * the previous content of name (if any) is untouched.
+ * Returns 0 or -1 with errno (ENOSPC, EROFS, EDQUOT, ... preserved).
+ */
+int tr_path_write_atomic (int dirfd,
+                          const char *name,
+                          const void *buf,
+                          size_t len,
+                          mode_t mode,
+                          uid_t uid,
+                          gid_t gid,
+                          tr_error_t *error);
+
+/* Read a whole regular file (opened O_NOFOLLOW) of at most max bytes.
+ * Returns a NUL-terminated buffer the caller must free(), with *lenp set;
+ * NULL with errno (EFBIG when larger than max, ELOOP for a symlink).
+ */
+char *tr_path_read_file (int dirfd,
+                         const char *path,
+                         size_t max,
+                         size_t *lenp,
+                         tr_error_t *error);
+
+#endif /* !TRACER_PATH_H */

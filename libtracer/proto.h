@@ -1,0 +1,48 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_PROTO_H
+#define TRACER_PROTO_H
+
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "error.h"
+
+/* The hook -> tracerd protocol: one JSON object per message over a
+ * SOCK_SEQPACKET unix socket (message boundaries for free).  Hooks send
+ *   {"op":"step_start", "identity":{...}, "request":{...}, "tags":{...},
+ *    "task_id":N, "pid":P, "interval_s":S}      (once per task)
+ *   {"op":"task_exit", "cluster":C, "job_id":J, "step_id":S, "node":N,
+ *    "task_id":N, "pid":P, "wait_status":W, "last":true|false}
+ *   {"op":"ping"}
+ * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
+ * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by
+ * a timeout so a hung daemon never holds a job.
+ */
+#define TR_PROTO_MAX_MSG (64 * 1024)
+
+/* Connect to the daemon socket at path, with send/receive timeouts of
+ * timeout_ms.  Returns an fd or -1 with errno and error text.
+ */
+int tr_proto_connect (const char *path, int timeout_ms, tr_error_t *error);
+
+/* Send msg as one datagram.  Returns 0 or -1. */
+int tr_proto_send (int fd, json_t *msg, tr_error_t *error);
+
+/* Receive one message (bounded by TR_PROTO_MAX_MSG).  Returns a new
+ * reference, or NULL with errno (EAGAIN on timeout, ECONNRESET on EOF).
+ */
+json_t *tr_proto_recv (int fd, tr_error_t *error);
+
+/* Connect, send msg, wait for the reply, close.  Returns 0 when the
+ * daemon answered {"ok":true}; -1 otherwise, with error text.  If reply
+ * is not NULL the reply (new reference) is stored there.
+ */
+int tr_proto_request (const char *path,
+                      json_t *msg,
+                      int timeout_ms,
+                      json_t **reply,
+                      tr_error_t *error);
+
+#endif /* !TRACER_PROTO_H */

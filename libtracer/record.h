@@ -1,0 +1,83 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_RECORD_H
+#define TRACER_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "error.h"
+
+/* Record format v1: one JSON object per (job, step, node), documented
+ * field by field in doc/record-format.md.  Records are handled as jansson
+ * objects; this module creates the skeleton, validates strictly, and
+ * produces the canonical serialization that signatures cover.
+ */
+#define TR_RECORD_FORMAT "tracer-record"
+#define TR_RECORD_VERSION 1
+
+/* Upper bound on a record file; larger input is refused unread. */
+#define TR_RECORD_MAX_BYTES (4 * 1024 * 1024)
+
+/* Maximum nesting depth accepted by the parser. */
+#define TR_RECORD_MAX_DEPTH 16
+
+/* A new record skeleton: format, version, kind ("final" or "snapshot"),
+ * and empty identity, request, host, cgroup, time, summary, tools,
+ * series, tags, outcome and collector members.  Returns a new reference,
+ * or NULL with errno = ENOMEM.
+ */
+json_t *tr_record_create (const char *kind);
+
+/* Validate a whole record against the v1 schema: required members, types,
+ * ranges, path-safe identity strings (job_id, step_id, node: see
+ * tr_record_id_is_safe), bounded string lengths and array sizes, no
+ * unknown members.  Returns 0, or -1 with errno = EINVAL and a message
+ * naming the member ("identity.job_id: expected a string").
+ */
+int tr_record_validate (json_t *rec, tr_error_t *error);
+
+/* Validate one section ("identity", "request", "tags", ...) on its own,
+ * as received from a hook before the record exists.
+ */
+int tr_record_validate_section (const char *section,
+                                json_t *obj,
+                                tr_error_t *error);
+
+/* Parse and validate a record from text.  Input longer than
+ * TR_RECORD_MAX_BYTES, invalid UTF-8, trailing garbage, nesting deeper
+ * than TR_RECORD_MAX_DEPTH and schema violations are errors (EINVAL,
+ * or EFBIG for size).  Returns a new reference.
+ */
+json_t *tr_record_parse (const char *buf, size_t len, tr_error_t *error);
+
+/* Read and parse a record file.  The file is opened with O_NOFOLLOW
+ * (a symlink is refused with ELOOP), must be a regular file, and is
+ * bounded by TR_RECORD_MAX_BYTES.  error->file is set to 'path'.
+ * Returns a new reference.
+ */
+json_t *tr_record_load (const char *path, tr_error_t *error);
+
+/* The canonical serialization: the record without its "signature"
+ * member, compact, keys sorted, non-ASCII escaped.  This is what the
+ * signature's digest covers.  Caller must free() the result.
+ */
+char *tr_record_canonical (json_t *rec);
+
+/* The file serialization (canonical body plus signature, sorted keys,
+ * indented, trailing newline).  Caller must free() the result.
+ */
+char *tr_record_dumps (json_t *rec);
+
+/* True if s is usable as one path component of the store: 1..128 bytes
+ * of [A-Za-z0-9._+\[\]-], not starting with '.', not "." or "..".
+ */
+bool tr_record_id_is_safe (const char *s);
+
+/* Borrowed accessors for common identity members (NULL when absent). */
+const char *tr_record_get_str (json_t *rec, const char *section,
+                               const char *key);
+
+#endif /* !TRACER_RECORD_H */

@@ -1,0 +1,96 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_STORE_H
+#define TRACER_STORE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "error.h"
+
+/* The record store: a directory tree on shared storage (or the node-local
+ * spool, which uses the same layout).  Layout, relative to the root:
+ *
+ *   <cluster>/jobs/<bucket>/<job_id>/<step_id>.<node>.json
+ *   <cluster>/days/<YYYY-MM-DD>/<job_id>        (empty marker files)
+ *
+ * <bucket> is 3 hex digits of a hash of the job id, so lookup by job id
+ * is O(1) and no directory grows past a few thousand entries.  The day
+ * markers, keyed by the record's end time (UTC), make a time-window scan
+ * proportional to the window.  Writers never append to shared files and
+ * never lock: each record is one file written to a temporary name,
+ * fsync'ed and renamed into place, so concurrent writers from many nodes
+ * on NFS or Lustre are safe, and a re-delivered record replaces itself.
+ * Nothing is opened through a symlink.
+ */
+typedef struct tr_store tr_store_t;
+
+struct tr_store_opts {
+    mode_t file_mode;     /* record file mode, e.g. 0640 */
+    mode_t dir_mode;      /* directories created, e.g. 0755 */
+    bool owner_is_job;    /* chown each record to identity.uid */
+    uid_t owner_uid;      /* else this owner; (uid_t)-1 = leave as is */
+    gid_t gid;            /* group; (gid_t)-1 = leave as is */
+    bool create;          /* create the root if missing */
+};
+
+/* Open (and, with opts->create, create) a store at root.  opts may be
+ * NULL for read-only use.  Returns NULL with errno and error text.
+ */
+tr_store_t *tr_store_open (const char *root,
+                           const struct tr_store_opts *opts,
+                           tr_error_t *error);
+void tr_store_destroy (tr_store_t *store);
+
+/* The root path.  Borrowed. */
+const char *tr_store_root (tr_store_t *store);
+
+/* The record's path relative to the root, computed from its identity
+ * (cluster, job_id, step_id, node), which must be path-safe.  Caller
+ * must free() the result.  NULL with errno = EINVAL if unsafe.
+ */
+char *tr_store_relpath (json_t *rec);
+
+/* Write a record (serialized with tr_record_dumps) atomically to its
+ * place, then its day marker.  Returns 0, or -1 with errno preserved
+ * (ENOSPC, EROFS, EACCES, ...) and the reason in error; on failure no
+ * partial file is left in place.
+ */
+int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error);
+
+/* Call fn with the absolute path of every record of job_id in cluster
+ * (any step and node).  Returns the number of records, or -1 with errno
+ * (ENOENT if the job has no records).  A non-zero return from fn stops
+ * the walk and is returned.
+ */
+typedef int (*tr_store_each_f) (const char *path, void *arg);
+int tr_store_foreach_job (tr_store_t *store,
+                          const char *cluster,
+                          const char *job_id,
+                          tr_store_each_f fn,
+                          void *arg,
+                          tr_error_t *error);
+
+/* Call fn for every record of jobs whose day marker lies in [from, to]
+ * (UTC days, inclusive).  Returns the number of records or -1.
+ */
+int tr_store_foreach_window (tr_store_t *store,
+                             const char *cluster,
+                             time_t from,
+                             time_t to,
+                             tr_store_each_f fn,
+                             void *arg,
+                             tr_error_t *error);
+
+/* Call fn for every record in the store (used to drain the spool).
+ * Temporary files are skipped.  Returns the number of records or -1.
+ */
+int tr_store_foreach_all (tr_store_t *store,
+                          tr_store_each_f fn,
+                          void *arg,
+                          tr_error_t *error);
+
+#endif /* !TRACER_STORE_H */

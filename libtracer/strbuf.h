@@ -1,0 +1,36 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_STRBUF_H
+#define TRACER_STRBUF_H
+
+#include <stddef.h>
+
+/* A growable string.  Appends return 0, or -1 with errno = ENOMEM; on
+ * failure the buffer keeps its previous contents (never aborts).
+ */
+typedef struct tr_strbuf {
+    char *buf;   /* always NUL-terminated once anything was appended */
+    size_t len;
+    size_t cap;
+} tr_strbuf_t;
+
+#define TR_STRBUF_INIT {NULL, 0, 0}
+
+int tr_strbuf_append (tr_strbuf_t *sb, const char *s, size_t n);
+int tr_strbuf_puts (tr_strbuf_t *sb, const char *s);
+int tr_strbuf_printf (tr_strbuf_t *sb, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+/* The contents ("" when empty).  Owned by sb. */
+const char *tr_strbuf_str (const tr_strbuf_t *sb);
+
+/* Take ownership of the contents (caller must free() the result; never
+ * NULL on success) and reset sb.  Returns NULL with errno = ENOMEM.
+ */
+char *tr_strbuf_steal (tr_strbuf_t *sb);
+
+void tr_strbuf_reset (tr_strbuf_t *sb);
+void tr_strbuf_free (tr_strbuf_t *sb);
+
+#endif /* !TRACER_STRBUF_H */
