@@ -1,2 +1,523 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracer-run: trace one command without a scheduler or daemon.  As root
+ * it gives the command its own cgroups (v1 memory+cpuacct, or a cgroup2
+ * directory) before exec, so totals and the peak are exact; otherwise it
+ * follows the process tree.  It forwards signals to the command and exits
+ * with its status, like /usr/bin/time.
+ */
 #include "config.h"
-int main (void) { return 0; }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtracer/cgroup.h"
+#include "libtracer/conf.h"
+#include "libtracer/path.h"
+#include "libtracer/record.h"
+#include "libtracer/report.h"
+#include "libtracer/sampler.h"
+#include "libtracer/sign.h"
+#include "libtracer/store.h"
+#include "libtracer/workload.h"
+
+enum { EXIT_FAIL = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
+
+static struct {
+    tr_conf_t *conf;
+    const char *output;
+    bool to_store;
+    bool no_cgroup;
+    bool no_sign;
+    bool quiet;
+    bool view;
+    const char *demo;
+    double interval;
+    json_t *tags;
+    char cg_dirs[3][PATH_MAX];
+    int n_cg;
+} o;
+
+static void usage (FILE *f)
+{
+    fprintf (f,
+             "Usage: tracer-run [OPTIONS] -- COMMAND [ARGS...]\n"
+             "       tracer-run [OPTIONS] --demo[=SPEC]\n"
+             "Trace one command and write its tracer record.\n\n"
+             "  -o, --output=FILE     write the record to FILE (default "
+             "tracer-run.<id>.json)\n"
+             "      --store           write the record to the configured "
+             "store\n"
+             "  -i, --interval=SEC    sampling interval (default from the "
+             "config, 1)\n"
+             "  -t, --tag=KEY:VALUE   tag the record (repeatable)\n"
+             "      --no-cgroup       follow the process tree even as root\n"
+             "      --no-sign         do not sign the record\n"
+             "      --view            print the tracer-report view at the "
+             "end\n"
+             "      --demo[=SPEC]     trace the built-in workload (%s)\n"
+             "  -c, --config=FILE     configuration file (default %s)\n"
+             "  -q, --quiet           no messages from tracer-run itself\n"
+             "  -h, --help            show this help and exit\n"
+             "  -V, --version         show the version and exit\n\n"
+             "Exit status: the command's (128+N if killed by signal N); "
+             "125 tracer-run failed,\n126 COMMAND could not be run, 127 "
+             "COMMAND not found.\n",
+             TR_WORKLOAD_DEMO, tr_conf_default_path ());
+}
+
+static void msg (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+static void msg (const char *fmt, ...)
+{
+    va_list ap;
+
+    if (o.quiet)
+        return;
+    fprintf (stderr, "tracer-run: ");
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "\n");
+}
+
+/* Make a cgroup for the command under <mount>/tracer/run.<pid>. */
+static int make_cgroups (struct tr_cgroup_paths *p)
+{
+    static const char *ctrls[] = { "memory", "cpuacct" };
+    char mnt[PATH_MAX];
+    int made = 0;
+
+    memset (p, 0, sizeof (*p));
+    if (o.no_cgroup || geteuid () != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        char *dst = i == 0 ? p->memory : p->cpuacct;
+        int fd;
+        if (tr_cgroup_mountpoint (ctrls[i], mnt, sizeof (mnt)) < 0)
+            continue;
+        if (snprintf (dst, PATH_MAX, "%.3900s/tracer/run.%d", mnt,
+                      (int)getpid ()) >= PATH_MAX)
+            continue;
+        if ((fd = tr_path_mkdir_p (dst, 0755, NULL)) < 0) {
+            dst[0] = '\0';
+            continue;
+        }
+        close (fd);
+        snprintf (o.cg_dirs[o.n_cg++], PATH_MAX, "%s", dst);
+        made++;
+    }
+    if (!made && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0) {
+        /* pure cgroup2: only useful where the memory controller is on */
+        int fd;
+        int n = snprintf (p->unified, sizeof (p->unified), "%.3900s/tracer/run.%d",
+                          mnt, (int)getpid ());
+        if (n > 0 && (size_t)n < sizeof (p->unified)
+            && (fd = tr_path_mkdir_p (p->unified, 0755, NULL)) >= 0) {
+            close (fd);
+            snprintf (o.cg_dirs[o.n_cg++], PATH_MAX, "%s", p->unified);
+            made++;
+        }
+        else
+            p->unified[0] = '\0';
+    }
+    return made ? 0 : -1;
+}
+
+static int join_cgroups (pid_t pid)
+{
+    for (int i = 0; i < o.n_cg; i++) {
+        char path[PATH_MAX + 16], buf[32];
+        int fd, n;
+        snprintf (path, sizeof (path), "%s/cgroup.procs", o.cg_dirs[i]);
+        if ((fd = open (path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+            return -1;
+        n = snprintf (buf, sizeof (buf), "%d\n", (int)pid);
+        if (write (fd, buf, (size_t)n) != n) {
+            close (fd);
+            return -1;
+        }
+        close (fd);
+    }
+    return 0;
+}
+
+static void remove_cgroups (void)
+{
+    for (int i = o.n_cg - 1; i >= 0; i--)
+        if (rmdir (o.cg_dirs[i]) < 0 && errno != ENOENT)
+            msg ("cannot remove %s: %s (processes left behind?)",
+                 o.cg_dirs[i], strerror (errno));
+}
+
+static json_t *make_identity (char *job_id, size_t size)
+{
+    char host[256];
+    struct timespec ts;
+    struct passwd *pw = getpwuid (getuid ());
+    json_t *id;
+
+    if (gethostname (host, sizeof (host)) < 0 || !tr_record_id_is_safe (host))
+        snprintf (host, sizeof (host), "localhost");
+    host[sizeof (host) - 1] = '\0';
+    clock_gettime (CLOCK_REALTIME, &ts);
+    snprintf (job_id, size, "run.%lld.%d",
+              (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+              (int)getpid ());
+    id = json_pack ("{s:s s:s s:s s:s s:s s:I s:I}", "scheduler", "none",
+                    "cluster", o.conf->cluster_name, "job_id", job_id,
+                    "step_id", "0", "node", host, "uid", (json_int_t)getuid (),
+                    "gid", (json_int_t)getgid ());
+    if (id && pw && pw->pw_name)
+        json_object_set_new (id, "user", json_string (pw->pw_name));
+    if (id && o.demo)
+        json_object_set_new (id, "job_name", json_string ("tracer-run demo"));
+    return id;
+}
+
+static int write_record (json_t *rec, const char *job_id)
+{
+    tr_error_t error;
+    char name[PATH_MAX];
+    const char *path = o.output;
+    char *text;
+    int rc;
+
+    if (o.to_store) {
+        struct tr_store_opts so = {
+            .file_mode = o.conf->store_file_mode,
+            .dir_mode = o.conf->store_dir_mode,
+            .owner_is_job = o.conf->store_owner_is_job,
+            .owner_uid = (uid_t)-1,
+            .gid = o.conf->store_group_set ? o.conf->store_gid : (gid_t)-1,
+            .create = true,
+        };
+        tr_store_t *store = tr_store_open (o.conf->store_path, &so, &error);
+        if (!store || tr_store_put (store, rec, &error) < 0) {
+            msg ("store %s: %s", o.conf->store_path, tr_error_str (&error));
+            tr_store_destroy (store);
+            return -1;
+        }
+        tr_store_destroy (store);
+        msg ("record stored in %s (tracer-report -j %s)", o.conf->store_path,
+             job_id);
+        return 0;
+    }
+    if (!path) {
+        snprintf (name, sizeof (name), "tracer-run.%s.json", job_id);
+        path = name;
+    }
+    if (!(text = tr_record_dumps (rec))) {
+        msg ("serializing the record: %s", strerror (errno));
+        return -1;
+    }
+    {
+        /* atomic write in the target directory */
+        char dir[PATH_MAX];
+        const char *base = strrchr (path, '/');
+        int dfd;
+        if (base) {
+            snprintf (dir, sizeof (dir), "%.*s", (int)(base - path), path);
+            base++;
+        }
+        else {
+            snprintf (dir, sizeof (dir), ".");
+            base = path;
+        }
+        if ((dfd = open (dir[0] ? dir : "/", O_DIRECTORY | O_CLOEXEC)) < 0) {
+            msg ("%s: %s", dir, strerror (errno));
+            free (text);
+            return -1;
+        }
+        rc = tr_path_write_atomic (dfd, base, text, strlen (text), 0600,
+                                   (uid_t)-1, (gid_t)-1, &error);
+        close (dfd);
+    }
+    free (text);
+    if (rc < 0) {
+        msg ("%s: %s", path, tr_error_str (&error));
+        return -1;
+    }
+    msg ("record written to %s", path);
+    return 0;
+}
+
+static int exit_status_of (int status)
+{
+    if (WIFEXITED (status))
+        return WEXITSTATUS (status);
+    if (WIFSIGNALED (status))
+        return 128 + WTERMSIG (status);
+    return EXIT_FAIL;
+}
+
+static void add_tag (const char *arg)
+{
+    const char *colon = strchr (arg, ':');
+    char key[65];
+
+    if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof (key)) {
+        fprintf (stderr, "tracer-run: --tag: expected KEY:VALUE, got '%s'\n",
+                 arg);
+        exit (2);
+    }
+    snprintf (key, sizeof (key), "%.*s", (int)(colon - arg), arg);
+    json_object_set_new (o.tags, key, json_string (colon + 1));
+}
+
+int main (int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "store", no_argument, NULL, 'S' },
+        { "interval", required_argument, NULL, 'i' },
+        { "tag", required_argument, NULL, 't' },
+        { "no-cgroup", no_argument, NULL, 'N' },
+        { "no-sign", no_argument, NULL, 'U' },
+        { "view", no_argument, NULL, 'v' },
+        { "demo", optional_argument, NULL, 'D' },
+        { "config", required_argument, NULL, 'c' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *conf_path = tr_conf_default_path ();
+    bool conf_explicit = getenv ("TRACER_CONF") && *getenv ("TRACER_CONF");
+    struct tr_cgroup_paths cg;
+    struct tr_workload wl;
+    tr_error_t error;
+    char job_id[128];
+    json_t *id, *rec;
+    tr_step_t *step;
+    int c, pfd[2], efd[2], status = 0, rc;
+    bool cgroup_mode;
+    sigset_t fwd, old;
+    pid_t pid;
+
+    if (!(o.tags = json_object ()))
+        return EXIT_FAIL;
+    while ((c = getopt_long (argc, argv, "+o:i:t:c:qhV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o.output = optarg;
+            break;
+        case 'S':
+            o.to_store = true;
+            break;
+        case 'i': {
+            char *end;
+            errno = 0;
+            o.interval = strtod (optarg, &end);
+            if (errno || *end || o.interval < 0.1 || o.interval > 3600) {
+                fprintf (stderr, "tracer-run: --interval: expected seconds "
+                         "in [0.1, 3600], got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case 't':
+            add_tag (optarg);
+            break;
+        case 'N':
+            o.no_cgroup = true;
+            break;
+        case 'U':
+            o.no_sign = true;
+            break;
+        case 'v':
+            o.view = true;
+            break;
+        case 'D':
+            o.demo = optarg ? optarg : TR_WORKLOAD_DEMO;
+            break;
+        case 'c':
+            conf_path = optarg;
+            conf_explicit = true;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'h':
+            usage (stdout);
+            return 0;
+        case 'V':
+            printf ("tracer-run %s\n", TRACER_VERSION);
+            return 0;
+        default:
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (!o.demo && optind >= argc) {
+        fprintf (stderr, "tracer-run: no command given\n");
+        usage (stderr);
+        return 2;
+    }
+    if (o.demo && optind < argc) {
+        fprintf (stderr, "tracer-run: --demo takes no command\n");
+        return 2;
+    }
+    if (o.demo && tr_workload_parse (o.demo, &wl, &error) < 0) {
+        fprintf (stderr, "tracer-run: --demo: %s\n", error.text);
+        return 2;
+    }
+    if (tr_record_validate_section ("tags", o.tags, &error) < 0) {
+        fprintf (stderr, "tracer-run: --tag: %s\n", error.text);
+        return 2;
+    }
+    if (!(o.conf = tr_conf_create ()))
+        return EXIT_FAIL;
+    if (tr_conf_load (o.conf, conf_path, &error) < 0
+        && !(errno == ENOENT && !conf_explicit)) {
+        fprintf (stderr, "tracer-run: %s\n", tr_error_str (&error));
+        return 2;
+    }
+    if (o.interval <= 0)
+        o.interval = o.conf->interval_s;
+
+    if (!(id = make_identity (job_id, sizeof (job_id)))
+        || !(step = tr_step_create (id, NULL, o.tags, "tracer-run",
+                                    o.interval))) {
+        msg ("out of memory");
+        return EXIT_FAIL;
+    }
+    cgroup_mode = make_cgroups (&cg) == 0;
+
+    /* The child waits on pfd until it is in its cgroups; efd (close on
+     * exec) carries an exec failure back.
+     */
+    if (pipe2 (pfd, O_CLOEXEC) < 0 || pipe2 (efd, O_CLOEXEC) < 0) {
+        msg ("pipe: %s", strerror (errno));
+        return EXIT_FAIL;
+    }
+    sigemptyset (&fwd);
+    for (int s = 1; s < 32; s++)
+        if (s == SIGINT || s == SIGTERM || s == SIGHUP || s == SIGQUIT
+            || s == SIGUSR1 || s == SIGUSR2 || s == SIGCHLD || s == SIGTSTP
+            || s == SIGCONT || s == SIGWINCH)
+            sigaddset (&fwd, s);
+    sigprocmask (SIG_BLOCK, &fwd, &old);
+
+    if ((pid = fork ()) < 0) {
+        msg ("fork: %s", strerror (errno));
+        return EXIT_FAIL;
+    }
+    if (pid == 0) {
+        char go;
+        int err;
+        sigprocmask (SIG_SETMASK, &old, NULL);
+        close (pfd[1]);
+        close (efd[0]);
+        if (read (pfd[0], &go, 1) != 1)
+            _exit (EXIT_FAIL);
+        if (o.demo) {
+            prctl (PR_SET_NAME, "tracer-demo", 0, 0, 0);
+            _exit (tr_workload_run (&wl, stdout) < 0 ? 1 : 0);
+        }
+        execvp (argv[optind], argv + optind);
+        err = errno;
+        if (write (efd[1], &err, sizeof (err)) < 0)
+            _exit (EXIT_FAIL);
+        _exit (err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+    }
+    close (pfd[0]);
+    close (efd[1]);
+    if (cgroup_mode && join_cgroups (pid) < 0) {
+        msg ("cannot join cgroup (%s); following the process tree",
+             strerror (errno));
+        cgroup_mode = false;
+    }
+    if (!cgroup_mode || tr_step_attach_paths (step, &cg, &error) < 0) {
+        tr_step_attach_tree (step, pid);
+        cgroup_mode = false;
+    }
+    else
+        tr_step_add_task (step, 0, pid);
+    if (write (pfd[1], "g", 1) != 1) {
+        msg ("cannot start the command");
+        kill (pid, SIGKILL);
+    }
+    close (pfd[1]);
+    {
+        int err = 0;
+        if (read (efd[0], &err, sizeof (err)) == (ssize_t)sizeof (err)) {
+            waitpid (pid, &status, 0);
+            fprintf (stderr, "tracer-run: %s: %s\n", argv[optind],
+                     strerror (err));
+            remove_cgroups ();
+            return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+        }
+        close (efd[0]);
+    }
+
+    /* Sample until the command ends; forward signals meanwhile. */
+    (void)tr_step_sample (step, NULL);
+    while (1) {
+        struct timespec ts = { .tv_sec = (time_t)o.interval,
+                               .tv_nsec = (long)((o.interval
+                                                  - (double)(time_t)o.interval)
+                                                 * 1e9) };
+        int sig = sigtimedwait (&fwd, NULL, &ts);
+        pid_t w;
+
+        if (sig > 0 && sig != SIGCHLD)
+            kill (pid, sig);
+        w = waitpid (pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        (void)tr_step_sample (step, NULL);
+    }
+    tr_step_task_exit (step, 0, pid, status);
+    if (tr_step_finish (step, &error) < 0 && cgroup_mode)
+        msg ("final reading: %s", error.text);
+    if (!cgroup_mode) {
+        struct rusage ru;
+        getrusage (RUSAGE_CHILDREN, &ru);
+        tr_step_set_children_rusage (step, &ru);
+    }
+    remove_cgroups ();
+
+    rc = exit_status_of (status);
+    if (!(rec = tr_step_record (step, "final"))) {
+        msg ("building the record: %s", strerror (errno));
+        return EXIT_FAIL;
+    }
+    if (o.no_sign)
+        tr_sign_mark_unsigned (rec, "signing disabled (--no-sign)");
+    else if (!o.conf->sign_enabled)
+        tr_sign_mark_unsigned (rec, "signing disabled by configuration");
+    else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0)
+        msg ("record left unsigned: %s", error.text);
+    if (tr_record_validate (rec, &error) < 0)
+        msg ("warning: record does not validate: %s", tr_error_str (&error));
+    if (write_record (rec, job_id) < 0 && rc == 0)
+        rc = EXIT_FAIL;
+    if (o.view) {
+        json_t *a = json_array ();
+        json_array_append (a, rec);
+        printf ("\n");
+        tr_report_job_view (stdout, a, NULL);
+        json_decref (a);
+    }
+    json_decref (rec);
+    json_decref (id);
+    json_decref (o.tags);
+    tr_step_destroy (step);
+    tr_conf_destroy (o.conf);
+    return rc;
+}

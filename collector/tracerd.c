@@ -1,2 +1,671 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracerd: the node daemon.  Scheduler hooks notify it over a unix socket
+ * (SO_PEERCRED-checked) when a step's task starts and ends; one loop
+ * samples every active step; at the step's end the record is signed,
+ * written to the node-local spool, and forwarded to the shared store with
+ * retries, so a hung or full store never holds a job and loses nothing.
+ */
 #include "config.h"
-int main (void) { return 0; }
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtracer/conf.h"
+#include "libtracer/path.h"
+#include "libtracer/proto.h"
+#include "libtracer/record.h"
+#include "libtracer/sampler.h"
+#include "libtracer/sign.h"
+#include "libtracer/store.h"
+
+#define MAX_STEPS 4096
+
+struct active {
+    char key[600];
+    tr_step_t *step;
+};
+
+static struct {
+    tr_conf_t *conf;
+    const char *conf_path;
+    bool conf_explicit;
+    FILE *logf;
+    bool use_syslog;
+    int level;
+    int listen_fd;
+    tr_store_t *spool;
+    tr_store_t *store;
+    struct active steps[MAX_STEPS];
+    int nsteps;
+    double next_forward;
+    double forward_backoff;
+    bool forward_failing;
+} d = { .listen_fd = -1, .level = LOG_INFO };
+
+static volatile sig_atomic_t got_term, got_hup;
+
+static void logmsg (int pri, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void logmsg (int pri, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    if (pri > d.level)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    if (d.use_syslog) {
+        syslog (pri, "%s", buf);
+        return;
+    }
+    {
+        static const char *names[] = { "emerg", "alert", "crit", "error",
+                                       "warning", "notice", "info",
+                                       "debug" };
+        char ts[32];
+        struct timespec now;
+        struct tm tm;
+        FILE *f = d.logf ? d.logf : stderr;
+        clock_gettime (CLOCK_REALTIME, &now);
+        localtime_r (&now.tv_sec, &tm);
+        strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        fprintf (f, "%s.%03ld tracerd[%d]: %s: %s\n", ts,
+                 now.tv_nsec / 1000000, (int)getpid (),
+                 names[pri & 7], buf);
+        fflush (f);
+    }
+}
+
+static double mono (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage (FILE *f)
+{
+    fprintf (f,
+             "Usage: tracerd [OPTIONS]\n"
+             "Node daemon of tracer: samples job steps and writes their "
+             "records.\n\n"
+             "  -c, --config=FILE   configuration file (default %s)\n"
+             "  -f, --foreground    stay in the foreground\n"
+             "      --check-config  validate the configuration and exit\n"
+             "  -h, --help          show this help and exit\n"
+             "  -V, --version       show the version and exit\n",
+             tr_conf_default_path ());
+}
+
+static int open_log (void)
+{
+    const char *t = d.conf->log_target;
+
+    if (d.logf) {
+        fclose (d.logf);
+        d.logf = NULL;
+    }
+    d.use_syslog = false;
+    d.level = d.conf->log_level;
+    if (!t || !strcmp (t, "syslog")) {
+        openlog ("tracerd", LOG_PID, LOG_DAEMON);
+        d.use_syslog = true;
+    }
+    else if (strcmp (t, "stderr") != 0) {
+        if (!(d.logf = fopen (t, "ae"))) {
+            fprintf (stderr, "tracerd: %s: %s\n", t, strerror (errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int load_conf (tr_conf_t **out)
+{
+    tr_conf_t *conf = tr_conf_create ();
+    tr_error_t error;
+
+    if (!conf) {
+        fprintf (stderr, "tracerd: out of memory\n");
+        return -1;
+    }
+    if (tr_conf_load (conf, d.conf_path, &error) < 0) {
+        if (!(errno == ENOENT && !d.conf_explicit)) {
+            if (d.listen_fd >= 0)
+                logmsg (LOG_ERR, "%s", tr_error_str (&error));
+            else
+                fprintf (stderr, "tracerd: %s\n", tr_error_str (&error));
+            tr_conf_destroy (conf);
+            return -1;
+        }
+    }
+    *out = conf;
+    return 0;
+}
+
+static int open_stores (void)
+{
+    struct tr_store_opts sp = { .file_mode = 0600, .dir_mode = 0700,
+                                .owner_is_job = false,
+                                .owner_uid = (uid_t)-1, .gid = (gid_t)-1,
+                                .create = true };
+    struct tr_store_opts so = {
+        .file_mode = d.conf->store_file_mode,
+        .dir_mode = d.conf->store_dir_mode,
+        .owner_is_job = d.conf->store_owner_is_job,
+        .owner_uid = d.conf->store_owner_is_job ? (uid_t)-1
+                                                : d.conf->store_owner_uid,
+        .gid = d.conf->store_group_set ? d.conf->store_gid : (gid_t)-1,
+        .create = true,
+    };
+    tr_error_t error;
+
+    if (!(d.spool = tr_store_open (d.conf->spool_path, &sp, &error))) {
+        logmsg (LOG_ERR, "spool %s: %s", d.conf->spool_path,
+                tr_error_str (&error));
+        return -1;
+    }
+    /* The shared store may be down at start: keep going, forward later. */
+    if (!(d.store = tr_store_open (d.conf->store_path, &so, &error)))
+        logmsg (LOG_WARNING, "store %s unavailable (%s): records stay in "
+                "the spool until it returns", d.conf->store_path,
+                tr_error_str (&error));
+    return 0;
+}
+
+static int open_socket (void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    const char *path = d.conf->socket_path;
+    char dir[sizeof (sa.sun_path)];
+    char *slash;
+    tr_error_t error;
+    int fd;
+
+    if (strlen (path) >= sizeof (sa.sun_path)) {
+        logmsg (LOG_ERR, "%s: socket path too long", path);
+        return -1;
+    }
+    snprintf (dir, sizeof (dir), "%s", path);
+    if ((slash = strrchr (dir, '/')) && slash != dir) {
+        *slash = '\0';
+        fd = tr_path_mkdir_p (dir, 0755, &error);
+        if (fd < 0) {
+            logmsg (LOG_ERR, "%s: %s", dir, tr_error_str (&error));
+            return -1;
+        }
+        close (fd);
+    }
+    memcpy (sa.sun_path, path, strlen (path) + 1);
+    if ((fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0) {
+        logmsg (LOG_ERR, "socket: %s", strerror (errno));
+        return -1;
+    }
+    /* A stale socket from a previous run would make bind fail. */
+    if (unlink (path) < 0 && errno != ENOENT)
+        logmsg (LOG_WARNING, "unlink %s: %s", path, strerror (errno));
+    {
+        mode_t old = umask (0177);
+        int rc = bind (fd, (struct sockaddr *)&sa, sizeof (sa));
+        umask (old);
+        if (rc < 0 || chmod (path, 0600) < 0 || listen (fd, 128) < 0) {
+            logmsg (LOG_ERR, "%s: %s", path, strerror (errno));
+            close (fd);
+            return -1;
+        }
+    }
+    d.listen_fd = fd;
+    return 0;
+}
+
+static bool peer_allowed (int fd, uid_t *uidp)
+{
+    struct ucred cred;
+    socklen_t len = sizeof (cred);
+
+    if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return false;
+    *uidp = cred.uid;
+    if (cred.uid == 0)
+        return true;
+    for (size_t i = 0; i < d.conf->n_notify_uids; i++)
+        if (d.conf->notify_uids[i] == cred.uid)
+            return true;
+    return false;
+}
+
+static int step_key (json_t *id, char *buf, size_t size)
+{
+    const char *c = json_string_value (json_object_get (id, "cluster"));
+    const char *j = json_string_value (json_object_get (id, "job_id"));
+    const char *s = json_string_value (json_object_get (id, "step_id"));
+    const char *n = json_string_value (json_object_get (id, "node"));
+    int len;
+
+    if (!c || !j || !s || !n)
+        return -1;
+    len = snprintf (buf, size, "%s/%s/%s/%s", c, j, s, n);
+    return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+static struct active *find_step (const char *key)
+{
+    for (int i = 0; i < d.nsteps; i++)
+        if (!strcmp (d.steps[i].key, key))
+            return &d.steps[i];
+    return NULL;
+}
+
+static void drop_step (struct active *a)
+{
+    tr_step_destroy (a->step);
+    *a = d.steps[--d.nsteps];
+}
+
+static void reply (int fd, bool ok, const char *err)
+{
+    json_t *r = ok ? json_pack ("{s:b}", "ok", 1)
+                   : json_pack ("{s:b s:s}", "ok", 0, "error", err);
+    if (r)
+        (void)tr_proto_send (fd, r, NULL);
+    json_decref (r);
+}
+
+/* Forward every spooled record to the store.  A record that cannot be
+ * parsed is moved aside (never deleted) and reported.
+ */
+static int forward_one (const char *path, void *arg)
+{
+    tr_error_t error;
+    json_t *rec;
+    int *failed = arg;
+
+    if (!(rec = tr_record_load (path, &error))) {
+        char bad[4200];
+        snprintf (bad, sizeof (bad), "%s.bad", path);
+        logmsg (LOG_ERR, "spool: %s; kept as %s", tr_error_str (&error), bad);
+        if (rename (path, bad) < 0)
+            logmsg (LOG_ERR, "rename %s: %s", path, strerror (errno));
+        return 0;
+    }
+    if (tr_store_put (d.store, rec, &error) < 0) {
+        if (!d.forward_failing)
+            logmsg (LOG_ERR, "store: %s: %s; will retry",
+                    tr_store_root (d.store), tr_error_str (&error));
+        (*failed)++;
+        json_decref (rec);
+        return 1;  /* stop: the store is failing, back off */
+    }
+    json_decref (rec);
+    if (unlink (path) < 0)
+        logmsg (LOG_WARNING, "unlink %s: %s", path, strerror (errno));
+    else
+        logmsg (LOG_DEBUG, "forwarded %s", path);
+    return 0;
+}
+
+static void forward_spool (double now)
+{
+    int failed = 0;
+    tr_error_t error;
+
+    if (now < d.next_forward)
+        return;
+    if (!d.store) {
+        struct tr_store_opts so = {
+            .file_mode = d.conf->store_file_mode,
+            .dir_mode = d.conf->store_dir_mode,
+            .owner_is_job = d.conf->store_owner_is_job,
+            .owner_uid = d.conf->store_owner_is_job ? (uid_t)-1
+                                                    : d.conf->store_owner_uid,
+            .gid = d.conf->store_group_set ? d.conf->store_gid : (gid_t)-1,
+            .create = true,
+        };
+        if (!(d.store = tr_store_open (d.conf->store_path, &so, &error)))
+            failed = 1;
+    }
+    if (d.store
+        && tr_store_foreach_all (d.spool, forward_one, &failed, &error) < 0
+        && errno != ENOENT) {
+        logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
+        failed = 1;
+    }
+    if (failed) {
+        d.forward_backoff = d.forward_backoff > 0
+                                ? fmin (d.forward_backoff * 2,
+                                        d.conf->spool_retry_max_s)
+                                : d.conf->spool_retry_s;
+        d.next_forward = now + d.forward_backoff;
+        d.forward_failing = true;
+    }
+    else {
+        if (d.forward_failing)
+            logmsg (LOG_NOTICE, "store %s is writable again; spool drained",
+                    d.conf->store_path);
+        d.forward_failing = false;
+        d.forward_backoff = 0;
+        d.next_forward = now + d.conf->spool_retry_s;
+    }
+}
+
+static void finish_step (struct active *a)
+{
+    tr_error_t error;
+    json_t *rec;
+
+    if (!(rec = tr_step_record (a->step, "final"))) {
+        logmsg (LOG_ERR, "step %s: building record: %s", a->key,
+                strerror (errno));
+        return;
+    }
+    if (!d.conf->sign_enabled)
+        tr_sign_mark_unsigned (rec, "signing disabled by configuration");
+    else if (tr_sign_record (rec, d.conf->munge_socket, &error) < 0)
+        logmsg (LOG_WARNING, "step %s: record left unsigned: %s", a->key,
+                tr_error_str (&error));
+    if (tr_record_validate (rec, &error) < 0)
+        logmsg (LOG_ERR, "step %s: record does not validate: %s (writing it "
+                "anyway)", a->key, tr_error_str (&error));
+    if (tr_store_put (d.spool, rec, &error) < 0)
+        logmsg (LOG_ERR, "step %s: spool write failed: %s", a->key,
+                tr_error_str (&error));
+    else
+        logmsg (LOG_INFO, "step %s: record written", a->key);
+    json_decref (rec);
+    d.next_forward = 0;  /* forward now */
+}
+
+static void handle_step_start (int fd, json_t *msg)
+{
+    json_t *id = json_object_get (msg, "identity");
+    json_t *req = json_object_get (msg, "request");
+    json_t *tags = json_object_get (msg, "tags");
+    json_int_t pid = json_integer_value (json_object_get (msg, "pid"));
+    json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
+    double interval = json_number_value (json_object_get (msg, "interval_s"));
+    char key[600];
+    struct active *a;
+    tr_error_t error;
+
+    if (!json_is_object (id) || !json_object_get (id, "cluster"))
+        goto bad_cluster;
+    if (tr_record_validate_section ("identity", id, &error) < 0
+        || (req && tr_record_validate_section ("request", req, &error) < 0)
+        || (tags && tr_record_validate_section ("tags", tags, &error) < 0)) {
+        logmsg (LOG_ERR, "step_start refused: %s", tr_error_str (&error));
+        reply (fd, false, error.text);
+        return;
+    }
+    if (pid <= 0 || task < 0 || step_key (id, key, sizeof (key)) < 0) {
+        reply (fd, false, "bad pid, task_id or identity");
+        return;
+    }
+    if (!(a = find_step (key))) {
+        tr_step_t *step;
+        if (d.nsteps == MAX_STEPS) {
+            logmsg (LOG_ERR, "step %s refused: %d steps active", key,
+                    MAX_STEPS);
+            reply (fd, false, "too many active steps");
+            return;
+        }
+        if (!(step = tr_step_create (id, req, tags, "tracerd",
+                                     interval > 0 ? interval
+                                                  : d.conf->interval_s))) {
+            reply (fd, false, "out of memory");
+            return;
+        }
+        a = &d.steps[d.nsteps++];
+        snprintf (a->key, sizeof (a->key), "%s", key);
+        a->step = step;
+        logmsg (LOG_INFO, "step %s started", key);
+    }
+    if (tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
+        logmsg (LOG_ERR, "step %s task %d: %s", key, (int)task,
+                tr_error_str (&error));
+        reply (fd, false, error.text);
+        return;
+    }
+    (void)tr_step_sample (a->step, NULL);
+    reply (fd, true, NULL);
+    return;
+bad_cluster:
+    /* the hook may leave the cluster to the daemon's configuration */
+    if (json_is_object (id)
+        && json_object_set_new (id, "cluster",
+                                json_string (d.conf->cluster_name)) == 0) {
+        handle_step_start (fd, msg);
+        return;
+    }
+    reply (fd, false, "identity missing");
+}
+
+static void handle_task_exit (int fd, json_t *msg)
+{
+    json_t *id = json_object_get (msg, "identity");
+    json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
+    json_int_t pid = json_integer_value (json_object_get (msg, "pid"));
+    json_int_t st = json_integer_value (json_object_get (msg, "wait_status"));
+    bool last = json_is_true (json_object_get (msg, "last"));
+    char key[600];
+    struct active *a;
+    tr_error_t error;
+
+    if (json_is_object (id) && !json_object_get (id, "cluster"))
+        json_object_set_new (id, "cluster",
+                             json_string (d.conf->cluster_name));
+    if (!json_is_object (id) || step_key (id, key, sizeof (key)) < 0) {
+        reply (fd, false, "bad identity");
+        return;
+    }
+    if (!(a = find_step (key))) {
+        logmsg (LOG_WARNING, "task_exit for unknown step %s", key);
+        reply (fd, false, "unknown step");
+        return;
+    }
+    tr_step_task_exit (a->step, (int)task, (pid_t)pid, (int)st);
+    if (last || tr_step_nexited (a->step) >= tr_step_ntasks (a->step)) {
+        /* The final reading must happen before the hook returns: the
+         * step cgroup disappears right after the last task_exit.
+         */
+        if (tr_step_finish (a->step, &error) < 0)
+            logmsg (LOG_WARNING, "step %s: final reading: %s", key,
+                    tr_error_str (&error));
+        reply (fd, true, NULL);
+        finish_step (a);
+        drop_step (a);
+        return;
+    }
+    reply (fd, true, NULL);
+}
+
+static void handle_client (void)
+{
+    int fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    struct timeval tv = { .tv_sec = 1 };
+    tr_error_t error;
+    json_t *msg;
+    const char *op;
+    uid_t uid = (uid_t)-1;
+
+    if (fd < 0)
+        return;
+    if (!peer_allowed (fd, &uid)) {
+        logmsg (LOG_WARNING, "refused connection from uid %d", (int)uid);
+        reply (fd, false, "permission denied");
+        close (fd);
+        return;
+    }
+    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
+    setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof (tv));
+    if (!(msg = tr_proto_recv (fd, &error))) {
+        logmsg (LOG_WARNING, "bad message: %s", error.text);
+        close (fd);
+        return;
+    }
+    op = json_string_value (json_object_get (msg, "op"));
+    if (!op)
+        reply (fd, false, "missing op");
+    else if (!strcmp (op, "step_start"))
+        handle_step_start (fd, msg);
+    else if (!strcmp (op, "task_exit"))
+        handle_task_exit (fd, msg);
+    else if (!strcmp (op, "ping"))
+        reply (fd, true, NULL);
+    else
+        reply (fd, false, "unknown op");
+    json_decref (msg);
+    close (fd);
+}
+
+static void sample_all (void)
+{
+    for (int i = 0; i < d.nsteps; i++) {
+        tr_error_t error;
+        if (tr_step_sample (d.steps[i].step, &error) < 0)
+            logmsg (LOG_DEBUG, "step %s: %s", d.steps[i].key, error.text);
+    }
+}
+
+static void on_signal (int sig)
+{
+    if (sig == SIGHUP)
+        got_hup = 1;
+    else
+        got_term = 1;
+}
+
+static void reload (void)
+{
+    tr_conf_t *conf;
+
+    if (load_conf (&conf) < 0) {
+        logmsg (LOG_ERR, "reload failed; keeping the current configuration");
+        return;
+    }
+    tr_conf_destroy (d.conf);
+    d.conf = conf;
+    open_log ();
+    logmsg (LOG_NOTICE, "configuration reloaded from %s", d.conf_path);
+}
+
+int main (int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "foreground", no_argument, NULL, 'f' },
+        { "check-config", no_argument, NULL, 'C' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool foreground = false, check = false;
+    double next_sample;
+    int c;
+
+    d.conf_path = tr_conf_default_path ();
+    while ((c = getopt_long (argc, argv, "c:fhV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            d.conf_path = optarg;
+            d.conf_explicit = true;
+            break;
+        case 'f':
+            foreground = true;
+            break;
+        case 'C':
+            check = true;
+            break;
+        case 'h':
+            usage (stdout);
+            return 0;
+        case 'V':
+            printf ("tracerd %s\n", TRACER_VERSION);
+            return 0;
+        default:
+            usage (stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf (stderr, "tracerd: unexpected argument '%s'\n", argv[optind]);
+        usage (stderr);
+        return 2;
+    }
+    if (getenv ("TRACER_CONF") && *getenv ("TRACER_CONF"))
+        d.conf_explicit = true;
+    if (load_conf (&d.conf) < 0)
+        return 2;
+    if (check) {
+        printf ("%s: OK\n", d.conf_path);
+        return 0;
+    }
+    if (open_log () < 0)
+        return 1;
+    if (!foreground && daemon (0, 0) < 0) {
+        fprintf (stderr, "tracerd: daemon: %s\n", strerror (errno));
+        return 1;
+    }
+    {
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigemptyset (&sa.sa_mask);
+        sigaction (SIGTERM, &sa, NULL);
+        sigaction (SIGINT, &sa, NULL);
+        sigaction (SIGHUP, &sa, NULL);
+        signal (SIGPIPE, SIG_IGN);
+    }
+    if (open_stores () < 0 || open_socket () < 0)
+        return 1;
+    logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
+            TRACER_VERSION, d.conf->socket_path, d.conf->spool_path,
+            d.conf->store_path);
+    next_sample = mono () + d.conf->interval_s;
+    while (!got_term) {
+        struct pollfd pfd = { .fd = d.listen_fd, .events = POLLIN };
+        double now = mono ();
+        int timeout = (int)((next_sample - now) * 1000);
+
+        if (timeout < 0)
+            timeout = 0;
+        if (poll (&pfd, 1, timeout) > 0 && (pfd.revents & POLLIN))
+            handle_client ();
+        if (got_hup) {
+            got_hup = 0;
+            reload ();
+        }
+        now = mono ();
+        if (now >= next_sample) {
+            sample_all ();
+            next_sample = now + d.conf->interval_s;
+        }
+        forward_spool (now);
+    }
+    logmsg (LOG_NOTICE, "tracerd stopping (%d active steps)", d.nsteps);
+    unlink (d.conf->socket_path);
+    close (d.listen_fd);
+    while (d.nsteps > 0)
+        drop_step (&d.steps[0]);
+    tr_store_destroy (d.spool);
+    tr_store_destroy (d.store);
+    tr_conf_destroy (d.conf);
+    if (d.logf)
+        fclose (d.logf);
+    return 0;
+}

@@ -1,4 +1,321 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * cgroup discovery and counter files.  A step is found from a task's
+ * /proc/PID/cgroup, never by building scheduler paths: Slurm v1 puts tasks
+ * in <prefix>/uid_U/job_J/step_S/task_N, v2 in .../job_J/step_S/user/task_N,
+ * Slurm 26 names v2 job directories by a SLUID, LSF and PBS use their own
+ * trees.  Mount points come from mountinfo, because controllers may be
+ * co-mounted ("cpu,cpuacct") or mounted elsewhere than /sys/fs/cgroup.
  */
 #include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "fsroot.h"
+
+static int read_small (const char *path, char *buf, size_t size)
+{
+    char full[PATH_MAX];
+    ssize_t n;
+    size_t off = 0;
+    int fd;
+
+    if (tr_fsroot_path (full, sizeof (full), path) < 0)
+        return -1;
+    if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return -1;
+    while (off < size - 1) {
+        n = read (fd, buf + off, size - 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    {
+        int saved = errno;
+        close (fd);
+        errno = saved;
+    }
+    if (n < 0)
+        return -1;
+    buf[off] = '\0';
+    return (int)off;
+}
+
+/* mountinfo fields: id parent maj:min root mountpoint opts... - fstype
+ * source superopts.  Mount points escape spaces as \040; cgroup mount
+ * points do not contain any in practice, and we refuse ones that do.
+ */
+int tr_cgroup_mountpoint (const char *controller, char *buf, size_t size)
+{
+    char path[PATH_MAX];
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = -1;
+
+    if (tr_fsroot_path (path, sizeof (path), "/proc/self/mountinfo") < 0)
+        return -1;
+    if (!(f = fopen (path, "re")))
+        return -1;
+    while (getline (&line, &cap, f) > 0) {
+        char *fields[8] = { 0 };
+        char *sep, *save = NULL, *tok, *post[3] = { 0 };
+        int i = 0;
+
+        if (!(sep = strstr (line, " - ")))
+            continue;
+        *sep = '\0';
+        for (tok = strtok_r (line, " ", &save); tok && i < 8;
+             tok = strtok_r (NULL, " ", &save))
+            fields[i++] = tok;
+        if (i < 5)
+            continue;
+        save = NULL;
+        i = 0;
+        for (tok = strtok_r (sep + 3, " \n", &save); tok && i < 3;
+             tok = strtok_r (NULL, " \n", &save))
+            post[i++] = tok;
+        if (i < 3 || strchr (fields[4], '\\'))
+            continue;
+        if (!controller) {
+            if (strcmp (post[0], "cgroup2") != 0)
+                continue;
+        }
+        else {
+            /* super options list the controllers: "rw,memory" */
+            char *o, *osave = NULL;
+            bool found = false;
+            if (strcmp (post[0], "cgroup") != 0)
+                continue;
+            for (o = strtok_r (post[2], ",", &osave); o;
+                 o = strtok_r (NULL, ",", &osave))
+                if (!strcmp (o, controller))
+                    found = true;
+            if (!found)
+                continue;
+        }
+        if (snprintf (buf, size, "%s", fields[4]) >= (int)size) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        rc = 0;
+        break;
+    }
+    if (rc < 0 && errno != ENAMETOOLONG)
+        errno = ENOENT;
+    {
+        int saved = errno;
+        free (line);
+        fclose (f);
+        errno = saved;
+    }
+    return rc;
+}
+
+static bool is_task_component (const char *s)
+{
+    const char *p;
+
+    if (!strcmp (s, "task_special"))
+        return true;
+    if (strncmp (s, "task_", 5) != 0 || !s[5])
+        return false;
+    for (p = s + 5; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* Remove a trailing task component in place: ".../task_N" (v1) and
+ * ".../user/task_N" (v2).
+ */
+static void strip_task_dir (char *path, bool v2)
+{
+    char *slash = strrchr (path, '/');
+
+    if (!slash || !is_task_component (slash + 1))
+        return;
+    *slash = '\0';
+    if (v2) {
+        slash = strrchr (path, '/');
+        if (slash && !strcmp (slash + 1, "user"))
+            *slash = '\0';
+    }
+}
+
+static int join (char *buf, size_t size, const char *mnt, const char *rel)
+{
+    int n = snprintf (buf, size, "%s%s", mnt, strcmp (rel, "/") ? rel : "");
+    if (n < 0 || (size_t)n >= size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+static bool controllers_include (const char *dir, const char *ctrl)
+{
+    char path[PATH_MAX], buf[512], *tok, *save = NULL;
+
+    if (snprintf (path, sizeof (path), "%s/cgroup.controllers", dir)
+            >= (int)sizeof (path)
+        || read_small (path, buf, sizeof (buf)) < 0)
+        return false;
+    for (tok = strtok_r (buf, " \n", &save); tok;
+         tok = strtok_r (NULL, " \n", &save))
+        if (!strcmp (tok, ctrl))
+            return true;
+    return false;
+}
+
+int tr_cgroup_parse (const char *text,
+                     bool strip_task,
+                     struct tr_cgroup_paths *out,
+                     tr_error_t *error)
+{
+    struct tr_cgroup_paths r;
+    const char *p = text;
+
+    memset (&r, 0, sizeof (r));
+    while (p && *p) {
+        const char *nl = strchr (p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen (p);
+        char line[PATH_MAX + 64];
+        char *c1, *c2, *ctrls, *rel;
+
+        if (len >= sizeof (line)) {
+            errno = ENAMETOOLONG;
+            return tr_errprintf (error, "cgroup line too long");
+        }
+        memcpy (line, p, len);
+        line[len] = '\0';
+        p = nl ? nl + 1 : NULL;
+        /* "ID:CONTROLLERS:PATH"; PATH may contain ':' */
+        if (!(c1 = strchr (line, ':')) || !(c2 = strchr (c1 + 1, ':')))
+            continue;
+        *c2 = '\0';
+        ctrls = c1 + 1;
+        rel = c2 + 1;
+        if (rel[0] != '/')
+            continue;
+        if (!*ctrls) {
+            char mnt[PATH_MAX];
+            if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0) {
+                if (strip_task)
+                    strip_task_dir (rel, true);
+                if (join (r.unified, sizeof (r.unified), mnt, rel) < 0)
+                    return tr_errprintf (error, "cgroup path too long");
+                r.unified_has_memory = controllers_include (r.unified,
+                                                            "memory");
+            }
+            continue;
+        }
+        {
+            char *save = NULL, *tok;
+            for (tok = strtok_r (ctrls, ",", &save); tok;
+                 tok = strtok_r (NULL, ",", &save)) {
+                char *dst = NULL;
+                char mnt[PATH_MAX], relcopy[PATH_MAX];
+                size_t dsize = 0;
+                if (!strcmp (tok, "memory")) {
+                    dst = r.memory;
+                    dsize = sizeof (r.memory);
+                }
+                else if (!strcmp (tok, "cpuacct")) {
+                    dst = r.cpuacct;
+                    dsize = sizeof (r.cpuacct);
+                }
+                if (!dst || tr_cgroup_mountpoint (tok, mnt, sizeof (mnt)) < 0)
+                    continue;
+                snprintf (relcopy, sizeof (relcopy), "%s", rel);
+                if (strip_task)
+                    strip_task_dir (relcopy, false);
+                if (join (dst, dsize, mnt, relcopy) < 0)
+                    return tr_errprintf (error, "cgroup path too long");
+            }
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+int tr_cgroup_resolve_pid (pid_t pid,
+                           bool strip_task,
+                           struct tr_cgroup_paths *out,
+                           tr_error_t *error)
+{
+    char path[64], buf[8192];
+
+    snprintf (path, sizeof (path), "/proc/%d/cgroup", (int)pid);
+    if (read_small (path, buf, sizeof (buf)) < 0)
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    return tr_cgroup_parse (buf, strip_task, out, error);
+}
+
+int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
+{
+    char path[PATH_MAX], buf[64], *end;
+    unsigned long long v;
+
+    if (snprintf (path, sizeof (path), "%s/%s", dir, file)
+        >= (int)sizeof (path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (read_small (path, buf, sizeof (buf)) < 0)
+        return -1;
+    if (!strncmp (buf, "max", 3)) {
+        *value = UINT64_MAX;
+        return 0;
+    }
+    errno = 0;
+    v = strtoull (buf, &end, 10);
+    if (errno || end == buf || (*end && *end != '\n')) {
+        errno = EINVAL;
+        return -1;
+    }
+    *value = (uint64_t)v;
+    return 0;
+}
+
+int tr_cgroup_read_key (const char *dir,
+                        const char *file,
+                        const char *key,
+                        uint64_t *value)
+{
+    char path[PATH_MAX], buf[8192];
+    size_t klen = strlen (key);
+    const char *p;
+
+    if (snprintf (path, sizeof (path), "%s/%s", dir, file)
+        >= (int)sizeof (path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (read_small (path, buf, sizeof (buf)) < 0)
+        return -1;
+    for (p = buf; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
+        if (!strncmp (p, key, klen) && p[klen] == ' ') {
+            char *end;
+            errno = 0;
+            *value = (uint64_t)strtoull (p + klen + 1, &end, 10);
+            if (errno || end == p + klen + 1) {
+                errno = EINVAL;
+                return -1;
+            }
+            return 0;
+        }
+    }
+    errno = ENOENT;
+    return -1;
+}

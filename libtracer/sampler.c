@@ -1,4 +1,892 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The sampling engine.  Exact totals come from the step cgroup's
+ * cumulative counters: CPU from cpuacct.usage{,_user,_sys} (v1, ns) or
+ * cpu.stat (v2, us), peak memory from memory.max_usage_in_bytes (v1) or
+ * memory.peak (v2, kernel >= 5.19; else the sampled maximum, flagged as
+ * sampled).  A cgroup counts from its creation, so a reading at the last
+ * task's exit covers the whole step however short it was.  Samples feed
+ * a bounded series: when TR_SERIES_MAX points are full, neighbours merge
+ * in pairs (min, mean, max kept), so a 7-day step stays small.
  */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsroot.h"
+#include "record.h"
+#include "sampler.h"
+
+struct series {
+    size_t n;             /* points emitted */
+    size_t per;           /* raw samples per point */
+    size_t acc_n;         /* raw samples in the open bucket */
+    double acc_t, acc_sum, acc_min, acc_max;
+    double t[TR_SERIES_MAX], min[TR_SERIES_MAX];
+    double mean[TR_SERIES_MAX], max[TR_SERIES_MAX];
+};
+
+enum attach_mode { ATTACH_NONE, ATTACH_CGROUP, ATTACH_TREE };
+
+struct task {
+    int task_id;
+    pid_t pid;
+    bool exited;
+    int wait_status;
+};
+
+struct tr_step {
+    json_t *identity, *request, *tags;
+    char collector[32];
+    double interval_s;
+
+    enum attach_mode mode;
+    struct tr_cgroup_paths cg;
+    pid_t tree_root;
+
+    struct task *tasks;
+    int ntasks, nexited, tasks_cap;
+
+    int64_t start_ms, end_ms;
+    double start_mono, last_mono;
+    bool finished;
+    long samples;
+
+    /* latest readings */
+    double cpu_user_s, cpu_sys_s, cpu_total_s;
+    const char *cpu_source;
+    bool cpu_exact, have_cpu;
+    uint64_t mem_current, mem_peak, mem_peak_sampled, mem_limit;
+    const char *mem_source;
+    bool mem_exact, have_mem;
+    double last_cpu_total;
+
+    struct rusage children;
+    bool have_children;
+
+    struct series cpu_series, mem_series;
+};
+
+static int64_t now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double now_mono (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void series_init (struct series *s)
+{
+    memset (s, 0, sizeof (*s));
+    s->per = 1;
+}
+
+static void series_compact (struct series *s)
+{
+    size_t j = 0;
+
+    for (size_t i = 0; i + 1 < s->n; i += 2, j++) {
+        s->t[j] = s->t[i];
+        s->min[j] = s->min[i] < s->min[i + 1] ? s->min[i] : s->min[i + 1];
+        s->max[j] = s->max[i] > s->max[i + 1] ? s->max[i] : s->max[i + 1];
+        s->mean[j] = (s->mean[i] + s->mean[i + 1]) / 2;
+    }
+    if (s->n % 2) {
+        /* an odd last point stays on its own */
+        s->t[j] = s->t[s->n - 1];
+        s->min[j] = s->min[s->n - 1];
+        s->max[j] = s->max[s->n - 1];
+        s->mean[j] = s->mean[s->n - 1];
+        j++;
+    }
+    s->n = j;
+    s->per *= 2;
+}
+
+static void series_add (struct series *s, double t, double v)
+{
+    if (s->acc_n == 0) {
+        s->acc_t = t;
+        s->acc_sum = 0;
+        s->acc_min = v;
+        s->acc_max = v;
+    }
+    s->acc_sum += v;
+    if (v < s->acc_min)
+        s->acc_min = v;
+    if (v > s->acc_max)
+        s->acc_max = v;
+    if (++s->acc_n < s->per)
+        return;
+    if (s->n == TR_SERIES_MAX)
+        series_compact (s);
+    s->t[s->n] = s->acc_t;
+    s->min[s->n] = s->acc_min;
+    s->max[s->n] = s->acc_max;
+    s->mean[s->n] = s->acc_sum / (double)s->acc_n;
+    s->n++;
+    s->acc_n = 0;
+}
+
+tr_step_t *tr_step_create (json_t *identity,
+                           json_t *request,
+                           json_t *tags,
+                           const char *collector,
+                           double interval_s)
+{
+    tr_step_t *step;
+
+    if (!(step = calloc (1, sizeof (*step))))
+        return NULL;
+    step->identity = json_deep_copy (identity);
+    step->request = request ? json_deep_copy (request) : json_object ();
+    step->tags = tags ? json_deep_copy (tags) : json_object ();
+    if (!step->identity || !step->request || !step->tags) {
+        tr_step_destroy (step);
+        errno = ENOMEM;
+        return NULL;
+    }
+    snprintf (step->collector, sizeof (step->collector), "%s", collector);
+    step->interval_s = interval_s > 0 ? interval_s : 1.0;
+    step->start_ms = now_ms ();
+    step->start_mono = step->last_mono = now_mono ();
+    step->cpu_source = "none";
+    step->mem_source = "none";
+    series_init (&step->cpu_series);
+    series_init (&step->mem_series);
+    return step;
+}
+
+void tr_step_destroy (tr_step_t *step)
+{
+    int saved = errno;
+
+    if (step) {
+        json_decref (step->identity);
+        json_decref (step->request);
+        json_decref (step->tags);
+        free (step->tasks);
+        free (step);
+    }
+    errno = saved;
+}
+
+static int add_task (tr_step_t *step, int task_id, pid_t pid)
+{
+    for (int i = 0; i < step->ntasks; i++)
+        if (step->tasks[i].task_id == task_id) {
+            step->tasks[i].pid = pid;
+            return 0;
+        }
+    if (step->ntasks == step->tasks_cap) {
+        int cap = step->tasks_cap ? step->tasks_cap * 2 : 8;
+        struct task *t;
+        if (cap > 65536) {
+            errno = E2BIG;
+            return -1;
+        }
+        if (!(t = realloc (step->tasks, (size_t)cap * sizeof (*t))))
+            return -1;
+        step->tasks = t;
+        step->tasks_cap = cap;
+    }
+    step->tasks[step->ntasks++] = (struct task){ .task_id = task_id,
+                                                 .pid = pid };
+    return 0;
+}
+
+/* A directory is usable for step counters unless it is a hierarchy root
+ * (whole-machine numbers would be silently wrong).
+ */
+static bool step_dir_ok (const char *dir, const char *ctrl)
+{
+    char mnt[PATH_MAX];
+
+    if (!dir[0])
+        return false;
+    if (tr_cgroup_mountpoint (ctrl, mnt, sizeof (mnt)) == 0
+        && !strcmp (mnt, dir))
+        return false;
+    return true;
+}
+
+int tr_step_attach_paths (tr_step_t *step,
+                          const struct tr_cgroup_paths *paths,
+                          tr_error_t *error)
+{
+    struct tr_cgroup_paths p = *paths;
+
+    if (!step_dir_ok (p.memory, "memory"))
+        p.memory[0] = '\0';
+    if (!step_dir_ok (p.cpuacct, "cpuacct"))
+        p.cpuacct[0] = '\0';
+    if (!step_dir_ok (p.unified, NULL))
+        p.unified[0] = '\0';
+    if (!p.memory[0] && !p.cpuacct[0] && !p.unified[0]) {
+        errno = ENOENT;
+        return tr_errprintf (error, "no step cgroup found");
+    }
+    step->cg = p;
+    step->mode = ATTACH_CGROUP;
+    return 0;
+}
+
+int tr_step_attach_pid (tr_step_t *step,
+                        pid_t pid,
+                        int task_id,
+                        tr_error_t *error)
+{
+    if (step->mode == ATTACH_NONE) {
+        struct tr_cgroup_paths p;
+        if (tr_cgroup_resolve_pid (pid, true, &p, error) < 0)
+            return -1;
+        if (tr_step_attach_paths (step, &p, error) < 0)
+            return tr_errprintf (error, "pid %d: no step cgroup found in "
+                                 "/proc/%d/cgroup", (int)pid, (int)pid);
+    }
+    if (add_task (step, task_id, pid) < 0)
+        return tr_errprintf (error, "adding task: %s", strerror (errno));
+    return 0;
+}
+
+int tr_step_add_task (tr_step_t *step, int task_id, pid_t pid)
+{
+    return add_task (step, task_id, pid);
+}
+
+int tr_step_attach_tree (tr_step_t *step, pid_t root)
+{
+    step->mode = ATTACH_TREE;
+    step->tree_root = root;
+    return add_task (step, 0, root);
+}
+
+/* Read CPU totals (seconds) from the step cgroup. */
+static int read_cpu_cgroup (tr_step_t *step)
+{
+    uint64_t total, user, sys;
+
+    if (step->cg.cpuacct[0]
+        && tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage", &total)
+               == 0) {
+        step->cpu_total_s = (double)total / 1e9;
+        if (tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage_user", &user)
+                == 0
+            && tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage_sys",
+                                   &sys) == 0) {
+            step->cpu_user_s = (double)user / 1e9;
+            step->cpu_sys_s = (double)sys / 1e9;
+        }
+        else if (tr_cgroup_read_key (step->cg.cpuacct, "cpuacct.stat",
+                                     "user", &user) == 0
+                 && tr_cgroup_read_key (step->cg.cpuacct, "cpuacct.stat",
+                                        "system", &sys) == 0
+                 && user + sys > 0) {
+            /* USER_HZ ticks: keep the exact total, split it by ratio */
+            step->cpu_user_s = step->cpu_total_s * (double)user
+                               / (double)(user + sys);
+            step->cpu_sys_s = step->cpu_total_s - step->cpu_user_s;
+        }
+        step->cpu_source = "cgroup-v1:cpuacct.usage";
+        step->cpu_exact = true;
+        step->have_cpu = true;
+        return 0;
+    }
+    if (step->cg.unified[0]
+        && tr_cgroup_read_key (step->cg.unified, "cpu.stat", "usage_usec",
+                               &total) == 0) {
+        step->cpu_total_s = (double)total / 1e6;
+        if (tr_cgroup_read_key (step->cg.unified, "cpu.stat", "user_usec",
+                                &user) == 0)
+            step->cpu_user_s = (double)user / 1e6;
+        if (tr_cgroup_read_key (step->cg.unified, "cpu.stat", "system_usec",
+                                &sys) == 0)
+            step->cpu_sys_s = (double)sys / 1e6;
+        step->cpu_source = "cgroup-v2:cpu.stat";
+        step->cpu_exact = true;
+        step->have_cpu = true;
+        return 0;
+    }
+    return -1;
+}
+
+static void note_peak (tr_step_t *step, uint64_t current)
+{
+    if (current > step->mem_peak_sampled)
+        step->mem_peak_sampled = current;
+}
+
+static int read_mem_cgroup (tr_step_t *step)
+{
+    uint64_t v;
+
+    if (step->cg.memory[0]
+        && tr_cgroup_read_u64 (step->cg.memory, "memory.usage_in_bytes", &v)
+               == 0) {
+        step->mem_current = v;
+        note_peak (step, v);
+        if (tr_cgroup_read_u64 (step->cg.memory, "memory.max_usage_in_bytes",
+                                &v) == 0) {
+            step->mem_peak = v;
+            step->mem_exact = true;
+            step->mem_source = "cgroup-v1:memory.max_usage_in_bytes";
+        }
+        else {
+            step->mem_peak = step->mem_peak_sampled;
+            step->mem_exact = false;
+            step->mem_source = "cgroup-v1:memory.usage_in_bytes (sampled)";
+        }
+        if (tr_cgroup_read_u64 (step->cg.memory, "memory.limit_in_bytes", &v)
+            == 0)
+            step->mem_limit = v;
+        step->have_mem = true;
+        return 0;
+    }
+    if (step->cg.unified[0] && step->cg.unified_has_memory
+        && tr_cgroup_read_u64 (step->cg.unified, "memory.current", &v) == 0) {
+        step->mem_current = v;
+        note_peak (step, v);
+        if (tr_cgroup_read_u64 (step->cg.unified, "memory.peak", &v) == 0) {
+            step->mem_peak = v;
+            step->mem_exact = true;
+            step->mem_source = "cgroup-v2:memory.peak";
+        }
+        else {
+            step->mem_peak = step->mem_peak_sampled;
+            step->mem_exact = false;
+            step->mem_source = "cgroup-v2:memory.current (sampled)";
+        }
+        if (tr_cgroup_read_u64 (step->cg.unified, "memory.max", &v) == 0)
+            step->mem_limit = v;
+        step->have_mem = true;
+        return 0;
+    }
+    return -1;
+}
+
+/* Process-tree mode: walk /proc for the descendants of the root.  CPU is
+ * utime+stime+cutime+cstime over the tree (reaped children are carried
+ * by their parents), memory the sum of resident sets: both sampled.
+ */
+static int read_tree (tr_step_t *step)
+{
+    char path[PATH_MAX];
+    DIR *d;
+    struct dirent *de;
+    pid_t *pids = NULL, *ppids = NULL;
+    double *cpu = NULL;
+    uint64_t *rss = NULL;
+    size_t n = 0, cap = 0;
+    long hz = sysconf (_SC_CLK_TCK), page = sysconf (_SC_PAGESIZE);
+    bool *in;
+    double total_cpu = 0;
+    uint64_t total_rss = 0;
+
+    if (tr_fsroot_path (path, sizeof (path), "/proc") < 0
+        || !(d = opendir (path)))
+        return -1;
+    while ((de = readdir (d))) {
+        char buf[1024], *p;
+        FILE *f;
+        long ppid;
+        unsigned long long ut, st;
+        long long cut, cst, rssp;
+        char *end;
+        long pid = strtol (de->d_name, &end, 10);
+
+        if (*end || pid <= 0)
+            continue;
+        snprintf (path, sizeof (path), "%s/proc/%ld/stat", tr_fsroot (), pid);
+        if (!(f = fopen (path, "re")))
+            continue;
+        p = fgets (buf, sizeof (buf), f);
+        fclose (f);
+        /* comm may contain spaces and parens: parse after the last ')' */
+        if (!p || !(p = strrchr (buf, ')')))
+            continue;
+        if (sscanf (p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                    "%llu %llu %lld %lld %*d %*d %*d %*d %*u %*u %lld",
+                    &ppid, &ut, &st, &cut, &cst, &rssp) != 6)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            void *a = realloc (pids, nc * sizeof (*pids));
+            if (!a)
+                break;
+            pids = a;
+            if (!(a = realloc (ppids, nc * sizeof (*ppids))))
+                break;
+            ppids = a;
+            if (!(a = realloc (cpu, nc * sizeof (*cpu))))
+                break;
+            cpu = a;
+            if (!(a = realloc (rss, nc * sizeof (*rss))))
+                break;
+            rss = a;
+            cap = nc;
+        }
+        pids[n] = (pid_t)pid;
+        ppids[n] = (pid_t)ppid;
+        cpu[n] = (double)(ut + st + (unsigned long long)cut
+                          + (unsigned long long)cst) / (double)hz;
+        rss[n] = (uint64_t)rssp * (uint64_t)page;
+        n++;
+    }
+    closedir (d);
+    /* mark the tree: repeat until no new member (depth is small) */
+    if ((in = calloc (n ? n : 1, sizeof (*in)))) {
+        bool changed = true;
+        for (size_t i = 0; i < n; i++)
+            in[i] = pids[i] == step->tree_root;
+        while (changed) {
+            changed = false;
+            for (size_t i = 0; i < n; i++) {
+                if (in[i])
+                    continue;
+                for (size_t j = 0; j < n; j++)
+                    if (in[j] && ppids[i] == pids[j]) {
+                        in[i] = changed = true;
+                        break;
+                    }
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            if (in[i]) {
+                total_cpu += cpu[i];
+                total_rss += rss[i];
+            }
+        free (in);
+    }
+    free (pids);
+    free (ppids);
+    free (cpu);
+    free (rss);
+    if (total_cpu > step->cpu_total_s)
+        step->cpu_total_s = total_cpu;
+    step->cpu_source = "proc:stat (process tree, sampled)";
+    step->cpu_exact = false;
+    step->have_cpu = true;
+    step->mem_current = total_rss;
+    note_peak (step, total_rss);
+    step->mem_peak = step->mem_peak_sampled;
+    step->mem_exact = false;
+    step->mem_source = "proc:stat rss sum (process tree, sampled)";
+    step->have_mem = true;
+    return 0;
+}
+
+int tr_step_sample (tr_step_t *step, tr_error_t *error)
+{
+    double t = now_mono ();
+    double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
+    int ok = 0;
+
+    if (step->finished)
+        return 0;
+    if (step->mode == ATTACH_CGROUP) {
+        if (read_cpu_cgroup (step) == 0)
+            ok++;
+        if (read_mem_cgroup (step) == 0)
+            ok++;
+    }
+    else if (step->mode == ATTACH_TREE) {
+        if (read_tree (step) == 0)
+            ok++;
+    }
+    if (!ok)
+        return tr_errprintf (error, "no counters readable: %s",
+                             strerror (errno));
+    step->samples++;
+    if (step->samples > 1 && dt > 0) {
+        double cores = (step->cpu_total_s - prev_cpu) / dt;
+        series_add (&step->cpu_series, step->last_mono - step->start_mono,
+                    cores < 0 ? 0 : cores);
+    }
+    series_add (&step->mem_series, t - step->start_mono,
+                (double)step->mem_current);
+    step->last_mono = t;
+    return 0;
+}
+
+int tr_step_task_exit (tr_step_t *step,
+                       int task_id,
+                       pid_t pid,
+                       int wait_status)
+{
+    for (int i = 0; i < step->ntasks; i++) {
+        struct task *t = &step->tasks[i];
+        if (t->task_id == task_id) {
+            if (!t->exited)
+                step->nexited++;
+            t->exited = true;
+            t->wait_status = wait_status;
+            if (pid > 0)
+                t->pid = pid;
+            return 0;
+        }
+    }
+    if (add_task (step, task_id, pid) < 0)
+        return -1;
+    step->tasks[step->ntasks - 1].exited = true;
+    step->tasks[step->ntasks - 1].wait_status = wait_status;
+    step->nexited++;
+    return 0;
+}
+
+int tr_step_ntasks (tr_step_t *step)
+{
+    return step->ntasks;
+}
+
+int tr_step_nexited (tr_step_t *step)
+{
+    return step->nexited;
+}
+
+bool tr_step_finished (tr_step_t *step)
+{
+    return step->finished;
+}
+
+int tr_step_finish (tr_step_t *step, tr_error_t *error)
+{
+    int rc = 0;
+
+    if (step->finished)
+        return 0;
+    rc = tr_step_sample (step, error);
+    step->end_ms = now_ms ();
+    step->finished = true;
+    return rc;
+}
+
+void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru)
+{
+    step->children = *ru;
+    step->have_children = true;
+}
+
+const char *tr_step_id_str (tr_step_t *step, const char *key)
+{
+    return json_string_value (json_object_get (step->identity, key));
+}
+
+static json_t *series_json (const struct series *s)
+{
+    json_t *o = json_object (), *mn = json_array (), *me = json_array ();
+    json_t *mx = json_array ();
+
+    if (!o || !mn || !me || !mx)
+        goto nomem;
+    for (size_t i = 0; i < s->n; i++)
+        if (json_array_append_new (mn, json_real (s->min[i])) < 0
+            || json_array_append_new (me, json_real (s->mean[i])) < 0
+            || json_array_append_new (mx, json_real (s->max[i])) < 0)
+            goto nomem;
+    if (json_object_set_new (o, "min", mn) < 0
+        || json_object_set_new (o, "mean", me) < 0
+        || json_object_set_new (o, "max", mx) < 0)
+        goto nomem_o;
+    return o;
+nomem:
+    json_decref (mn);
+    json_decref (me);
+    json_decref (mx);
+nomem_o:
+    json_decref (o);
+    return NULL;
+}
+
+static json_t *series_times (const struct series *s)
+{
+    json_t *a = json_array ();
+
+    for (size_t i = 0; a && i < s->n; i++)
+        if (json_array_append_new (a, json_real (s->t[i])) < 0) {
+            json_decref (a);
+            return NULL;
+        }
+    return a;
+}
+
+static const char *cgroup_mode (void)
+{
+    char buf[PATH_MAX];
+    bool v1 = tr_cgroup_mountpoint ("memory", buf, sizeof (buf)) == 0
+              || tr_cgroup_mountpoint ("cpuacct", buf, sizeof (buf)) == 0;
+    bool v2 = tr_cgroup_mountpoint (NULL, buf, sizeof (buf)) == 0;
+
+    return v1 && v2 ? "hybrid" : v1 ? "v1" : v2 ? "v2" : "none";
+}
+
+static json_t *host_json (void)
+{
+    struct utsname u;
+    struct sysinfo si;
+    char host[256];
+
+    if (gethostname (host, sizeof (host)) < 0)
+        snprintf (host, sizeof (host), "unknown");
+    host[sizeof (host) - 1] = '\0';
+    if (uname (&u) < 0)
+        snprintf (u.release, sizeof (u.release), "unknown");
+    if (sysinfo (&si) < 0)
+        memset (&si, 0, sizeof (si));
+    return json_pack ("{s:s s:s s:I s:I s:s}", "hostname", host, "kernel",
+                      u.release, "cpus_online",
+                      (json_int_t)sysconf (_SC_NPROCESSORS_ONLN),
+                      "mem_total_bytes",
+                      (json_int_t)si.totalram * (json_int_t)si.mem_unit,
+                      "cgroup_mode", cgroup_mode ());
+}
+
+static json_t *cgroup_json (const tr_step_t *step)
+{
+    json_t *paths;
+
+    if (step->mode != ATTACH_CGROUP)
+        return json_pack ("{s:s}", "attach", "process-tree");
+    if (!(paths = json_object ()))
+        return NULL;
+    if ((step->cg.memory[0]
+         && json_object_set_new (paths, "memory",
+                                 json_string (step->cg.memory)) < 0)
+        || (step->cg.cpuacct[0]
+            && json_object_set_new (paths, "cpuacct",
+                                    json_string (step->cg.cpuacct)) < 0)
+        || (step->cg.unified[0]
+            && json_object_set_new (paths, "unified",
+                                    json_string (step->cg.unified)) < 0)) {
+        json_decref (paths);
+        return NULL;
+    }
+    return json_pack ("{s:s s:s s:o}", "attach", "cgroup", "version",
+                      (step->cg.memory[0] || step->cg.cpuacct[0]) ? "v1"
+                                                                  : "v2",
+                      "paths", paths);
+}
+
+/* Outcome from the tasks' wait statuses.  Scheduler-specific states
+ * (cancelled, timeout) are refined by the hooks that know them.
+ */
+static json_t *outcome_json (const tr_step_t *step, bool final)
+{
+    json_t *tasks = json_array (), *o;
+    int exit_code = 0, sig = 0;
+    bool all_exited = true;
+
+    if (!tasks)
+        return NULL;
+    for (int i = 0; i < step->ntasks; i++) {
+        const struct task *t = &step->tasks[i];
+        json_t *tj = json_pack ("{s:i s:i}", "task_id", t->task_id, "pid",
+                                (int)t->pid);
+        if (!tj || json_array_append_new (tasks, tj) < 0)
+            goto nomem;
+        if (!t->exited) {
+            all_exited = false;
+            continue;
+        }
+        if (json_object_set_new (tj, "wait_status",
+                                 json_integer (t->wait_status)) < 0)
+            goto nomem;
+        if (WIFEXITED (t->wait_status)) {
+            int ec = WEXITSTATUS (t->wait_status);
+            if (json_object_set_new (tj, "exit_code", json_integer (ec)) < 0)
+                goto nomem;
+            if (ec > exit_code)
+                exit_code = ec;
+        }
+        else if (WIFSIGNALED (t->wait_status)) {
+            int s = WTERMSIG (t->wait_status);
+            if (json_object_set_new (tj, "signal", json_integer (s)) < 0)
+                goto nomem;
+            if (!sig)
+                sig = s;
+        }
+    }
+    {
+        const char *state;
+        if (!final)
+            state = "running";
+        else if (step->ntasks == 0 || !all_exited)
+            state = "unknown";
+        else if (sig || exit_code)
+            state = "failed";
+        else
+            state = "completed";
+        o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
+                       final && all_exited && step->ntasks > 0, "tasks",
+                       tasks);
+        tasks = NULL;
+        if (o && final && all_exited && step->ntasks > 0
+            && (json_object_set_new (o, "exit_code",
+                                     json_integer (exit_code)) < 0
+                || (sig && json_object_set_new (o, "signal",
+                                                json_integer (sig)) < 0))) {
+            json_decref (o);
+            return NULL;
+        }
+        return o;
+    }
+nomem:
+    json_decref (tasks);
+    return NULL;
+}
+
+static json_t *summary_json (const tr_step_t *step)
+{
+    double user = step->cpu_user_s, sys = step->cpu_sys_s;
+    double total = step->cpu_total_s;
+    const char *cpu_source = step->cpu_source;
+    bool cpu_exact = step->cpu_exact;
+    uint64_t peak = step->mem_peak;
+    const char *mem_source = step->mem_source;
+    const char *definition;
+    json_t *mem;
+
+    if (step->mode == ATTACH_TREE && step->have_children) {
+        /* reaped descendants: exact CPU, largest single RSS */
+        const struct rusage *ru = &step->children;
+        user = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
+        sys = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+        total = user + sys;
+        cpu_source = "getrusage:RUSAGE_CHILDREN";
+        cpu_exact = true;
+        if ((uint64_t)ru->ru_maxrss * 1024 > peak) {
+            peak = (uint64_t)ru->ru_maxrss * 1024;
+            mem_source = "getrusage:ru_maxrss (largest single process)";
+        }
+    }
+    if (step->mode == ATTACH_CGROUP)
+        definition = "cgroup-charged: anonymous memory, page cache and "
+                     "kernel memory charged to the step cgroup";
+    else
+        definition = "resident set size of the process tree (RSS, shared "
+                     "pages counted in each process)";
+    mem = json_pack ("{s:I s:I s:s s:b s:s}", "peak_bytes", (json_int_t)peak,
+                     "current_bytes", (json_int_t)step->mem_current, "source",
+                     mem_source, "exact", step->mem_exact, "definition",
+                     definition);
+    if (mem && step->mem_limit && step->mem_limit < (uint64_t)INT64_MAX / 2
+        && json_object_set_new (mem, "limit_bytes",
+                                json_integer ((json_int_t)step->mem_limit))
+               < 0) {
+        json_decref (mem);
+        return NULL;
+    }
+    if (!mem)
+        return NULL;
+    return json_pack ("{s:I s:{s:f s:f s:f s:s s:b} s:o}", "samples",
+                      (json_int_t)step->samples, "cpu", "user_s", user,
+                      "system_s", sys, "total_s", total, "source", cpu_source,
+                      "exact", cpu_exact, "memory", mem);
+}
+
+/* Cut every array of the series to the shortest one, so each metric's
+ * min/mean/max has exactly one value per t_s entry.
+ */
+static void trim_series (json_t *series, json_t *metrics)
+{
+    json_t *t = json_object_get (series, "t_s"), *m, *arr;
+    size_t n = json_array_size (t);
+    const char *name, *k;
+
+    json_object_foreach (metrics, name, m) {
+        json_object_foreach (m, k, arr) {
+            if (json_array_size (arr) < n)
+                n = json_array_size (arr);
+        }
+    }
+    while (json_array_size (t) > n)
+        json_array_remove (t, json_array_size (t) - 1);
+    json_object_foreach (metrics, name, m) {
+        json_object_foreach (m, k, arr) {
+            while (json_array_size (arr) > n)
+                json_array_remove (arr, json_array_size (arr) - 1);
+        }
+    }
+}
+
+json_t *tr_step_record (tr_step_t *step, const char *kind)
+{
+    bool final = !strcmp (kind, "final");
+    json_t *rec, *metrics, *series;
+    int64_t end = step->finished ? step->end_ms : now_ms ();
+
+    if (!(rec = tr_record_create (kind)))
+        return NULL;
+    if (!(metrics = json_object ()))
+        goto nomem;
+    if (json_object_set_new (metrics, "cpu_cores",
+                             series_json (&step->cpu_series)) < 0
+        || json_object_set_new (metrics, "mem_bytes",
+                                series_json (&step->mem_series)) < 0) {
+        json_decref (metrics);
+        goto nomem;
+    }
+    /* the cpu series starts one sample later than memory: align on the
+     * shorter one so every metric array matches t_s in length.
+     */
+    series = json_pack ("{s:f s:o s:o}", "interval_s", step->interval_s,
+                        "t_s", series_times (&step->mem_series), "metrics",
+                        metrics);
+    if (series)
+        trim_series (series, metrics);
+    if (json_object_set_new (rec, "identity", json_deep_copy (step->identity))
+            < 0
+        || json_object_set_new (rec, "request", json_deep_copy (step->request))
+               < 0
+        || json_object_set_new (rec, "tags", json_deep_copy (step->tags)) < 0
+        || json_object_set_new (rec, "host", host_json ()) < 0
+        || json_object_set_new (rec, "cgroup", cgroup_json (step)) < 0
+        || json_object_set_new (rec, "summary", summary_json (step)) < 0
+        || json_object_set_new (rec, "series", series) < 0
+        || json_object_set_new (rec, "outcome", outcome_json (step, final))
+               < 0
+        || json_object_set_new (rec, "collector",
+                                json_pack ("{s:s s:s s:f}", "name",
+                                           step->collector, "version",
+                                           TRACER_VERSION, "interval_s",
+                                           step->interval_s)) < 0)
+        goto nomem;
+    {
+        json_t *t = json_pack ("{s:I}", "start_unix_ms",
+                               (json_int_t)step->start_ms);
+        if (!t)
+            goto nomem;
+        if (final
+            && (json_object_set_new (t, "end_unix_ms", json_integer (end)) < 0
+                || json_object_set_new (
+                       t, "elapsed_s",
+                       json_real ((double)(end - step->start_ms) / 1000.0))
+                       < 0)) {
+            json_decref (t);
+            goto nomem;
+        }
+        if (json_object_set_new (rec, "time", t) < 0)
+            goto nomem;
+    }
+    return rec;
+nomem:
+    json_decref (rec);
+    errno = ENOMEM;
+    return NULL;
+}

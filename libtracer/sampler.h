@@ -3,4 +3,89 @@
  */
 #ifndef TRACER_SAMPLER_H
 #define TRACER_SAMPLER_H
-#endif
+
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "cgroup.h"
+#include "error.h"
+
+/* The sampling engine: one context per step, used by tracerd for many
+ * steps at once and by tracer-run for one.  Exact totals come from
+ * cumulative kernel counters (the step cgroup), so they never depend on
+ * the sampling interval; samples only feed the bounded time series and
+ * the sampled maxima.
+ */
+typedef struct tr_step tr_step_t;
+
+/* Maximum points kept per series metric (older points merge in pairs). */
+#define TR_SERIES_MAX 1000
+
+/* A new step context.  identity, request and tags are copied (borrowed
+ * references; request and tags may be NULL).  collector names the
+ * program writing the record.  Returns NULL with errno.
+ */
+tr_step_t *tr_step_create (json_t *identity,
+                           json_t *request,
+                           json_t *tags,
+                           const char *collector,
+                           double interval_s);
+void tr_step_destroy (tr_step_t *step);
+
+/* Attach by a task pid: its /proc/PID/cgroup gives the step directories
+ * (Slurm task components stripped).  The first successful attach fixes
+ * the step's cgroups; later tasks only add to the task list.  Fails with
+ * ENOENT when the task sits in no usable (non-root) cgroup.
+ */
+int tr_step_attach_pid (tr_step_t *step,
+                        pid_t pid,
+                        int task_id,
+                        tr_error_t *error);
+
+/* Attach to explicit cgroup directories (LSF, PBS, tracer-run). */
+int tr_step_attach_paths (tr_step_t *step,
+                          const struct tr_cgroup_paths *paths,
+                          tr_error_t *error);
+
+/* Register a task of an already attached step (no cgroup lookup). */
+int tr_step_add_task (tr_step_t *step, int task_id, pid_t pid);
+
+/* Track a process tree instead (no cgroup): root and its descendants. */
+int tr_step_attach_tree (tr_step_t *step, pid_t root);
+
+/* Take one reading now.  Returns 0, or -1 with error text when no
+ * counter could be read (e.g. the cgroup vanished).
+ */
+int tr_step_sample (tr_step_t *step, tr_error_t *error);
+
+/* Record a task's end (wait_status as from waitpid). */
+int tr_step_task_exit (tr_step_t *step,
+                       int task_id,
+                       pid_t pid,
+                       int wait_status);
+
+/* Number of tasks attached, and of tasks that ended. */
+int tr_step_ntasks (tr_step_t *step);
+int tr_step_nexited (tr_step_t *step);
+
+/* Take the final reading and mark the end time.  Idempotent. */
+int tr_step_finish (tr_step_t *step, tr_error_t *error);
+
+/* In process-tree mode, the exact totals of reaped descendants
+ * (getrusage RUSAGE_CHILDREN of the tracing process).
+ */
+void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru);
+
+/* The step's record ("final" or "snapshot").  Returns a new reference,
+ * or NULL with errno.  The record is not signed.
+ */
+json_t *tr_step_record (tr_step_t *step, const char *kind);
+
+/* Borrowed identity member (NULL if absent). */
+const char *tr_step_id_str (tr_step_t *step, const char *key);
+
+bool tr_step_finished (tr_step_t *step);
+
+#endif /* !TRACER_SAMPLER_H */
