@@ -1,2 +1,44 @@
 #!/bin/sh
-echo "1..0 # SKIP not written yet"
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='every program answers --help and --version, and refuses bad usage with exit 2'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+VERSION=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$B/config.h")
+
+for prog in collector/tracerd collector/tracer-run analysis/tracer-report; do
+    name=${prog#*/}
+    test_expect_success "$name --help exits 0 and shows usage" "
+        $B/$prog --help >out &&
+        grep -q '^Usage: $name' out
+    "
+    test_expect_success "$name --version prints $VERSION" "
+        $B/$prog --version >out &&
+        test \"\$(cat out)\" = \"$name $VERSION\"
+    "
+    test_expect_success "$name rejects an unknown option with exit 2" "
+        test_expect_code 2 $B/$prog --no-such-option 2>err &&
+        grep -q 'Usage' err
+    "
+done
+
+test_expect_success 'tracer-run without a command exits 2' '
+    test_expect_code 2 $B/collector/tracer-run 2>err &&
+    grep -q "no command given" err
+'
+test_expect_success 'tracer-run --interval out of range exits 2' '
+    test_expect_code 2 $B/collector/tracer-run -i 0.01 -- true 2>err &&
+    grep -q "expected seconds in \[0.1, 3600\]" err
+'
+test_expect_success 'tracer-report without jobs or files exits 2' '
+    test_expect_code 2 $B/analysis/tracer-report 2>err &&
+    grep -q "give -j JOBID or record files" err
+'
+test_expect_success 'tracer-report refuses a job id with a path in it' '
+    test_expect_code 2 $B/analysis/tracer-report --store=. -j ../../etc 2>err &&
+    grep -q "is not a valid job id" err
+'
+test_done
