@@ -1,4 +1,1561 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The site configuration, tracer.yaml.  One schema table drives the
+ * defaults, parsing, validation and the key list that the docs check
+ * compares with tracer.yaml(5).  Parsing uses libyaml's event API rather
+ * than its document API: the file is a two-level mapping, so anything
+ * deeper is rejected the moment it appears and no tree is ever built.
+ * A load works on a copy of the configuration and swaps it in only when
+ * the whole file is valid, so a bad file never half-applies.
  */
 #include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "conf.h"
+#include "error.h"
+
+/* A configuration file is a few kilobytes; the bound keeps a wrong path
+ * (a log file, a device image) from being slurped into memory.
+ */
+#define CONF_MAX_SIZE (1024 * 1024)
+
+enum {
+    CONF_MAX_LIST = 256,  /* entries in a user list */
+    CONF_MAX_NAME = 64,   /* cluster.name length */
+    CONF_SHOW_MAX = 64,   /* bytes of a bad value quoted in a message */
+    CONF_SUGGEST_MAX = 2, /* edit distance for "did you mean" */
+};
+
+enum ktype {
+    K_NAME,   /* path-safe identifier */
+    K_PATH,   /* absolute path */
+    K_MODE,   /* octal permission bits */
+    K_NUMBER, /* real number within [min, max] ((min, max] if min_open) */
+    K_BOOL,   /* true or false */
+    K_ENUM,   /* one of enums[] */
+    K_LOG,    /* "syslog", "stderr" or an absolute path */
+    K_OWNER,  /* "job" or a user */
+    K_GROUP,  /* group name or gid */
+    K_USERS,  /* list of user names or uids */
+};
+
+struct enum_name {
+    const char *name;
+    int value;
+};
+
+struct key {
+    const char *section;
+    const char *name;
+    enum ktype type;
+    size_t off;     /* the value in tr_conf_t */
+    size_t off_aux; /* K_OWNER: is_job flag, K_GROUP: set flag,
+                        K_USERS: element count */
+    bool optional;  /* an empty value unsets it */
+    double min;     /* K_NUMBER */
+    double max;
+    bool min_open;
+    bool add_root;                 /* K_USERS: root is always in the list */
+    bool nonempty;                 /* K_USERS: an empty list is an error */
+    const struct enum_name *enums; /* K_ENUM, NULL-terminated */
+    const char *dflt;              /* default as value text; NULL = unset */
+    const char *doc_default;       /* default as the docs show it */
+    const char *desc;
+};
+
+/* clang-format off */
+static const struct enum_name log_levels[] = {
+    { "error", LOG_ERR },
+    { "warning", LOG_WARNING },
+    { "notice", LOG_NOTICE },
+    { "info", LOG_INFO },
+    { "debug", LOG_DEBUG },
+    { NULL, 0 },
+};
+/* clang-format on */
+
+#define F(field) offsetof (tr_conf_t, field)
+
+static const struct key schema[] = {
+    { .section = "cluster",
+      .name = "name",
+      .type = K_NAME,
+      .off = F (cluster_name),
+      .dflt = "default",
+      .doc_default = "default",
+      .desc = "cluster name stored in every record and used as a directory "
+              "name in the store" },
+    { .section = "store",
+      .name = "path",
+      .type = K_PATH,
+      .off = F (store_path),
+      .dflt = "/var/lib/tracer/store",
+      .doc_default = "/var/lib/tracer/store",
+      .desc = "directory of the shared record store" },
+    { .section = "store",
+      .name = "file_mode",
+      .type = K_MODE,
+      .off = F (store_file_mode),
+      .dflt = "0640",
+      .doc_default = "0640",
+      .desc = "permission bits (octal) of record files in the store" },
+    { .section = "store",
+      .name = "dir_mode",
+      .type = K_MODE,
+      .off = F (store_dir_mode),
+      .dflt = "0755",
+      .doc_default = "0755",
+      .desc = "permission bits (octal) of directories in the store" },
+    { .section = "store",
+      .name = "owner",
+      .type = K_OWNER,
+      .off = F (store_owner_uid),
+      .off_aux = F (store_owner_is_job),
+      .dflt = "job",
+      .doc_default = "job",
+      .desc = "owner of record files: 'job' for the job's user, or a user "
+              "name or uid" },
+    { .section = "store",
+      .name = "group",
+      .type = K_GROUP,
+      .off = F (store_gid),
+      .off_aux = F (store_group_set),
+      .optional = true,
+      .doc_default = "unset",
+      .desc = "group of record files, a group name or gid (unset: the "
+              "writer's group)" },
+    { .section = "spool",
+      .name = "path",
+      .type = K_PATH,
+      .off = F (spool_path),
+      .dflt = "/var/spool/tracer",
+      .doc_default = "/var/spool/tracer",
+      .desc = "node-local directory holding records not yet written to "
+              "the store" },
+    { .section = "spool",
+      .name = "retry_interval",
+      .type = K_NUMBER,
+      .off = F (spool_retry_s),
+      .min = 0,
+      .max = 86400,
+      .min_open = true,
+      .dflt = "5",
+      .doc_default = "5",
+      .desc = "seconds before retrying a spooled record" },
+    { .section = "spool",
+      .name = "retry_max",
+      .type = K_NUMBER,
+      .off = F (spool_retry_max_s),
+      .min = 0,
+      .max = 86400,
+      .min_open = true,
+      .dflt = "300",
+      .doc_default = "300",
+      .desc = "longest wait in seconds between retries (at least "
+              "retry_interval)" },
+    { .section = "daemon",
+      .name = "socket",
+      .type = K_PATH,
+      .off = F (socket_path),
+      .dflt = "/run/tracer/tracerd.sock",
+      .doc_default = "/run/tracer/tracerd.sock",
+      .desc = "Unix socket on which tracerd accepts job notifications" },
+    { .section = "daemon",
+      .name = "state_dir",
+      .type = K_PATH,
+      .off = F (state_dir),
+      .dflt = "/run/tracer",
+      .doc_default = "/run/tracer",
+      .desc = "directory for tracerd's runtime state" },
+    { .section = "daemon",
+      .name = "log",
+      .type = K_LOG,
+      .off = F (log_target),
+      .dflt = "syslog",
+      .doc_default = "syslog",
+      .desc = "where tracerd logs: syslog, stderr or an absolute file path" },
+    { .section = "daemon",
+      .name = "log_level",
+      .type = K_ENUM,
+      .off = F (log_level),
+      .enums = log_levels,
+      .dflt = "info",
+      .doc_default = "info",
+      .desc = "least severe message logged: error, warning, notice, info "
+              "or debug" },
+    { .section = "daemon",
+      .name = "notify_users",
+      .type = K_USERS,
+      .off = F (notify_uids),
+      .off_aux = F (n_notify_uids),
+      .add_root = true,
+      .dflt = "0",
+      .doc_default = "[root]",
+      .desc = "users (names or uids) allowed to notify tracerd over its "
+              "socket; root always is" },
+    { .section = "sampling",
+      .name = "interval",
+      .type = K_NUMBER,
+      .off = F (interval_s),
+      .min = 0.1,
+      .max = 3600,
+      .dflt = "1",
+      .doc_default = "1",
+      .desc = "seconds between samples of a running job (0.1 to 3600)" },
+    { .section = "signing",
+      .name = "enabled",
+      .type = K_BOOL,
+      .off = F (sign_enabled),
+      .dflt = "true",
+      .doc_default = "true",
+      .desc = "sign records with MUNGE and verify signatures when reading" },
+    { .section = "signing",
+      .name = "munge_socket",
+      .type = K_PATH,
+      .off = F (munge_socket),
+      .optional = true,
+      .doc_default = "unset",
+      .desc = "munged socket (unset: the libmunge default)" },
+    { .section = "signing",
+      .name = "trusted_signers",
+      .type = K_USERS,
+      .off = F (signer_uids),
+      .off_aux = F (n_signer_uids),
+      .nonempty = true,
+      .dflt = "0",
+      .doc_default = "[root]",
+      .desc = "users (names or uids) whose MUNGE credentials are trusted "
+              "on records" },
+    { .section = "report",
+      .name = "admin_group",
+      .type = K_GROUP,
+      .off = F (admin_gid),
+      .off_aux = F (admin_group_set),
+      .optional = true,
+      .doc_default = "unset",
+      .desc = "group (name or gid) whose members may read every user's "
+              "records" },
+};
+
+#undef F
+
+#define NKEYS (sizeof (schema) / sizeof (schema[0]))
+
+static const char *const sections[] = {
+    "cluster", "store", "spool", "daemon", "sampling", "signing", "report",
+};
+
+#define NSECTIONS (sizeof (sections) / sizeof (sections[0]))
+
+struct parser {
+    yaml_parser_t yp;
+    bool yp_init;
+    const char *name; /* file name in error locations */
+    const char *text; /* the input, to locate reader errors */
+    size_t len;
+    tr_conf_t *conf; /* the working copy */
+    tr_error_t *error;
+    int errnum;                  /* errno for the caller */
+    int section_line[NSECTIONS]; /* 1-based line of each, 0 = not seen */
+    int key_line[NKEYS];         /* likewise for keys */
+    yaml_mark_t value_mark[NKEYS];
+    char shown[CONF_SHOW_MAX + 8];
+};
+
+/* Typed views of a schema row's field in a conf. */
+#define FIELD(conf, off, type) ((type *)(void *)((char *)(conf) + (off)))
+
+/* Is this a string-valued row (the conf owns a char *)? */
+static bool is_string_key (const struct key *k)
+{
+    return k->type == K_NAME || k->type == K_PATH || k->type == K_LOG;
+}
+
+/* Free everything a conf owns, leaving its pointers NULL. */
+static void conf_clear (tr_conf_t *conf)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const struct key *k = &schema[i];
+        if (is_string_key (k)) {
+            char **sp = FIELD (conf, k->off, char *);
+            free (*sp);
+            *sp = NULL;
+        }
+        else if (k->type == K_USERS) {
+            uid_t **up = FIELD (conf, k->off, uid_t *);
+            free (*up);
+            *up = NULL;
+            *FIELD (conf, k->off_aux, size_t) = 0;
+        }
+    }
+}
+
+/* Deep copy src into dst.  On ENOMEM dst holds nothing to free. */
+static int conf_copy (tr_conf_t *dst, const tr_conf_t *src)
+{
+    *dst = *src;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const struct key *k = &schema[i];
+        if (is_string_key (k))
+            *FIELD (dst, k->off, char *) = NULL;
+        else if (k->type == K_USERS)
+            *FIELD (dst, k->off, uid_t *) = NULL;
+    }
+    for (size_t i = 0; i < NKEYS; i++) {
+        const struct key *k = &schema[i];
+        if (is_string_key (k)) {
+            const char *s = *FIELD (src, k->off, char *);
+            if (s && !(*FIELD (dst, k->off, char *) = strdup (s)))
+                goto nomem;
+        }
+        else if (k->type == K_USERS) {
+            const uid_t *u = *FIELD (src, k->off, uid_t *);
+            size_t n = *FIELD (src, k->off_aux, size_t);
+            uid_t *copy;
+            if (!u || n == 0)
+                continue;
+            if (!(copy = calloc (n, sizeof (*copy))))
+                goto nomem;
+            memcpy (copy, u, n * sizeof (*copy));
+            *FIELD (dst, k->off, uid_t *) = copy;
+        }
+    }
+    return 0;
+nomem:
+    conf_clear (dst);
+    errno = ENOMEM;
+    return -1;
+}
+
+/* Copy s into p->shown for quoting in a message: bounded, with control
+ * characters replaced, because messages end up in syslog and terminals.
+ */
+static const char *show (struct parser *p, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < CONF_SHOW_MAX && s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        p->shown[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    if (s[i]) {
+        memcpy (p->shown + i, "...", 4);
+        return p->shown;
+    }
+    p->shown[i] = '\0';
+    return p->shown;
+}
+
+static int fail_at (struct parser *p,
+                    const yaml_mark_t *m,
+                    int errnum,
+                    const char *fmt,
+                    ...) __attribute__ ((format (printf, 4, 5)));
+
+static int fail_at (struct parser *p,
+                    const yaml_mark_t *m,
+                    int errnum,
+                    const char *fmt,
+                    ...)
+{
+    char buf[sizeof (p->error->text)];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    p->errnum = errnum;
+    return tr_errprintf_at (p->error, p->name, m ? (int)m->line + 1 : 0,
+                            m ? (int)m->column + 1 : 0, "%s", buf);
+}
+
+static int fail_key (struct parser *p,
+                     const struct key *k,
+                     const yaml_mark_t *m,
+                     const char *fmt,
+                     ...) __attribute__ ((format (printf, 4, 5)));
+
+/* A value error: "file:line:col: section.key: message". */
+static int fail_key (struct parser *p,
+                     const struct key *k,
+                     const yaml_mark_t *m,
+                     const char *fmt,
+                     ...)
+{
+    char buf[sizeof (p->error->text)];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    return fail_at (p, m, EINVAL, "%s.%s: %s", k->section, k->name, buf);
+}
+
+static int nomem (struct parser *p)
+{
+    return fail_at (p, NULL, ENOMEM, "out of memory");
+}
+
+/* Levenshtein distance, or SIZE_MAX when a string is too long to be a
+ * plausible typo of a schema name.
+ */
+static size_t edit_distance (const char *a, const char *b)
+{
+    size_t la = strlen (a), lb = strlen (b);
+    size_t row[CONF_MAX_NAME + 1];
+
+    if (la > CONF_MAX_NAME || lb > CONF_MAX_NAME)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* Is d close enough for a suggestion?  Never suggest a name that shares
+ * nothing with what was typed ("ab" -> "cd").
+ */
+static bool near (size_t d, const char *typed)
+{
+    return d <= CONF_SUGGEST_MAX && d < strlen (typed);
+}
+
+static int section_index (const char *name)
+{
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        if (!strcmp (sections[i], name))
+            return (int)i;
+    }
+    return -1;
+}
+
+static int key_index (const char *section, const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!strcmp (schema[i].section, section)
+            && !strcmp (schema[i].name, name))
+            return (int)i;
+    }
+    return -1;
+}
+
+static const char *event_kind (const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT:
+        return "scalar";
+    case YAML_SEQUENCE_START_EVENT:
+        return "sequence";
+    case YAML_MAPPING_START_EVENT:
+        return "mapping";
+    default:
+        return "YAML event";
+    }
+}
+
+/* YAML null: an empty or '~'/'null' plain scalar (YAML 1.2 core schema).
+ * A quoted "" is an empty string, not null.
+ */
+static bool is_null (const yaml_event_t *ev)
+{
+    const char *v = (const char *)ev->data.scalar.value;
+
+    if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    return !v[0] || !strcmp (v, "~") || !strcmp (v, "null")
+           || !strcmp (v, "Null") || !strcmp (v, "NULL");
+}
+
+/* Turn a libyaml failure into an error.  Reader errors (bad UTF-8,
+ * control characters) carry a byte offset instead of a mark.
+ */
+static int yaml_fail (struct parser *p)
+{
+    yaml_parser_t *yp = &p->yp;
+    const char *problem = yp->problem ? yp->problem : "invalid YAML";
+
+    switch (yp->error) {
+    case YAML_MEMORY_ERROR:
+        return nomem (p);
+    case YAML_READER_ERROR: {
+        yaml_mark_t m = { 0, 0, 0 };
+        size_t end = yp->problem_offset < p->len ? yp->problem_offset : p->len;
+        for (size_t i = 0; i < end; i++) {
+            unsigned char c = (unsigned char)p->text[i];
+            if (c == '\n') {
+                m.line++;
+                m.column = 0;
+            }
+            else if ((c & 0xc0) != 0x80)
+                m.column++;
+        }
+        if (yp->problem_value >= 0)
+            return fail_at (p, &m, EINVAL, "%s (byte 0x%02x)", problem,
+                            (unsigned)yp->problem_value & 0xffu);
+        return fail_at (p, &m, EINVAL, "%s", problem);
+    }
+    default:
+        if (yp->context)
+            return fail_at (p, &yp->problem_mark, EINVAL,
+                            "%s (%s started at line %d)", problem, yp->context,
+                            (int)yp->context_mark.line + 1);
+        return fail_at (p, &yp->problem_mark, EINVAL, "%s", problem);
+    }
+}
+
+/* Next event, with the YAML features this format does not use turned
+ * into errors: aliases and anchors (a config that refers to itself is
+ * hard to read and invites billion-laughs inputs) and explicit tags (all
+ * values are read from their text, so a tag would promise something the
+ * parser does not do).  On success the caller owns *ev.
+ */
+static int next_event (struct parser *p, yaml_event_t *ev)
+{
+    const yaml_char_t *anchor = NULL;
+    const yaml_char_t *tag = NULL;
+
+    if (!yaml_parser_parse (&p->yp, ev))
+        return yaml_fail (p);
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT:
+        fail_at (p, &ev->start_mark, EINVAL, "aliases are not supported");
+        goto error;
+    case YAML_SCALAR_EVENT:
+        anchor = ev->data.scalar.anchor;
+        tag = ev->data.scalar.tag;
+        if (strlen ((const char *)ev->data.scalar.value)
+            != ev->data.scalar.length) {
+            fail_at (p, &ev->start_mark, EINVAL,
+                     "NUL characters are not allowed");
+            goto error;
+        }
+        break;
+    case YAML_SEQUENCE_START_EVENT:
+        anchor = ev->data.sequence_start.anchor;
+        tag = ev->data.sequence_start.tag;
+        break;
+    case YAML_MAPPING_START_EVENT:
+        anchor = ev->data.mapping_start.anchor;
+        tag = ev->data.mapping_start.tag;
+        break;
+    default:
+        break;
+    }
+    if (anchor) {
+        fail_at (p, &ev->start_mark, EINVAL, "anchors are not supported");
+        goto error;
+    }
+    if (tag) {
+        fail_at (p, &ev->start_mark, EINVAL, "tags are not supported");
+        goto error;
+    }
+    return 0;
+error:
+    yaml_event_delete (ev);
+    return -1;
+}
+
+/* Numeric ids are taken as given (they need not exist in passwd/group,
+ * as with chown).  Returns 1 and *idp for a number, 0 for a name, -1
+ * for a number out of range.
+ */
+static int parse_id (const char *s, unsigned long *idp)
+{
+    unsigned long v;
+    char *end;
+
+    if (!s[0] || strspn (s, "0123456789") != strlen (s))
+        return 0;
+    errno = 0;
+    v = strtoul (s, &end, 10);
+    /* (uid_t)-1 means "no change" to chown and friends. */
+    if (errno || *end || v >= (unsigned long)(uid_t)-1)
+        return -1;
+    *idp = v;
+    return 1;
+}
+
+/* Buffer size for the get*_r functions, which report ERANGE when it is
+ * too small (LDAP groups can be large).
+ */
+static size_t nss_bufsize (int which)
+{
+    long n = sysconf (which);
+    return n > 0 ? (size_t)n : 1024;
+}
+
+/* Map a get*nam_r result to errno: several "not found" codes exist in
+ * the wild (getpwnam_r(3) NOTES).
+ */
+static int nss_errno (int rc)
+{
+    if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
+        return ENOENT;
+    return rc;
+}
+
+/* Resolve a user name or uid.  Returns 0, or -1 with errno ENOENT (no
+ * such user), ERANGE (uid out of range), ENOMEM or a lookup error.
+ */
+static int resolve_user (const char *s, uid_t *uidp)
+{
+    size_t size = nss_bufsize (_SC_GETPW_R_SIZE_MAX);
+    unsigned long id;
+    int rc;
+
+    if ((rc = parse_id (s, &id)) != 0) {
+        if (rc < 0) {
+            errno = ERANGE;
+            return -1;
+        }
+        *uidp = (uid_t)id;
+        return 0;
+    }
+    for (;;) {
+        struct passwd pw, *res = NULL;
+        char *buf = malloc (size);
+        if (!buf)
+            return -1;
+        rc = getpwnam_r (s, &pw, buf, size, &res);
+        if (rc == 0 && res) {
+            *uidp = pw.pw_uid;
+            free (buf);
+            return 0;
+        }
+        free (buf);
+        if (rc == ERANGE && size < CONF_MAX_SIZE) {
+            size *= 2;
+            continue;
+        }
+        errno = nss_errno (rc);
+        return -1;
+    }
+}
+
+static int resolve_group (const char *s, gid_t *gidp)
+{
+    size_t size = nss_bufsize (_SC_GETGR_R_SIZE_MAX);
+    unsigned long id;
+    int rc;
+
+    if ((rc = parse_id (s, &id)) != 0) {
+        if (rc < 0) {
+            errno = ERANGE;
+            return -1;
+        }
+        *gidp = (gid_t)id;
+        return 0;
+    }
+    for (;;) {
+        struct group gr, *res = NULL;
+        char *buf = malloc (size);
+        if (!buf)
+            return -1;
+        rc = getgrnam_r (s, &gr, buf, size, &res);
+        if (rc == 0 && res) {
+            *gidp = gr.gr_gid;
+            free (buf);
+            return 0;
+        }
+        free (buf);
+        if (rc == ERANGE && size < CONF_MAX_SIZE) {
+            size *= 2;
+            continue;
+        }
+        errno = nss_errno (rc);
+        return -1;
+    }
+}
+
+static int user_fail (struct parser *p,
+                      const struct key *k,
+                      const yaml_mark_t *m,
+                      const char *s)
+{
+    char ebuf[128];
+
+    if (errno == ENOMEM)
+        return nomem (p);
+    if (errno == ENOENT)
+        return fail_key (p, k, m, "unknown user '%s'", show (p, s));
+    if (errno == ERANGE)
+        return fail_key (p, k, m, "'%s' is not a valid uid", show (p, s));
+    return fail_key (p, k, m, "cannot look up user '%s': %s", show (p, s),
+                     strerror_r (errno, ebuf, sizeof (ebuf)));
+}
+
+static int group_fail (struct parser *p,
+                       const struct key *k,
+                       const yaml_mark_t *m,
+                       const char *s)
+{
+    char ebuf[128];
+
+    if (errno == ENOMEM)
+        return nomem (p);
+    if (errno == ENOENT)
+        return fail_key (p, k, m, "unknown group '%s'", show (p, s));
+    if (errno == ERANGE)
+        return fail_key (p, k, m, "'%s' is not a valid gid", show (p, s));
+    return fail_key (p, k, m, "cannot look up group '%s': %s", show (p, s),
+                     strerror_r (errno, ebuf, sizeof (ebuf)));
+}
+
+static bool has_control (const char *s)
+{
+    for (; *s; s++) {
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+            return true;
+    }
+    return false;
+}
+
+/* The name ends up as a directory in the shared store, so it must not
+ * be able to climb out of it or hide ("..", ".x", "a/b").
+ */
+static bool valid_name (const char *s)
+{
+    size_t len = strlen (s);
+
+    if (len < 1 || len > CONF_MAX_NAME || s[0] == '.')
+        return false;
+    return strspn (s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "abcdefghijklmnopqrstuvwxyz"
+                      "0123456789._-")
+           == len;
+}
+
+static int check_path (struct parser *p,
+                       const struct key *k,
+                       const yaml_mark_t *m,
+                       const char *s)
+{
+    if (s[0] != '/')
+        return fail_key (p, k, m, "must be an absolute path");
+    if (strlen (s) >= PATH_MAX)
+        return fail_key (p, k, m, "path is longer than %d bytes", PATH_MAX - 1);
+    if (has_control (s))
+        return fail_key (p, k, m, "path contains a control character");
+    return 0;
+}
+
+/* Permission bits are always read as octal, whether written 0640, 640,
+ * 0o640 or "0640": a decimal reading of 640 is never what was meant.
+ */
+static int parse_mode (const char *s, mode_t *modep)
+{
+    unsigned long v;
+    char *end;
+
+    if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O'))
+        s += 2;
+    if (!s[0] || strlen (s) > 6 || strspn (s, "01234567") != strlen (s))
+        return -1;
+    errno = 0;
+    v = strtoul (s, &end, 8);
+    if (errno || *end || v > 07777)
+        return -1;
+    *modep = (mode_t)v;
+    return 0;
+}
+
+/* A plain decimal number.  strtod alone would also take "inf", "nan"
+ * and hex floats, none of which a reader of the file would expect.
+ */
+static int parse_number (const char *s, double *vp)
+{
+    double v;
+    char *end;
+
+    if (!s[0] || strspn (s, "0123456789+-.eE") != strlen (s))
+        return -1;
+    errno = 0;
+    v = strtod (s, &end);
+    if (errno || *end || !isfinite (v))
+        return -1;
+    *vp = v;
+    return 0;
+}
+
+/* YAML 1.2 core schema booleans; yes/no/on/off (YAML 1.1) are not taken,
+ * as they are in no YAML library's default schema any more.
+ */
+static int parse_bool (const char *s, bool *vp)
+{
+    if (!strcmp (s, "true") || !strcmp (s, "True") || !strcmp (s, "TRUE"))
+        *vp = true;
+    else if (!strcmp (s, "false") || !strcmp (s, "False")
+             || !strcmp (s, "FALSE"))
+        *vp = false;
+    else
+        return -1;
+    return 0;
+}
+
+static int set_string (struct parser *p, const struct key *k, const char *s)
+{
+    char **sp = FIELD (p->conf, k->off, char *);
+    char *copy = strdup (s);
+
+    if (!copy)
+        return nomem (p);
+    free (*sp);
+    *sp = copy;
+    return 0;
+}
+
+static int set_enum (struct parser *p,
+                     const struct key *k,
+                     const yaml_mark_t *m,
+                     const char *s)
+{
+    char names[128] = "";
+    size_t len = 0;
+
+    for (const struct enum_name *e = k->enums; e->name; e++) {
+        if (!strcasecmp (e->name, s)) {
+            *FIELD (p->conf, k->off, int) = e->value;
+            return 0;
+        }
+    }
+    for (const struct enum_name *e = k->enums; e->name; e++) {
+        int n = snprintf (names + len, sizeof (names) - len, "%s%s",
+                          len ? ", " : "", e->name);
+        if (n < 0 || (size_t)n >= sizeof (names) - len)
+            break;
+        len += (size_t)n;
+    }
+    return fail_key (p, k, m, "expected one of %s, got '%s'", names,
+                     show (p, s));
+}
+
+static int set_number (struct parser *p,
+                       const struct key *k,
+                       const yaml_mark_t *m,
+                       const char *s)
+{
+    double v;
+
+    if (parse_number (s, &v) < 0)
+        return fail_key (p, k, m, "expected a number, got '%s'", show (p, s));
+    if (v > k->max || v < k->min || (k->min_open && v == k->min))
+        return fail_key (p, k, m, "%s is out of range %c%g, %g]", show (p, s),
+                         k->min_open ? '(' : '[', k->min, k->max);
+    *FIELD (p->conf, k->off, double) = v;
+    return 0;
+}
+
+/* Set a scalar-valued key from its text.  Null values were handled by
+ * the caller.
+ */
+static int set_scalar (struct parser *p,
+                       const struct key *k,
+                       const yaml_mark_t *m,
+                       const char *s)
+{
+    switch (k->type) {
+    case K_NAME:
+        if (!valid_name (s))
+            return fail_key (p, k, m,
+                             "'%s' is not a valid name (1 to %d of "
+                             "A-Z a-z 0-9 . _ -, not starting with '.')",
+                             show (p, s), CONF_MAX_NAME);
+        return set_string (p, k, s);
+    case K_PATH:
+        if (check_path (p, k, m, s) < 0)
+            return -1;
+        return set_string (p, k, s);
+    case K_LOG:
+        if (strcmp (s, "syslog") && strcmp (s, "stderr") && s[0] != '/')
+            return fail_key (p, k, m,
+                             "expected syslog, stderr or an absolute "
+                             "path, got '%s'",
+                             show (p, s));
+        if (s[0] == '/' && check_path (p, k, m, s) < 0)
+            return -1;
+        return set_string (p, k, s);
+    case K_MODE:
+        if (parse_mode (s, FIELD (p->conf, k->off, mode_t)) < 0)
+            return fail_key (p, k, m, "'%s' is not an octal mode", show (p, s));
+        return 0;
+    case K_NUMBER:
+        return set_number (p, k, m, s);
+    case K_BOOL:
+        if (parse_bool (s, FIELD (p->conf, k->off, bool)) < 0)
+            return fail_key (p, k, m, "expected true or false, got '%s'",
+                             show (p, s));
+        return 0;
+    case K_ENUM:
+        return set_enum (p, k, m, s);
+    case K_OWNER:
+        if (!strcmp (s, "job")) {
+            *FIELD (p->conf, k->off_aux, bool) = true;
+            return 0;
+        }
+        if (resolve_user (s, FIELD (p->conf, k->off, uid_t)) < 0)
+            return user_fail (p, k, m, s);
+        *FIELD (p->conf, k->off_aux, bool) = false;
+        return 0;
+    case K_GROUP:
+        if (resolve_group (s, FIELD (p->conf, k->off, gid_t)) < 0)
+            return group_fail (p, k, m, s);
+        *FIELD (p->conf, k->off_aux, bool) = true;
+        return 0;
+    case K_USERS:
+        break;
+    }
+    errno = EINVAL;
+    return fail_key (p, k, m, "internal error: not a scalar key");
+}
+
+/* An empty value: unsets an optional key, else is an error (an empty
+ * "key:" is usually a half-edited line).
+ */
+static int set_null (struct parser *p,
+                     const struct key *k,
+                     const yaml_mark_t *m)
+{
+    if (!k->optional)
+        return fail_key (p, k, m, "missing value");
+    if (is_string_key (k)) {
+        char **sp = FIELD (p->conf, k->off, char *);
+        free (*sp);
+        *sp = NULL;
+    }
+    else if (k->type == K_GROUP)
+        *FIELD (p->conf, k->off_aux, bool) = false;
+    return 0;
+}
+
+/* Append uid to a list unless present.  The list has room (CONF_MAX_LIST
+ * + 1 entries, the +1 for an implied root).
+ */
+static void list_add (uid_t *list, size_t *n, uid_t uid)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (list[i] == uid)
+            return;
+    }
+    list[(*n)++] = uid;
+}
+
+static void set_list (tr_conf_t *conf,
+                      const struct key *k,
+                      uid_t *list,
+                      size_t n)
+{
+    uid_t **up = FIELD (conf, k->off, uid_t *);
+
+    free (*up);
+    *up = list;
+    *FIELD (conf, k->off_aux, size_t) = n;
+}
+
+/* A user list; the SEQUENCE_START event was consumed, start is its mark. */
+static int parse_users (struct parser *p,
+                        const struct key *k,
+                        const yaml_mark_t *start)
+{
+    uid_t *list;
+    size_t n = 0, items = 0;
+    yaml_event_t ev;
+
+    if (!(list = calloc (CONF_MAX_LIST + 1, sizeof (*list))))
+        return nomem (p);
+    if (k->add_root)
+        list_add (list, &n, 0);
+    for (;;) {
+        const char *s;
+        uid_t uid;
+
+        if (next_event (p, &ev) < 0)
+            goto error;
+        if (ev.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete (&ev);
+            break;
+        }
+        if (ev.type != YAML_SCALAR_EVENT) {
+            fail_key (p, k, &ev.start_mark,
+                      "expected a user name or uid, got a %s",
+                      event_kind (&ev));
+            goto error_event;
+        }
+        s = (const char *)ev.data.scalar.value;
+        if (is_null (&ev)) {
+            fail_key (p, k, &ev.start_mark, "empty entry in the list");
+            goto error_event;
+        }
+        if (++items > CONF_MAX_LIST) {
+            fail_key (p, k, &ev.start_mark, "more than %d entries",
+                      CONF_MAX_LIST);
+            goto error_event;
+        }
+        if (resolve_user (s, &uid) < 0) {
+            user_fail (p, k, &ev.start_mark, s);
+            goto error_event;
+        }
+        list_add (list, &n, uid);
+        yaml_event_delete (&ev);
+    }
+    if (k->nonempty && n == 0) {
+        fail_key (p, k, start, "at least one user is required");
+        goto error;
+    }
+    set_list (p->conf, k, list, n);
+    return 0;
+error_event:
+    yaml_event_delete (&ev);
+error:
+    free (list);
+    return -1;
+}
+
+/* The value of key k, at the next event. */
+static int parse_value (struct parser *p, const struct key *k)
+{
+    yaml_event_t ev;
+    int rc;
+
+    if (next_event (p, &ev) < 0)
+        return -1;
+    p->value_mark[k - schema] = ev.start_mark;
+    if (k->type == K_USERS) {
+        if (ev.type == YAML_SEQUENCE_START_EVENT)
+            rc = parse_users (p, k, &ev.start_mark);
+        else if (ev.type == YAML_SCALAR_EVENT && is_null (&ev))
+            rc = fail_key (p, k, &ev.start_mark,
+                           "missing value (write [] for an empty list)");
+        else
+            rc = fail_key (p, k, &ev.start_mark,
+                           "expected a list of users, got a %s",
+                           event_kind (&ev));
+    }
+    else if (ev.type != YAML_SCALAR_EVENT)
+        rc = fail_key (p, k, &ev.start_mark,
+                       "expected a single value, got a %s", event_kind (&ev));
+    else if (is_null (&ev))
+        rc = set_null (p, k, &ev.start_mark);
+    else
+        rc = set_scalar (p, k, &ev.start_mark,
+                         (const char *)ev.data.scalar.value);
+    yaml_event_delete (&ev);
+    return rc;
+}
+
+static int unknown_key (struct parser *p,
+                        const char *section,
+                        const yaml_mark_t *m,
+                        const char *name)
+{
+    const struct key *best = NULL;
+    size_t best_d = SIZE_MAX;
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        size_t d;
+        if (strcmp (schema[i].section, section))
+            continue;
+        d = edit_distance (name, schema[i].name);
+        if (near (d, name) && d < best_d) {
+            best = &schema[i];
+            best_d = d;
+        }
+    }
+    if (best)
+        return fail_at (p, m, EINVAL,
+                        "unknown key '%s' in section '%s' (did you mean "
+                        "'%s'?)",
+                        show (p, name), section, best->name);
+    /* Right key, wrong section. */
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!strcmp (schema[i].name, name))
+            return fail_at (p, m, EINVAL,
+                            "unknown key '%s' in section '%s' (did you "
+                            "mean '%s.%s'?)",
+                            show (p, name), section, schema[i].section,
+                            schema[i].name);
+    }
+    return fail_at (p, m, EINVAL, "unknown key '%s' in section '%s'",
+                    show (p, name), section);
+}
+
+static int unknown_section (struct parser *p,
+                            const yaml_mark_t *m,
+                            const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    const char *dot = strchr (name, '.');
+
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        size_t d = edit_distance (name, sections[i]);
+        if (near (d, name) && d < best_d) {
+            best = sections[i];
+            best_d = d;
+        }
+    }
+    if (best)
+        return fail_at (p, m, EINVAL,
+                        "unknown section '%s' (did you mean '%s'?)",
+                        show (p, name), best);
+    /* "sampling.interval: 2" at the top level: the docs' key notation
+     * written literally.
+     */
+    if (dot) {
+        for (size_t i = 0; i < NKEYS; i++) {
+            const struct key *k = &schema[i];
+            size_t sl = strlen (k->section);
+            if (sl == (size_t)(dot - name) && !strncmp (name, k->section, sl)
+                && !strcmp (dot + 1, k->name))
+                return fail_at (p, m, EINVAL,
+                                "unknown section '%s' (write '%s' as key "
+                                "'%s' under a '%s:' section)",
+                                show (p, name), name, k->name, k->section);
+        }
+    }
+    return fail_at (p, m, EINVAL, "unknown section '%s'", show (p, name));
+}
+
+/* The keys of section si; its MAPPING_START was consumed. */
+static int parse_section (struct parser *p, int si)
+{
+    const char *section = sections[si];
+
+    for (;;) {
+        yaml_event_t ev;
+        const char *name;
+        int ki;
+
+        if (next_event (p, &ev) < 0)
+            return -1;
+        if (ev.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete (&ev);
+            return 0;
+        }
+        if (ev.type != YAML_SCALAR_EVENT) {
+            fail_at (p, &ev.start_mark, EINVAL,
+                     "expected a key in section '%s', got a %s", section,
+                     event_kind (&ev));
+            goto error;
+        }
+        name = (const char *)ev.data.scalar.value;
+        if ((ki = key_index (section, name)) < 0) {
+            unknown_key (p, section, &ev.start_mark, name);
+            goto error;
+        }
+        if (p->key_line[ki]) {
+            fail_at (p, &ev.start_mark, EINVAL,
+                     "duplicate key '%s' in section '%s' (first at line %d)",
+                     name, section, p->key_line[ki]);
+            goto error;
+        }
+        p->key_line[ki] = (int)ev.start_mark.line + 1;
+        yaml_event_delete (&ev);
+        if (parse_value (p, &schema[ki]) < 0)
+            return -1;
+        continue;
+error:
+        yaml_event_delete (&ev);
+        return -1;
+    }
+}
+
+/* The sections of the top-level mapping; its MAPPING_START was consumed. */
+static int parse_sections (struct parser *p)
+{
+    for (;;) {
+        yaml_event_t ev, val;
+        const char *name;
+        int si;
+
+        if (next_event (p, &ev) < 0)
+            return -1;
+        if (ev.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete (&ev);
+            return 0;
+        }
+        if (ev.type != YAML_SCALAR_EVENT) {
+            fail_at (p, &ev.start_mark, EINVAL,
+                     "expected a section name, got a %s", event_kind (&ev));
+            goto error;
+        }
+        name = (const char *)ev.data.scalar.value;
+        if ((si = section_index (name)) < 0) {
+            unknown_section (p, &ev.start_mark, name);
+            goto error;
+        }
+        if (p->section_line[si]) {
+            fail_at (p, &ev.start_mark, EINVAL,
+                     "duplicate section '%s' (first at line %d)", name,
+                     p->section_line[si]);
+            goto error;
+        }
+        p->section_line[si] = (int)ev.start_mark.line + 1;
+        yaml_event_delete (&ev);
+
+        if (next_event (p, &val) < 0)
+            return -1;
+        if (val.type == YAML_MAPPING_START_EVENT) {
+            yaml_event_delete (&val);
+            if (parse_section (p, si) < 0)
+                return -1;
+        }
+        /* "section:" with every key commented out, as in the shipped
+         * file once an admin uncomments a section header only.
+         */
+        else if (val.type == YAML_SCALAR_EVENT && is_null (&val))
+            yaml_event_delete (&val);
+        else {
+            fail_at (p, &val.start_mark, EINVAL,
+                     "section '%s': expected a mapping of keys, got a %s",
+                     sections[si], event_kind (&val));
+            yaml_event_delete (&val);
+            return -1;
+        }
+        continue;
+error:
+        yaml_event_delete (&ev);
+        return -1;
+    }
+}
+
+/* Expect an event of type t (guaranteed by libyaml's grammar). */
+static int expect (struct parser *p, yaml_event_type_t t)
+{
+    yaml_event_t ev;
+
+    if (next_event (p, &ev) < 0)
+        return -1;
+    if (ev.type != t) {
+        fail_at (p, &ev.start_mark, EINVAL, "unexpected %s", event_kind (&ev));
+        yaml_event_delete (&ev);
+        return -1;
+    }
+    yaml_event_delete (&ev);
+    return 0;
+}
+
+static int parse_stream (struct parser *p)
+{
+    yaml_event_t ev;
+
+    if (expect (p, YAML_STREAM_START_EVENT) < 0)
+        return -1;
+    if (next_event (p, &ev) < 0)
+        return -1;
+    if (ev.type == YAML_STREAM_END_EVENT) {
+        /* Nothing but comments: all defaults. */
+        yaml_event_delete (&ev);
+        return 0;
+    }
+    yaml_event_delete (&ev); /* DOCUMENT_START */
+
+    if (next_event (p, &ev) < 0)
+        return -1;
+    if (ev.type == YAML_MAPPING_START_EVENT) {
+        yaml_event_delete (&ev);
+        if (parse_sections (p) < 0)
+            return -1;
+    }
+    else if (ev.type == YAML_SCALAR_EVENT && is_null (&ev))
+        yaml_event_delete (&ev);
+    else {
+        fail_at (p, &ev.start_mark, EINVAL,
+                 "expected a mapping of sections at the top level, got a %s",
+                 event_kind (&ev));
+        yaml_event_delete (&ev);
+        return -1;
+    }
+    if (expect (p, YAML_DOCUMENT_END_EVENT) < 0)
+        return -1;
+
+    if (next_event (p, &ev) < 0)
+        return -1;
+    if (ev.type != YAML_STREAM_END_EVENT) {
+        fail_at (p, &ev.start_mark, EINVAL,
+                 "only one YAML document is allowed");
+        yaml_event_delete (&ev);
+        return -1;
+    }
+    yaml_event_delete (&ev);
+    return 0;
+}
+
+/* Rules between keys, checked once the whole file is in.  The error
+ * points at whichever of the keys this file set.
+ */
+static int check_relations (struct parser *p)
+{
+    const tr_conf_t *c = p->conf;
+    int ri = key_index ("spool", "retry_interval");
+    int rm = key_index ("spool", "retry_max");
+
+    if (c->spool_retry_max_s < c->spool_retry_s) {
+        if (p->key_line[rm])
+            return fail_key (p, &schema[rm], &p->value_mark[rm],
+                             "%g is less than spool.retry_interval (%g)",
+                             c->spool_retry_max_s, c->spool_retry_s);
+        return fail_key (p, &schema[ri], &p->value_mark[ri],
+                         "%g is greater than spool.retry_max (%g)",
+                         c->spool_retry_s, c->spool_retry_max_s);
+    }
+    return 0;
+}
+
+static int load_buffer (tr_conf_t *conf,
+                        const char *name,
+                        const char *text,
+                        size_t len,
+                        tr_error_t *error)
+{
+    struct parser *p;
+    tr_conf_t work;
+    int rc = -1;
+
+    if (len > CONF_MAX_SIZE) {
+        errno = EINVAL;
+        return tr_errprintf_at (error, name, 0, 0,
+                                "file is larger than %d bytes", CONF_MAX_SIZE);
+    }
+    /* The parser state is a few kilobytes: keep it off the stack of
+     * whatever thread (slurmstepd's, say) calls us.
+     */
+    if (!(p = calloc (1, sizeof (*p)))) {
+        errno = ENOMEM;
+        return tr_errprintf_at (error, name, 0, 0, "out of memory");
+    }
+    p->name = name;
+    p->text = text;
+    p->len = len;
+    p->error = error;
+    p->errnum = EINVAL;
+    if (conf_copy (&work, conf) < 0) {
+        nomem (p);
+        goto out;
+    }
+    p->conf = &work;
+    if (!yaml_parser_initialize (&p->yp)) {
+        nomem (p);
+        goto out_work;
+    }
+    p->yp_init = true;
+    yaml_parser_set_input_string (&p->yp, (const unsigned char *)text, len);
+    yaml_parser_set_encoding (&p->yp, YAML_UTF8_ENCODING);
+    if (parse_stream (p) < 0 || check_relations (p) < 0)
+        goto out_work;
+    conf_clear (conf);
+    *conf = work;
+    rc = 0;
+    goto out;
+out_work:
+    conf_clear (&work);
+out:
+    if (p->yp_init)
+        yaml_parser_delete (&p->yp);
+    if (rc < 0)
+        errno = p->errnum;
+    free (p);
+    return rc;
+}
+
+tr_conf_t *tr_conf_create (void)
+{
+    struct parser p;
+    tr_conf_t *conf;
+
+    if (!(conf = calloc (1, sizeof (*conf))))
+        return NULL;
+    memset (&p, 0, sizeof (p));
+    p.name = "defaults";
+    p.conf = conf;
+    p.errnum = ENOMEM;
+    /* Defaults go through the same setters as the file, so a default
+     * can never be something the file could not say.
+     */
+    for (size_t i = 0; i < NKEYS; i++) {
+        const struct key *k = &schema[i];
+        static const yaml_mark_t none = { 0, 0, 0 };
+
+        if (!k->dflt)
+            continue;
+        if (k->type == K_USERS) {
+            uid_t *list = calloc (1, sizeof (*list));
+            uid_t uid;
+            if (!list)
+                goto error;
+            if (resolve_user (k->dflt, &uid) < 0) {
+                free (list);
+                goto error;
+            }
+            list[0] = uid;
+            set_list (conf, k, list, 1);
+        }
+        else if (set_scalar (&p, k, &none, k->dflt) < 0)
+            goto error;
+    }
+    return conf;
+error:
+    tr_conf_destroy (conf);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void tr_conf_destroy (tr_conf_t *conf)
+{
+    int saved = errno;
+
+    if (conf) {
+        conf_clear (conf);
+        free (conf);
+    }
+    errno = saved;
+}
+
+int tr_conf_load_string (tr_conf_t *conf,
+                         const char *name,
+                         const char *text,
+                         tr_error_t *error)
+{
+    if (!conf || !text) {
+        errno = EINVAL;
+        return tr_errprintf (error, "invalid argument");
+    }
+    return load_buffer (conf, name ? name : "(string)", text, strlen (text),
+                        error);
+}
+
+int tr_conf_load (tr_conf_t *conf, const char *path, tr_error_t *error)
+{
+    char ebuf[128];
+    struct stat st;
+    char *buf = NULL;
+    size_t len = 0, cap;
+    int fd, rc, saved;
+
+    if (!conf || !path) {
+        errno = EINVAL;
+        return tr_errprintf (error, "invalid argument");
+    }
+    /* Not O_NOFOLLOW: sites symlink /etc files into place.  O_NONBLOCK
+     * keeps a FIFO at the path from hanging us before the S_ISREG check.
+     */
+    fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        goto syserr;
+    if (fstat (fd, &st) < 0)
+        goto syserr_close;
+    if (!S_ISREG (st.st_mode)) {
+        close (fd);
+        errno = EINVAL;
+        return tr_errprintf_at (error, path, 0, 0, "not a regular file");
+    }
+    if (st.st_size > CONF_MAX_SIZE) {
+        close (fd);
+        errno = EINVAL;
+        return tr_errprintf_at (error, path, 0, 0,
+                                "file is larger than %d bytes", CONF_MAX_SIZE);
+    }
+    /* Size the buffer from fstat, but keep reading to EOF (bounded): a
+     * file being rewritten in place can grow under us.
+     */
+    cap = (size_t)st.st_size + 1;
+    if (!(buf = malloc (cap + 1)))
+        goto syserr_close;
+    for (;;) {
+        ssize_t n;
+        if (len == cap) {
+            char *bigger;
+            if (cap > CONF_MAX_SIZE)
+                break;
+            cap = cap * 2 > CONF_MAX_SIZE ? CONF_MAX_SIZE + 1 : cap * 2;
+            if (!(bigger = realloc (buf, cap + 1)))
+                goto syserr_close;
+            buf = bigger;
+        }
+        n = read (fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            goto syserr_close;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close (fd);
+    buf[len] = '\0';
+    rc = load_buffer (conf, path, buf, len, error);
+    free (buf);
+    return rc;
+syserr_close:
+    saved = errno;
+    free (buf);
+    close (fd);
+    errno = saved;
+syserr:
+    return tr_errprintf_at (error, path, 0, 0, "%s",
+                            strerror_r (errno, ebuf, sizeof (ebuf)));
+}
+
+const char *tr_conf_default_path (void)
+{
+    /* secure_getenv: should a front-end ever run set-id, the invoking
+     * user must not choose which file grants admin rights.
+     */
+    const char *env = secure_getenv ("TRACER_CONF");
+
+    if (env && env[0])
+        return env;
+    return SYSCONFDIR "/tracer/tracer.yaml";
+}
+
+int tr_conf_foreach_key (tr_conf_key_f fn, void *arg)
+{
+    if (!fn) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (size_t i = 0; i < NKEYS; i++) {
+        char full[64];
+        const struct key *k = &schema[i];
+
+        int n = snprintf (full, sizeof (full), "%s.%s", k->section, k->name);
+
+        if (n < 0 || (size_t)n >= sizeof (full)) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        fn (full, k->desc, k->doc_default, arg);
+    }
+    return 0;
+}

@@ -15,6 +15,9 @@
 #include "error.h"
 
 static void vset (tr_error_t *error, const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 2, 0)));
+
+static void vset (tr_error_t *error, const char *fmt, va_list ap)
 {
     int n = vsnprintf (error->text, sizeof (error->text), fmt, ap);
     /* Mark truncation visibly rather than silently cutting a message. */
