@@ -22,10 +22,17 @@ int tr_path_is_secure (const char *path, uid_t owner, tr_error_t *error);
  * opened with O_DIRECTORY|O_NOFOLLOW).  An existing directory is fine.
  * Returns an O_DIRECTORY fd for the final directory (caller closes), or
  * -1 with errno.
+ * Directories created get exactly 'mode' (fchmod, whatever the umask);
+ * existing ones keep theirs.  A component that is a symlink or not a
+ * directory fails with ELOOP or ENOTDIR, and the message names it.  Note
+ * that an absolute path is checked from "/", so a symlink anywhere in it
+ * (such as /var/run -> /run) is refused.
  */
 int tr_path_mkdir_p (const char *path, mode_t mode, tr_error_t *error);
 
-/* As tr_path_mkdir_p, relative to dirfd. */
+/* As tr_path_mkdir_p, relative to dirfd (AT_FDCWD allowed).  A ".."
+ * component is refused with EINVAL before anything is created.
+ */
 int tr_path_mkdirat_p (int dirfd,
                        const char *relpath,
                        mode_t mode,
@@ -37,6 +44,11 @@ int tr_path_mkdirat_p (int dirfd,
  * fsync of the directory.  On any failure the temporary is removed and
  * the previous content of name (if any) is untouched.
  * Returns 0 or -1 with errno (ENOSPC, EROFS, EDQUOT, ... preserved).
+ * name must be one path component (else EINVAL).  The temporary is
+ * ".<name>.tmp.<pid>.<random hex>": readers skip names starting with '.'.
+ * A symlink already at name is replaced, never written through.  If only
+ * the final fsync of the directory fails, -1 is returned although the
+ * new content is in place; writing again is harmless.
  */
 int tr_path_write_atomic (int dirfd,
                           const char *name,
@@ -50,6 +62,9 @@ int tr_path_write_atomic (int dirfd,
 /* Read a whole regular file (opened O_NOFOLLOW) of at most max bytes.
  * Returns a NUL-terminated buffer the caller must free(), with *lenp set;
  * NULL with errno (EFBIG when larger than max, ELOOP for a symlink).
+ * The open is non-blocking, so a FIFO fails at once: EINVAL for anything
+ * not a regular file, EISDIR for a directory.  Only the final component
+ * of path is protected by O_NOFOLLOW.
  */
 char *tr_path_read_file (int dirfd,
                          const char *path,

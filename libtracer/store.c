@@ -1,4 +1,977 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The record store: one file per (job, step, node) under a hashed job
+ * directory, plus per-day marker files for time-window scans (layout in
+ * store.h).  Root daemons on many nodes write it concurrently over NFS or
+ * Lustre, and users' CLIs read it, so: no locks, no appends, every file
+ * written by rename, and every lookup below the root made with *at() and
+ * O_NOFOLLOW from the root fd taken at open, so a symlink inside the
+ * store is never followed.  The root itself may be reached through a
+ * symlink an administrator made.
  */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "path.h"
+#include "record.h"
+#include "store.h"
+
+struct tr_store {
+    char *root; /* absolute, no trailing '/' (but "/") */
+    int rootfd;
+    struct tr_store_opts opts;
+    bool writable; /* opened with opts */
+};
+
+/* What a directory listing keeps. */
+enum list_kind {
+    LIST_DIRS,    /* subdirectories (opened later with O_NOFOLLOW) */
+    LIST_RECORDS, /* regular files named *.json */
+    LIST_MARKERS, /* regular files with a path-safe name */
+};
+
+/* The path components of a record, borrowed from the record. */
+struct ident {
+    const char *cluster;
+    const char *job_id;
+    const char *step_id;
+    const char *node;
+};
+
+/* State of one walk: the callback and what it has said so far. */
+struct walk {
+    tr_store_each_f fn;
+    void *arg;
+    int count;
+    int stopval;
+    bool stopped;
+};
+
+static void close_keep_errno (int fd)
+{
+    int saved = errno;
+    if (fd >= 0)
+        close (fd);
+    errno = saved;
+}
+
+static void unlink_keep_errno (int dirfd, const char *name)
+{
+    int saved = errno;
+    unlinkat (dirfd, name, 0);
+    errno = saved;
+}
+
+static void free_keep_errno (void *p)
+{
+    int saved = errno;
+    free (p);
+    errno = saved;
+}
+
+/* FNV-1a, 32 bit: cheap, stable across platforms and releases, which is
+ * all a bucket needs (the layout is on disk, so it must never change).
+ */
+static uint32_t fnv1a32 (const char *s)
+{
+    uint32_t h = 0x811c9dc5u;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x01000193u;
+    }
+    return h;
+}
+
+static unsigned int bucket_of (const char *job_id)
+{
+    return fnv1a32 (job_id) & 0xfffu;
+}
+
+static const char *ident_str (json_t *identity, const char *key)
+{
+    return json_string_value (json_object_get (identity, key));
+}
+
+static int get_ident (json_t *rec, struct ident *id, tr_error_t *error)
+{
+    json_t *identity = json_object_get (rec, "identity");
+    const struct {
+        const char *key;
+        const char **dst;
+    } fields[] = {
+        { "cluster", &id->cluster },
+        { "job_id", &id->job_id },
+        { "step_id", &id->step_id },
+        { "node", &id->node },
+    };
+
+    if (!json_is_object (identity)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "identity: expected an object");
+    }
+    for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++) {
+        const char *s = ident_str (identity, fields[i].key);
+        /* These become path components: refuse "..", "/", "" and
+         * anything else outside the safe set before touching the disk.
+         */
+        if (!s || !tr_record_id_is_safe (s)) {
+            errno = EINVAL;
+            return tr_errprintf (error, "identity.%s: %s", fields[i].key,
+                                 s ? "not safe as a path component"
+                                   : "expected a string");
+        }
+        *fields[i].dst = s;
+    }
+    return 0;
+}
+
+/* Format into buf, failing with ENAMETOOLONG on truncation. */
+static int fmt_path (char *buf, size_t size, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+static int fmt_path (char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start (ap, fmt);
+    n = vsnprintf (buf, size, fmt, ap);
+    va_end (ap);
+    if (n < 0 || (size_t)n >= size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+static int job_relpath (char *buf,
+                        size_t size,
+                        const char *cluster,
+                        const char *job_id)
+{
+    return fmt_path (buf, size, "%s/jobs/%03x/%s", cluster, bucket_of (job_id),
+                     job_id);
+}
+
+char *tr_store_relpath (json_t *rec)
+{
+    struct ident id = { NULL, NULL, NULL, NULL };
+    char buf[PATH_MAX];
+    char *s;
+
+    if (get_ident (rec, &id, NULL) < 0)
+        return NULL;
+    if (fmt_path (buf, sizeof (buf), "%s/jobs/%03x/%s/%s.%s.json", id.cluster,
+                  bucket_of (id.job_id), id.job_id, id.step_id, id.node)
+        < 0)
+        return NULL;
+    if (!(s = strdup (buf)))
+        errno = ENOMEM;
+    return s;
+}
+
+/* Create the root and any missing parents.  The root is configured by
+ * the administrator, so symlinks along it are followed; only what is
+ * created gets dir_mode.
+ */
+static int create_root (const char *root, mode_t mode)
+{
+    char *copy = strdup (root);
+    int rc = 0;
+
+    if (!copy) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (char *p = copy + 1;; p++) {
+        char saved = *p;
+        if (saved != '/' && saved != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir (copy, 0700) == 0) {
+            int fd =
+                open (copy, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0 || fchmod (fd, mode) < 0) {
+                close_keep_errno (fd);
+                rc = -1;
+            }
+            else
+                close (fd);
+        }
+        else if (errno != EEXIST)
+            rc = -1;
+        *p = saved;
+        if (rc < 0 || saved == '\0')
+            break;
+    }
+    free_keep_errno (copy);
+    return rc;
+}
+
+/* The root as an absolute path without trailing '/', not resolved (so a
+ * symlinked root keeps the name the administrator chose).
+ */
+static char *absolute_root (const char *root)
+{
+    char buf[PATH_MAX];
+    size_t len;
+
+    if (root[0] == '/') {
+        if (fmt_path (buf, sizeof (buf), "%s", root) < 0)
+            return NULL;
+    }
+    else {
+        char cwd[PATH_MAX];
+        if (!getcwd (cwd, sizeof (cwd)))
+            return NULL;
+        if (fmt_path (buf, sizeof (buf), "%s%s%s", cwd,
+                      strcmp (cwd, "/") == 0 ? "" : "/", root)
+            < 0)
+            return NULL;
+    }
+    len = strlen (buf);
+    while (len > 1 && buf[len - 1] == '/')
+        buf[--len] = '\0';
+    return strdup (buf);
+}
+
+tr_store_t *tr_store_open (const char *root,
+                           const struct tr_store_opts *opts,
+                           tr_error_t *error)
+{
+    tr_store_t *store;
+    const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+
+    if (!root || *root == '\0') {
+        errno = EINVAL;
+        tr_errprintf (error, "store: empty root path");
+        return NULL;
+    }
+    if (!(store = calloc (1, sizeof (*store)))) {
+        tr_errprintf (error, "store %s: out of memory", root);
+        return NULL;
+    }
+    store->rootfd = -1;
+    if (!(store->root = absolute_root (root))) {
+        if (errno == 0)
+            errno = ENOMEM;
+        tr_errprintf (error, "store %s: %s", root, strerror (errno));
+        goto error;
+    }
+    if (opts) {
+        store->opts = *opts;
+        store->writable = true;
+    }
+    store->rootfd = open (store->root, flags);
+    if (store->rootfd < 0 && errno == ENOENT && opts && opts->create) {
+        if (create_root (store->root, opts->dir_mode) < 0) {
+            tr_errprintf (error, "create store %s: %s", store->root,
+                          strerror (errno));
+            goto error;
+        }
+        store->rootfd = open (store->root, flags);
+    }
+    if (store->rootfd < 0) {
+        tr_errprintf (error, "open store %s: %s", store->root,
+                      strerror (errno));
+        goto error;
+    }
+    return store;
+error:
+    tr_store_destroy (store);
+    return NULL;
+}
+
+void tr_store_destroy (tr_store_t *store)
+{
+    if (store) {
+        int saved = errno;
+        if (store->rootfd >= 0)
+            close (store->rootfd);
+        free (store->root);
+        free (store);
+        errno = saved;
+    }
+}
+
+const char *tr_store_root (tr_store_t *store)
+{
+    return store ? store->root : NULL;
+}
+
+/* The UTC day ("YYYY-MM-DD") of a time in seconds. */
+static int format_day (time_t t, char *buf, size_t size)
+{
+    struct tm tm;
+
+    if (!gmtime_r (&t, &tm)) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    if (strftime (buf, size, "%Y-%m-%d", &tm) != 10) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    return 0;
+}
+
+/* The record's day: its end time, or its start time while it has none
+ * (a snapshot of a running step).
+ */
+static int record_day (json_t *rec, char *buf, size_t size, tr_error_t *error)
+{
+    json_t *t = json_object_get (rec, "time");
+    json_t *v = json_object_get (t, "end_unix_ms");
+    const char *key = "time.end_unix_ms";
+    json_int_t ms;
+
+    if (!v || json_is_null (v)) {
+        v = json_object_get (t, "start_unix_ms");
+        key = "time.start_unix_ms";
+    }
+    if (!json_is_integer (v) || (ms = json_integer_value (v)) < 0) {
+        errno = EINVAL;
+        return tr_errprintf (error, "%s: expected a non-negative integer", key);
+    }
+    if (format_day ((time_t)(ms / 1000), buf, size) < 0)
+        return tr_errprintf (error, "%s: %s", key, strerror (errno));
+    return 0;
+}
+
+/* The record's owner: the job's user, or the configured owner. */
+static int record_owner (tr_store_t *store,
+                         json_t *rec,
+                         uid_t *uidp,
+                         tr_error_t *error)
+{
+    json_t *v;
+    json_int_t uid;
+
+    if (!store->opts.owner_is_job) {
+        *uidp = store->opts.owner_uid;
+        return 0;
+    }
+    v = json_object_get (json_object_get (rec, "identity"), "uid");
+    /* -1 would mean "leave as is" to fchown: never let a record ask. */
+    if (!json_is_integer (v) || (uid = json_integer_value (v)) < 0
+        || (uintmax_t)uid >= (uintmax_t)(uid_t)-1) {
+        errno = EINVAL;
+        return tr_errprintf (error, "identity.uid: expected a uid");
+    }
+    *uidp = (uid_t)uid;
+    return 0;
+}
+
+/* Create the empty day marker for a job.  O_EXCL means an existing
+ * marker (another step or node of the job got there first) is left
+ * alone, and a symlink at the name is never followed.
+ */
+static int put_marker (tr_store_t *store,
+                       const struct ident *id,
+                       const char *day,
+                       uid_t uid,
+                       tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    struct stat st;
+    int dfd;
+    int fd;
+
+    if (fmt_path (rel, sizeof (rel), "%s/days/%s", id->cluster, day) < 0)
+        return tr_errprintf (error, "marker %s: %s", id->job_id,
+                             strerror (errno));
+    dfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
+    if (dfd < 0)
+        return -1;
+    fd = openat (dfd, id->job_id,
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno != EEXIST)
+            goto error;
+        if (fstatat (dfd, id->job_id, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            goto error;
+        if (!S_ISREG (st.st_mode)) {
+            errno = EEXIST;
+            tr_errprintf (error, "marker %s/%s/%s: not a regular file",
+                          store->root, rel, id->job_id);
+            close_keep_errno (dfd);
+            return -1;
+        }
+        close (dfd);
+        return 0;
+    }
+    if ((uid != (uid_t)-1 || store->opts.gid != (gid_t)-1)
+        && fchown (fd, uid, store->opts.gid) < 0)
+        goto error_unlink;
+    if (fchmod (fd, store->opts.file_mode) < 0)
+        goto error_unlink;
+    if (close (fd) < 0) {
+        fd = -1;
+        goto error_unlink;
+    }
+    /* Make the new entry durable, as for the record itself. */
+    if (fsync (dfd) < 0 && errno != EINVAL)
+        goto error;
+    close (dfd);
+    return 0;
+error_unlink:
+    close_keep_errno (fd);
+    unlink_keep_errno (dfd, id->job_id);
+error:
+    tr_errprintf (error, "marker %s/%s/%s: %s", store->root, rel, id->job_id,
+                  strerror (errno));
+    close_keep_errno (dfd);
+    return -1;
+}
+
+int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
+{
+    struct ident id = { NULL, NULL, NULL, NULL };
+    char rel[PATH_MAX];
+    char name[NAME_MAX + 1];
+    char day[16];
+    uid_t uid = (uid_t)-1;
+    char *data;
+    int jobfd;
+    int rc;
+
+    if (!store || !rec) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store put: invalid argument");
+    }
+    if (!store->writable) {
+        errno = EBADF;
+        return tr_errprintf (error, "store %s: opened read-only", store->root);
+    }
+    /* Everything that can be refused is checked before the first
+     * directory is created, so a bad record leaves no trace.
+     */
+    if (get_ident (rec, &id, error) < 0
+        || record_day (rec, day, sizeof (day), error) < 0
+        || record_owner (store, rec, &uid, error) < 0)
+        return -1;
+    if (job_relpath (rel, sizeof (rel), id.cluster, id.job_id) < 0
+        || fmt_path (name, sizeof (name), "%s.%s.json", id.step_id, id.node)
+               < 0)
+        return tr_errprintf (error, "store %s: record path: %s", store->root,
+                             strerror (errno));
+    if (!(data = tr_record_dumps (rec))) {
+        if (errno == 0)
+            errno = ENOMEM;
+        return tr_errprintf (error, "%s/%s/%s: cannot serialize record",
+                             store->root, rel, name);
+    }
+    jobfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
+    if (jobfd < 0) {
+        free_keep_errno (data);
+        return -1;
+    }
+    rc = tr_path_write_atomic (jobfd, name, data, strlen (data),
+                               store->opts.file_mode, uid, store->opts.gid,
+                               error);
+    close_keep_errno (jobfd);
+    free_keep_errno (data);
+    if (rc < 0)
+        return -1;
+    /* A failure here leaves the record in place but unlisted by day; the
+     * caller retries the whole put, which replaces the record by rename
+     * (no duplicate) and tries the marker again.
+     */
+    return put_marker (store, &id, day, uid, error);
+}
+
+/* Open relpath below dirfd, one component at a time, never following a
+ * symlink.  ELOOP or ENOTDIR means something other than a directory sits
+ * where the layout expects one.
+ */
+static int open_below (int dirfd, const char *relpath)
+{
+    char comp[NAME_MAX + 1];
+    const char *p = relpath;
+    int cur = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    while (cur >= 0 && *p) {
+        size_t n = strcspn (p, "/");
+        int next;
+
+        if (n == 0 || n >= sizeof (comp)
+            || (n == 2 && p[0] == '.' && p[1] == '.')) {
+            close (cur);
+            errno = n >= sizeof (comp) ? ENAMETOOLONG : EINVAL;
+            return -1;
+        }
+        memcpy (comp, p, n);
+        comp[n] = '\0';
+        next =
+            openat (cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close_keep_errno (cur);
+        cur = next;
+        p += n + (p[n] == '/');
+    }
+    return cur;
+}
+
+static bool has_suffix (const char *s, const char *suffix)
+{
+    size_t n = strlen (s);
+    size_t m = strlen (suffix);
+
+    return n > m && strcmp (s + n - m, suffix) == 0;
+}
+
+static bool is_day_name (const char *s)
+{
+    if (strlen (s) != 10)
+        return false;
+    for (int i = 0; i < 10; i++) {
+        if (i == 4 || i == 7 ? s[i] != '-' : (s[i] < '0' || s[i] > '9'))
+            return false;
+    }
+    return true;
+}
+
+static void closedir_keep_errno (DIR *dir)
+{
+    int saved = errno;
+    closedir (dir);
+    errno = saved;
+}
+
+static void free_names (char **names, size_t n)
+{
+    int saved = errno;
+
+    for (size_t i = 0; i < n; i++)
+        free (names[i]);
+    free (names);
+    errno = saved;
+}
+
+static int cmp_names (const void *a, const void *b)
+{
+    return strcmp (*(char *const *)a, *(char *const *)b);
+}
+
+/* Is this entry of the kind the listing keeps?  d_type answers without a
+ * system call on most file systems; DT_UNKNOWN (some NFS and XFS setups)
+ * falls back to fstatat without following.
+ */
+static bool entry_matches (int fd, const struct dirent *de, enum list_kind k)
+{
+    struct stat st;
+    unsigned char type = de->d_type;
+
+    if (de->d_name[0] == '.')
+        return false; /* ".", "..", and temporaries being written */
+    if (k == LIST_RECORDS && !has_suffix (de->d_name, ".json"))
+        return false;
+    if (k == LIST_MARKERS && !tr_record_id_is_safe (de->d_name))
+        return false;
+    if (type == DT_UNKNOWN) {
+        if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return false;
+        type = S_ISDIR (st.st_mode)   ? DT_DIR
+               : S_ISREG (st.st_mode) ? DT_REG
+                                      : DT_UNKNOWN;
+    }
+    return k == LIST_DIRS ? type == DT_DIR : type == DT_REG;
+}
+
+/* List the entries of directory fd (consumed) of one kind, sorted so
+ * output is the same on every run.  Caller frees with free_names().
+ */
+static int list_names (int fd, enum list_kind kind, char ***namesp, size_t *np)
+{
+    DIR *dir;
+    struct dirent *de;
+    char **names = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+
+    if (!(dir = fdopendir (fd))) {
+        close_keep_errno (fd);
+        return -1;
+    }
+    for (;;) {
+        errno = 0;
+        if (!(de = readdir (dir))) {
+            if (errno != 0)
+                goto error;
+            break;
+        }
+        if (!entry_matches (dirfd (dir), de, kind))
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nn = realloc (names, ncap * sizeof (*names));
+            if (!nn)
+                goto error;
+            names = nn;
+            cap = ncap;
+        }
+        if (!(names[n] = strdup (de->d_name)))
+            goto error;
+        n++;
+    }
+    closedir (dir);
+    if (n > 1)
+        qsort (names, n, sizeof (*names), cmp_names);
+    *namesp = names;
+    *np = n;
+    return 0;
+error:
+    if (errno == 0)
+        errno = ENOMEM;
+    closedir_keep_errno (dir);
+    free_names (names, n);
+    return -1;
+}
+
+/* Call the walk's function for each record in the job directory jobfd
+ * (consumed), named relative to the root as rel.
+ */
+static int walk_job (tr_store_t *store,
+                     int jobfd,
+                     const char *rel,
+                     struct walk *w,
+                     tr_error_t *error)
+{
+    char path[PATH_MAX];
+    char **names;
+    size_t n;
+
+    if (list_names (jobfd, LIST_RECORDS, &names, &n) < 0)
+        return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    for (size_t i = 0; i < n && !w->stopped; i++) {
+        int rc;
+        if (fmt_path (path, sizeof (path), "%s%s%s/%s", store->root,
+                      strcmp (store->root, "/") == 0 ? "" : "/", rel, names[i])
+            < 0) {
+            tr_errprintf (error, "%s/%s/%s: %s", store->root, rel, names[i],
+                          strerror (errno));
+            free_names (names, n);
+            return -1;
+        }
+        w->count++;
+        if ((rc = w->fn (path, w->arg)) != 0) {
+            w->stopped = true;
+            w->stopval = rc;
+        }
+    }
+    free_names (names, n);
+    return 0;
+}
+
+/* Walk one job by id.  A job with no directory is not an error here:
+ * returns 0 and counts nothing.
+ */
+static int walk_job_id (tr_store_t *store,
+                        const char *cluster,
+                        const char *job_id,
+                        struct walk *w,
+                        tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    int fd;
+
+    if (job_relpath (rel, sizeof (rel), cluster, job_id) < 0)
+        return tr_errprintf (error, "job %s: %s", job_id, strerror (errno));
+    if ((fd = open_below (store->rootfd, rel)) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             (errno == ELOOP || errno == ENOTDIR)
+                                 ? "is a symbolic link or not a directory"
+                                 : strerror (errno));
+    }
+    return walk_job (store, fd, rel, w, error);
+}
+
+static int check_ids (const char *cluster,
+                      const char *job_id,
+                      tr_error_t *error)
+{
+    if (!cluster || !tr_record_id_is_safe (cluster)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "cluster name not safe as a path "
+                                    "component");
+    }
+    if (job_id && !tr_record_id_is_safe (job_id)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "job id not safe as a path component");
+    }
+    return 0;
+}
+
+int tr_store_foreach_job (tr_store_t *store,
+                          const char *cluster,
+                          const char *job_id,
+                          tr_store_each_f fn,
+                          void *arg,
+                          tr_error_t *error)
+{
+    struct walk w = { fn, arg, 0, 0, false };
+
+    if (!store || !fn || !job_id) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store foreach: invalid argument");
+    }
+    if (check_ids (cluster, job_id, error) < 0)
+        return -1;
+    if (walk_job_id (store, cluster, job_id, &w, error) < 0)
+        return -1;
+    if (w.stopped)
+        return w.stopval;
+    if (w.count == 0) {
+        errno = ENOENT;
+        return tr_errprintf (error, "%s: no records of job %s", cluster,
+                             job_id);
+    }
+    return w.count;
+}
+
+/* A job id seen in the window, with the order it was first seen in. */
+struct seen {
+    char *job_id;
+    size_t seq;
+};
+
+static int cmp_seen_id (const void *a, const void *b)
+{
+    const struct seen *x = a;
+    const struct seen *y = b;
+    int c = strcmp (x->job_id, y->job_id);
+
+    if (c != 0)
+        return c;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_seen_seq (const void *a, const void *b)
+{
+    const struct seen *x = a;
+    const struct seen *y = b;
+
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Collect the job ids of every marker in days [from_day, to_day] into
+ * *seenp: day by day, sorted within a day, each id once (a job that ran
+ * over midnight has markers on both days only if its steps ended on
+ * both, but it is listed once).
+ */
+static int collect_window (tr_store_t *store,
+                           const char *cluster,
+                           const char *from_day,
+                           const char *to_day,
+                           struct seen **seenp,
+                           size_t *np,
+                           tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **days = NULL;
+    size_t ndays = 0;
+    struct seen *seen = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    size_t out = 0;
+    int fd;
+
+    if (fmt_path (rel, sizeof (rel), "%s/days", cluster) < 0)
+        return tr_errprintf (error, "%s: %s", cluster, strerror (errno));
+    if ((fd = open_below (store->rootfd, rel)) < 0) {
+        if (errno == ENOENT)
+            goto done;
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    }
+    /* Listing the days that exist, rather than trying every day of the
+     * window, keeps a scan of "since 2020" as cheap as the store is
+     * sparse.  YYYY-MM-DD names sort like the dates they are.
+     */
+    if (list_names (fd, LIST_DIRS, &days, &ndays) < 0)
+        return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    for (size_t d = 0; d < ndays; d++) {
+        char **jobs;
+        size_t njobs;
+
+        if (!is_day_name (days[d]) || strcmp (days[d], from_day) < 0
+            || strcmp (days[d], to_day) > 0)
+            continue;
+        if (fmt_path (rel, sizeof (rel), "%s/days/%s", cluster, days[d]) < 0
+            || (fd = open_below (store->rootfd, rel)) < 0
+            || list_names (fd, LIST_MARKERS, &jobs, &njobs) < 0) {
+            tr_errprintf (error, "list %s/%s/days/%s: %s", store->root, cluster,
+                          days[d], strerror (errno));
+            goto error;
+        }
+        for (size_t j = 0; j < njobs; j++) {
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 64;
+                struct seen *ns = realloc (seen, ncap * sizeof (*seen));
+                if (!ns) {
+                    for (; j < njobs; j++)
+                        free (jobs[j]);
+                    free (jobs);
+                    tr_errprintf (error, "out of memory");
+                    goto error;
+                }
+                seen = ns;
+                cap = ncap;
+            }
+            seen[n].job_id = jobs[j];
+            seen[n].seq = n;
+            n++;
+        }
+        free (jobs);
+    }
+    /* De-duplicate: sort by id, drop all but the first sighting, then
+     * restore the order of first sighting.
+     */
+    if (n > 1) {
+        qsort (seen, n, sizeof (*seen), cmp_seen_id);
+        for (size_t i = 0; i < n; i++) {
+            if (out > 0 && strcmp (seen[out - 1].job_id, seen[i].job_id) == 0)
+                free (seen[i].job_id);
+            else
+                seen[out++] = seen[i];
+        }
+        qsort (seen, out, sizeof (*seen), cmp_seen_seq);
+    }
+    else
+        out = n;
+done:
+    free_names (days, ndays);
+    *seenp = seen;
+    *np = out;
+    return 0;
+error:
+    free_names (days, ndays);
+    for (size_t i = 0; i < n; i++)
+        free_keep_errno (seen[i].job_id);
+    free_keep_errno (seen);
+    return -1;
+}
+
+int tr_store_foreach_window (tr_store_t *store,
+                             const char *cluster,
+                             time_t from,
+                             time_t to,
+                             tr_store_each_f fn,
+                             void *arg,
+                             tr_error_t *error)
+{
+    struct walk w = { fn, arg, 0, 0, false };
+    char from_day[16];
+    char to_day[16];
+    struct seen *seen = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    if (!store || !fn || from > to) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store foreach: invalid argument");
+    }
+    if (check_ids (cluster, NULL, error) < 0)
+        return -1;
+    if (format_day (from, from_day, sizeof (from_day)) < 0
+        || format_day (to, to_day, sizeof (to_day)) < 0)
+        return tr_errprintf (error, "time window: %s", strerror (errno));
+    if (collect_window (store, cluster, from_day, to_day, &seen, &n, error) < 0)
+        return -1;
+    for (size_t i = 0; i < n && rc == 0 && !w.stopped; i++)
+        rc = walk_job_id (store, cluster, seen[i].job_id, &w, error);
+    for (size_t i = 0; i < n; i++)
+        free_keep_errno (seen[i].job_id);
+    free_keep_errno (seen);
+    if (rc < 0)
+        return -1;
+    return w.stopped ? w.stopval : w.count;
+}
+
+/* Walk <cluster>/jobs/<bucket>/<job>/ for one cluster directory. */
+static int walk_cluster (tr_store_t *store,
+                         const char *cluster,
+                         struct walk *w,
+                         tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **buckets;
+    size_t nb;
+    int fd;
+    int rc = 0;
+
+    if (fmt_path (rel, sizeof (rel), "%s/jobs", cluster) < 0)
+        return 0;
+    if ((fd = open_below (store->rootfd, rel)) < 0)
+        return 0; /* not a cluster directory: nothing of ours */
+    if (list_names (fd, LIST_DIRS, &buckets, &nb) < 0)
+        return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    for (size_t b = 0; b < nb && rc == 0 && !w->stopped; b++) {
+        char **jobs;
+        size_t nj;
+
+        if (fmt_path (rel, sizeof (rel), "%s/jobs/%s", cluster, buckets[b]) < 0
+            || (fd = open_below (store->rootfd, rel)) < 0)
+            continue;
+        if (list_names (fd, LIST_DIRS, &jobs, &nj) < 0) {
+            rc = tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                               strerror (errno));
+            break;
+        }
+        for (size_t j = 0; j < nj && rc == 0 && !w->stopped; j++) {
+            if (fmt_path (rel, sizeof (rel), "%s/jobs/%s/%s", cluster,
+                          buckets[b], jobs[j])
+                    < 0
+                || (fd = open_below (store->rootfd, rel)) < 0)
+                continue; /* replaced by a non-directory since listed */
+            rc = walk_job (store, fd, rel, w, error);
+        }
+        free_names (jobs, nj);
+    }
+    free_names (buckets, nb);
+    return rc;
+}
+
+int tr_store_foreach_all (tr_store_t *store,
+                          tr_store_each_f fn,
+                          void *arg,
+                          tr_error_t *error)
+{
+    struct walk w = { fn, arg, 0, 0, false };
+    char **clusters;
+    size_t nc;
+    int fd;
+    int rc = 0;
+
+    if (!store || !fn) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store foreach: invalid argument");
+    }
+    fd = openat (store->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || list_names (fd, LIST_DIRS, &clusters, &nc) < 0)
+        return tr_errprintf (error, "list %s: %s", store->root,
+                             strerror (errno));
+    for (size_t c = 0; c < nc && rc == 0 && !w.stopped; c++)
+        rc = walk_cluster (store, clusters[c], &w, error);
+    free_names (clusters, nc);
+    if (rc < 0)
+        return -1;
+    return w.stopped ? w.stopval : w.count;
+}

@@ -39,6 +39,9 @@ struct tr_store_opts {
 
 /* Open (and, with opts->create, create) a store at root.  opts may be
  * NULL for read-only use.  Returns NULL with errno and error text.
+ * The root itself may be reached through a symlink (it is the
+ * administrator's choice); nothing below it is.  Missing parents of the
+ * root are created too, with opts->dir_mode.
  */
 tr_store_t *tr_store_open (const char *root,
                            const struct tr_store_opts *opts,
@@ -58,6 +61,12 @@ char *tr_store_relpath (json_t *rec);
  * place, then its day marker.  Returns 0, or -1 with errno preserved
  * (ENOSPC, EROFS, EACCES, ...) and the reason in error; on failure no
  * partial file is left in place.
+ * EINVAL: an identity member is not path-safe, the time or (with
+ * owner_is_job) identity.uid is missing or invalid; these are checked
+ * before anything is created.  EBADF: the store was opened without opts.
+ * The day marker is written after the record; if that fails, -1 is
+ * returned with the record in place, and a retry of the whole put
+ * replaces the record (no duplicate) and completes the marker.
  */
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error);
 
@@ -65,6 +74,10 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error);
  * (any step and node).  Returns the number of records, or -1 with errno
  * (ENOENT if the job has no records).  A non-zero return from fn stops
  * the walk and is returned.
+ * Records are visited in file-name order.  Only regular files named
+ * "*.json" count: names starting with '.' (temporaries being written),
+ * symlinks and other file types are skipped.  ELOOP or ENOTDIR when a
+ * directory on the way is a symlink; EINVAL for an unsafe cluster or id.
  */
 typedef int (*tr_store_each_f) (const char *path, void *arg);
 int tr_store_foreach_job (tr_store_t *store,
@@ -76,6 +89,11 @@ int tr_store_foreach_job (tr_store_t *store,
 
 /* Call fn for every record of jobs whose day marker lies in [from, to]
  * (UTC days, inclusive).  Returns the number of records or -1.
+ * Jobs are visited day by day, in job-id (string) order within a day,
+ * each job once even when it has markers on several days; each job's
+ * records as for tr_store_foreach_job (all of them, including steps that
+ * ended outside the window).  Markers of jobs without records are
+ * skipped.  EINVAL if from > to.
  */
 int tr_store_foreach_window (tr_store_t *store,
                              const char *cluster,
@@ -87,6 +105,8 @@ int tr_store_foreach_window (tr_store_t *store,
 
 /* Call fn for every record in the store (used to drain the spool).
  * Temporary files are skipped.  Returns the number of records or -1.
+ * The walk is in name order at every level and skips anything that is
+ * not a directory (or record file) where the layout expects one.
  */
 int tr_store_foreach_all (tr_store_t *store,
                           tr_store_each_f fn,

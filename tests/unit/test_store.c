@@ -1,3 +1,836 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Unit tests for libtracer/store.c: the on-disk layout (exact paths,
+ * buckets, day markers), ownership and modes, idempotent re-delivery,
+ * listing by job, by time window and in full, and refusal of unsafe ids,
+ * planted symlinks and failed writes without leaving anything behind.
+ * Runs as root (records are chowned to the job's user).
+ */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
-int main (void) { printf ("1..0 # SKIP not written yet\n"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "libtracer/record.h"
+#include "libtracer/store.h"
+
+/* 2024-03-01T12:00:00Z and one day, in milliseconds. */
+#define MAR01_NOON_MS 1709294400000LL
+#define DAY_MS 86400000LL
+
+struct fixture {
+    char dir[64]; /* scratch: store at dir/store, outsiders beside */
+    char root[96];
+    tr_store_t *store;
+};
+
+/* Paths handed to a walk callback. */
+struct seen {
+    char *paths[64];
+    int n;
+    int stop_at; /* return 7 on this call (1-based); 0 = never */
+};
+
+static const struct tr_store_opts job_opts = {
+    .file_mode = 0640,
+    .dir_mode = 0755,
+    .owner_is_job = true,
+    .owner_uid = (uid_t)-1,
+    .gid = 65534,
+    .create = true,
+};
+
+static int rm_entry (const char *path,
+                     const struct stat *st,
+                     int flag,
+                     struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir (path) : unlink (path);
+}
+
+static int setup (void **state)
+{
+    struct fixture *f = calloc (1, sizeof (*f));
+
+    if (!f)
+        return -1;
+    snprintf (f->dir, sizeof (f->dir), "/tmp/tracer-store-XXXXXX");
+    if (!mkdtemp (f->dir)) {
+        free (f);
+        return -1;
+    }
+    snprintf (f->root, sizeof (f->root), "%s/store", f->dir);
+    /* The root does not exist yet: opts.create makes it. */
+    f->store = tr_store_open (f->root, &job_opts, NULL);
+    *state = f;
+    return f->store ? 0 : -1;
+}
+
+static int teardown (void **state)
+{
+    struct fixture *f = *state;
+
+    tr_store_destroy (f->store);
+    nftw (f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free (f);
+    return 0;
+}
+
+static const char *pathf (char *buf, size_t size, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+static const char *pathf (char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start (ap, fmt);
+    n = vsnprintf (buf, size, fmt, ap);
+    va_end (ap);
+    assert_true (n >= 0 && (size_t)n < size);
+    return buf;
+}
+
+/* A minimal record: identity and time, which is all the store reads.
+ * end_ms < 0 leaves the end out (a snapshot) and starts at MAR01 noon.
+ */
+static json_t *make_rec (const char *cluster,
+                         const char *job,
+                         const char *step,
+                         const char *node,
+                         json_int_t uid,
+                         long long end_ms)
+{
+    json_t *rec =
+        json_pack ("{s:{s:s?, s:s?, s:s?, s:s?, s:I}, "
+                   "s:{s:I}}",
+                   "identity", "cluster", cluster, "job_id", job, "step_id",
+                   step, "node", node, "uid", uid, "time", "start_unix_ms",
+                   (json_int_t)(end_ms >= 0 ? end_ms - 3600000
+                                            : MAR01_NOON_MS));
+    assert_non_null (rec);
+    if (end_ms >= 0)
+        assert_int_equal (json_object_set_new (json_object_get (rec, "time"),
+                                               "end_unix_ms",
+                                               json_integer (end_ms)),
+                          0);
+    return rec;
+}
+
+static void put_ok (tr_store_t *store, json_t *rec)
+{
+    tr_error_t e = { 0 };
+
+    if (tr_store_put (store, rec, &e) != 0)
+        fail_msg ("put: %s", e.text);
+    json_decref (rec);
+}
+
+static int collect (const char *path, void *arg)
+{
+    struct seen *s = arg;
+
+    assert_true (s->n < (int)(sizeof (s->paths) / sizeof (s->paths[0])));
+    s->paths[s->n] = strdup (path);
+    assert_non_null (s->paths[s->n]);
+    s->n++;
+    return s->stop_at == s->n ? 7 : 0;
+}
+
+static void seen_free (struct seen *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free (s->paths[i]);
+    s->n = 0;
+}
+
+/* Assert the walk saw exactly these root-relative paths, in order. */
+static void assert_seen (const struct fixture *f,
+                         const struct seen *s,
+                         const char *const *rel,
+                         int n)
+{
+    char want[PATH_MAX];
+
+    if (s->n != n)
+        fail_msg ("walk saw %d records, expected %d", s->n, n);
+    for (int i = 0; i < n; i++) {
+        pathf (want, sizeof (want), "%s/%s", f->root, rel[i]);
+        if (strcmp (s->paths[i], want) != 0)
+            fail_msg ("record %d: %s, expected %s", i, s->paths[i], want);
+    }
+}
+
+static char *slurp (const char *path)
+{
+    FILE *fp = fopen (path, "r");
+    char *buf;
+    long n;
+
+    assert_non_null (fp);
+    assert_int_equal (fseek (fp, 0, SEEK_END), 0);
+    n = ftell (fp);
+    rewind (fp);
+    buf = calloc (1, (size_t)n + 1);
+    assert_non_null (buf);
+    assert_int_equal (fread (buf, 1, (size_t)n, fp), (size_t)n);
+    fclose (fp);
+    return buf;
+}
+
+/* Number of non-directories anywhere under dir. */
+static int file_count;
+static int count_file (const char *path,
+                       const struct stat *st,
+                       int flag,
+                       struct FTW *ftw)
+{
+    (void)path;
+    (void)st;
+    (void)ftw;
+    if (flag != FTW_D && flag != FTW_DP)
+        file_count++;
+    return 0;
+}
+
+static int count_files (const char *dir)
+{
+    file_count = 0;
+    assert_int_equal (nftw (dir, count_file, 16, FTW_PHYS), 0);
+    return file_count;
+}
+
+static int entry_count;
+static int count_entry (const char *path,
+                        const struct stat *st,
+                        int flag,
+                        struct FTW *ftw)
+{
+    (void)path;
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    entry_count++;
+    return 0;
+}
+
+/* Number of entries (files and directories, the top one included). */
+static int count_tree (const char *dir)
+{
+    entry_count = 0;
+    assert_int_equal (nftw (dir, count_entry, 16, FTW_PHYS), 0);
+    return entry_count;
+}
+
+static int count_tmp_in (const char *dir)
+{
+    DIR *d = opendir (dir);
+    struct dirent *de;
+    int n = 0;
+
+    assert_non_null (d);
+    while ((de = readdir (d)))
+        if (strstr (de->d_name, ".tmp."))
+            n++;
+    closedir (d);
+    return n;
+}
+
+static void test_relpath_layout (void **state)
+{
+    /* Buckets are FNV-1a 32 & 0xfff, computed independently. */
+    const struct {
+        const char *job;
+        const char *expect;
+    } cases[] = {
+        { "12345", "c1/jobs/0d8/12345/batch.n001.json" },
+        { "12345_7", "c1/jobs/436/12345_7/batch.n001.json" },
+        { "a", "c1/jobs/92c/a/batch.n001.json" },
+        { "42", "c1/jobs/583/42/batch.n001.json" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        json_t *rec =
+            make_rec ("c1", cases[i].job, "batch", "n001", 1000, MAR01_NOON_MS);
+        char *rel = tr_store_relpath (rec);
+        assert_non_null (rel);
+        assert_string_equal (rel, cases[i].expect);
+        free (rel);
+        json_decref (rec);
+    }
+}
+
+static void test_put_layout_owner_mode (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX];
+    struct stat st;
+    json_t *rec;
+    char *expect;
+    char *got;
+
+    assert_int_equal (stat (f->root, &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0755);
+
+    /* Started 2024-03-01T23:30Z, ended 2024-03-02T00:30Z: the day is
+     * the end's UTC date.
+     */
+    rec = make_rec ("c1", "12345", "batch", "n001", 4321,
+                    MAR01_NOON_MS + 12 * 3600000LL + 1800000LL);
+    expect = tr_record_dumps (rec);
+    assert_non_null (expect);
+    put_ok (f->store, rec);
+
+    pathf (p, sizeof (p), "%s/c1/jobs/0d8/12345/batch.n001.json", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_mode & 07777, 0640);
+    assert_int_equal (st.st_uid, 4321);
+    assert_int_equal (st.st_gid, 65534);
+    got = slurp (p);
+    assert_string_equal (got, expect);
+    free (got);
+    free (expect);
+
+    pathf (p, sizeof (p), "%s/c1/jobs/0d8/12345", f->root);
+    assert_int_equal (stat (p, &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0755);
+
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-02/12345", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_size, 0);
+    assert_int_equal (st.st_mode & 07777, 0640);
+    assert_int_equal (st.st_uid, 4321);
+    assert_int_equal (st.st_gid, 65534);
+
+    /* Only the record and its marker were written. */
+    assert_int_equal (count_files (f->root), 2);
+
+    /* No end time yet (a snapshot): the start's day. */
+    rec = make_rec ("c1", "777", "0", "n002", 4321, -1);
+    put_ok (f->store, rec);
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-01/777", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+
+    /* A fixed owner instead of the job's. */
+    struct tr_store_opts o = job_opts;
+    o.owner_is_job = false;
+    o.owner_uid = 65534;
+    o.gid = (gid_t)-1;
+    o.file_mode = 0600;
+    tr_store_t *s2 = tr_store_open (f->root, &o, NULL);
+    assert_non_null (s2);
+    put_ok (s2, make_rec ("c1", "4242", "0", "n003", 4321, MAR01_NOON_MS));
+    tr_store_destroy (s2);
+    pathf (p, sizeof (p), "%s/c1/jobs/a65/4242/0.n003.json", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_int_equal (st.st_uid, 65534);
+    assert_int_equal (st.st_gid, 0);
+    assert_int_equal (st.st_mode & 07777, 0600);
+}
+
+static void test_foreach_job (void **state)
+{
+    struct fixture *f = *state;
+    const char *steps[] = { "0", "batch" };
+    const char *nodes[] = { "n001", "n002" };
+    const char *expect[] = {
+        "c1/jobs/c57/1001/0.n001.json",
+        "c1/jobs/c57/1001/0.n002.json",
+        "c1/jobs/c57/1001/batch.n001.json",
+        "c1/jobs/c57/1001/batch.n002.json",
+    };
+    struct seen s = { 0 };
+    tr_error_t e = { 0 };
+
+    /* Put in reverse so the sorted output is not just creation order. */
+    for (int i = 1; i >= 0; i--)
+        for (int j = 1; j >= 0; j--)
+            put_ok (f->store, make_rec ("c1", "1001", steps[i], nodes[j], 1000,
+                                        MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c1", "1002", "0", "n001", 1000, MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c2", "1001", "0", "n009", 1000, MAR01_NOON_MS));
+
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1001", collect, &s,
+                                            &e),
+                      4);
+    assert_seen (f, &s, expect, 4);
+    seen_free (&s);
+
+    /* The callback can stop the walk; its value is returned. */
+    s.stop_at = 2;
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1001", collect, &s,
+                                            NULL),
+                      7);
+    assert_int_equal (s.n, 2);
+    seen_free (&s);
+    s.stop_at = 0;
+
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1003", collect, &s,
+                                            &e),
+                      -1);
+    assert_int_equal (errno, ENOENT);
+    assert_int_equal (s.n, 0);
+    assert_int_equal (tr_store_foreach_job (f->store, "c3", "1001", collect, &s,
+                                            NULL),
+                      -1);
+    assert_int_equal (errno, ENOENT);
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "../c2", collect,
+                                            &s, NULL),
+                      -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (s.n, 0);
+}
+
+static void test_reput_no_duplicate (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX];
+    struct seen s = { 0 };
+    json_t *rec = make_rec ("c1", "1004", "0", "n001", 1000, MAR01_NOON_MS);
+    char *v2;
+    char *got;
+
+    assert_int_equal (tr_store_put (f->store, rec, NULL), 0);
+    assert_int_equal (tr_store_put (f->store, rec, NULL), 0);
+    /* Re-delivered with new content: replaced, still one file. */
+    json_object_set_new (rec, "extra", json_string ("second delivery"));
+    assert_int_equal (tr_store_put (f->store, rec, NULL), 0);
+    v2 = tr_record_dumps (rec);
+    json_decref (rec);
+
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1004", collect, &s,
+                                            NULL),
+                      1);
+    got = slurp (s.paths[0]);
+    assert_string_equal (got, v2);
+    free (got);
+    free (v2);
+    seen_free (&s);
+    /* One record, one marker, no temporaries. */
+    assert_int_equal (count_files (f->root), 2);
+    assert_int_equal (count_tmp_in (pathf (p, sizeof (p), "%s/c1/jobs/478/1004",
+                                           f->root)),
+                      0);
+}
+
+static void test_foreach_window (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX];
+    struct seen s = { 0 };
+    tr_error_t e = { 0 };
+    /* Days relative to 2024-03-01 (day 0); window is days 1..3. */
+    const struct {
+        const char *job;
+        const char *step;
+        int day;
+    } recs[] = {
+        { "1000", "0", -1 }, /* 02-29: before */
+        { "1001", "0", 0 },  /* 03-01: before */
+        { "1002", "0", 1 },  /* 03-02: in */
+        { "1003", "0", 3 },  /* 03-04: in (last day) */
+        { "1004", "0", 4 },  /* 03-05: after */
+        { "1005", "0", 1 },  /* steps on two days in the window */
+        { "1005", "1", 2 },  { "1006", "0", 3 }, /* one step in, one after */
+        { "1006", "1", 4 },  { "42", "0", 2 },
+    };
+    /* Days in order; within a day by job id; each job once. */
+    const char *expect[] = {
+        "c1/jobs/dea/1002/0.n001.json", "c1/jobs/60b/1005/0.n001.json",
+        "c1/jobs/60b/1005/1.n001.json", "c1/jobs/583/42/0.n001.json",
+        "c1/jobs/f7d/1003/0.n001.json", "c1/jobs/79e/1006/0.n001.json",
+        "c1/jobs/79e/1006/1.n001.json",
+    };
+    time_t from = (time_t)((MAR01_NOON_MS + DAY_MS) / 1000); /* noon */
+    time_t to = (time_t)((MAR01_NOON_MS + 3 * DAY_MS) / 1000 + 11 * 3600);
+
+    for (size_t i = 0; i < sizeof (recs) / sizeof (recs[0]); i++)
+        put_ok (f->store,
+                make_rec ("c1", recs[i].job, recs[i].step, "n001", 1000,
+                          MAR01_NOON_MS + recs[i].day * DAY_MS));
+    /* Another cluster on the same days is not listed. */
+    put_ok (f->store,
+            make_rec ("c2", "1002", "0", "n001", 1000, MAR01_NOON_MS + DAY_MS));
+    /* Things that are not markers or days are ignored: a hidden file, a
+     * marker for a job with no records, a non-date directory.
+     */
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-02/.1099", f->root);
+    assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-02/1098", f->root);
+    assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+    pathf (p, sizeof (p), "%s/c1/days/notaday", f->root);
+    assert_int_equal (mkdir (p, 0755), 0);
+    pathf (p, sizeof (p), "%s/c1/days/notaday/1000", f->root);
+    assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+
+    assert_int_equal (tr_store_foreach_window (f->store, "c1", from, to,
+                                               collect, &s, &e),
+                      7);
+    assert_seen (f, &s, expect, 7);
+    seen_free (&s);
+
+    /* One day, given as its first and last second. */
+    from = (time_t)((MAR01_NOON_MS - 12 * 3600000LL) / 1000);
+    to = from + 86399;
+    assert_int_equal (tr_store_foreach_window (f->store, "c1", from, to,
+                                               collect, &s, NULL),
+                      1);
+    assert_non_null (strstr (s.paths[0], "/1001/"));
+    seen_free (&s);
+
+    /* An empty window, an unknown cluster, and a reversed window. */
+    assert_int_equal (tr_store_foreach_window (f->store, "c1", 0, 86400,
+                                               collect, &s, NULL),
+                      0);
+    assert_int_equal (tr_store_foreach_window (f->store, "c9", from, to,
+                                               collect, &s, NULL),
+                      0);
+    assert_int_equal (tr_store_foreach_window (f->store, "c1", to, from,
+                                               collect, &s, NULL),
+                      -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (s.n, 0);
+}
+
+static void test_unsafe_ids (void **state)
+{
+    struct fixture *f = *state;
+    const char *bad[] = {
+        "../../etc", "a/b", "", ".hidden", "..", "a b", NULL
+    };
+    const char *fields[] = { "cluster", "job_id", "step_id", "node" };
+    int before = count_tree (f->dir);
+
+    for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++) {
+        for (size_t j = 0; j < sizeof (bad) / sizeof (bad[0]); j++) {
+            json_t *rec =
+                make_rec ("c1", "1001", "0", "n001", 1000, MAR01_NOON_MS);
+            json_t *id = json_object_get (rec, "identity");
+            tr_error_t e = { 0 };
+            if (bad[j])
+                json_object_set_new (id, fields[i], json_string (bad[j]));
+            else
+                json_object_del (id, fields[i]);
+            errno = 0;
+            assert_int_equal (tr_store_put (f->store, rec, &e), -1);
+            assert_int_equal (errno, EINVAL);
+            assert_non_null (strstr (e.text, fields[i]));
+            errno = 0;
+            assert_null (tr_store_relpath (rec));
+            assert_int_equal (errno, EINVAL);
+            json_decref (rec);
+        }
+    }
+    /* Bad times and uids are refused before anything is created too. */
+    json_t *rec = make_rec ("c1", "1001", "0", "n001", -5, MAR01_NOON_MS);
+    assert_int_equal (tr_store_put (f->store, rec, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    json_decref (rec);
+    rec = make_rec ("c1", "1001", "0", "n001", 1000, MAR01_NOON_MS);
+    json_object_set_new (json_object_get (rec, "time"), "end_unix_ms",
+                         json_string ("yesterday"));
+    assert_int_equal (tr_store_put (f->store, rec, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    json_decref (rec);
+
+    /* Nothing at all was created, here or beside the store. */
+    assert_int_equal (count_tree (f->dir), before);
+    assert_int_equal (count_tree (f->root), 1);
+}
+
+static void test_planted_symlinks (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX];
+    char elsewhere[PATH_MAX];
+    char victim[PATH_MAX];
+    struct seen s = { 0 };
+    tr_error_t e = { 0 };
+    char *got;
+
+    pathf (elsewhere, sizeof (elsewhere), "%s/elsewhere", f->dir);
+    assert_int_equal (mkdir (elsewhere, 0755), 0);
+
+    /* A job directory that is a symlink: the put fails, nothing lands
+     * in the target.
+     */
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/c1", f->root), 0755), 0);
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/c1/jobs", f->root),
+                             0755),
+                      0);
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/c1/jobs/501", f->root),
+                             0755),
+                      0);
+    assert_int_equal (symlink (elsewhere,
+                               pathf (p, sizeof (p), "%s/c1/jobs/501/666",
+                                      f->root)),
+                      0);
+    json_t *rec = make_rec ("c1", "666", "0", "n001", 1000, MAR01_NOON_MS);
+    assert_int_equal (tr_store_put (f->store, rec, &e), -1);
+    assert_true (errno == ELOOP || errno == ENOTDIR);
+    assert_non_null (strstr (e.text, "666"));
+    json_decref (rec);
+    assert_int_equal (count_tree (elsewhere), 1);
+    /* Readers refuse it as well. */
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "666", collect, &s,
+                                            NULL),
+                      -1);
+    assert_true (errno == ELOOP || errno == ENOTDIR);
+    assert_int_equal (s.n, 0);
+
+    /* A symlinked day directory: the record is written but the marker
+     * is not, and the put reports failure so the caller retries.
+     */
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/c1/days", f->root),
+                             0755),
+                      0);
+    assert_int_equal (symlink (elsewhere,
+                               pathf (p, sizeof (p), "%s/c1/days/2024-03-01",
+                                      f->root)),
+                      0);
+    rec = make_rec ("c1", "1001", "0", "n001", 1000, MAR01_NOON_MS);
+    assert_int_equal (tr_store_put (f->store, rec, &e), -1);
+    assert_true (errno == ELOOP || errno == ENOTDIR);
+    assert_non_null (strstr (e.text, "2024-03-01"));
+    assert_int_equal (count_tree (elsewhere), 1);
+
+    /* A symlink planted at the marker's name is not followed either. */
+    assert_int_equal (unlink (pathf (p, sizeof (p), "%s/c1/days/2024-03-01",
+                                     f->root)),
+                      0);
+    assert_int_equal (mkdir (p, 0755), 0);
+    pathf (victim, sizeof (victim), "%s/victim", elsewhere);
+    assert_int_equal (close (open (victim, O_CREAT | O_WRONLY, 0600)), 0);
+    assert_int_equal (chmod (victim, 0600), 0);
+    assert_int_equal (symlink (victim,
+                               pathf (p, sizeof (p),
+                                      "%s/c1/days/2024-03-01/1001", f->root)),
+                      0);
+    assert_int_equal (tr_store_put (f->store, rec, &e), -1);
+    assert_int_equal (errno, EEXIST);
+    struct stat st;
+    assert_int_equal (stat (victim, &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0600);
+    assert_int_equal (st.st_uid, 0);
+
+    /* Once the plant is gone, a retry completes and still leaves a
+     * single record.
+     */
+    assert_int_equal (unlink (p), 0);
+    assert_int_equal (tr_store_put (f->store, rec, &e), 0);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1001", collect, &s,
+                                            NULL),
+                      1);
+    got = slurp (s.paths[0]);
+    char *expect = tr_record_dumps (rec);
+    assert_string_equal (got, expect);
+    free (expect);
+    free (got);
+    seen_free (&s);
+    json_decref (rec);
+}
+
+/* RLIMIT_FSIZE stands in for a full or over-quota shared file system. */
+static int put_limited (tr_store_t *store, json_t *rec, tr_error_t *e)
+{
+    struct rlimit old;
+    struct rlimit lim;
+    void (*oldsig) (int);
+    int rc;
+    int saved;
+
+    assert_int_equal (getrlimit (RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 64;
+    oldsig = signal (SIGXFSZ, SIG_IGN);
+    assert_int_equal (setrlimit (RLIMIT_FSIZE, &lim), 0);
+    rc = tr_store_put (store, rec, e);
+    saved = errno;
+    assert_int_equal (setrlimit (RLIMIT_FSIZE, &old), 0);
+    signal (SIGXFSZ, oldsig);
+    errno = saved;
+    return rc;
+}
+
+static void test_write_failure (void **state)
+{
+    struct fixture *f = *state;
+    char dir[PATH_MAX];
+    char p[PATH_MAX];
+    tr_error_t e = { 0 };
+    json_t *rec = make_rec ("c1", "1004", "0", "n001", 1000, MAR01_NOON_MS);
+    char *v1;
+    char *got;
+
+    /* A new record: nothing is left in place. */
+    assert_int_equal (put_limited (f->store, rec, &e), -1);
+    assert_int_equal (errno, EFBIG);
+    assert_non_null (strstr (e.text, "0.n001.json"));
+    pathf (dir, sizeof (dir), "%s/c1/jobs/478/1004", f->root);
+    assert_int_equal (count_files (dir), 0);
+
+    /* An existing record keeps its old content. */
+    assert_int_equal (tr_store_put (f->store, rec, NULL), 0);
+    v1 = tr_record_dumps (rec);
+    json_object_set_new (rec, "extra", json_string ("a longer second copy"));
+    assert_int_equal (put_limited (f->store, rec, &e), -1);
+    assert_int_equal (errno, EFBIG);
+    got = slurp (pathf (p, sizeof (p), "%s/0.n001.json", dir));
+    assert_string_equal (got, v1);
+    free (got);
+    free (v1);
+    assert_int_equal (count_files (dir), 1);
+    assert_int_equal (count_tmp_in (dir), 0);
+    json_decref (rec);
+
+    /* A store opened without options is read-only. */
+    tr_store_t *ro = tr_store_open (f->root, NULL, NULL);
+    assert_non_null (ro);
+    rec = make_rec ("c1", "1005", "0", "n001", 1000, MAR01_NOON_MS);
+    assert_int_equal (tr_store_put (ro, rec, NULL), -1);
+    assert_int_equal (errno, EBADF);
+    json_decref (rec);
+    tr_store_destroy (ro);
+
+    /* Opening a missing root without create fails. */
+    assert_null (
+        tr_store_open (pathf (p, sizeof (p), "%s/nope", f->dir), NULL, &e));
+    assert_int_equal (errno, ENOENT);
+    assert_non_null (strstr (e.text, "nope"));
+}
+
+static void test_foreach_skips_non_records (void **state)
+{
+    struct fixture *f = *state;
+    char dir[PATH_MAX];
+    char p[PATH_MAX];
+    struct seen s = { 0 };
+    const char *junk[] = { ".0.n009.json.tmp.123.abcdef", ".hidden.json",
+                           "notes.txt", "json" };
+    const char *expect_all[] = {
+        "c1/jobs/478/1004/0.n001.json",
+        "c1/jobs/478/1004/1.n001.json",
+        "c1/jobs/60b/1005/0.n001.json",
+        "c2/jobs/478/1004/0.n001.json",
+    };
+
+    put_ok (f->store,
+            make_rec ("c1", "1004", "0", "n001", 1000, MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c1", "1004", "1", "n001", 1000, MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c1", "1005", "0", "n001", 1000, MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c2", "1004", "0", "n001", 1000, MAR01_NOON_MS));
+    pathf (dir, sizeof (dir), "%s/c1/jobs/478/1004", f->root);
+    for (size_t i = 0; i < sizeof (junk) / sizeof (junk[0]); i++) {
+        pathf (p, sizeof (p), "%s/%s", dir, junk[i]);
+        assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+    }
+    /* A directory and a symlink named like records, and a FIFO. */
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/d.json", dir), 0755), 0);
+    assert_int_equal (symlink ("/etc/passwd",
+                               pathf (p, sizeof (p), "%s/evil.json", dir)),
+                      0);
+    assert_int_equal (mkfifo (pathf (p, sizeof (p), "%s/fifo.json", dir), 0600),
+                      0);
+    /* Stray files and symlinks at every level of the walk. */
+    assert_int_equal (close (open (pathf (p, sizeof (p), "%s/README", f->root),
+                                   O_CREAT | O_WRONLY, 0600)),
+                      0);
+    assert_int_equal (symlink (dir, pathf (p, sizeof (p), "%s/c1/jobs/abc",
+                                           f->root)),
+                      0);
+    assert_int_equal (symlink (f->root,
+                               pathf (p, sizeof (p), "%s/c3", f->root)),
+                      0);
+
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1004", collect, &s,
+                                            NULL),
+                      2);
+    assert_seen (f, &s, expect_all, 2);
+    seen_free (&s);
+
+    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 4);
+    assert_seen (f, &s, expect_all, 4);
+    seen_free (&s);
+
+    s.stop_at = 3;
+    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 7);
+    assert_int_equal (s.n, 3);
+    seen_free (&s);
+}
+
+static void test_root_via_symlink (void **state)
+{
+    struct fixture *f = *state;
+    char link[PATH_MAX];
+    struct seen s = { 0 };
+
+    /* Administrators may point the configured root at the real one. */
+    pathf (link, sizeof (link), "%s/link", f->dir);
+    assert_int_equal (symlink (f->root, link), 0);
+    tr_store_t *st = tr_store_open (link, &job_opts, NULL);
+    assert_non_null (st);
+    assert_string_equal (tr_store_root (st), link);
+    put_ok (st, make_rec ("c1", "42", "0", "n001", 1000, MAR01_NOON_MS));
+    assert_int_equal (tr_store_foreach_all (st, collect, &s, NULL), 1);
+    assert_int_equal (strncmp (s.paths[0], link, strlen (link)), 0);
+    seen_free (&s);
+    tr_store_destroy (st);
+    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 1);
+    seen_free (&s);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_relpath_layout),
+        cmocka_unit_test_setup_teardown (test_put_layout_owner_mode, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_foreach_job, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_reput_no_duplicate, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_foreach_window, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_unsafe_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_planted_symlinks, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_write_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_foreach_skips_non_records, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_root_via_symlink, setup,
+                                         teardown),
+    };
+
+    /* Records are chowned to the job's uid; that needs root. */
+    if (geteuid () != 0) {
+        printf ("1..0 # SKIP needs root (chown)\n");
+        return 0;
+    }
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
