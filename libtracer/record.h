@@ -27,7 +27,13 @@
 /* A new record skeleton: format, version, kind ("final" or "snapshot"),
  * and empty identity, request, host, cgroup, time, summary, tools,
  * series, tags, outcome and collector members.  Returns a new reference,
- * or NULL with errno = ENOMEM.
+ * or NULL with errno = ENOMEM (or EINVAL for an unknown kind).
+ * The skeleton has the right shape but is not yet valid: the caller
+ * fills identity, host, cgroup.attach, time.start_unix_ms (and
+ * end_unix_ms for a final record), summary.cpu, summary.memory,
+ * series.interval_s and collector before tr_record_validate accepts it.
+ * summary.samples starts at 0, outcome at {"state": "unknown",
+ * "complete": false, "tasks": []}.
  */
 json_t *tr_record_create (const char *kind);
 
@@ -76,7 +82,9 @@ char *tr_record_dumps (json_t *rec);
  */
 bool tr_record_id_is_safe (const char *s);
 
-/* Borrowed accessors for common identity members (NULL when absent). */
+/* Borrowed accessors for common identity members (NULL when absent).
+ * A NULL section looks the key up at the top level ("kind").
+ */
 const char *tr_record_get_str (json_t *rec, const char *section,
                                const char *key);
 

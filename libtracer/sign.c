@@ -1,4 +1,433 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Record signatures with MUNGE.  The credential carries the SHA-256 of
+ * the record's canonical serialization, so munged authenticates who
+ * wrote the record (the credential's uid) and the digest binds the body.
+ * MUNGE credentials expire (munged's default TTL is 300 s) and decode
+ * only once per munged (replay cache), while records are read days later
+ * and many times; libmunge still returns the payload and uid for expired
+ * and replayed credentials, which is what TR_SIG_VALID_OLD reports.
  */
 #include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+#include <munge.h>
+#include <openssl/evp.h>
+
+#include "record.h"
+#include "sign.h"
+
+#define PAYLOAD_PREFIX "tracer-record-v1:"
+#define PAYLOAD_PREFIX_LEN (sizeof (PAYLOAD_PREFIX) - 1)
+#define PAYLOAD_LEN (PAYLOAD_PREFIX_LEN + 64)
+
+/* munged restarts (logrotate, package upgrade) show up as EMUNGE_SOCKET;
+ * retry a few times, but briefly: a step's end must not wait on it.
+ * libmunge already retries a refused connection itself for about 2 s, so
+ * only failures that came back fast (socket missing while munged
+ * restarts) are retried, within SOCKET_RETRY_BUDGET_MS overall.
+ */
+#define SOCKET_RETRIES 3
+#define SOCKET_RETRY_MS 25
+#define SOCKET_RETRY_BUDGET_MS 100
+
+/* Same bound as the validator puts on signature.reason. */
+#define REASON_MAX 1024
+
+int tr_sign_digest (json_t *rec, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    unsigned int i;
+    char *canon;
+    int ok;
+
+    if (!out) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(canon = tr_record_canonical (rec)))
+        return -1;
+    ok = EVP_Digest (canon, strlen (canon), md, &mdlen, EVP_sha256 (), NULL);
+    free (canon);
+    /* EVP_Digest only fails when libcrypto cannot allocate its context. */
+    if (!ok || mdlen != 32) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (i = 0; i < mdlen; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 0xf];
+    }
+    out[64] = '\0';
+    return 0;
+}
+
+int tr_sign_mark_unsigned (json_t *rec, const char *reason)
+{
+    char buf[REASON_MAX + 1];
+    size_t len;
+    json_t *sig, *str;
+
+    if (!json_is_object (rec)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!reason)
+        reason = "unspecified";
+    len = strlen (reason);
+    if (len > REASON_MAX) {
+        len = REASON_MAX;
+        /* Back off to a character boundary: jansson refuses bad UTF-8. */
+        while (len > 0 && ((unsigned char)reason[len] & 0xc0) == 0x80)
+            len--;
+    }
+    memcpy (buf, reason, len);
+    buf[len] = '\0';
+    if (!(sig = json_object ())
+        || json_object_set_new (sig, "scheme", json_string ("none")) < 0) {
+        json_decref (sig);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (!(str = json_string (buf))) {
+        /* json_string fails on invalid UTF-8 as well as on ENOMEM; the
+         * unchecked variant tells the two apart.
+         */
+        json_t *probe = json_string_nocheck (buf);
+        errno = probe ? EINVAL : ENOMEM;
+        json_decref (probe);
+        json_decref (sig);
+        return -1;
+    }
+    if (json_object_set_new (sig, "reason", str) < 0) {
+        json_decref (sig);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (json_object_set_new (rec, "signature", sig) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+/* Record why signing failed in both rec and error, and return -1 with
+ * errno.  If even marking fails (ENOMEM) the record keeps whatever
+ * signature member it had, which the caller learns from the -1.
+ */
+static int fail_unsigned (json_t *rec,
+                          int errnum,
+                          tr_error_t *error,
+                          const char *reason)
+{
+    (void)tr_sign_mark_unsigned (rec, reason);
+    errno = errnum;
+    return tr_errprintf (error, "%s", reason);
+}
+
+/* "munge: <generic text>: <detail>" (the context's text names the socket
+ * and the OS error, which is what an admin needs to fix it).
+ */
+static void munge_reason (char *buf,
+                          size_t size,
+                          munge_err_t e,
+                          munge_ctx_t ctx)
+{
+    const char *detail = ctx ? munge_ctx_strerror (ctx) : NULL;
+    const char *generic = munge_strerror (e);
+
+    if (detail && strcmp (detail, generic) != 0)
+        (void)snprintf (buf, size, "munge: %s: %s", generic, detail);
+    else
+        (void)snprintf (buf, size, "munge: %s", generic);
+}
+
+static void sleep_ms (long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static long elapsed_ms (const struct timespec *t0)
+{
+    struct timespec t1;
+
+    if (clock_gettime (CLOCK_MONOTONIC, &t1) < 0)
+        return SOCKET_RETRY_BUDGET_MS;
+    return (t1.tv_sec - t0->tv_sec) * 1000L
+           + (t1.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+static munge_ctx_t ctx_create (const char *munge_socket,
+                               int ttl_s,
+                               munge_err_t *ep)
+{
+    munge_ctx_t ctx;
+
+    if (!(ctx = munge_ctx_create ())) {
+        *ep = EMUNGE_NO_MEMORY;
+        return NULL;
+    }
+    if (munge_socket
+        && (*ep = munge_ctx_set (ctx, MUNGE_OPT_SOCKET, munge_socket))
+               != EMUNGE_SUCCESS)
+        goto error;
+    if (ttl_s > 0
+        && (*ep = munge_ctx_set (ctx, MUNGE_OPT_TTL, ttl_s)) != EMUNGE_SUCCESS)
+        goto error;
+    return ctx;
+error:
+    munge_ctx_destroy (ctx);
+    return NULL;
+}
+
+int tr_sign_record_opts (json_t *rec,
+                         const struct tr_sign_opts *opts,
+                         tr_error_t *error)
+{
+    static const struct tr_sign_opts defaults = { NULL, 0 };
+    char digest[65];
+    char payload[PAYLOAD_LEN + 1];
+    char reason[REASON_MAX];
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    char *cred = NULL;
+    struct timespec t0;
+    json_t *sig;
+    int i;
+
+    if (!opts)
+        opts = &defaults;
+    if (!json_is_object (rec)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "record is not an object");
+    }
+    if (tr_sign_digest (rec, digest) < 0) {
+        int saved = errno;
+        (void)snprintf (reason, sizeof (reason), "cannot compute digest: %s",
+                        strerror (saved));
+        return fail_unsigned (rec, saved, error, reason);
+    }
+    (void)snprintf (payload, sizeof (payload), "%s%s", PAYLOAD_PREFIX, digest);
+    if (!(ctx = ctx_create (opts->munge_socket, opts->ttl_s, &e))) {
+        munge_reason (reason, sizeof (reason), e, NULL);
+        return fail_unsigned (rec, e == EMUNGE_NO_MEMORY ? ENOMEM : EIO, error,
+                              reason);
+    }
+    if (clock_gettime (CLOCK_MONOTONIC, &t0) < 0)
+        memset (&t0, 0, sizeof (t0));
+    for (i = 0;; i++) {
+        e = munge_encode (&cred, ctx, payload, (int)PAYLOAD_LEN);
+        if (e != EMUNGE_SOCKET || i == SOCKET_RETRIES
+            || elapsed_ms (&t0) + SOCKET_RETRY_MS > SOCKET_RETRY_BUDGET_MS)
+            break;
+        sleep_ms (SOCKET_RETRY_MS);
+    }
+    if (e != EMUNGE_SUCCESS) {
+        munge_reason (reason, sizeof (reason), e, ctx);
+        munge_ctx_destroy (ctx);
+        return fail_unsigned (rec, e == EMUNGE_NO_MEMORY ? ENOMEM : EIO, error,
+                              reason);
+    }
+    munge_ctx_destroy (ctx);
+    sig = json_pack ("{s:s, s:s, s:s}", "scheme", "munge-sha256", "digest",
+                     digest, "credential", cred);
+    free (cred);
+    if (!sig || json_object_set_new (rec, "signature", sig) < 0)
+        return fail_unsigned (rec, ENOMEM, error, "out of memory");
+    return 0;
+}
+
+int tr_sign_record (json_t *rec, const char *munge_socket, tr_error_t *error)
+{
+    struct tr_sign_opts opts = { munge_socket, 0 };
+
+    return tr_sign_record_opts (rec, &opts, error);
+}
+
+static bool uid_is_trusted (uid_t uid, const uid_t *trusted, size_t n)
+{
+    size_t i;
+
+    if (!trusted || n == 0)
+        return uid == 0;
+    for (i = 0; i < n; i++) {
+        if (trusted[i] == uid)
+            return true;
+    }
+    return false;
+}
+
+/* Errors that mean "this credential was not made by a munged sharing our
+ * key for us", as opposed to "we could not ask munged".
+ */
+static bool munge_err_is_forgery (munge_err_t e)
+{
+    switch (e) {
+    case EMUNGE_BAD_CRED:
+    case EMUNGE_BAD_VERSION:
+    case EMUNGE_BAD_CIPHER:
+    case EMUNGE_BAD_MAC:
+    case EMUNGE_BAD_ZIP:
+    case EMUNGE_BAD_REALM:
+    case EMUNGE_CRED_INVALID:
+    case EMUNGE_CRED_REWOUND:
+    case EMUNGE_CRED_UNAUTHORIZED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Decide the status of a credential that munged decoded (possibly
+ * expired or replayed): who signed it, and does it cover this body.
+ */
+static tr_sig_status_t check_decoded (munge_err_t e,
+                                      const char *payload,
+                                      int plen,
+                                      uid_t uid,
+                                      const char *digest,
+                                      const char *digest_member,
+                                      const uid_t *trusted_uids,
+                                      size_t n_trusted,
+                                      tr_error_t *error)
+{
+    if (!uid_is_trusted (uid, trusted_uids, n_trusted)) {
+        tr_errprintf (error,
+                      "signature is forged: signed by uid %lu,"
+                      " which is not a trusted signer",
+                      (unsigned long)uid);
+        return TR_SIG_FORGED;
+    }
+    /* A trusted signer's credential minted for something else (a Slurm
+     * auth credential, say) must not pass for a record signature.
+     */
+    if (!payload || plen != (int)PAYLOAD_LEN
+        || strncmp (payload, PAYLOAD_PREFIX, PAYLOAD_PREFIX_LEN) != 0) {
+        tr_errprintf (error, "signature is forged: credential does not carry"
+                             " a record digest");
+        return TR_SIG_FORGED;
+    }
+    if (strcmp (payload + PAYLOAD_PREFIX_LEN, digest) != 0
+        || strcmp (digest_member, digest) != 0) {
+        tr_errprintf (error, "record has been modified after signing"
+                             " (digest mismatch)");
+        return TR_SIG_TAMPERED;
+    }
+    if (e == EMUNGE_CRED_EXPIRED) {
+        tr_errprintf (error, "signature is authentic; its credential has "
+                             "expired"
+                             " (normal for a record read after munged's TTL)");
+        return TR_SIG_VALID_OLD;
+    }
+    if (e == EMUNGE_CRED_REPLAYED) {
+        tr_errprintf (error, "signature is authentic; its credential was "
+                             "decoded"
+                             " before by this munged (replayed)");
+        return TR_SIG_VALID_OLD;
+    }
+    tr_error_clear (error);
+    return TR_SIG_VALID;
+}
+
+tr_sig_status_t tr_sign_verify (json_t *rec,
+                                const char *munge_socket,
+                                const uid_t *trusted_uids,
+                                size_t n_trusted,
+                                uid_t *signer_uid,
+                                tr_error_t *error)
+{
+    char digest[65];
+    char reason[REASON_MAX];
+    tr_error_t verr;
+    tr_sig_status_t st;
+    json_t *sig;
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    void *payload = NULL;
+    int plen = 0;
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+
+    if (!json_is_object (rec)) {
+        errno = EINVAL;
+        tr_errprintf (error, "cannot verify signature: not a record");
+        return TR_SIG_ERROR;
+    }
+    if (!(sig = json_object_get (rec, "signature"))) {
+        tr_errprintf (error, "record is unsigned (no signature member)");
+        return TR_SIG_UNSIGNED;
+    }
+    if (tr_record_validate_section ("signature", sig, &verr) < 0) {
+        tr_errprintf (error, "signature is malformed: %s", verr.text);
+        return TR_SIG_FORGED;
+    }
+    if (!strcmp (json_string_value (json_object_get (sig, "scheme")), "none")) {
+        tr_errprintf (error, "record is unsigned (reason: %s)",
+                      json_string_value (json_object_get (sig, "reason")));
+        return TR_SIG_UNSIGNED;
+    }
+    if (tr_sign_digest (rec, digest) < 0) {
+        tr_errprintf (error, "cannot verify signature: %s", strerror (errno));
+        return TR_SIG_ERROR;
+    }
+    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
+        munge_reason (reason, sizeof (reason), e, NULL);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        return TR_SIG_ERROR;
+    }
+    e = munge_decode (json_string_value (json_object_get (sig, "credential")),
+                      ctx, &payload, &plen, &uid, &gid);
+    if (e == EMUNGE_SUCCESS || e == EMUNGE_CRED_EXPIRED
+        || e == EMUNGE_CRED_REPLAYED) {
+        if (signer_uid)
+            *signer_uid = uid;
+        st = check_decoded (e, payload, plen, uid, digest,
+                            json_string_value (json_object_get (sig, "digest")),
+                            trusted_uids, n_trusted, error);
+    }
+    else if (munge_err_is_forgery (e)) {
+        const char *detail = munge_ctx_strerror (ctx);
+        tr_errprintf (error, "signature is forged: credential invalid (%s)",
+                      detail ? detail : munge_strerror (e));
+        st = TR_SIG_FORGED;
+    }
+    else {
+        munge_reason (reason, sizeof (reason), e, ctx);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        st = TR_SIG_ERROR;
+    }
+    free (payload);
+    munge_ctx_destroy (ctx);
+    return st;
+}
+
+const char *tr_sign_status_str (tr_sig_status_t st)
+{
+    switch (st) {
+    case TR_SIG_VALID:
+        return "valid";
+    case TR_SIG_VALID_OLD:
+        return "valid-old";
+    case TR_SIG_UNSIGNED:
+        return "unsigned";
+    case TR_SIG_TAMPERED:
+        return "tampered";
+    case TR_SIG_FORGED:
+        return "forged";
+    case TR_SIG_ERROR:
+        return "error";
+    }
+    return "unknown";
+}

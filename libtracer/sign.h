@@ -41,7 +41,29 @@ int tr_sign_digest (json_t *rec, char out[65]);
  */
 int tr_sign_record (json_t *rec, const char *munge_socket, tr_error_t *error);
 
-/* Mark rec unsigned with a reason (replaces any signature). */
+/* Options for tr_sign_record_opts.  Zero-initialize for defaults. */
+struct tr_sign_opts {
+    const char *munge_socket; /* NULL: the libmunge default socket */
+    int ttl_s;                /* credential time-to-live in seconds;
+                                 0: munged's default (300 s) */
+};
+
+/* tr_sign_record with options (opts NULL = defaults).  tr_sign_record
+ * (rec, sock, error) is this with {sock, 0}.  A short ttl_s lets tests
+ * make credentials that expire; verification of an expired credential
+ * yields TR_SIG_VALID_OLD, never a failure.  On failure errno is EIO
+ * (munge refused or was unreachable), ENOMEM or EINVAL (rec not an
+ * object).
+ */
+int tr_sign_record_opts (json_t *rec,
+                         const struct tr_sign_opts *opts,
+                         tr_error_t *error);
+
+/* Mark rec unsigned with a reason (replaces any signature).  A reason
+ * longer than 1024 bytes is cut at a UTF-8 character boundary.  Returns
+ * 0, or -1 with errno = EINVAL (rec not an object, reason not UTF-8) or
+ * ENOMEM.
+ */
 int tr_sign_mark_unsigned (json_t *rec, const char *reason);
 
 /* Verify rec's signature.  trusted_uids/n_trusted list who may sign
