@@ -1,0 +1,107 @@
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Sharness helpers around tests/cluster, the private single-node Slurm
+# cluster.  A script calls cluster_up once (root only); the cluster lives in
+# "$SHARNESS_TRASH_DIRECTORY/cluster" and is always stopped when the script
+# ends, passed, failed or interrupted, unless TRACER_CLUSTER_KEEP=1 (then
+# "tests/cluster down DIR" stops it by hand).  On failure the last lines of
+# every daemon log go to stderr, i.e. into the test's .log file.
+#
+# After cluster_up the environment of DIR/env is exported: SLURM_CONF,
+# TRACER_CONF, TRACER_SOCKET, TRACER_MUNGE_SOCKET, TRACER_STORE,
+# TRACER_NODENAME, TRACER_CLUSTER_DIR (logs are in $TRACER_CLUSTER_DIR/log).
+
+TRACER_CLUSTER=$SHARNESS_TEST_SRCDIR/cluster
+
+_tr_cluster_trap=
+
+_tr_cluster_atexit ()
+{
+    test -f "$TRACER_CLUSTER_DIR/cluster.info" || return 0
+    if test "${TR_EXIT_STATUS:-0}" != 0 || test "${test_failure:-0}" != 0
+    then
+        echo "# cluster logs ($TRACER_CLUSTER_DIR/log):" >&2
+        "$TRACER_CLUSTER" logs "$TRACER_CLUSTER_DIR" 40 >&2
+    fi
+    if test -n "${TRACER_CLUSTER_KEEP:-}"; then
+        echo "# TRACER_CLUSTER_KEEP: cluster left running in" \
+             "$TRACER_CLUSTER_DIR" >&2
+        return 0
+    fi
+    "$TRACER_CLUSTER" -q down "$TRACER_CLUSTER_DIR"
+}
+
+# cluster_up [tests/cluster up options]
+# Start the cluster and export its environment.  The default node name is
+# tr<test number>; --nodename overrides it.
+cluster_up ()
+{
+    TRACER_CLUSTER_DIR=$SHARNESS_TRASH_DIRECTORY/cluster
+    export TRACER_CLUSTER_DIR
+    if test -z "$_tr_cluster_trap"; then
+        _tr_cluster_trap=t
+        tr_atexit _tr_cluster_atexit
+    fi
+    # Node names must differ between clusters running at the same time
+    # (they name the cgroup dirs slurm_<node>): tr<test number>.
+    _tr_cluster_node=tr$(printf '%s' "${this_test%%-*}" | tr -cd 'A-Za-z0-9')
+    "$TRACER_CLUSTER" up "$TRACER_CLUSTER_DIR" \
+        --nodename "$_tr_cluster_node" "$@" >&3 || return 1
+    . "$TRACER_CLUSTER_DIR/env"
+}
+
+# cluster_down: stop the cluster now (idempotent).
+cluster_down ()
+{
+    "$TRACER_CLUSTER" down "$TRACER_CLUSTER_DIR" >&3
+}
+
+cluster_status ()
+{
+    "$TRACER_CLUSTER" status "$TRACER_CLUSTER_DIR"
+}
+
+# cluster_logs [N]: the last N (30) lines of every daemon log, to stdout.
+cluster_logs ()
+{
+    "$TRACER_CLUSTER" logs "$TRACER_CLUSTER_DIR" "${1:-30}"
+}
+
+# tracerd_start / tracerd_stop: (re)start or stop the cluster's tracerd;
+# start waits for its socket.
+tracerd_start ()
+{
+    "$TRACER_CLUSTER" tracerd-start "$TRACER_CLUSTER_DIR" >&3
+}
+
+tracerd_stop ()
+{
+    "$TRACER_CLUSTER" tracerd-stop "$TRACER_CLUSTER_DIR" >&3
+}
+
+# slurmd_restart: needed after changing plugstack.conf for job_prolog or
+# job_epilog (slurmd decides at start whether to run them).
+slurmd_restart ()
+{
+    "$TRACER_CLUSTER" slurmd-restart "$TRACER_CLUSTER_DIR" >&3
+}
+
+# job_state JOBID: JobState from scontrol (kept for MinJobAge seconds;
+# there is no accounting database, so no sacct).
+job_state ()
+{
+    scontrol -o show job "$1" 2>/dev/null |
+        sed -n 's/.* JobState=\([^ ]*\) .*/\1/p'
+}
+
+# wait_job JOBID [TIMEOUT]: wait until the job has finished (any final
+# state); print that state.
+wait_job ()
+{
+    _tr_wj_id=$1
+    wait_for 'case $(job_state "$_tr_wj_id") in
+                  PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|"") false ;;
+              esac' "${2:-60}" || return 1
+    job_state "$_tr_wj_id"
+}
