@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
@@ -38,6 +39,8 @@
 struct active {
     char key[600];
     tr_step_t *step;
+    double interval;     /* the step's own sampling interval */
+    double next;         /* monotonic time of its next sample */
 };
 
 static struct {
@@ -157,6 +160,20 @@ static int load_conf (tr_conf_t **out)
             return -1;
         }
     }
+    /* Root trusts this file: refuse one that others could have written. */
+    if (access (d.conf_path, F_OK) == 0) {
+        int secure = tr_path_is_secure (d.conf_path, 0, &error);
+        if (secure != 1) {
+            const char *why = secure == 0 ? error.text : strerror (errno);
+            if (d.listen_fd >= 0)
+                logmsg (LOG_ERR, "%s: insecure: %s", d.conf_path, why);
+            else
+                fprintf (stderr, "tracerd: %s: insecure: %s\n", d.conf_path,
+                         why);
+            tr_conf_destroy (conf);
+            return -1;
+        }
+    }
     *out = conf;
     return 0;
 }
@@ -206,8 +223,16 @@ static int open_socket (void)
     }
     snprintf (dir, sizeof (dir), "%s", path);
     if ((slash = strrchr (dir, '/')) && slash != dir) {
+        struct stat st;
         *slash = '\0';
-        fd = tr_path_mkdir_p (dir, 0755, &error);
+        /* The path comes from root's own configuration: an existing
+         * directory is used as is (e.g. /var/run -> /run); only missing
+         * ones are created, without following links.
+         */
+        if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
+            fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        else
+            fd = tr_path_mkdir_p (dir, 0755, &error);
         if (fd < 0) {
             logmsg (LOG_ERR, "%s: %s", dir, tr_error_str (&error));
             return -1;
@@ -226,7 +251,11 @@ static int open_socket (void)
         mode_t old = umask (0177);
         int rc = bind (fd, (struct sockaddr *)&sa, sizeof (sa));
         umask (old);
-        if (rc < 0 || chmod (path, 0600) < 0 || listen (fd, 128) < 0) {
+        /* Root-only unless other users may notify; SO_PEERCRED decides
+         * who is heard either way.
+         */
+        mode_t mode = d.conf->n_notify_uids > 1 ? 0666 : 0600;
+        if (rc < 0 || chmod (path, mode) < 0 || listen (fd, 128) < 0) {
             logmsg (LOG_ERR, "%s: %s", path, strerror (errno));
             close (fd);
             return -1;
@@ -435,6 +464,8 @@ static void handle_step_start (int fd, json_t *msg)
         a = &d.steps[d.nsteps++];
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
+        a->interval = interval > 0 ? interval : d.conf->interval_s;
+        a->next = mono () + a->interval;
         logmsg (LOG_INFO, "step %s started", key);
     }
     if (tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
@@ -535,13 +566,25 @@ static void handle_client (void)
     close (fd);
 }
 
-static void sample_all (void)
+/* Sample the steps that are due; return the time of the next one due
+ * (at most one daemon interval away, for spool forwarding).
+ */
+static double sample_due (double now)
 {
+    double next = now + d.conf->interval_s;
+
     for (int i = 0; i < d.nsteps; i++) {
+        struct active *a = &d.steps[i];
         tr_error_t error;
-        if (tr_step_sample (d.steps[i].step, &error) < 0)
-            logmsg (LOG_DEBUG, "step %s: %s", d.steps[i].key, error.text);
+        if (now >= a->next) {
+            if (tr_step_sample (a->step, &error) < 0)
+                logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
+            a->next = now + a->interval;
+        }
+        if (a->next < next)
+            next = a->next;
     }
+    return next;
 }
 
 static void on_signal (int sig)
@@ -636,7 +679,7 @@ int main (int argc, char **argv)
     logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
             TRACER_VERSION, d.conf->socket_path, d.conf->spool_path,
             d.conf->store_path);
-    next_sample = mono () + d.conf->interval_s;
+    next_sample = mono ();
     while (!got_term) {
         struct pollfd pfd = { .fd = d.listen_fd, .events = POLLIN };
         double now = mono ();
@@ -651,11 +694,11 @@ int main (int argc, char **argv)
             reload ();
         }
         now = mono ();
-        if (now >= next_sample) {
-            sample_all ();
-            next_sample = now + d.conf->interval_s;
-        }
+        if (now >= next_sample)
+            next_sample = sample_due (now);
         forward_spool (now);
+        if (d.next_forward < next_sample && d.next_forward > now)
+            next_sample = d.next_forward;
     }
     logmsg (LOG_NOTICE, "tracerd stopping (%d active steps)", d.nsteps);
     unlink (d.conf->socket_path);

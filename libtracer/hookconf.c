@@ -16,6 +16,20 @@
 
 #include "hookconf.h"
 
+/* Copy at most 64 bytes of untrusted text for an error message, with
+ * anything but printable ASCII replaced, so nothing a user typed can
+ * forge or break a log line.
+ */
+static const char *shown (char buf[65], const char *s, size_t n)
+{
+    size_t m = n > 64 ? 64 : n;
+
+    for (size_t i = 0; i < m; i++)
+        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    buf[m] = '\0';
+    return buf;
+}
+
 void tr_hookconf_init (struct tr_hookconf *conf)
 {
     memset (conf, 0, sizeof (*conf));
@@ -64,9 +78,10 @@ int tr_hookconf_parse_args (struct tr_hookconf *conf,
         size_t klen;
 
         if (!eq) {
+            char b[65];
             errno = EINVAL;
-            return tr_errprintf (error, "argument '%.64s': expected key=value",
-                                 arg);
+            return tr_errprintf (error, "argument '%s': expected key=value",
+                                 shown (b, arg, strlen (arg)));
         }
         klen = (size_t)(eq - arg);
         v = eq + 1;
@@ -104,14 +119,19 @@ int tr_hookconf_parse_args (struct tr_hookconf *conf,
                 goto badval;
         }
         else {
+            char b[65];
             errno = EINVAL;
-            return tr_errprintf (error, "unknown argument '%.*s'",
-                                 (int)(klen > 64 ? 64 : klen), arg);
+            return tr_errprintf (error, "unknown argument '%s'",
+                                 shown (b, arg, klen));
         }
         continue;
 badval:
-        errno = EINVAL;
-        return tr_errprintf (error, "argument '%.64s': invalid value", arg);
+        {
+            char b[65];
+            errno = EINVAL;
+            return tr_errprintf (error, "argument '%s': invalid value",
+                                 shown (b, arg, strlen (arg)));
+        }
     }
     *conf = c;
     return 0;
@@ -149,24 +169,24 @@ static int add_tag (json_t *tags, const char *item, size_t n,
                     tr_error_t *error)
 {
     const char *colon = memchr (item, ':', n);
-    char key[65], val[257];
+    char key[65], val[257], b[65];
     size_t klen, vlen;
     json_t *s;
 
     if (!colon)
-        return tr_errprintf (error, "tag '%.*s': expected KEY:VALUE",
-                             (int)(n > 64 ? 64 : n), item);
+        return tr_errprintf (error, "tag '%s': expected KEY:VALUE",
+                             shown (b, item, n));
     klen = (size_t)(colon - item);
     vlen = n - klen - 1;
     if (!tag_key_ok (item, klen))
         return tr_errprintf (error,
-                             "tag key '%.*s': use 1-64 of A-Z a-z 0-9 _ . -",
-                             (int)(klen > 64 ? 64 : klen), item);
+                             "tag key '%s': use 1-64 of A-Z a-z 0-9 _ . -",
+                             shown (b, item, klen));
     if (!tag_value_ok (colon + 1, vlen))
         return tr_errprintf (error,
-                             "tag '%.*s': value must be 0-256 printable "
+                             "tag '%s': value must be 0-256 printable "
                              "characters without quotes or shell specials",
-                             (int)klen, item);
+                             shown (b, item, klen));
     if (json_object_size (tags) >= 64)
         return tr_errprintf (error, "too many tags (at most 64)");
     memcpy (key, item, klen);
@@ -209,13 +229,13 @@ int tr_spec_parse (const char *spec, struct tr_spec *out, tr_error_t *error)
             in_tags = false;
         }
         else if (n > 9 && !strncmp (p, "interval=", 9)) {
-            char buf[32];
+            char buf[32], b[65];
             if (n - 9 >= sizeof (buf)
                 || (memcpy (buf, p + 9, n - 9), buf[n - 9] = '\0',
                     parse_seconds (buf, &r.interval_s) < 0)) {
                 tr_errprintf (error, "interval: expected seconds in "
-                              "[0.1, 3600], got '%.*s'",
-                              (int)(n - 9 > 32 ? 32 : n - 9), p + 9);
+                              "[0.1, 3600], got '%s'",
+                              shown (b, p + 9, n - 9));
                 goto fail;
             }
             in_tags = false;
@@ -231,14 +251,10 @@ int tr_spec_parse (const char *spec, struct tr_spec *out, tr_error_t *error)
                 goto fail;
         }
         else {
-            char shown[65];
-            size_t m = n > 64 ? 64 : n;
-            /* never echo control characters back into a log line */
-            for (size_t i = 0; i < m; i++)
-                shown[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
-            shown[m] = '\0';
+            char b[65];
             tr_errprintf (error, "unknown item '%s' (expected on, off, "
-                          "interval=SECONDS or tag=KEY:VALUE)", shown);
+                          "interval=SECONDS or tag=KEY:VALUE)",
+                          shown (b, p, n));
             goto fail;
         }
         if (!comma)

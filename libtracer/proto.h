@@ -13,8 +13,9 @@
  * SOCK_SEQPACKET unix socket (message boundaries for free).  Hooks send
  *   {"op":"step_start", "identity":{...}, "request":{...}, "tags":{...},
  *    "task_id":N, "pid":P, "interval_s":S}      (once per task)
- *   {"op":"task_exit", "cluster":C, "job_id":J, "step_id":S, "node":N,
- *    "task_id":N, "pid":P, "wait_status":W, "last":true|false}
+ *   {"op":"task_exit", "identity":{"cluster":C, "job_id":J,
+ *    "step_id":S, "node":N, ...}, "task_id":N, "pid":P, "wait_status":W,
+ *    "last":true|false}
  *   {"op":"ping"}
  * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
  * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by

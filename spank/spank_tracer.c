@@ -179,10 +179,17 @@ static int build_context (spank_t sp)
     set_env_str (sp, identity, "account", "SLURM_JOB_ACCOUNT");
     set_env_str (sp, identity, "partition", "SLURM_JOB_PARTITION");
     set_env_str (sp, identity, "qos", "SLURM_JOB_QOS");
+    /* The job env gets SLURMD_NODENAME only at exec; slurmstepd inherits
+     * it from slurmd.  On multiple-slurmd nodes it differs from the
+     * hostname, so the hostname is the last resort.
+     */
     if (spank_getenv (sp, "SLURMD_NODENAME", host, sizeof (host))
             != ESPANK_SUCCESS
         || !host[0]) {
-        if (gethostname (host, sizeof (host)) < 0)
+        const char *env = getenv ("SLURMD_NODENAME");
+        if (env && *env)
+            snprintf (host, sizeof (host), "%s", env);
+        else if (gethostname (host, sizeof (host)) < 0)
             snprintf (host, sizeof (host), "unknown");
         host[sizeof (host) - 1] = '\0';
     }

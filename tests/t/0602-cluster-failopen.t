@@ -1,2 +1,116 @@
 #!/bin/sh
-echo "1..0 # SKIP not written yet"
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='jobs run normally when tracer is broken, and the logs say why'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+S=${TRACER_SRCDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+wait_record () {
+    i=0
+    while [ $i -lt 60 ]; do
+        $REPORT -j "$1" --json >rec.json 2>rec.err && return 0
+        sleep 0.5
+        i=$((i + 1))
+    done
+    cat rec.err >&2
+    return 1
+}
+
+# wait_log FILE PATTERN: the daemons log asynchronously
+wait_log () {
+    i=0
+    while [ $i -lt 20 ]; do
+        grep -q "$2" "$1" && return 0
+        sleep 0.5
+        i=$((i + 1))
+    done
+    echo "no '$2' in $1" >&2
+    tail -20 "$1" >&2
+    return 1
+}
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+test_expect_success 'start a real cluster in cluster-wide mode' '
+    cluster_up --plugstack-args "enable=all"
+'
+
+test_expect_success 'cluster-wide mode traces a job that did not ask' '
+    srun sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>a.err &&
+    wait_record $(sed -n "s/^JOB=//p" a.err)
+'
+
+test_expect_success '--tracer=off opts out where allowed' '
+    srun --tracer=off sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>o.err &&
+    job=$(sed -n "s/^JOB=//p" o.err) &&
+    sleep 3 &&
+    test_expect_code 1 $REPORT -j $job 2>/dev/null
+'
+
+test_expect_success 'an invalid --tracer spec stops srun before submission' '
+    test_expect_code 1 srun --tracer="bogus;rm -rf /" true 2>err &&
+    grep -q "tracer: --tracer: unknown item" err
+'
+
+test_expect_success 'tracerd stopped: the job succeeds and slurmd logs why' '
+    tracerd_stop &&
+    srun --tracer sh -c "echo ran" >out &&
+    test "$(cat out)" = ran &&
+    wait_log "$TRACER_CLUSTER_DIR/log/slurmd.log" "tracer: step_start: connect .*tracerd.sock.*; the job runs untraced"
+'
+
+test_expect_success 'a batch job succeeds with tracerd stopped (no node drain)' '
+    sbatch --tracer --parsable --wait --wrap true >sb.out &&
+    test "$(sinfo -h -o %t)" = idle
+'
+
+test_expect_success 'store unwritable: jobs succeed, the record waits in the spool' '
+    tracerd_start &&
+    mv "$TRACER_CLUSTER_DIR/store" "$TRACER_CLUSTER_DIR/store.away" &&
+    echo "not a directory" >"$TRACER_CLUSTER_DIR/store" &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>s.err &&
+    job=$(sed -n "s/^JOB=//p" s.err) &&
+    echo $job >spooled.job &&
+    wait_log "$TRACER_CLUSTER_DIR/log/tracerd.log" "store.*will retry\|store.*unavailable" &&
+    find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
+'
+
+test_expect_success 'when the store returns, the spooled record is delivered, once' '
+    rm "$TRACER_CLUSTER_DIR/store" &&
+    mv "$TRACER_CLUSTER_DIR/store.away" "$TRACER_CLUSTER_DIR/store" &&
+    wait_record $(cat spooled.job) &&
+    test "$(jq length rec.json)" = 1 &&
+    ! find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$(cat spooled.job)/*" | grep -q .
+'
+
+test_expect_success 'tracerd killed mid-step: the job completes normally' '
+    srun --tracer sh -c "sleep 3; echo done" >k.out &
+    srun_pid=$! &&
+    sleep 1.5 &&
+    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    wait $srun_pid &&
+    test "$(cat k.out)" = done
+'
+
+test_expect_success 'a bad plugstack argument disables the plugin, jobs still run' '
+    tracerd_start &&
+    cp "$TRACER_CLUSTER_DIR/etc/plugstack.conf" plugstack.good &&
+    sed "s/enable=all/enable=sometimes/" plugstack.good >"$TRACER_CLUSTER_DIR/etc/plugstack.conf" &&
+    srun sh -c "echo ok" >p.out &&
+    test "$(cat p.out)" = ok &&
+    wait_log "$TRACER_CLUSTER_DIR/log/slurmd.log" "tracer: plugstack.conf: argument .enable=sometimes.: invalid value; tracer is disabled" &&
+    cp plugstack.good "$TRACER_CLUSTER_DIR/etc/plugstack.conf"
+'
+
+test_expect_success 'stop the cluster' '
+    cluster_down
+'
+test_done
