@@ -178,12 +178,8 @@ static int load_conf (tr_conf_t **out)
     return 0;
 }
 
-static int open_stores (void)
+static struct tr_store_opts store_opts (void)
 {
-    struct tr_store_opts sp = { .file_mode = 0600, .dir_mode = 0700,
-                                .owner_is_job = false,
-                                .owner_uid = (uid_t)-1, .gid = (gid_t)-1,
-                                .create = true };
     struct tr_store_opts so = {
         .file_mode = d.conf->store_file_mode,
         .dir_mode = d.conf->store_dir_mode,
@@ -193,6 +189,15 @@ static int open_stores (void)
         .gid = d.conf->store_group_set ? d.conf->store_gid : (gid_t)-1,
         .create = true,
     };
+    return so;
+}
+
+static int open_spool (void)
+{
+    struct tr_store_opts sp = { .file_mode = 0600, .dir_mode = 0700,
+                                .owner_is_job = false,
+                                .owner_uid = (uid_t)-1, .gid = (gid_t)-1,
+                                .create = true };
     tr_error_t error;
 
     if (!(d.spool = tr_store_open (d.conf->spool_path, &sp, &error))) {
@@ -200,11 +205,6 @@ static int open_stores (void)
                 tr_error_str (&error));
         return -1;
     }
-    /* The shared store may be down at start: keep going, forward later. */
-    if (!(d.store = tr_store_open (d.conf->store_path, &so, &error)))
-        logmsg (LOG_WARNING, "store %s unavailable (%s): records stay in "
-                "the spool until it returns", d.conf->store_path,
-                tr_error_str (&error));
     return 0;
 }
 
@@ -358,18 +358,18 @@ static void forward_spool (double now)
 
     if (now < d.next_forward)
         return;
-    if (!d.store) {
-        struct tr_store_opts so = {
-            .file_mode = d.conf->store_file_mode,
-            .dir_mode = d.conf->store_dir_mode,
-            .owner_is_job = d.conf->store_owner_is_job,
-            .owner_uid = d.conf->store_owner_is_job ? (uid_t)-1
-                                                    : d.conf->store_owner_uid,
-            .gid = d.conf->store_group_set ? d.conf->store_gid : (gid_t)-1,
-            .create = true,
-        };
-        if (!(d.store = tr_store_open (d.conf->store_path, &so, &error)))
+    /* Open the store afresh each time: it may have been remounted,
+     * replaced or repaired since the last attempt.
+     */
+    {
+        struct tr_store_opts so = store_opts ();
+        if (!(d.store = tr_store_open (d.conf->store_path, &so, &error))) {
+            if (!d.forward_failing)
+                logmsg (LOG_ERR, "store %s unavailable: %s; records stay in "
+                        "the spool, will retry", d.conf->store_path,
+                        tr_error_str (&error));
             failed = 1;
+        }
     }
     if (d.store
         && tr_store_foreach_all (d.spool, forward_one, &failed, &error) < 0
@@ -377,6 +377,8 @@ static void forward_spool (double now)
         logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
         failed = 1;
     }
+    tr_store_destroy (d.store);
+    d.store = NULL;
     if (failed) {
         d.forward_backoff = d.forward_backoff > 0
                                 ? fmin (d.forward_backoff * 2,
@@ -674,7 +676,7 @@ int main (int argc, char **argv)
         sigaction (SIGHUP, &sa, NULL);
         signal (SIGPIPE, SIG_IGN);
     }
-    if (open_stores () < 0 || open_socket () < 0)
+    if (open_spool () < 0 || open_socket () < 0)
         return 1;
     logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
             TRACER_VERSION, d.conf->socket_path, d.conf->spool_path,
@@ -706,7 +708,6 @@ int main (int argc, char **argv)
     while (d.nsteps > 0)
         drop_step (&d.steps[0]);
     tr_store_destroy (d.spool);
-    tr_store_destroy (d.store);
     tr_conf_destroy (d.conf);
     if (d.logf)
         fclose (d.logf);

@@ -56,8 +56,10 @@ test_expect_success '--tracer=off opts out where allowed' '
 '
 
 test_expect_success 'an invalid --tracer spec stops srun before submission' '
-    test_expect_code 1 srun --tracer="bogus;rm -rf /" true 2>err &&
-    grep -q "tracer: --tracer: unknown item" err
+    before=$(squeue -h | wc -l) &&
+    test_must_fail srun --tracer="bogus;rm -rf /" true 2>err &&
+    grep -q "tracer: --tracer: unknown item .bogus;rm -rf /." err &&
+    test "$(squeue -h | wc -l)" = "$before"
 '
 
 test_expect_success 'tracerd stopped: the job succeeds and slurmd logs why' '
@@ -72,23 +74,34 @@ test_expect_success 'a batch job succeeds with tracerd stopped (no node drain)' 
     test "$(sinfo -h -o %t)" = idle
 '
 
-test_expect_success 'store unwritable: jobs succeed, the record waits in the spool' '
+test_expect_success 'store full: jobs succeed, the record waits in the spool' '
     tracerd_start &&
-    mv "$TRACER_CLUSTER_DIR/store" "$TRACER_CLUSTER_DIR/store.away" &&
-    echo "not a directory" >"$TRACER_CLUSTER_DIR/store" &&
+    mount -t tmpfs -o size=256k tracer-full "$TRACER_CLUSTER_DIR/store" &&
+    { dd if=/dev/zero of="$TRACER_CLUSTER_DIR/store/fill" bs=4k 2>/dev/null || :; } &&
     srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>s.err &&
     job=$(sed -n "s/^JOB=//p" s.err) &&
     echo $job >spooled.job &&
-    wait_log "$TRACER_CLUSTER_DIR/log/tracerd.log" "store.*will retry\|store.*unavailable" &&
+    wait_log "$TRACER_CLUSTER_DIR/log/tracerd.log" "No space left on device.*will retry" &&
     find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
 '
 
-test_expect_success 'when the store returns, the spooled record is delivered, once' '
-    rm "$TRACER_CLUSTER_DIR/store" &&
-    mv "$TRACER_CLUSTER_DIR/store.away" "$TRACER_CLUSTER_DIR/store" &&
-    wait_record $(cat spooled.job) &&
-    test "$(jq length rec.json)" = 1 &&
-    ! find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$(cat spooled.job)/*" | grep -q .
+test_expect_success 'store read-only: still nothing lost' '
+    mount -o remount,ro "$TRACER_CLUSTER_DIR/store" &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>r.err &&
+    job=$(sed -n "s/^JOB=//p" r.err) &&
+    echo $job >>spooled.job &&
+    sleep 2 &&
+    find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
+'
+
+test_expect_success 'when the store returns, spooled records are delivered, once' '
+    umount "$TRACER_CLUSTER_DIR/store" &&
+    for job in $(cat spooled.job); do
+        wait_record $job &&
+        test "$(jq length rec.json)" = 1 &&
+        ! find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q . ||
+        return 1
+    done
 '
 
 test_expect_success 'tracerd killed mid-step: the job completes normally' '
@@ -111,6 +124,7 @@ test_expect_success 'a bad plugstack argument disables the plugin, jobs still ru
 '
 
 test_expect_success 'stop the cluster' '
+    { ! mountpoint -q "$TRACER_CLUSTER_DIR/store" || umount "$TRACER_CLUSTER_DIR/store"; } &&
     cluster_down
 '
 test_done
