@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "path.h"
 #include "record.h"
 #include "strbuf.h"
 
@@ -982,62 +983,12 @@ static void set_file (tr_error_t *error, const char *path)
         (void)snprintf (error->file, sizeof (error->file), "%s", path);
 }
 
-/* Read the whole of fd, refusing more than TR_RECORD_MAX_BYTES.  The
- * size from fstat is only a hint: the file may change while read.
- */
-static char *read_bounded (int fd, size_t hint, size_t *lenp)
-{
-    size_t cap = hint + 1 > 4096 ? hint + 1 : 4096;
-    size_t len = 0;
-    char *buf = NULL;
-
-    if (cap > TR_RECORD_MAX_BYTES + 1)
-        cap = TR_RECORD_MAX_BYTES + 1;
-    if (!(buf = malloc (cap)))
-        return NULL;
-    for (;;) {
-        ssize_t n;
-
-        if (len == cap) {
-            size_t ncap = cap * 2;
-            char *p;
-
-            if (cap > TR_RECORD_MAX_BYTES) {
-                free (buf);
-                errno = EFBIG;
-                return NULL;
-            }
-            if (ncap > TR_RECORD_MAX_BYTES + 1)
-                ncap = TR_RECORD_MAX_BYTES + 1;
-            if (!(p = realloc (buf, ncap))) {
-                free (buf);
-                return NULL;
-            }
-            buf = p;
-            cap = ncap;
-        }
-        n = read (fd, buf + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            free (buf);
-            return NULL;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    *lenp = len;
-    return buf;
-}
 
 json_t *tr_record_load (const char *path, tr_error_t *error)
 {
-    struct stat st;
     char *buf;
     size_t len;
     json_t *rec;
-    int fd;
     int saved;
 
     if (!path) {
@@ -1045,43 +996,24 @@ json_t *tr_record_load (const char *path, tr_error_t *error)
         tr_errprintf (error, "no path");
         return NULL;
     }
-    /* O_NOFOLLOW: the store is writable by others, a symlink there must
-     * not make a root reader open something else.  O_NONBLOCK: a FIFO
-     * planted in its place must not hang the reader in open().
+    /* No symlinks (the store is writable by others, a link there must not
+     * make a root reader open something else), no FIFOs (they would hang
+     * the reader), bounded size: tr_path_read_file refuses all three.
      */
-    fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
+    if (!(buf = tr_path_read_file (AT_FDCWD, path, TR_RECORD_MAX_BYTES, &len,
+                                   NULL))) {
         if (errno == ELOOP)
             tr_errprintf_at (error, path, 0, 0, "is a symbolic link");
+        else if (errno == EFBIG)
+            tr_errprintf_at (error, path, 0, 0,
+                             "record is larger than %d bytes",
+                             TR_RECORD_MAX_BYTES);
+        else if (errno == EINVAL || errno == EISDIR)
+            tr_errprintf_at (error, path, 0, 0, "not a regular file");
         else
             tr_errprintf_at (error, path, 0, 0, "%s", strerror (errno));
         return NULL;
     }
-    if (fstat (fd, &st) < 0) {
-        tr_errprintf_at (error, path, 0, 0, "%s", strerror (errno));
-        goto error_close;
-    }
-    if (!S_ISREG (st.st_mode)) {
-        errno = EINVAL;
-        tr_errprintf_at (error, path, 0, 0, "not a regular file");
-        goto error_close;
-    }
-    if (st.st_size > TR_RECORD_MAX_BYTES) {
-        errno = EFBIG;
-        tr_errprintf_at (error, path, 0, 0, "record is larger than %d bytes",
-                         TR_RECORD_MAX_BYTES);
-        goto error_close;
-    }
-    if (!(buf = read_bounded (fd, (size_t)st.st_size, &len))) {
-        if (errno == EFBIG)
-            tr_errprintf_at (error, path, 0, 0,
-                             "record is larger than %d bytes",
-                             TR_RECORD_MAX_BYTES);
-        else
-            tr_errprintf_at (error, path, 0, 0, "%s", strerror (errno));
-        goto error_close;
-    }
-    (void)close (fd);
     rec = parse (buf, len, path, error);
     saved = errno;
     free (buf);
@@ -1089,11 +1021,6 @@ json_t *tr_record_load (const char *path, tr_error_t *error)
         set_file (error, path);
     errno = saved;
     return rec;
-error_close:
-    saved = errno;
-    (void)close (fd);
-    errno = saved;
-    return NULL;
 }
 
 static int dump_cb (const char *buffer, size_t size, void *data)

@@ -1175,7 +1175,7 @@ static void test_load (void **state)
     assert_int_equal (mkdir (dir, 0700), 0);
     errno = 0;
     assert_null (tr_record_load (dir, &err));
-    assert_int_equal (errno, EINVAL);
+    assert_int_equal (errno, EISDIR);
     assert_string_equal (err.text, "not a regular file");
 
     /* Syntax errors carry file, line and column. */
