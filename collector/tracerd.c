@@ -295,6 +295,14 @@ static int step_key (json_t *id, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
+/* A hook may leave the cluster name to the daemon's configuration. */
+static void default_cluster (json_t *id)
+{
+    if (json_is_object (id) && !json_object_get (id, "cluster"))
+        (void)json_object_set_new (id, "cluster",
+                                   json_string (d.conf->cluster_name));
+}
+
 static struct active *find_step (const char *key)
 {
     for (int i = 0; i < d.nsteps; i++)
@@ -436,8 +444,11 @@ static void handle_step_start (int fd, json_t *msg)
     struct active *a;
     tr_error_t error;
 
-    if (!json_is_object (id) || !json_object_get (id, "cluster"))
-        goto bad_cluster;
+    default_cluster (id);
+    if (!json_is_object (id)) {
+        reply (fd, false, "identity missing");
+        return;
+    }
     if (tr_record_validate_section ("identity", id, &error) < 0
         || (req && tr_record_validate_section ("request", req, &error) < 0)
         || (tags && tr_record_validate_section ("tags", tags, &error) < 0)) {
@@ -478,16 +489,6 @@ static void handle_step_start (int fd, json_t *msg)
     }
     (void)tr_step_sample (a->step, NULL);
     reply (fd, true, NULL);
-    return;
-bad_cluster:
-    /* the hook may leave the cluster to the daemon's configuration */
-    if (json_is_object (id)
-        && json_object_set_new (id, "cluster",
-                                json_string (d.conf->cluster_name)) == 0) {
-        handle_step_start (fd, msg);
-        return;
-    }
-    reply (fd, false, "identity missing");
 }
 
 static void handle_task_exit (int fd, json_t *msg)
@@ -501,9 +502,7 @@ static void handle_task_exit (int fd, json_t *msg)
     struct active *a;
     tr_error_t error;
 
-    if (json_is_object (id) && !json_object_get (id, "cluster"))
-        json_object_set_new (id, "cluster",
-                             json_string (d.conf->cluster_name));
+    default_cluster (id);
     if (!json_is_object (id) || step_key (id, key, sizeof (key)) < 0) {
         reply (fd, false, "bad identity");
         return;
