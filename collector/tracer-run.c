@@ -50,6 +50,8 @@ static struct {
     json_t *tags;
     char cg_dirs[3][PATH_MAX];
     int n_cg;
+    json_t *id;
+    tr_step_t *step;
 } o;
 
 static void usage (FILE *f)
@@ -256,6 +258,16 @@ static int write_record (json_t *rec, const char *job_id)
     return 0;
 }
 
+/* Free what main() holds; returns rc so exits are one line. */
+static int finish (int rc)
+{
+    json_decref (o.id);
+    json_decref (o.tags);
+    tr_step_destroy (o.step);
+    tr_conf_destroy (o.conf);
+    return rc;
+}
+
 static int exit_status_of (int status)
 {
     if (WIFEXITED (status))
@@ -302,8 +314,7 @@ int main (int argc, char **argv)
     struct tr_workload wl;
     tr_error_t error;
     char job_id[128];
-    json_t *id, *rec;
-    tr_step_t *step;
+    json_t *rec;
     int c, pfd[2], efd[2], status = 0, rc;
     bool cgroup_mode;
     sigset_t fwd, old;
@@ -385,16 +396,16 @@ int main (int argc, char **argv)
     if (tr_conf_load (o.conf, conf_path, &error) < 0
         && !(errno == ENOENT && !conf_explicit)) {
         fprintf (stderr, "tracer-run: %s\n", tr_error_str (&error));
-        return 2;
+        return finish (2);
     }
     if (o.interval <= 0)
         o.interval = o.conf->interval_s;
 
-    if (!(id = make_identity (job_id, sizeof (job_id)))
-        || !(step = tr_step_create (id, NULL, o.tags, "tracer-run",
-                                    o.interval))) {
+    if (!(o.id = make_identity (job_id, sizeof (job_id)))
+        || !(o.step = tr_step_create (o.id, NULL, o.tags, "tracer-run",
+                                      o.interval))) {
         msg ("out of memory");
-        return EXIT_FAIL;
+        return finish (EXIT_FAIL);
     }
     cgroup_mode = make_cgroups (&cg) == 0;
 
@@ -403,7 +414,7 @@ int main (int argc, char **argv)
      */
     if (pipe2 (pfd, O_CLOEXEC) < 0 || pipe2 (efd, O_CLOEXEC) < 0) {
         msg ("pipe: %s", strerror (errno));
-        return EXIT_FAIL;
+        return finish (EXIT_FAIL);
     }
     sigemptyset (&fwd);
     for (int s = 1; s < 32; s++)
@@ -415,7 +426,7 @@ int main (int argc, char **argv)
 
     if ((pid = fork ()) < 0) {
         msg ("fork: %s", strerror (errno));
-        return EXIT_FAIL;
+        return finish (EXIT_FAIL);
     }
     if (pid == 0) {
         char go;
@@ -442,12 +453,12 @@ int main (int argc, char **argv)
              strerror (errno));
         cgroup_mode = false;
     }
-    if (!cgroup_mode || tr_step_attach_paths (step, &cg, &error) < 0) {
-        tr_step_attach_tree (step, pid);
+    if (!cgroup_mode || tr_step_attach_paths (o.step, &cg, &error) < 0) {
+        tr_step_attach_tree (o.step, pid);
         cgroup_mode = false;
     }
     else
-        tr_step_add_task (step, 0, pid);
+        tr_step_add_task (o.step, 0, pid);
     if (write (pfd[1], "g", 1) != 1) {
         msg ("cannot start the command");
         kill (pid, SIGKILL);
@@ -460,13 +471,13 @@ int main (int argc, char **argv)
             fprintf (stderr, "tracer-run: %s: %s\n", argv[optind],
                      strerror (err));
             remove_cgroups ();
-            return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+            return finish (err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
         }
         close (efd[0]);
     }
 
     /* Sample until the command ends; forward signals meanwhile. */
-    (void)tr_step_sample (step, NULL);
+    (void)tr_step_sample (o.step, NULL);
     while (1) {
         struct timespec ts = { .tv_sec = (time_t)o.interval,
                                .tv_nsec = (long)((o.interval
@@ -480,22 +491,22 @@ int main (int argc, char **argv)
         w = waitpid (pid, &status, WNOHANG);
         if (w == pid)
             break;
-        (void)tr_step_sample (step, NULL);
+        (void)tr_step_sample (o.step, NULL);
     }
-    tr_step_task_exit (step, 0, pid, status);
-    if (tr_step_finish (step, &error) < 0 && cgroup_mode)
+    tr_step_task_exit (o.step, 0, pid, status);
+    if (tr_step_finish (o.step, &error) < 0 && cgroup_mode)
         msg ("final reading: %s", error.text);
     if (!cgroup_mode) {
         struct rusage ru;
         getrusage (RUSAGE_CHILDREN, &ru);
-        tr_step_set_children_rusage (step, &ru);
+        tr_step_set_children_rusage (o.step, &ru);
     }
     remove_cgroups ();
 
     rc = exit_status_of (status);
-    if (!(rec = tr_step_record (step, "final"))) {
+    if (!(rec = tr_step_record (o.step, "final"))) {
         msg ("building the record: %s", strerror (errno));
-        return EXIT_FAIL;
+        return finish (EXIT_FAIL);
     }
     if (o.no_sign)
         tr_sign_mark_unsigned (rec, "signing disabled (--no-sign)");
@@ -515,9 +526,5 @@ int main (int argc, char **argv)
         json_decref (a);
     }
     json_decref (rec);
-    json_decref (id);
-    json_decref (o.tags);
-    tr_step_destroy (step);
-    tr_conf_destroy (o.conf);
-    return rc;
+    return finish (rc);
 }
