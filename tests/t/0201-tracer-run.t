@@ -2,6 +2,7 @@
 # Copyright (C) 2026 The tracer authors.
 # SPDX-License-Identifier: GPL-2.0-or-later
 
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
 test_description='tracer-run measures a command exactly, forwards signals and exits with its status'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
@@ -10,14 +11,6 @@ B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 RUN=$B/collector/tracer-run
 REPORT=$B/analysis/tracer-report
 BURN=$B/tests/burn
-
-# within PCT percent: within ACTUAL EXPECTED PCT
-within () {
-    awk -v a="$1" -v e="$2" -v p="$3" 'BEGIN {
-        d = a - e; if (d < 0) d = -d;
-        if (d <= e * p / 100) exit 0;
-        printf "%s is not within %s%% of %s\n", a, p, e; exit 1 }'
-}
 
 test_expect_success 'root: the demo runs in its own cgroup with exact totals' '
     $RUN -q --no-sign --demo -o demo.json >workload.out &&

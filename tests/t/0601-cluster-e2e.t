@@ -12,28 +12,6 @@ S=${TRACER_SRCDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 REPORT=$B/analysis/tracer-report
 BURN=$B/tests/burn
 
-within () {
-    awk -v a="$1" -v e="$2" -v p="$3" 'BEGIN {
-        d = a - e; if (d < 0) d = -d;
-        if (d <= e * p / 100) exit 0;
-        printf "%s is not within %s%% of %s\n", a, p, e; exit 1 }'
-}
-
-# wait_record JOBID: poll the store until the job's record arrives (the
-# daemon forwards from its spool asynchronously).
-wait_record () {
-    i=0
-    while [ $i -lt 60 ]; do
-        if $REPORT -j "$1" --json >rec.json 2>rec.err; then
-            return 0
-        fi
-        sleep 0.5
-        i=$((i + 1))
-    done
-    cat rec.err >&2
-    return 1
-}
-
 require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM

@@ -11,30 +11,6 @@ B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 S=${TRACER_SRCDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 REPORT=$B/analysis/tracer-report
 
-wait_record () {
-    i=0
-    while [ $i -lt 60 ]; do
-        $REPORT -j "$1" --json >rec.json 2>rec.err && return 0
-        sleep 0.5
-        i=$((i + 1))
-    done
-    cat rec.err >&2
-    return 1
-}
-
-# wait_log FILE PATTERN: the daemons log asynchronously
-wait_log () {
-    i=0
-    while [ $i -lt 20 ]; do
-        grep -q "$2" "$1" && return 0
-        sleep 0.5
-        i=$((i + 1))
-    done
-    echo "no '$2' in $1" >&2
-    tail -20 "$1" >&2
-    return 1
-}
-
 require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
