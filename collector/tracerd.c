@@ -9,9 +9,11 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,7 +43,11 @@ struct active {
     tr_step_t *step;
     double interval;     /* the step's own sampling interval */
     double next;         /* monotonic time of its next sample */
+    double saved;        /* monotonic time its state was last saved */
 };
+
+/* How often a running step's readings are saved to the state dir. */
+#define STATE_SAVE_S 5.0
 
 static struct {
     tr_conf_t *conf;
@@ -51,6 +57,7 @@ static struct {
     bool use_syslog;
     int level;
     int listen_fd;
+    int state_fd;
     tr_store_t *spool;
     tr_store_t *store;
     struct active steps[MAX_STEPS];
@@ -58,7 +65,7 @@ static struct {
     double next_forward;
     double forward_backoff;
     bool forward_failing;
-} d = { .listen_fd = -1, .level = LOG_INFO };
+} d = { .listen_fd = -1, .state_fd = -1, .level = LOG_INFO };
 
 static volatile sig_atomic_t got_term, got_hup;
 
@@ -208,6 +215,48 @@ static int open_spool (void)
     return 0;
 }
 
+/* Open a directory named by root's own configuration.  Existing parts
+ * are used as they are (they may be links, e.g. /var/run -> /run: root
+ * chose them); missing ones are created with mode, and a component that
+ * is created is never reached through a link.
+ */
+static int open_conf_dir (const char *dir, mode_t mode, tr_error_t *error)
+{
+    char parent[PATH_MAX];
+    const char *base;
+    struct stat st;
+    int pfd, fd;
+
+    if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode)) {
+        if ((fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            tr_errprintf (error, "%s: %s", dir, strerror (errno));
+        return fd;
+    }
+    base = strrchr (dir, '/');
+    if (!base || base == dir || !base[1]
+        || snprintf (parent, sizeof (parent), "%.*s", (int)(base - dir), dir)
+               >= (int)sizeof (parent)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "%s: not an absolute directory path",
+                             dir);
+    }
+    base++;
+    if ((pfd = open_conf_dir (parent, 0755, error)) < 0)
+        return -1;
+    if (mkdirat (pfd, base, mode) < 0 && errno != EEXIST) {
+        tr_errprintf (error, "mkdir %s: %s", dir, strerror (errno));
+        close (pfd);
+        return -1;
+    }
+    fd = openat (pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        tr_errprintf (error, "%s: %s", dir, strerror (errno));
+    else
+        (void)fchmod (fd, mode);
+    close (pfd);
+    return fd;
+}
+
 static int open_socket (void)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -223,16 +272,8 @@ static int open_socket (void)
     }
     snprintf (dir, sizeof (dir), "%s", path);
     if ((slash = strrchr (dir, '/')) && slash != dir) {
-        struct stat st;
         *slash = '\0';
-        /* The path comes from root's own configuration: an existing
-         * directory is used as is (e.g. /var/run -> /run); only missing
-         * ones are created, without following links.
-         */
-        if (stat (dir, &st) == 0 && S_ISDIR (st.st_mode))
-            fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        else
-            fd = tr_path_mkdir_p (dir, 0755, &error);
+        fd = open_conf_dir (dir, 0755, &error);
         if (fd < 0) {
             logmsg (LOG_ERR, "%s: %s", dir, tr_error_str (&error));
             return -1;
@@ -315,6 +356,49 @@ static void drop_step (struct active *a)
 {
     tr_step_destroy (a->step);
     *a = d.steps[--d.nsteps];
+}
+
+/* The state file of a step: identity members joined by '@', which no
+ * path-safe identifier contains, so names cannot collide.
+ */
+static int state_name (struct active *a, char *buf, size_t size)
+{
+    int n = snprintf (buf, size, "%s@%s@%s@%s.json",
+                      tr_step_id_str (a->step, "cluster"),
+                      tr_step_id_str (a->step, "job_id"),
+                      tr_step_id_str (a->step, "step_id"),
+                      tr_step_id_str (a->step, "node"));
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static void save_state (struct active *a)
+{
+    char name[600];
+    json_t *st;
+    char *text = NULL;
+    tr_error_t error;
+
+    if (d.state_fd < 0 || state_name (a, name, sizeof (name)) < 0)
+        return;
+    if (!(st = tr_step_save (a->step))
+        || !(text = json_dumps (st, JSON_COMPACT))
+        || tr_path_write_atomic (d.state_fd, name, text, strlen (text), 0600,
+                                 (uid_t)-1, (gid_t)-1, &error) < 0)
+        logmsg (LOG_WARNING, "step %s: cannot save state: %s", a->key,
+                text ? tr_error_str (&error) : strerror (errno));
+    a->saved = mono ();
+    free (text);
+    json_decref (st);
+}
+
+static void drop_state (struct active *a)
+{
+    char name[600];
+
+    if (d.state_fd >= 0 && state_name (a, name, sizeof (name)) == 0
+        && unlinkat (d.state_fd, name, 0) < 0 && errno != ENOENT)
+        logmsg (LOG_WARNING, "step %s: removing state: %s", a->key,
+                strerror (errno));
 }
 
 static void reply (int fd, bool ok, const char *err)
@@ -488,6 +572,7 @@ static void handle_step_start (int fd, json_t *msg)
         return;
     }
     (void)tr_step_sample (a->step, NULL);
+    save_state (a);
     reply (fd, true, NULL);
 }
 
@@ -522,9 +607,11 @@ static void handle_task_exit (int fd, json_t *msg)
                     tr_error_str (&error));
         reply (fd, true, NULL);
         finish_step (a);
+        drop_state (a);
         drop_step (a);
         return;
     }
+    save_state (a);
     reply (fd, true, NULL);
 }
 
@@ -581,11 +668,83 @@ static double sample_due (double now)
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
             a->next = now + a->interval;
+            if (now - a->saved >= STATE_SAVE_S)
+                save_state (a);
         }
         if (a->next < next)
             next = a->next;
     }
     return next;
+}
+
+/* Resume the steps a previous tracerd left in the state dir.  A step
+ * whose cgroup still exists carries on (its counters are cumulative, so
+ * nothing is lost); one that ended while no daemon ran gets a record
+ * marked incomplete, with its last saved readings.
+ */
+static void resume_steps (void)
+{
+    DIR *dir;
+    struct dirent *de;
+    int fd;
+
+    if (d.state_fd < 0 || (fd = dup (d.state_fd)) < 0)
+        return;
+    if (!(dir = fdopendir (fd))) {
+        close (fd);
+        return;
+    }
+    while ((de = readdir (dir))) {
+        size_t len = strlen (de->d_name), n;
+        tr_error_t error;
+        json_t *st;
+        tr_step_t *step;
+        char *text, key[600];
+        struct active *a;
+
+        if (de->d_name[0] == '.' || len < 6
+            || strcmp (de->d_name + len - 5, ".json") != 0)
+            continue;
+        text = tr_path_read_file (d.state_fd, de->d_name, 1 << 20, &n, &error);
+        st = text ? json_loadb (text, n, 0, NULL) : NULL;
+        free (text);
+        step = st ? tr_step_restore (st, &error) : NULL;
+        json_decref (st);
+        if (!step) {
+            logmsg (LOG_ERR, "state %s unreadable; removed", de->d_name);
+            unlinkat (d.state_fd, de->d_name, 0);
+            continue;
+        }
+        if (d.nsteps == MAX_STEPS) {
+            tr_step_destroy (step);
+            break;
+        }
+        a = &d.steps[d.nsteps++];
+        memset (a, 0, sizeof (*a));
+        a->step = step;
+        snprintf (key, sizeof (key), "%s/%s/%s/%s",
+                  tr_step_id_str (step, "cluster"),
+                  tr_step_id_str (step, "job_id"),
+                  tr_step_id_str (step, "step_id"),
+                  tr_step_id_str (step, "node"));
+        snprintf (a->key, sizeof (a->key), "%s", key);
+        a->interval = d.conf->interval_s;
+        a->next = mono ();
+        a->saved = mono ();
+        if (tr_step_alive (step)) {
+            logmsg (LOG_NOTICE, "step %s resumed", a->key);
+            continue;
+        }
+        tr_step_mark_incomplete (step, "the step ended while tracerd was "
+                                 "not running; figures are from its last "
+                                 "saved reading");
+        logmsg (LOG_WARNING, "step %s ended while tracerd was down; "
+                "recording it as incomplete", a->key);
+        finish_step (a);
+        drop_state (a);
+        drop_step (a);
+    }
+    closedir (dir);
 }
 
 static void on_signal (int sig)
@@ -677,6 +836,22 @@ int main (int argc, char **argv)
     }
     if (open_spool () < 0 || open_socket () < 0)
         return 1;
+    {
+        char path[PATH_MAX];
+        tr_error_t error;
+        int n = snprintf (path, sizeof (path), "%s/steps",
+                          d.conf->state_dir);
+        int base = open_conf_dir (d.conf->state_dir, 0700, &error);
+        if (base >= 0) {
+            close (base);
+            if (n > 0 && (size_t)n < sizeof (path))
+                d.state_fd = open_conf_dir (path, 0700, &error);
+        }
+        if (d.state_fd < 0)
+            logmsg (LOG_ERR, "state dir %s: %s; steps will not survive a "
+                    "restart", d.conf->state_dir, tr_error_str (&error));
+        resume_steps ();
+    }
     logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
             TRACER_VERSION, d.conf->socket_path, d.conf->spool_path,
             d.conf->store_path);
@@ -701,7 +876,15 @@ int main (int argc, char **argv)
         if (d.next_forward < next_sample && d.next_forward > now)
             next_sample = d.next_forward;
     }
-    logmsg (LOG_NOTICE, "tracerd stopping (%d active steps)", d.nsteps);
+    /* Active steps keep their state files: the next tracerd resumes
+     * them.  Save the latest readings first.
+     */
+    for (int i = 0; i < d.nsteps; i++)
+        save_state (&d.steps[i]);
+    logmsg (LOG_NOTICE, "tracerd stopping (%d active steps kept for the "
+            "next start)", d.nsteps);
+    if (d.state_fd >= 0)
+        close (d.state_fd);
     unlink (d.conf->socket_path);
     close (d.listen_fd);
     while (d.nsteps > 0)

@@ -75,6 +75,8 @@ struct tr_step {
     struct rusage children;
     bool have_children;
 
+    char incomplete[256];   /* why the end was not observed, or "" */
+
     struct series cpu_series, mem_series;
 };
 
@@ -726,6 +728,8 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
         const char *state;
         if (!final)
             state = "running";
+        else if (step->incomplete[0])
+            state = "incomplete";
         else if (step->ntasks == 0 || !all_exited)
             state = "unknown";
         else if (sig || exit_code)
@@ -733,10 +737,18 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
         else
             state = "completed";
         o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
-                       final && all_exited && step->ntasks > 0, "tasks",
-                       tasks);
+                       final && all_exited && step->ntasks > 0
+                           && !step->incomplete[0],
+                       "tasks", tasks);
         tasks = NULL;
+        if (o && step->incomplete[0]
+            && json_object_set_new (o, "reason",
+                                    json_string (step->incomplete)) < 0) {
+            json_decref (o);
+            return NULL;
+        }
         if (o && final && all_exited && step->ntasks > 0
+            && !step->incomplete[0]
             && (json_object_set_new (o, "exit_code",
                                      json_integer (exit_code)) < 0
                 || (sig && json_object_set_new (o, "signal",
@@ -889,4 +901,182 @@ nomem:
     json_decref (rec);
     errno = ENOMEM;
     return NULL;
+}
+
+/* Sources are string literals; a restored step points back at them. */
+static const char *const known_sources[] = {
+    "none",
+    "cgroup-v1:cpuacct.usage",
+    "cgroup-v2:cpu.stat",
+    "cgroup-v1:memory.max_usage_in_bytes",
+    "cgroup-v1:memory.usage_in_bytes (sampled)",
+    "cgroup-v2:memory.peak",
+    "cgroup-v2:memory.current (sampled)",
+    "proc:stat (process tree, sampled)",
+    "proc:stat rss sum (process tree, sampled)",
+};
+
+static const char *known_source (const char *s)
+{
+    for (size_t i = 0; s && i < sizeof (known_sources) / sizeof (*known_sources);
+         i++)
+        if (!strcmp (s, known_sources[i]))
+            return known_sources[i];
+    return "none";
+}
+
+json_t *tr_step_save (tr_step_t *step)
+{
+    json_t *tasks = json_array (), *st;
+
+    if (!tasks)
+        return NULL;
+    for (int i = 0; i < step->ntasks; i++) {
+        const struct task *t = &step->tasks[i];
+        if (json_array_append_new (tasks,
+                                   json_pack ("{s:i s:i s:b s:i}", "task_id",
+                                              t->task_id, "pid", (int)t->pid,
+                                              "exited", t->exited,
+                                              "wait_status", t->wait_status))
+            < 0) {
+            json_decref (tasks);
+            return NULL;
+        }
+    }
+    st = json_pack ("{s:O s:O s:O s:s s:f s:s s:{s:s s:s s:s s:b} s:i"
+                    " s:o s:I s:I s:f s:f s:f s:s s:b s:b s:I s:I s:I s:I"
+                    " s:s s:b s:b}",
+                    "identity", step->identity, "request", step->request,
+                    "tags", step->tags, "collector", step->collector,
+                    "interval_s", step->interval_s, "mode",
+                    step->mode == ATTACH_CGROUP  ? "cgroup"
+                    : step->mode == ATTACH_TREE ? "tree"
+                                                : "none",
+                    "cgroup", "memory", step->cg.memory, "cpuacct",
+                    step->cg.cpuacct, "unified", step->cg.unified,
+                    "unified_has_memory", step->cg.unified_has_memory,
+                    "tree_root", (int)step->tree_root, "tasks", tasks,
+                    "start_unix_ms", (json_int_t)step->start_ms, "samples",
+                    (json_int_t)step->samples, "cpu_user_s", step->cpu_user_s,
+                    "cpu_system_s", step->cpu_sys_s, "cpu_total_s",
+                    step->cpu_total_s, "cpu_source", step->cpu_source,
+                    "cpu_exact", step->cpu_exact, "have_cpu", step->have_cpu,
+                    "mem_current", (json_int_t)step->mem_current, "mem_peak",
+                    (json_int_t)step->mem_peak, "mem_peak_sampled",
+                    (json_int_t)step->mem_peak_sampled, "mem_limit",
+                    (json_int_t)(step->mem_limit > (uint64_t)INT64_MAX
+                                     ? 0
+                                     : step->mem_limit),
+                    "mem_source", step->mem_source, "mem_exact",
+                    step->mem_exact, "have_mem", step->have_mem);
+    return st;
+}
+
+tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
+{
+    json_t *identity, *request, *tags, *tasks, *t;
+    const char *collector, *mode, *mem, *cpu, *uni, *cpu_src, *mem_src;
+    double interval, user, sys, total;
+    json_int_t start, samples, cur, peak, peak_s, limit;
+    int root, umem, cpu_exact, have_cpu, mem_exact, have_mem;
+    json_error_t jerr;
+    tr_step_t *step;
+    size_t i;
+
+    if (json_unpack_ex (st, &jerr, 0,
+                        "{s:o s:o s:o s:s s:F s:s s:{s:s s:s s:s s:b} s:i"
+                        " s:o s:I s:I s:F s:F s:F s:s s:b s:b s:I s:I s:I"
+                        " s:I s:s s:b s:b}",
+                        "identity", &identity, "request", &request, "tags",
+                        &tags, "collector", &collector, "interval_s",
+                        &interval, "mode", &mode, "cgroup", "memory", &mem,
+                        "cpuacct", &cpu, "unified", &uni,
+                        "unified_has_memory", &umem, "tree_root", &root,
+                        "tasks", &tasks, "start_unix_ms", &start, "samples",
+                        &samples, "cpu_user_s", &user, "cpu_system_s", &sys,
+                        "cpu_total_s", &total, "cpu_source", &cpu_src,
+                        "cpu_exact", &cpu_exact, "have_cpu", &have_cpu,
+                        "mem_current", &cur, "mem_peak", &peak,
+                        "mem_peak_sampled", &peak_s, "mem_limit", &limit,
+                        "mem_source", &mem_src, "mem_exact", &mem_exact,
+                        "have_mem", &have_mem) < 0
+        || !json_is_array (tasks)) {
+        errno = EINVAL;
+        tr_errprintf (error, "step state: %s", jerr.text);
+        return NULL;
+    }
+    if (!(step = tr_step_create (identity, request, tags, collector,
+                                 interval)))
+        return NULL;
+    if (!strcmp (mode, "cgroup")) {
+        step->mode = ATTACH_CGROUP;
+        snprintf (step->cg.memory, sizeof (step->cg.memory), "%s", mem);
+        snprintf (step->cg.cpuacct, sizeof (step->cg.cpuacct), "%s", cpu);
+        snprintf (step->cg.unified, sizeof (step->cg.unified), "%s", uni);
+        step->cg.unified_has_memory = umem;
+    }
+    else if (!strcmp (mode, "tree")) {
+        step->mode = ATTACH_TREE;
+        step->tree_root = (pid_t)root;
+    }
+    json_array_foreach (tasks, i, t) {
+        int id = 0, pid = 0, exited = 0, ws = 0;
+        if (json_unpack (t, "{s:i s:i s:b s:i}", "task_id", &id, "pid", &pid,
+                         "exited", &exited, "wait_status", &ws) < 0
+            || add_task (step, id, (pid_t)pid) < 0) {
+            tr_step_destroy (step);
+            errno = EINVAL;
+            tr_errprintf (error, "step state: bad task entry");
+            return NULL;
+        }
+        if (exited)
+            tr_step_task_exit (step, id, (pid_t)pid, ws);
+    }
+    /* time continues from the original start */
+    step->start_ms = start;
+    step->start_mono = now_mono () - (double)(now_ms () - start) / 1000.0;
+    step->last_mono = now_mono ();
+    step->samples = samples;
+    step->cpu_user_s = user;
+    step->cpu_sys_s = sys;
+    step->cpu_total_s = total;
+    step->cpu_source = known_source (cpu_src);
+    step->cpu_exact = cpu_exact;
+    step->have_cpu = have_cpu;
+    step->mem_current = (uint64_t)cur;
+    step->mem_peak = (uint64_t)peak;
+    step->mem_peak_sampled = (uint64_t)peak_s;
+    step->mem_limit = (uint64_t)limit;
+    step->mem_source = known_source (mem_src);
+    step->mem_exact = mem_exact;
+    step->have_mem = have_mem;
+    return step;
+}
+
+bool tr_step_alive (tr_step_t *step)
+{
+    char path[PATH_MAX + 32];
+    const char *dir;
+
+    if (step->mode == ATTACH_TREE) {
+        snprintf (path, sizeof (path), "%s/proc/%d", tr_fsroot (),
+                  (int)step->tree_root);
+        return access (path, F_OK) == 0;
+    }
+    dir = step->cg.memory[0]    ? step->cg.memory
+          : step->cg.cpuacct[0] ? step->cg.cpuacct
+                                : step->cg.unified;
+    if (!dir[0])
+        return false;
+    snprintf (path, sizeof (path), "%s%s", tr_fsroot (), dir);
+    return access (path, F_OK) == 0;
+}
+
+void tr_step_mark_incomplete (tr_step_t *step, const char *reason)
+{
+    snprintf (step->incomplete, sizeof (step->incomplete), "%s", reason);
+    if (!step->finished) {
+        step->end_ms = now_ms ();
+        step->finished = true;
+    }
 }

@@ -83,6 +83,29 @@ void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru);
  */
 json_t *tr_step_record (tr_step_t *step, const char *kind);
 
+/* The step's resumable state: identity, request, tags, where it is
+ * attached, its tasks and its latest readings (not the series).  tracerd
+ * keeps it under daemon.state_dir so that a restarted daemon resumes the
+ * step: the cgroup counters are cumulative, so no total is lost.
+ * Returns a new reference, or NULL with errno.
+ */
+json_t *tr_step_save (tr_step_t *step);
+
+/* A step context from tr_step_save() output.  Returns NULL with errno =
+ * EINVAL and error text when the state is malformed.
+ */
+tr_step_t *tr_step_restore (json_t *state, tr_error_t *error);
+
+/* Whether the step's cgroup still exists (false in process-tree mode
+ * when the root process is gone).
+ */
+bool tr_step_alive (tr_step_t *step);
+
+/* Mark a step whose end was not observed (the daemon was down): the
+ * record says "incomplete" with this reason and the last readings.
+ */
+void tr_step_mark_incomplete (tr_step_t *step, const char *reason);
+
 /* Borrowed identity member (NULL if absent). */
 const char *tr_step_id_str (tr_step_t *step, const char *key);
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='tracerd killed and restarted mid-step loses no totals'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+BURN=$B/tests/burn
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+test_expect_success 'start a real cluster, opt-in mode' '
+    cluster_up --plugstack-args "enable=optin"
+'
+
+test_expect_success 'SIGKILL and restart mid-step: CPU total within 5% and complete' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN cpu=3" \
+        >burn.out 2>burn.err &
+    srun_pid=$! &&
+    sleep 1.5 &&
+    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    tracerd_start &&
+    wait $srun_pid &&
+    job=$(sed -n "s/^JOB=//p" burn.err) &&
+    wait_record $job &&
+    grep -q "step .*/$job/0/.* resumed" "$TRACER_CLUSTER_DIR/log/tracerd.log" &&
+    test "$(jq -r ".[0].outcome.state" rec.json)" = completed &&
+    test "$(jq ".[0].outcome.complete" rec.json)" = true &&
+    within "$(jq ".[0].summary.cpu.total_s" rec.json)" "$(jq .cpu_s burn.out)" 5
+'
+
+test_expect_success 'a step that ends while tracerd is down is recorded as incomplete' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN cpu=1.5" \
+        >b2.out 2>b2.err &
+    srun_pid=$! &&
+    sleep 1 &&
+    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    wait $srun_pid &&
+    tracerd_start &&
+    job=$(sed -n "s/^JOB=//p" b2.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].outcome.state" rec.json)" = incomplete &&
+    test "$(jq ".[0].outcome.complete" rec.json)" = false &&
+    jq -r ".[0].outcome.reason" rec.json | grep -q "while tracerd was not running"
+'
+
+test_expect_success 'no step state is left behind' '
+    test -z "$(ls "$TRACER_CLUSTER_DIR/run/tracer/steps")"
+'
+
+test_expect_success 'stop the cluster' '
+    cluster_down
+'
+test_done
