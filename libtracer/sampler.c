@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,9 @@ struct tr_step {
     uint64_t mem_current, mem_peak, mem_peak_sampled, mem_limit;
     const char *mem_source;
     bool mem_exact, have_mem;
+    /* detail; -1 = not available on this host */
+    int64_t mem_anon, mem_file, mem_shmem, mem_swap;
+    int64_t failcnt, oom_events, oom_kills;
     double last_cpu_total;
 
     struct rusage children;
@@ -171,6 +175,8 @@ tr_step_t *tr_step_create (json_t *identity,
     step->start_mono = step->last_mono = now_mono ();
     step->cpu_source = "none";
     step->mem_source = "none";
+    step->mem_anon = step->mem_file = step->mem_shmem = step->mem_swap = -1;
+    step->failcnt = step->oom_events = step->oom_kills = -1;
     series_init (&step->cpu_series);
     series_init (&step->mem_series);
     return step;
@@ -335,6 +341,43 @@ static void note_peak (tr_step_t *step, uint64_t current)
         step->mem_peak_sampled = current;
 }
 
+static int64_t key_or_unknown (const char *dir, const char *file,
+                               const char *key)
+{
+    uint64_t v;
+
+    return tr_cgroup_read_key (dir, file, key, &v) == 0 ? (int64_t)v : -1;
+}
+
+/* v1 memory.oom_control's oom_kill counts only kills in that very
+ * directory, and Slurm puts tasks in task_N below the step: sum them.
+ */
+static int64_t v1_oom_kills (const char *stepdir)
+{
+    char path[PATH_MAX];
+    int64_t total = key_or_unknown (stepdir, "memory.oom_control", "oom_kill");
+    DIR *d;
+    struct dirent *de;
+
+    if (total < 0)
+        return -1;
+    if (tr_fsroot_path (path, sizeof (path), stepdir) < 0
+        || !(d = opendir (path)))
+        return total;
+    while ((de = readdir (d))) {
+        char sub[PATH_MAX];
+        int64_t n;
+        if (strncmp (de->d_name, "task_", 5) != 0
+            || snprintf (sub, sizeof (sub), "%s/%s", stepdir, de->d_name)
+                   >= (int)sizeof (sub))
+            continue;
+        if ((n = key_or_unknown (sub, "memory.oom_control", "oom_kill")) > 0)
+            total += n;
+    }
+    closedir (d);
+    return total;
+}
+
 static int read_mem_cgroup (tr_step_t *step)
 {
     uint64_t v;
@@ -358,6 +401,17 @@ static int read_mem_cgroup (tr_step_t *step)
         if (tr_cgroup_read_u64 (step->cg.memory, "memory.limit_in_bytes", &v)
             == 0)
             step->mem_limit = v;
+        step->mem_anon = key_or_unknown (step->cg.memory, "memory.stat",
+                                         "total_rss");
+        step->mem_file = key_or_unknown (step->cg.memory, "memory.stat",
+                                         "total_cache");
+        step->mem_shmem = key_or_unknown (step->cg.memory, "memory.stat",
+                                          "total_shmem");
+        step->mem_swap = key_or_unknown (step->cg.memory, "memory.stat",
+                                         "total_swap");
+        if (tr_cgroup_read_u64 (step->cg.memory, "memory.failcnt", &v) == 0)
+            step->failcnt = (int64_t)v;
+        step->oom_kills = v1_oom_kills (step->cg.memory);
         step->have_mem = true;
         return 0;
     }
@@ -377,6 +431,19 @@ static int read_mem_cgroup (tr_step_t *step)
         }
         if (tr_cgroup_read_u64 (step->cg.unified, "memory.max", &v) == 0)
             step->mem_limit = v;
+        step->mem_anon = key_or_unknown (step->cg.unified, "memory.stat",
+                                         "anon");
+        step->mem_file = key_or_unknown (step->cg.unified, "memory.stat",
+                                         "file");
+        step->mem_shmem = key_or_unknown (step->cg.unified, "memory.stat",
+                                          "shmem");
+        if (tr_cgroup_read_u64 (step->cg.unified, "memory.swap.current", &v)
+            == 0)
+            step->mem_swap = (int64_t)v;
+        step->oom_events = key_or_unknown (step->cg.unified, "memory.events",
+                                           "oom");
+        step->oom_kills = key_or_unknown (step->cg.unified, "memory.events",
+                                          "oom_kill");
         step->have_mem = true;
         return 0;
     }
@@ -730,6 +797,8 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             state = "running";
         else if (step->incomplete[0])
             state = "incomplete";
+        else if (sig == SIGKILL && step->oom_kills > 0)
+            state = "oom";
         else if (step->ntasks == 0 || !all_exited)
             state = "unknown";
         else if (sig || exit_code)
@@ -806,6 +875,27 @@ static json_t *summary_json (const tr_step_t *step)
     }
     if (!mem)
         return NULL;
+    {
+        const struct {
+            const char *name;
+            int64_t v;
+        } detail[] = {
+            { "anon_bytes", step->mem_anon },
+            { "file_bytes", step->mem_file },
+            { "shmem_bytes", step->mem_shmem },
+            { "swap_bytes", step->mem_swap },
+            { "failcnt", step->failcnt },
+            { "oom_events", step->oom_events },
+            { "oom_kill_events", step->oom_kills },
+        };
+        for (size_t i = 0; i < sizeof (detail) / sizeof (detail[0]); i++)
+            if (detail[i].v >= 0
+                && json_object_set_new (mem, detail[i].name,
+                                        json_integer (detail[i].v)) < 0) {
+                json_decref (mem);
+                return NULL;
+            }
+    }
     return json_pack ("{s:I s:{s:f s:f s:f s:s s:b} s:o}", "samples",
                       (json_int_t)step->samples, "cpu", "user_s", user,
                       "system_s", sys, "total_s", total, "source", cpu_source,

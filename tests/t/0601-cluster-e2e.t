@@ -60,6 +60,16 @@ test_expect_success 'a failing command is recorded with its exit code' '
     test "$(jq ".[0].outcome.exit_code" rec.json)" = 3
 '
 
+test_expect_success 'an OOM-killed step is recorded as oom, with the kill counted' '
+    test_must_fail srun --tracer --mem=50M sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN mem=200M" 2>o.err &&
+    job=$(sed -n "s/^JOB=//p" o.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].outcome.state" rec.json)" = oom &&
+    test "$(jq ".[0].outcome.signal" rec.json)" = 9 &&
+    test "$(jq ".[0].summary.memory.oom_kill_events" rec.json)" -ge 1 &&
+    test "$(jq ".[0].summary.memory.limit_bytes" rec.json)" = 52428800
+'
+
 test_expect_success 'a multi-task step gives one record with every task' '
     srun --tracer -n2 sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>m.err &&
     job=$(sed -n "s/^JOB=//p" m.err | head -1) &&

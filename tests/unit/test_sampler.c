@@ -1,0 +1,349 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The cgroup layer and the sampling engine against fixture trees built
+ * under a temporary fsroot: a cgroup v1 (hybrid) host with Slurm's task
+ * directories, and a pure cgroup v2 host with Slurm's v2 layout, with
+ * and without memory.peak (kernels before 5.19, e.g. RHEL 8).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libtracer/cgroup.h"
+#include "libtracer/fsroot.h"
+#include "libtracer/record.h"
+#include "libtracer/sampler.h"
+
+static char root[PATH_MAX];
+
+/* Write fsroot-relative file path (creating parents) with text. */
+static void put (const char *path, const char *text)
+{
+    char full[PATH_MAX * 2], *p;
+    FILE *f;
+
+    snprintf (full, sizeof (full), "%s%s", root, path);
+    for (p = full + strlen (root) + 1; (p = strchr (p, '/')); p++) {
+        *p = '\0';
+        mkdir (full, 0755);
+        *p = '/';
+    }
+    assert_non_null (f = fopen (full, "w"));
+    fputs (text, f);
+    fclose (f);
+}
+
+static int setup (void **state)
+{
+    snprintf (root, sizeof (root), "/tmp/tracer-fsroot.XXXXXX");
+    if (!mkdtemp (root))
+        return -1;
+    tr_fsroot_set (root);
+    return 0;
+}
+
+static int teardown (void **state)
+{
+    pid_t pid;
+    int status = 0;
+
+    tr_fsroot_set (NULL);
+    /* remove the tree without a shell */
+    if ((pid = fork ()) == 0) {
+        execl ("/bin/rm", "rm", "-rf", root, (char *)NULL);
+        _exit (127);
+    }
+    if (pid < 0 || waitpid (pid, &status, 0) < 0 || status != 0)
+        return -1;
+    return 0;
+}
+
+#define V1_MOUNTS                                                        \
+    "30 25 0:26 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup "      \
+    "rw,memory\n"                                                        \
+    "31 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup " \
+    "rw,cpu,cpuacct\n"                                                   \
+    "32 25 0:28 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 "   \
+    "rw\n"
+
+#define V1_STEP "/sys/fs/cgroup/memory/slurm_n1/uid_1000/job_42/step_0"
+#define V1_CPU "/sys/fs/cgroup/cpu,cpuacct/slurm_n1/uid_1000/job_42/step_0"
+
+static void make_v1 (void)
+{
+    put ("/proc/self/mountinfo", V1_MOUNTS);
+    put ("/proc/4242/cgroup",
+         "5:memory:/slurm_n1/uid_1000/job_42/step_0/task_1\n"
+         "3:cpu,cpuacct:/slurm_n1/uid_1000/job_42/step_0/task_1\n"
+         "0::/\n");
+    put (V1_STEP "/memory.usage_in_bytes", "1048576\n");
+    put (V1_STEP "/memory.max_usage_in_bytes", "314572800\n");
+    put (V1_STEP "/memory.limit_in_bytes", "1073741824\n");
+    put (V1_STEP "/memory.failcnt", "3\n");
+    put (V1_STEP "/memory.stat",
+         "cache 10\nrss 20\nshmem 0\ntotal_cache 4096\ntotal_rss 8192\n"
+         "total_shmem 1024\ntotal_swap 0\n");
+    put (V1_STEP "/memory.oom_control",
+         "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+    put (V1_STEP "/task_0/memory.oom_control",
+         "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+    put (V1_STEP "/task_1/memory.oom_control",
+         "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+    put (V1_CPU "/cpuacct.usage", "2500000000\n");
+    put (V1_CPU "/cpuacct.usage_user", "2000000000\n");
+    put (V1_CPU "/cpuacct.usage_sys", "500000000\n");
+}
+
+static json_t *identity (void)
+{
+    return json_pack ("{s:s s:s s:s s:s s:s s:i}", "scheduler", "slurm",
+                      "cluster", "c1", "job_id", "42", "step_id", "0", "node",
+                      "n1", "uid", 1000);
+}
+
+static void test_parse_strips_tasks (void **state)
+{
+    struct tr_cgroup_paths p;
+
+    make_v1 ();
+    assert_int_equal (tr_cgroup_resolve_pid (4242, true, &p, NULL), 0);
+    assert_string_equal (p.memory, V1_STEP);
+    assert_string_equal (p.cpuacct, V1_CPU);
+    /* the unified root is no step: the engine refuses it later */
+    assert_string_equal (p.unified, "/sys/fs/cgroup/unified");
+    assert_int_equal (tr_cgroup_resolve_pid (4242, false, &p, NULL), 0);
+    assert_string_equal (p.memory, V1_STEP "/task_1");
+}
+
+static void test_parse_keeps_unknown_layouts (void **state)
+{
+    struct tr_cgroup_paths p;
+
+    make_v1 ();
+    /* LSF: nothing to strip, never rebuilt from ids */
+    assert_int_equal (tr_cgroup_parse ("4:memory:/lsf/c1/job.42.7.1775289779\n",
+                                       true, &p, NULL),
+                      0);
+    assert_string_equal (p.memory,
+                         "/sys/fs/cgroup/memory/lsf/c1/job.42.7.1775289779");
+}
+
+static void test_v1_step (void **state)
+{
+    json_t *id = identity (), *rec, *mem, *cpu;
+    tr_step_t *step;
+    tr_error_t error;
+
+    make_v1 ();
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 4242, 1, &error), 0);
+    assert_int_equal (tr_step_attach_pid (step, 4243, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_task_exit (step, 0, 4243, 0);
+    tr_step_task_exit (step, 1, 4242, 9);   /* SIGKILL */
+    assert_int_equal (tr_step_finish (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    mem = json_object_get (json_object_get (rec, "summary"), "memory");
+    cpu = json_object_get (json_object_get (rec, "summary"), "cpu");
+    assert_int_equal (json_integer_value (json_object_get (mem, "peak_bytes")),
+                      314572800);
+    assert_true (json_is_true (json_object_get (mem, "exact")));
+    assert_string_equal (json_string_value (json_object_get (mem, "source")),
+                         "cgroup-v1:memory.max_usage_in_bytes");
+    assert_int_equal (json_integer_value (json_object_get (mem, "anon_bytes")),
+                      8192);
+    assert_int_equal (json_integer_value (json_object_get (mem, "file_bytes")),
+                      4096);
+    assert_int_equal (json_integer_value (json_object_get (mem, "failcnt")), 3);
+    /* per-directory oom_kill summed over the task directories */
+    assert_int_equal (
+        json_integer_value (json_object_get (mem, "oom_kill_events")), 3);
+    assert_int_equal (json_integer_value (json_object_get (mem, "limit_bytes")),
+                      1073741824);
+    assert_true (json_real_value (json_object_get (cpu, "total_s")) == 2.5);
+    assert_true (json_real_value (json_object_get (cpu, "user_s")) == 2.0);
+    /* killed by SIGKILL with OOM kills in the step: the outcome says so */
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (rec, "outcome"), "state")),
+                         "oom");
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    json_decref (rec);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
+#define V2_MOUNTS "27 22 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+#define V2_STEP                                                     \
+    "/sys/fs/cgroup/system.slice/n1_slurmstepd.scope/sEKNKTV3WPV500" \
+    "/step_0"
+
+static void make_v2 (bool with_peak)
+{
+    put ("/proc/self/mountinfo", V2_MOUNTS);
+    /* Slurm 26 names the job directory by a SLUID, not job_<id> */
+    put ("/proc/777/cgroup",
+         "0::/system.slice/n1_slurmstepd.scope/sEKNKTV3WPV500/step_0/user/"
+         "task_0\n");
+    put (V2_STEP "/cgroup.controllers", "cpuset cpu io memory pids\n");
+    put (V2_STEP "/cpu.stat",
+         "usage_usec 4000000\nuser_usec 3000000\nsystem_usec 1000000\n"
+         "nr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
+    put (V2_STEP "/memory.current", "2097152\n");
+    put (V2_STEP "/memory.max", "max\n");
+    put (V2_STEP "/memory.stat", "anon 1048576\nfile 524288\nshmem 4096\n");
+    put (V2_STEP "/memory.events",
+         "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
+    put (V2_STEP "/memory.swap.current", "0\n");
+    if (with_peak)
+        put (V2_STEP "/memory.peak", "209715200\n");
+}
+
+static void check_v2 (bool with_peak)
+{
+    json_t *id = identity (), *rec, *mem, *cpu;
+    tr_step_t *step;
+    tr_error_t error;
+
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 777, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_task_exit (step, 0, 777, 0);
+    assert_int_equal (tr_step_finish (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    mem = json_object_get (json_object_get (rec, "summary"), "memory");
+    cpu = json_object_get (json_object_get (rec, "summary"), "cpu");
+    assert_string_equal (json_string_value (json_object_get (cpu, "source")),
+                         "cgroup-v2:cpu.stat");
+    assert_true (json_real_value (json_object_get (cpu, "total_s")) == 4.0);
+    if (with_peak) {
+        assert_int_equal (
+            json_integer_value (json_object_get (mem, "peak_bytes")),
+            209715200);
+        assert_true (json_is_true (json_object_get (mem, "exact")));
+    }
+    else {
+        /* no memory.peak: the sampled maximum, flagged as sampled */
+        assert_int_equal (
+            json_integer_value (json_object_get (mem, "peak_bytes")), 2097152);
+        assert_true (json_is_false (json_object_get (mem, "exact")));
+        assert_string_equal (
+            json_string_value (json_object_get (mem, "source")),
+            "cgroup-v2:memory.current (sampled)");
+    }
+    assert_null (json_object_get (mem, "limit_bytes"));   /* "max" */
+    assert_int_equal (json_integer_value (json_object_get (mem, "oom_events")),
+                      1);
+    assert_int_equal (json_integer_value (json_object_get (mem, "anon_bytes")),
+                      1048576);
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    json_decref (rec);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
+static void test_v2_step (void **state)
+{
+    make_v2 (true);
+    check_v2 (true);
+}
+
+static void test_v2_no_peak (void **state)
+{
+    make_v2 (false);
+    check_v2 (false);
+}
+
+static void test_root_cgroup_refused (void **state)
+{
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    put ("/proc/self/mountinfo", V2_MOUNTS);
+    put ("/proc/888/cgroup", "0::/\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    /* whole-machine counters must never pass for a step's */
+    assert_int_equal (tr_step_attach_pid (step, 888, 0, &error), -1);
+    assert_int_equal (errno, ENOENT);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
+static void test_vanished_pid (void **state)
+{
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    put ("/proc/self/mountinfo", V2_MOUNTS);
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 99999, 0, &error), -1);
+    assert_non_null (strstr (error.text, "/proc/99999/cgroup"));
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
+static void test_save_restore (void **state)
+{
+    json_t *id = identity (), *st, *rec;
+    tr_step_t *step, *again;
+    tr_error_t error;
+
+    make_v1 ();
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 4242, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_non_null (st = tr_step_save (step));
+    assert_non_null (again = tr_step_restore (st, &error));
+    assert_true (tr_step_alive (again));
+    tr_step_mark_incomplete (again, "daemon was down");
+    assert_non_null (rec = tr_step_record (again, "final"));
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (rec, "outcome"), "state")),
+                         "incomplete");
+    assert_int_equal (json_integer_value (json_object_get (
+                          json_object_get (json_object_get (rec, "summary"),
+                                           "memory"),
+                          "peak_bytes")),
+                      314572800);
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    json_object_del (st, "tasks");
+    assert_null (tr_step_restore (st, &error));
+    assert_int_equal (errno, EINVAL);
+    json_decref (rec);
+    json_decref (st);
+    json_decref (id);
+    tr_step_destroy (step);
+    tr_step_destroy (again);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_parse_strips_tasks, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_parse_keeps_unknown_layouts,
+                                         setup, teardown),
+        cmocka_unit_test_setup_teardown (test_v1_step, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_v2_step, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_v2_no_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_root_cgroup_refused, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_vanished_pid, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_save_restore, setup, teardown),
+    };
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
