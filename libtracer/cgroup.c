@@ -262,17 +262,28 @@ int tr_cgroup_resolve_pid (pid_t pid,
     return tr_cgroup_parse (buf, strip_task, out, error);
 }
 
-int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
+/* Read dir/file (fsroot applied) into buf. */
+static int read_cgfile (const char *dir,
+                        const char *file,
+                        char *buf,
+                        size_t size)
 {
-    char path[PATH_MAX], buf[64], *end;
-    unsigned long long v;
+    char path[PATH_MAX];
 
     if (snprintf (path, sizeof (path), "%s/%s", dir, file)
         >= (int)sizeof (path)) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    if (read_small (path, buf, sizeof (buf)) < 0)
+    return read_small (path, buf, size);
+}
+
+int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
+{
+    char buf[64], *end;
+    unsigned long long v;
+
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
         return -1;
     if (!strncmp (buf, "max", 3)) {
         *value = UINT64_MAX;
@@ -293,16 +304,11 @@ int tr_cgroup_read_key (const char *dir,
                         const char *key,
                         uint64_t *value)
 {
-    char path[PATH_MAX], buf[8192];
+    char buf[8192];
     size_t klen = strlen (key);
     const char *p;
 
-    if (snprintf (path, sizeof (path), "%s/%s", dir, file)
-        >= (int)sizeof (path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    if (read_small (path, buf, sizeof (buf)) < 0)
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
         return -1;
     for (p = buf; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
         if (!strncmp (p, key, klen) && p[klen] == ' ') {
