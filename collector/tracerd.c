@@ -41,7 +41,6 @@
 struct active {
     char key[600];
     tr_step_t *step;
-    double interval;     /* the step's own sampling interval */
     double next;         /* monotonic time of its next sample */
     double saved;        /* monotonic time its state was last saved */
 };
@@ -358,17 +357,19 @@ static void drop_step (struct active *a)
     *a = d.steps[--d.nsteps];
 }
 
-/* The state file of a step: identity members joined by '@', which no
- * path-safe identifier contains, so names cannot collide.
+/* The state file of a step: its key with '@' for '/'.  No path-safe
+ * identifier contains either, so names cannot collide.
  */
 static int state_name (struct active *a, char *buf, size_t size)
 {
-    int n = snprintf (buf, size, "%s@%s@%s@%s.json",
-                      tr_step_id_str (a->step, "cluster"),
-                      tr_step_id_str (a->step, "job_id"),
-                      tr_step_id_str (a->step, "step_id"),
-                      tr_step_id_str (a->step, "node"));
-    return n < 0 || (size_t)n >= size ? -1 : 0;
+    int n = snprintf (buf, size, "%s.json", a->key);
+
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    for (char *p = buf; *p; p++)
+        if (*p == '/')
+            *p = '@';
+    return 0;
 }
 
 static void save_state (struct active *a)
@@ -561,8 +562,7 @@ static void handle_step_start (int fd, json_t *msg)
         a = &d.steps[d.nsteps++];
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
-        a->interval = interval > 0 ? interval : d.conf->interval_s;
-        a->next = mono () + a->interval;
+        a->next = mono () + tr_step_interval (step);
         logmsg (LOG_INFO, "step %s started", key);
     }
     if (tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
@@ -667,7 +667,7 @@ static double sample_due (double now)
         if (now >= a->next) {
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
-            a->next = now + a->interval;
+            a->next = now + tr_step_interval (a->step);
             if (now - a->saved >= STATE_SAVE_S)
                 save_state (a);
         }
@@ -722,13 +722,13 @@ static void resume_steps (void)
         a = &d.steps[d.nsteps++];
         memset (a, 0, sizeof (*a));
         a->step = step;
-        snprintf (key, sizeof (key), "%s/%s/%s/%s",
-                  tr_step_id_str (step, "cluster"),
-                  tr_step_id_str (step, "job_id"),
-                  tr_step_id_str (step, "step_id"),
-                  tr_step_id_str (step, "node"));
+        if (step_key (tr_step_identity (step), key, sizeof (key)) < 0) {
+            logmsg (LOG_ERR, "state %s: bad identity; removed", de->d_name);
+            unlinkat (d.state_fd, de->d_name, 0);
+            drop_step (a);
+            continue;
+        }
         snprintf (a->key, sizeof (a->key), "%s", key);
-        a->interval = d.conf->interval_s;
         a->next = mono ();
         a->saved = mono ();
         if (tr_step_alive (step)) {

@@ -652,6 +652,16 @@ void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru)
     step->have_children = true;
 }
 
+json_t *tr_step_identity (tr_step_t *step)
+{
+    return step->identity;
+}
+
+double tr_step_interval (tr_step_t *step)
+{
+    return step->interval_s;
+}
+
 const char *tr_step_id_str (tr_step_t *step, const char *key)
 {
     return json_string_value (json_object_get (step->identity, key));

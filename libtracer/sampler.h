@@ -106,6 +106,12 @@ bool tr_step_alive (tr_step_t *step);
  */
 void tr_step_mark_incomplete (tr_step_t *step, const char *reason);
 
+/* The step's identity object (a borrowed reference). */
+json_t *tr_step_identity (tr_step_t *step);
+
+/* The step's sampling interval in seconds. */
+double tr_step_interval (tr_step_t *step);
+
 /* Borrowed identity member (NULL if absent). */
 const char *tr_step_id_str (tr_step_t *step, const char *key);
 
