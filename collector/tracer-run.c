@@ -200,14 +200,7 @@ static int write_record (json_t *rec, const char *job_id)
     int rc;
 
     if (o.to_store) {
-        struct tr_store_opts so = {
-            .file_mode = o.conf->store_file_mode,
-            .dir_mode = o.conf->store_dir_mode,
-            .owner_is_job = o.conf->store_owner_is_job,
-            .owner_uid = (uid_t)-1,
-            .gid = o.conf->store_group_set ? o.conf->store_gid : (gid_t)-1,
-            .create = true,
-        };
+        struct tr_store_opts so = tr_store_opts_from_conf (o.conf);
         tr_store_t *store = tr_store_open (o.conf->store_path, &so, &error);
         if (!store || tr_store_put (store, rec, &error) < 0) {
             msg ("store %s: %s", o.conf->store_path, tr_error_str (&error));

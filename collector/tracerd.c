@@ -184,20 +184,6 @@ static int load_conf (tr_conf_t **out)
     return 0;
 }
 
-static struct tr_store_opts store_opts (void)
-{
-    struct tr_store_opts so = {
-        .file_mode = d.conf->store_file_mode,
-        .dir_mode = d.conf->store_dir_mode,
-        .owner_is_job = d.conf->store_owner_is_job,
-        .owner_uid = d.conf->store_owner_is_job ? (uid_t)-1
-                                                : d.conf->store_owner_uid,
-        .gid = d.conf->store_group_set ? d.conf->store_gid : (gid_t)-1,
-        .create = true,
-    };
-    return so;
-}
-
 static int open_spool (void)
 {
     struct tr_store_opts sp = { .file_mode = 0600, .dir_mode = 0700,
@@ -455,7 +441,7 @@ static void forward_spool (double now)
      * replaced or repaired since the last attempt.
      */
     {
-        struct tr_store_opts so = store_opts ();
+        struct tr_store_opts so = tr_store_opts_from_conf (d.conf);
         if (!(d.store = tr_store_open (d.conf->store_path, &so, &error))) {
             if (!d.forward_failing)
                 logmsg (LOG_ERR, "store %s unavailable: %s; records stay in "

@@ -248,6 +248,20 @@ static char *absolute_root (const char *root)
     return strdup (buf);
 }
 
+struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf)
+{
+    struct tr_store_opts so = {
+        .file_mode = conf->store_file_mode,
+        .dir_mode = conf->store_dir_mode,
+        .owner_is_job = conf->store_owner_is_job,
+        .owner_uid = conf->store_owner_is_job ? (uid_t)-1
+                                              : conf->store_owner_uid,
+        .gid = conf->store_group_set ? conf->store_gid : (gid_t)-1,
+        .create = true,
+    };
+    return so;
+}
+
 tr_store_t *tr_store_open (const char *root,
                            const struct tr_store_opts *opts,
                            tr_error_t *error)

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <jansson.h>
 
+#include "conf.h"
 #include "error.h"
 
 /* The record store: a directory tree on shared storage (or the node-local
@@ -36,6 +37,12 @@ struct tr_store_opts {
     gid_t gid;            /* group; (gid_t)-1 = leave as is */
     bool create;          /* create the root if missing */
 };
+
+/* The options for writing the shared store as the configuration says
+ * (store.file_mode, store.dir_mode, store.owner, store.group), with
+ * create set.
+ */
+struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf);
 
 /* Open (and, with opts->create, create) a store at root.  opts may be
  * NULL for read-only use.  Returns NULL with errno and error text.
