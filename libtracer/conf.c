@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pwd.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +40,8 @@
 #define CONF_MAX_SIZE (1024 * 1024)
 
 enum {
-    CONF_MAX_LIST = 256,  /* entries in a user list */
+    CONF_MAX_LIST = 256,  /* entries in a user or pattern list */
+    CONF_MAX_PATTERN = 512, /* bytes of one pattern */
     CONF_MAX_NAME = 64,   /* cluster.name length */
     CONF_SHOW_MAX = 64,   /* bytes of a bad value quoted in a message */
     CONF_SUGGEST_MAX = 2, /* edit distance for "did you mean" */
@@ -56,6 +58,7 @@ enum ktype {
     K_OWNER,  /* "job" or a user */
     K_GROUP,  /* group name or gid */
     K_USERS,  /* list of user names or uids */
+    K_PATTERNS, /* list of POSIX extended regular expressions */
 };
 
 struct enum_name {
@@ -94,6 +97,23 @@ static const struct enum_name log_levels[] = {
 /* clang-format on */
 
 #define F(field) offsetof (tr_conf_t, field)
+
+/* sampling.redact by default: secrets passed as options or assignments,
+ * credentials in URLs, and token formats that announce themselves.  The
+ * last group of each is what gets replaced.  Kept in step with the
+ * shipped tracer.yaml (a unit test checks).
+ */
+static const char *const default_redact[] = {
+    "(pass(word|wd)?|secret|token|api[_-]?key|access[_-]?key"
+    "|private[_-]?key|credentials?)[a-z0-9_-]*[=:]([^ ]+)",
+    "--?(pass(word|wd)?|secret|token|api[_-]?key)[a-z0-9_-]* +([^ ]+)",
+    "://[^/:@ ]+:([^/@ ]+)@",
+    "(akia[0-9a-z]{16})",
+    "(gh[pousr]_[a-z0-9]{36})",
+    "(xox[abprs]-[a-z0-9-]+)",
+    "(eyj[a-z0-9_-]+\\.[a-z0-9_-]+\\.[a-z0-9_-]+)",
+    NULL,
+};
 
 static const struct key schema[] = {
     { .section = "cluster",
@@ -221,6 +241,69 @@ static const struct key schema[] = {
       .dflt = "1",
       .doc_default = "1",
       .desc = "seconds between samples of a running job (0.1 to 3600)" },
+    { .section = "sampling",
+      .name = "snapshot_interval",
+      .type = K_NUMBER,
+      .off = F (snapshot_interval_s),
+      .min = 0,
+      .max = 86400,
+      .dflt = "30",
+      .doc_default = "30",
+      .desc = "seconds between live snapshots of each running step for "
+              "tracer-report --live (0: none)" },
+    { .section = "sampling",
+      .name = "taskstats",
+      .type = K_BOOL,
+      .off = F (taskstats),
+      .dflt = "true",
+      .doc_default = "true",
+      .desc = "see every process exit through netlink taskstats (root), so "
+              "processes shorter than an interval are counted; false: "
+              "sample /proc only" },
+    { .section = "sampling",
+      .name = "psi_mirror",
+      .type = K_BOOL,
+      .off = F (psi_mirror),
+      .dflt = "false",
+      .doc_default = "false",
+      .desc = "on hybrid cgroup hosts, move each task into a directory of "
+              "its own under the cgroup2 tree (tracer/...) for per-step "
+              "pressure and CPU; on systemd hosts this takes job processes "
+              "out of slurmd's unit" },
+    { .section = "sampling",
+      .name = "gpu",
+      .type = K_BOOL,
+      .off = F (gpu),
+      .dflt = "true",
+      .doc_default = "true",
+      .desc = "read GPU use through NVML when the driver library is "
+              "installed" },
+    { .section = "sampling",
+      .name = "nvml_library",
+      .type = K_PATH,
+      .off = F (nvml_library),
+      .optional = true,
+      .doc_default = "unset",
+      .desc = "NVML library to load (unset: libnvidia-ml.so.1 from the "
+              "library path)" },
+    { .section = "sampling",
+      .name = "cmdline_max",
+      .type = K_NUMBER,
+      .off = F (cmdline_max),
+      .min = 0,
+      .max = 1024,
+      .dflt = "256",
+      .doc_default = "256",
+      .desc = "bytes of a command line kept in the tool table (0: none)" },
+    { .section = "sampling",
+      .name = "redact",
+      .type = K_PATTERNS,
+      .off = F (redact),
+      .doc_default = "passwords, tokens, keys, URL credentials",
+      .desc = "extended regular expressions, matched without regard to "
+              "case, of secrets in recorded command lines: the last "
+              "parenthesized part of a match (else all of it) becomes ***; "
+              "[] redacts nothing" },
     { .section = "signing",
       .name = "enabled",
       .type = K_BOOL,
@@ -290,6 +373,15 @@ static bool is_string_key (const struct key *k)
     return k->type == K_NAME || k->type == K_PATH || k->type == K_LOG;
 }
 
+static void patterns_free (char **list)
+{
+    if (list) {
+        for (size_t i = 0; list[i]; i++)
+            free (list[i]);
+        free (list);
+    }
+}
+
 /* Free everything a conf owns, leaving its pointers NULL. */
 static void conf_clear (tr_conf_t *conf)
 {
@@ -306,6 +398,10 @@ static void conf_clear (tr_conf_t *conf)
             *up = NULL;
             *FIELD (conf, k->off_aux, size_t) = 0;
         }
+        else if (k->type == K_PATTERNS) {
+            patterns_free (*FIELD (conf, k->off, char **));
+            *FIELD (conf, k->off, char **) = NULL;
+        }
     }
 }
 
@@ -319,6 +415,8 @@ static int conf_copy (tr_conf_t *dst, const tr_conf_t *src)
             *FIELD (dst, k->off, char *) = NULL;
         else if (k->type == K_USERS)
             *FIELD (dst, k->off, uid_t *) = NULL;
+        else if (k->type == K_PATTERNS)
+            *FIELD (dst, k->off, char **) = NULL;
     }
     for (size_t i = 0; i < NKEYS; i++) {
         const struct key *k = &schema[i];
@@ -337,6 +435,22 @@ static int conf_copy (tr_conf_t *dst, const tr_conf_t *src)
                 goto nomem;
             memcpy (copy, u, n * sizeof (*copy));
             *FIELD (dst, k->off, uid_t *) = copy;
+        }
+        else if (k->type == K_PATTERNS) {
+            char **const *sl = FIELD (src, k->off, char **);
+            char **copy;
+            size_t n = 0;
+            if (!*sl)
+                continue;
+            while ((*sl)[n])
+                n++;
+            if (!(copy = calloc (n + 1, sizeof (*copy))))
+                goto nomem;
+            *FIELD (dst, k->off, char **) = copy;
+            for (size_t j = 0; j < n; j++) {
+                if (!(copy[j] = strdup ((*sl)[j])))
+                    goto nomem;
+            }
         }
     }
     return 0;
@@ -934,6 +1048,7 @@ static int set_scalar (struct parser *p,
         *FIELD (p->conf, k->off_aux, bool) = true;
         return 0;
     case K_USERS:
+    case K_PATTERNS:
         break;
     }
     errno = EINVAL;
@@ -1042,6 +1157,76 @@ error:
     return -1;
 }
 
+/* A pattern list; the SEQUENCE_START event was consumed.  Each entry
+ * must compile as a POSIX extended regular expression, so a typo is
+ * reported here, at its line and column, not when a job runs.
+ */
+static int parse_patterns (struct parser *p, const struct key *k)
+{
+    char **list;
+    size_t n = 0;
+    yaml_event_t ev;
+
+    if (!(list = calloc (CONF_MAX_LIST + 1, sizeof (*list))))
+        return nomem (p);
+    for (;;) {
+        const char *s;
+        regex_t re;
+        int rc;
+
+        if (next_event (p, &ev) < 0)
+            goto error;
+        if (ev.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete (&ev);
+            break;
+        }
+        if (ev.type != YAML_SCALAR_EVENT) {
+            fail_key (p, k, &ev.start_mark,
+                      "expected a regular expression, got a %s",
+                      event_kind (&ev));
+            goto error_event;
+        }
+        s = (const char *)ev.data.scalar.value;
+        if (is_null (&ev) || !*s) {
+            fail_key (p, k, &ev.start_mark, "empty entry in the list");
+            goto error_event;
+        }
+        if (n >= CONF_MAX_LIST) {
+            fail_key (p, k, &ev.start_mark, "more than %d entries",
+                      CONF_MAX_LIST);
+            goto error_event;
+        }
+        if (strlen (s) > CONF_MAX_PATTERN) {
+            fail_key (p, k, &ev.start_mark, "pattern longer than %d bytes",
+                      CONF_MAX_PATTERN);
+            goto error_event;
+        }
+        if ((rc = regcomp (&re, s, REG_EXTENDED | REG_ICASE)) != 0) {
+            char why[128];
+            regerror (rc, &re, why, sizeof (why));
+            fail_key (p, k, &ev.start_mark,
+                      "'%s' is not a valid extended regular expression: %s",
+                      show (p, s), why);
+            goto error_event;
+        }
+        regfree (&re);
+        if (!(list[n] = strdup (s))) {
+            nomem (p);
+            goto error_event;
+        }
+        n++;
+        yaml_event_delete (&ev);
+    }
+    patterns_free (*FIELD (p->conf, k->off, char **));
+    *FIELD (p->conf, k->off, char **) = list;
+    return 0;
+error_event:
+    yaml_event_delete (&ev);
+error:
+    patterns_free (list);
+    return -1;
+}
+
 /* The value of key k, at the next event. */
 static int parse_value (struct parser *p, const struct key *k)
 {
@@ -1060,6 +1245,18 @@ static int parse_value (struct parser *p, const struct key *k)
         else
             rc = fail_key (p, k, &ev.start_mark,
                            "expected a list of users, got a %s",
+                           event_kind (&ev));
+    }
+    else if (k->type == K_PATTERNS) {
+        if (ev.type == YAML_SEQUENCE_START_EVENT)
+            rc = parse_patterns (p, k);
+        else if (ev.type == YAML_SCALAR_EVENT && is_null (&ev))
+            rc = fail_key (p, k, &ev.start_mark,
+                           "missing value (write [] for an empty list)");
+        else
+            rc = fail_key (p, k, &ev.start_mark,
+                           "expected a list of regular expressions, got a "
+                           "%s",
                            event_kind (&ev));
     }
     else if (ev.type != YAML_SCALAR_EVENT)
@@ -1423,6 +1620,16 @@ tr_conf_t *tr_conf_create (void)
         }
         else if (set_scalar (&p, k, &none, k->dflt) < 0)
             goto error;
+    }
+    /* the one list of strings with a default */
+    {
+        size_t n = sizeof (default_redact) / sizeof (default_redact[0]);
+        if (!(conf->redact = calloc (n, sizeof (char *))))
+            goto error;
+        for (size_t i = 0; default_redact[i]; i++) {
+            if (!(conf->redact[i] = strdup (default_redact[i])))
+                goto error;
+        }
     }
     return conf;
 error:

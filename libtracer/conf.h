@@ -45,6 +45,13 @@ typedef struct tr_conf {
 
     /* sampling: */
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */
+    double snapshot_interval_s; /* sampling.snapshot_interval (0 = none) */
+    bool taskstats;            /* sampling.taskstats (default true) */
+    bool psi_mirror;           /* sampling.psi_mirror (default false) */
+    bool gpu;                  /* sampling.gpu (default true) */
+    char *nvml_library;        /* sampling.nvml_library (NULL = default) */
+    double cmdline_max;        /* sampling.cmdline_max (bytes, default 256) */
+    char **redact;             /* sampling.redact, NULL-terminated */
 
     /* signing: */
     bool sign_enabled;         /* signing.enabled (default true) */

@@ -41,6 +41,7 @@
 #define CGROUP_PATHS_MAX 32
 #define EXIT_CODES_MAX 256
 #define KEY_MAX 64
+#define DEVICES_MAX 256
 
 /* Room for a member path such as "series.metrics.<64 bytes>.mean". */
 #define PATH_BUF 192
@@ -90,6 +91,20 @@ static const char *const state_values[] = {
     "oom",     "incomplete", "unknown", NULL,
 };
 static const char *const scheme_values[] = { "munge-sha256", "none", NULL };
+static const char *const runq_source_values[] = {
+    "taskstats", "schedstat", NULL,
+};
+static const char *const pressure_source_values[] = {
+    "cgroup2", "cgroup2-mirror", "delayacct", NULL,
+};
+static const char *const io_source_values[] = {
+    "io.stat", "blkio", "none", NULL,
+};
+static const char *const proc_source_values[] = { "taskstats", "proc", NULL };
+static const char *const net_scope_values[] = { "node", "namespace", NULL };
+static const char *const net_source_values[] = { "proc-net-dev", NULL };
+static const char *const gpu_source_values[] = { "nvml", NULL };
+static const char *const topology_source_values[] = { "hwloc", NULL };
 
 /* Copy at most QUOTE_MAX bytes of untrusted text into buf for an error
  * message, replacing anything but printable ASCII with '?' so that a
@@ -472,8 +487,39 @@ static int check_tags (json_t *v, const char *path, tr_error_t *error)
 
 /* host */
 
+static const struct member bound_members[] = {
+    { "cores", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "pus", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "sockets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "numa_nodes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_bound (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, bound_members, false, error);
+}
+
+static const struct member topology_members[] = {
+    { "source", M_STR, F_REQ, 0, topology_source_values, NULL },
+    { "sockets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "cores", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "pus", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "numa_nodes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "mem_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "cpu_mhz", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "bound", M_OBJ, 0, 0, NULL, check_bound },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_topology (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, topology_members, false, error);
+}
+
 static const struct member host_members[] = {
     { "hostname", M_STR, F_REQ, 255, NULL, NULL },
+    { "topology", M_OBJ, 0, 0, NULL, check_topology },
     { "kernel", M_STR, 0, 256, NULL, NULL },
     { "cpus_online", M_INT, F_NONNEG, 0, NULL, NULL },
     { "mem_total_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
@@ -552,6 +598,12 @@ static const struct member cpu_members[] = {
     { "total_s", M_NUM, F_REQ | F_NONNEG, 0, NULL, NULL },
     { "source", M_STR, F_REQ, 256, NULL, NULL },
     { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
+    { "cores", M_STR, 0, 0, NULL, check_cpu_list },
+    { "ncores", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "throttled_periods", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "throttled_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "runq_wait_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "runq_source", M_STR, 0, 0, runq_source_values, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
@@ -582,10 +634,218 @@ static int check_memory (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, memory_members, false, error);
 }
 
+/* pressure: PSI totals, or per-task delay accounting as the fallback */
+
+static const struct member stall_members[] = {
+    { "some_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "full_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "delay_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_stall (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, stall_members, false, error);
+}
+
+static const struct member pressure_members[] = {
+    { "source", M_STR, F_REQ, 0, pressure_source_values, NULL },
+    { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
+    { "cpu", M_OBJ, 0, 0, NULL, check_stall },
+    { "memory", M_OBJ, 0, 0, NULL, check_stall },
+    { "io", M_OBJ, 0, 0, NULL, check_stall },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_pressure (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, pressure_members, false, error);
+}
+
+/* io */
+
+static const struct member io_device_members[] = {
+    { "device", M_STR, F_REQ, 32, NULL, NULL },
+    { "read_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "write_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "read_ops", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "write_ops", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_io_device (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, io_device_members, false, error);
+}
+
+static const struct member io_device_elem = {
+    "", M_OBJ, 0, 0, NULL, check_io_device,
+};
+
+static int check_io_devices (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, DEVICES_MAX, &io_device_elem, error);
+}
+
+static const struct member proc_io_members[] = {
+    { "source", M_STR, F_REQ, 0, proc_source_values, NULL },
+    { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
+    { "rchar", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "wchar", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "syscr", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "syscw", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "read_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "write_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "cancelled_write_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_proc_io (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, proc_io_members, false, error);
+}
+
+static const struct member io_members[] = {
+    { "source", M_STR, F_REQ, 0, io_source_values, NULL },
+    { "read_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "write_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "read_ops", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "write_ops", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "devices", M_ARR, 0, 0, NULL, check_io_devices },
+    { "proc", M_OBJ, 0, 0, NULL, check_proc_io },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_io (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, io_members, false, error);
+}
+
+/* network */
+
+static const struct member iface_members[] = {
+    { "name", M_STR, F_REQ, 64, NULL, NULL },
+    { "rx_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "tx_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "rx_packets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "tx_packets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_iface (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, iface_members, false, error);
+}
+
+static const struct member iface_elem = { "", M_OBJ, 0, 0, NULL, check_iface };
+
+static int check_ifaces (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, DEVICES_MAX, &iface_elem, error);
+}
+
+static const struct member ib_port_members[] = {
+    { "device", M_STR, F_REQ, 64, NULL, NULL },
+    { "port", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { "rx_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "tx_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "rx_packets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "tx_packets", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_ib_port (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, ib_port_members, false, error);
+}
+
+static const struct member ib_port_elem = {
+    "", M_OBJ, 0, 0, NULL, check_ib_port,
+};
+
+static int check_ib_ports (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, DEVICES_MAX, &ib_port_elem, error);
+}
+
+static const struct member network_members[] = {
+    { "scope", M_STR, F_REQ, 0, net_scope_values, NULL },
+    { "source", M_STR, F_REQ, 0, net_source_values, NULL },
+    { "interfaces", M_ARR, 0, 0, NULL, check_ifaces },
+    { "infiniband", M_ARR, 0, 0, NULL, check_ib_ports },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_network (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, network_members, false, error);
+}
+
+/* gpu */
+
+static const struct member gpu_device_members[] = {
+    { "index", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { "uuid", M_STR, 0, 128, NULL, NULL },
+    { "name", M_STR, 0, 128, NULL, NULL },
+    { "mem_total_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "mem_used_peak_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "step_mem_peak_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "util_mean_pct", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "util_max_pct", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "samples", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_gpu_device (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, gpu_device_members, false, error);
+}
+
+static const struct member gpu_device_elem = {
+    "", M_OBJ, 0, 0, NULL, check_gpu_device,
+};
+
+static int check_gpu_devices (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, DEVICES_MAX, &gpu_device_elem, error);
+}
+
+static const struct member gpu_members[] = {
+    { "source", M_STR, F_REQ, 0, gpu_source_values, NULL },
+    { "driver", M_STR, 0, 128, NULL, NULL },
+    { "devices", M_ARR, F_REQ, 0, NULL, check_gpu_devices },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_gpu (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, gpu_members, false, error);
+}
+
+/* processes */
+
+static const struct member processes_members[] = {
+    { "count", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { "source", M_STR, F_REQ, 0, proc_source_values, NULL },
+    { "complete", M_BOOL, F_REQ, 0, NULL, NULL },
+    { "lost", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_processes (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, processes_members, false, error);
+}
+
 static const struct member summary_members[] = {
     { "samples", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
     { "cpu", M_OBJ, F_REQ, 0, NULL, check_cpu },
     { "memory", M_OBJ, F_REQ, 0, NULL, check_memory },
+    { "pressure", M_OBJ, 0, 0, NULL, check_pressure },
+    { "io", M_OBJ, 0, 0, NULL, check_io },
+    { "network", M_OBJ, 0, 0, NULL, check_network },
+    { "gpu", M_OBJ, 0, 0, NULL, check_gpu },
+    { "processes", M_OBJ, 0, 0, NULL, check_processes },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
@@ -616,6 +876,10 @@ static const struct member tool_members[] = {
     { "first_start_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
     { "last_end_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
     { "exit_codes", M_OBJ, 0, 0, NULL, check_exit_codes },
+    { "signals", M_OBJ, 0, 0, NULL, check_exit_codes },
+    { "runq_wait_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "cmdline", M_STR, 0, 1024, NULL, NULL },
+    { "exact", M_BOOL, 0, 0, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -49,6 +49,13 @@ static const char *const all_keys[] = {
     "daemon.log_level",
     "daemon.notify_users",
     "sampling.interval",
+    "sampling.snapshot_interval",
+    "sampling.taskstats",
+    "sampling.psi_mirror",
+    "sampling.gpu",
+    "sampling.nvml_library",
+    "sampling.cmdline_max",
+    "sampling.redact",
     "signing.enabled",
     "signing.munge_socket",
     "signing.trusted_signers",
@@ -75,6 +82,21 @@ static const char *defaults_json =
     " \"daemon.log_level\": \"info\","
     " \"daemon.notify_users\": [0],"
     " \"sampling.interval\": 1,"
+    " \"sampling.snapshot_interval\": 30,"
+    " \"sampling.taskstats\": true,"
+    " \"sampling.psi_mirror\": false,"
+    " \"sampling.gpu\": true,"
+    " \"sampling.nvml_library\": null,"
+    " \"sampling.cmdline_max\": 256,"
+    " \"sampling.redact\": ["
+    "\"(pass(word|wd)?|secret|token|api[_-]?key|access[_-]?key"
+    "|private[_-]?key|credentials?)[a-z0-9_-]*[=:]([^ ]+)\","
+    " \"--?(pass(word|wd)?|secret|token|api[_-]?key)[a-z0-9_-]* +([^ ]+)\","
+    " \"://[^/:@ ]+:([^/@ ]+)@\","
+    " \"(akia[0-9a-z]{16})\","
+    " \"(gh[pousr]_[a-z0-9]{36})\","
+    " \"(xox[abprs]-[a-z0-9-]+)\","
+    " \"(eyj[a-z0-9_-]+\\\\.[a-z0-9_-]+\\\\.[a-z0-9_-]+)\"],"
     " \"signing.enabled\": true,"
     " \"signing.munge_socket\": null,"
     " \"signing.trusted_signers\": [0],"
@@ -106,6 +128,16 @@ static json_t *uid_array (const uid_t *uids, size_t n)
     assert_non_null (a);
     for (size_t i = 0; i < n; i++)
         assert_int_equal (json_array_append_new (a, json_integer (uids[i])), 0);
+    return a;
+}
+
+static json_t *pattern_array (char *const *list)
+{
+    json_t *a;
+
+    assert_non_null (a = json_array ());
+    for (size_t i = 0; list && list[i]; i++)
+        assert_int_equal (json_array_append_new (a, json_string (list[i])), 0);
     return a;
 }
 
@@ -148,6 +180,13 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "daemon.log_level", json_string (level_name (c->log_level)) },
         { "daemon.notify_users", uid_array (c->notify_uids, c->n_notify_uids) },
         { "sampling.interval", json_real (c->interval_s) },
+        { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
+        { "sampling.taskstats", json_boolean (c->taskstats) },
+        { "sampling.psi_mirror", json_boolean (c->psi_mirror) },
+        { "sampling.gpu", json_boolean (c->gpu) },
+        { "sampling.nvml_library", str_or_null (c->nvml_library) },
+        { "sampling.cmdline_max", json_real (c->cmdline_max) },
+        { "sampling.redact", pattern_array (c->redact) },
         { "signing.enabled", json_boolean (c->sign_enabled) },
         { "signing.munge_socket", str_or_null (c->munge_socket) },
         { "signing.trusted_signers",
@@ -439,6 +478,21 @@ static const struct error_case error_cases[] = {
       "empty list)" },
     { "user list empty entry", "daemon:\n  notify_users:\n    - root\n    -\n",
       "tracer.yaml:4:6: daemon.notify_users: empty entry in the list" },
+    { "bad redaction pattern",
+      "sampling:\n  redact:\n    - 'token=(.*)'\n    - 'pass(word'\n",
+      "tracer.yaml:4:7: sampling.redact: 'pass(word' is not a valid "
+      "extended regular expression: Unmatched ( or \\(" },
+    { "redaction not a list", "sampling:\n  redact: 'token=(.*)'\n",
+      "tracer.yaml:2:11: sampling.redact: expected a list of regular "
+      "expressions, got a scalar" },
+    { "redaction entry empty", "sampling:\n  redact: ['a', '']\n",
+      "tracer.yaml:2:17: sampling.redact: empty entry in the list" },
+    { "redaction entry a map", "sampling:\n  redact: [{a: b}]\n",
+      "tracer.yaml:2:12: sampling.redact: expected a regular expression, "
+      "got a mapping" },
+    { "cmdline_max too big", "sampling:\n  cmdline_max: 4096\n",
+      "tracer.yaml:2:16: sampling.cmdline_max: 4096 is out of range "
+      "[0, 1024]" },
     { "no trusted signers", "signing:\n  trusted_signers: []\n",
       "tracer.yaml:2:20: signing.trusted_signers: at least one user is "
       "required" },
@@ -536,6 +590,18 @@ static const struct valid_case valid_cases[] = {
     { "empty document", "---\n", "{}" },
     { "null document", "~\n", "{}" },
     { "empty sections", "cluster:\nsampling:\nsigning: {}\n", "{}" },
+    { "no redaction", "sampling:\n  redact: []\n",
+      "{\"sampling.redact\": []}" },
+    { "own redaction", "sampling:\n  redact:\n    - 'pin=([0-9]+)'\n",
+      "{\"sampling.redact\": [\"pin=([0-9]+)\"]}" },
+    { "sampling switches",
+      "sampling:\n  taskstats: false\n  psi_mirror: true\n  gpu: false\n"
+      "  nvml_library: /opt/nvidia/lib/libnvidia-ml.so.1\n"
+      "  snapshot_interval: 0\n  cmdline_max: 0\n",
+      "{\"sampling.taskstats\": false, \"sampling.psi_mirror\": true,"
+      " \"sampling.gpu\": false,"
+      " \"sampling.nvml_library\": \"/opt/nvidia/lib/libnvidia-ml.so.1\","
+      " \"sampling.snapshot_interval\": 0, \"sampling.cmdline_max\": 0}" },
     { "byte order mark", "\xef\xbb\xbfsampling:\n  interval: 2\n",
       "{\"sampling.interval\": 2}" },
     { "every key",
