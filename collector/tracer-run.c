@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "libtracer/cgroup.h"
+#include "libtracer/gpu.h"
+#include "libtracer/taskstats.h"
 #include "libtracer/conf.h"
 #include "libtracer/path.h"
 #include "libtracer/record.h"
@@ -52,6 +54,8 @@ static struct {
     int n_cg;
     json_t *id;
     tr_step_t *step;
+    tr_taskstats_t *taskstats;
+    tr_gpu_t *gpu;
 } o;
 
 static void usage (FILE *f)
@@ -123,7 +127,24 @@ static int make_cgroups (struct tr_cgroup_paths *p)
         snprintf (o.cg_dirs[o.n_cg++], PATH_MAX, "%s", dst);
         made++;
     }
-    if (!made && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0) {
+    if (made && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0) {
+        /* hybrid host: a cgroup2 directory of its own gives pressure
+         * (PSI) for the command alone
+         */
+        int fd;
+        int n = snprintf (p->unified, sizeof (p->unified),
+                          "%.3900s/" TR_CGROUP_MIRROR_DIR "/run.%d", mnt,
+                          (int)getpid ());
+        if (n > 0 && (size_t)n < sizeof (p->unified)
+            && (fd = tr_path_mkdir_p (p->unified, 0755, NULL)) >= 0) {
+            close (fd);
+            snprintf (o.cg_dirs[o.n_cg++], PATH_MAX, "%s", p->unified);
+            p->unified_is_mirror = true;
+        }
+        else
+            p->unified[0] = '\0';
+    }
+    else if (!made && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0) {
         /* pure cgroup2: only useful where the memory controller is on */
         int fd;
         int n = snprintf (p->unified, sizeof (p->unified), "%.3900s/tracer/run.%d",
@@ -156,6 +177,19 @@ static int join_cgroups (pid_t pid)
         close (fd);
     }
     return 0;
+}
+
+static void on_exit_event (const struct tr_exit *ev, void *arg)
+{
+    (void)arg;
+    (void)tr_step_exit_event (o.step, ev);
+}
+
+/* Take the process exits the kernel reported since the last call. */
+static void drain_exits (void)
+{
+    if (o.taskstats)
+        (void)tr_taskstats_read (o.taskstats, on_exit_event, NULL);
 }
 
 static void remove_cgroups (void)
@@ -257,6 +291,8 @@ static int finish (int rc)
     json_decref (o.id);
     json_decref (o.tags);
     tr_step_destroy (o.step);
+    tr_taskstats_close (o.taskstats);
+    tr_gpu_close (o.gpu);
     tr_conf_destroy (o.conf);
     return rc;
 }
@@ -400,6 +436,24 @@ int main (int argc, char **argv)
         msg ("out of memory");
         return finish (EXIT_FAIL);
     }
+    {
+        struct tr_detail_opts dopts = {
+            .cmdline_max = (size_t)o.conf->cmdline_max,
+            .redact = o.conf->redact,
+        };
+        if (o.conf->taskstats && geteuid () == 0
+            && !(o.taskstats = tr_taskstats_open (&error)) && !o.quiet)
+            msg ("taskstats unavailable (%s): processes shorter than %g s "
+                 "may be missed", tr_error_str (&error), o.interval);
+        dopts.taskstats = o.taskstats != NULL;
+        if (o.conf->gpu)
+            o.gpu = tr_gpu_open (o.conf->nvml_library, NULL);
+        dopts.gpu = o.gpu;
+        if (tr_step_configure (o.step, &dopts, &error) < 0) {
+            msg ("%s", tr_error_str (&error));
+            return finish (EXIT_FAIL);
+        }
+    }
     cgroup_mode = make_cgroups (&cg) == 0;
 
     /* The child waits on pfd until it is in its cgroups; efd (close on
@@ -481,11 +535,13 @@ int main (int argc, char **argv)
 
         if (sig > 0 && sig != SIGCHLD)
             kill (pid, sig);
+        drain_exits ();
         w = waitpid (pid, &status, WNOHANG);
         if (w == pid)
             break;
         (void)tr_step_sample (o.step, NULL);
     }
+    drain_exits ();
     tr_step_task_exit (o.step, 0, pid, status);
     if (tr_step_finish (o.step, &error) < 0 && cgroup_mode)
         msg ("final reading: %s", error.text);

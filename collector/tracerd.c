@@ -28,13 +28,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libtracer/cgroup.h"
 #include "libtracer/conf.h"
+#include "libtracer/gpu.h"
 #include "libtracer/path.h"
 #include "libtracer/proto.h"
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 #include "libtracer/sign.h"
 #include "libtracer/store.h"
+#include "libtracer/taskstats.h"
 
 #define MAX_STEPS 4096
 
@@ -43,6 +46,7 @@ struct active {
     tr_step_t *step;
     double next;         /* monotonic time of its next sample */
     double saved;        /* monotonic time its state was last saved */
+    double snapped;      /* monotonic time of its last live snapshot */
 };
 
 /* How often a running step's readings are saved to the state dir. */
@@ -64,7 +68,11 @@ static struct {
     double next_forward;
     double forward_backoff;
     bool forward_failing;
-} d = { .listen_fd = -1, .state_fd = -1, .level = LOG_INFO };
+    int live_fd;             /* <state_dir>/live: snapshots */
+    tr_taskstats_t *taskstats;
+    tr_gpu_t *gpu;
+    double next_sweep;
+} d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO };
 
 static volatile sig_atomic_t got_term, got_hup;
 
@@ -503,6 +511,100 @@ static void finish_step (struct active *a)
     d.next_forward = 0;  /* forward now */
 }
 
+/* A step's cgroup2 mirror directory name: its key, '/' made '@'. */
+static void mirror_name (const char *key, char *buf, size_t size)
+{
+    snprintf (buf, size, "%s", key);
+    for (char *p = buf; *p; p++)
+        if (*p == '/')
+            *p = '@';
+}
+
+/* The step's detail options from the configuration. */
+static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
+{
+    struct tr_detail_opts opts = {
+        .taskstats = d.taskstats != NULL,
+        .cmdline_max = (size_t)d.conf->cmdline_max,
+        .redact = d.conf->redact,
+        .gpu = d.gpu,
+        .gpu_devices = json_string_value (gpus),
+    };
+    tr_error_t error;
+
+    if (tr_step_configure (step, &opts, &error) < 0)
+        logmsg (LOG_WARNING, "step %s: detail not configured: %s", key,
+                tr_error_str (&error));
+}
+
+/* A live snapshot of a running step for "tracer-report --live":
+ * <state_dir>/live/<key>.json, replaced atomically.
+ */
+static void write_snapshot (struct active *a)
+{
+    char name[600];
+    json_t *rec;
+    char *text = NULL;
+    tr_error_t error;
+
+    a->snapped = mono ();
+    if (d.live_fd < 0 || state_name (a, name, sizeof (name)) < 0)
+        return;
+    if (!(rec = tr_step_record (a->step, "snapshot"))
+        || !(text = json_dumps (rec, JSON_COMPACT))
+        || tr_path_write_atomic (d.live_fd, name, text, strlen (text), 0600,
+                                 (uid_t)-1, (gid_t)-1, &error) < 0)
+        logmsg (LOG_WARNING, "step %s: cannot write a live snapshot: %s",
+                a->key, text ? tr_error_str (&error) : strerror (errno));
+    free (text);
+    json_decref (rec);
+}
+
+static void drop_snapshot (struct active *a)
+{
+    char name[600];
+
+    if (d.live_fd >= 0 && state_name (a, name, sizeof (name)) == 0)
+        (void)unlinkat (d.live_fd, name, 0);
+}
+
+/* Remove mirror directories no active step uses (their processes are
+ * gone; a step that ended while tracerd was down leaves one too).
+ */
+static void sweep_mirrors (double now)
+{
+    const char **keep;
+    char (*names)[600];
+    size_t n = 0;
+
+    if (now < d.next_sweep)
+        return;
+    d.next_sweep = now + 10;
+    keep = calloc ((size_t)d.nsteps + 1, sizeof (*keep));
+    names = calloc ((size_t)d.nsteps + 1, sizeof (*names));
+    if (keep && names) {
+        for (int i = 0; i < d.nsteps; i++) {
+            mirror_name (d.steps[i].key, names[n], sizeof (names[n]));
+            keep[n] = names[n];
+            n++;
+        }
+        (void)tr_cgroup_mirror_sweep (keep, n);
+    }
+    free (keep);
+    free (names);
+}
+
+/* Offer each process exit to the active steps; the first that knows
+ * the process (or its parent) takes it.
+ */
+static void on_exit_event (const struct tr_exit *ev, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < d.nsteps; i++)
+        if (tr_step_exit_event (d.steps[i].step, ev) == 1)
+            return;
+}
+
 static void handle_step_start (int fd, json_t *msg)
 {
     json_t *id = json_object_get (msg, "identity");
@@ -545,11 +647,26 @@ static void handle_step_start (int fd, json_t *msg)
             reply (fd, false, "out of memory");
             return;
         }
+        configure_step (step, key, json_object_get (msg, "gpus"));
         a = &d.steps[d.nsteps++];
+        memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
         a->next = mono () + tr_step_interval (step);
+        a->snapped = mono ();
         logmsg (LOG_INFO, "step %s started", key);
+    }
+    /* Before the reply: the task waits for it before it execs, so the
+     * move into the mirror directory covers all it will do.
+     */
+    if (d.conf->psi_mirror) {
+        struct tr_cgroup_paths mp;
+        char name[600];
+        memset (&mp, 0, sizeof (mp));
+        mirror_name (key, name, sizeof (name));
+        if (tr_cgroup_mirror_attach (name, (pid_t)pid, &mp, &error) < 0)
+            logmsg (LOG_WARNING, "step %s: no per-step cgroup2 directory: "
+                    "%s", key, tr_error_str (&error));
     }
     if (tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
         logmsg (LOG_ERR, "step %s task %d: %s", key, (int)task,
@@ -592,8 +709,11 @@ static void handle_task_exit (int fd, json_t *msg)
             logmsg (LOG_WARNING, "step %s: final reading: %s", key,
                     tr_error_str (&error));
         reply (fd, true, NULL);
+        if (d.taskstats)
+            (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
         finish_step (a);
         drop_state (a);
+        drop_snapshot (a);
         drop_step (a);
         return;
     }
@@ -656,6 +776,9 @@ static double sample_due (double now)
             a->next = now + tr_step_interval (a->step);
             if (now - a->saved >= STATE_SAVE_S)
                 save_state (a);
+            if (d.conf->snapshot_interval_s > 0
+                && now - a->snapped >= d.conf->snapshot_interval_s)
+                write_snapshot (a);
         }
         if (a->next < next)
             next = a->next;
@@ -717,6 +840,8 @@ static void resume_steps (void)
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->next = mono ();
         a->saved = mono ();
+        a->snapped = mono ();
+        configure_step (step, key, NULL);
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
             continue;
@@ -728,9 +853,32 @@ static void resume_steps (void)
                 "recording it as incomplete", a->key);
         finish_step (a);
         drop_state (a);
+        drop_snapshot (a);
         drop_step (a);
     }
     closedir (dir);
+}
+
+/* Process exits (taskstats) and GPUs (NVML), where the node has them. */
+static void open_sources (void)
+{
+    tr_error_t error;
+
+    if (d.conf->taskstats) {
+        if (!(d.taskstats = tr_taskstats_open (&error)))
+            logmsg (LOG_WARNING, "taskstats unavailable (%s): processes "
+                    "shorter than an interval may be missed",
+                    tr_error_str (&error));
+    }
+    if (d.conf->gpu) {
+        if ((d.gpu = tr_gpu_open (d.conf->nvml_library, &error)))
+            logmsg (LOG_INFO, "NVML: %d GPUs, driver %s",
+                    tr_gpu_count (d.gpu), tr_gpu_driver (d.gpu));
+        else if (errno != ENOENT && errno != ENODEV)
+            /* ENOENT: no library; ENODEV: library but no driver loaded */
+            logmsg (LOG_WARNING, "NVML: %s; GPUs not recorded",
+                    tr_error_str (&error));
+    }
 }
 
 static void on_signal (int sig)
@@ -836,6 +984,12 @@ int main (int argc, char **argv)
         if (d.state_fd < 0)
             logmsg (LOG_ERR, "state dir %s: %s; steps will not survive a "
                     "restart", d.conf->state_dir, tr_error_str (&error));
+        n = snprintf (path, sizeof (path), "%s/live", d.conf->state_dir);
+        if (d.state_fd >= 0 && n > 0 && (size_t)n < sizeof (path)
+            && (d.live_fd = open_conf_dir (path, 0700, &error)) < 0)
+            logmsg (LOG_WARNING, "live snapshots disabled: %s",
+                    tr_error_str (&error));
+        open_sources ();
         resume_steps ();
     }
     logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
@@ -843,14 +997,23 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = mono ();
     while (!got_term) {
-        struct pollfd pfd = { .fd = d.listen_fd, .events = POLLIN };
+        struct pollfd pfd[2] = {
+            { .fd = d.listen_fd, .events = POLLIN },
+            { .fd = d.taskstats ? tr_taskstats_fd (d.taskstats) : -1,
+              .events = POLLIN },
+        };
         double now = mono ();
         int timeout = (int)((next_sample - now) * 1000);
 
         if (timeout < 0)
             timeout = 0;
-        if (poll (&pfd, 1, timeout) > 0 && (pfd.revents & POLLIN))
-            handle_client ();
+        if (poll (pfd, 2, timeout) > 0) {
+            /* exits first: a task_exit may finish the step they belong to */
+            if (pfd[1].revents & POLLIN)
+                (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
+            if (pfd[0].revents & POLLIN)
+                handle_client ();
+        }
         if (got_hup) {
             got_hup = 0;
             reload ();
@@ -859,6 +1022,8 @@ int main (int argc, char **argv)
         if (now >= next_sample)
             next_sample = sample_due (now);
         forward_spool (now);
+        if (d.conf->psi_mirror)
+            sweep_mirrors (now);
         if (d.next_forward < next_sample && d.next_forward > now)
             next_sample = d.next_forward;
     }
@@ -871,6 +1036,10 @@ int main (int argc, char **argv)
             "next start)", d.nsteps);
     if (d.state_fd >= 0)
         close (d.state_fd);
+    if (d.live_fd >= 0)
+        close (d.live_fd);
+    tr_taskstats_close (d.taskstats);
+    tr_gpu_close (d.gpu);
     unlink (d.conf->socket_path);
     close (d.listen_fd);
     while (d.nsteps > 0)

@@ -10,12 +10,14 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -185,6 +187,7 @@ int tr_cgroup_parse (const char *text,
 {
     struct tr_cgroup_paths r;
     const char *p = text;
+    bool saw_v1 = false;
 
     memset (&r, 0, sizeof (r));
     while (p && *p) {
@@ -217,9 +220,13 @@ int tr_cgroup_parse (const char *text,
                     return tr_errprintf (error, "cgroup path too long");
                 r.unified_has_memory = controllers_include (r.unified,
                                                             "memory");
+                r.unified_is_mirror
+                    = !strncmp (rel, "/" TR_CGROUP_MIRROR_DIR "/",
+                                strlen (TR_CGROUP_MIRROR_DIR) + 2);
             }
             continue;
         }
+        saw_v1 = true;
         {
             char *save = NULL, *tok;
             for (tok = strtok_r (ctrls, ",", &save); tok;
@@ -245,6 +252,9 @@ int tr_cgroup_parse (const char *text,
             }
         }
     }
+    /* tracer makes mirror directories on hybrid hosts only */
+    if (!saw_v1)
+        r.unified_is_mirror = false;
     *out = r;
     return 0;
 }
@@ -324,4 +334,131 @@ int tr_cgroup_read_key (const char *dir,
     }
     errno = ENOENT;
     return -1;
+}
+
+int tr_cgroup_read_keys (const char *dir,
+                         const char *file,
+                         const char *const *keys,
+                         int64_t *values,
+                         size_t n)
+{
+    char buf[8192];
+    const char *p;
+    int found = 0;
+
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
+        return -1;
+    for (p = buf; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
+        for (size_t i = 0; i < n; i++) {
+            size_t klen = strlen (keys[i]);
+            if (!strncmp (p, keys[i], klen) && p[klen] == ' ') {
+                char *end;
+                unsigned long long v;
+                errno = 0;
+                v = strtoull (p + klen + 1, &end, 10);
+                if (!errno && end != p + klen + 1 && v <= INT64_MAX) {
+                    values[i] = (int64_t)v;
+                    found++;
+                }
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+/* The cgroup2 mount on a hybrid host: a cgroup2 tree that is not the
+ * only hierarchy (a v1 memory or cpuacct controller is mounted too).
+ */
+static int hybrid_unified (char *mnt, size_t size)
+{
+    char v1[PATH_MAX];
+
+    if (tr_cgroup_mountpoint (NULL, mnt, size) < 0)
+        return -1;
+    if (tr_cgroup_mountpoint ("memory", v1, sizeof (v1)) < 0
+        && tr_cgroup_mountpoint ("cpuacct", v1, sizeof (v1)) < 0) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    return 0;
+}
+
+int tr_cgroup_mirror_attach (const char *name,
+                             pid_t pid,
+                             struct tr_cgroup_paths *paths,
+                             tr_error_t *error)
+{
+    char mnt[PATH_MAX], dir[PATH_MAX], procs[PATH_MAX + 16], buf[32];
+    int fd, n;
+
+    if (!name || !*name || strchr (name, '/') || !strcmp (name, ".")
+        || !strcmp (name, "..")) {
+        errno = EINVAL;
+        return tr_errprintf (error, "invalid mirror name");
+    }
+    if (hybrid_unified (mnt, sizeof (mnt)) < 0)
+        return tr_errprintf (error, "no hybrid cgroup2 tree: %s",
+                             strerror (errno));
+    if (snprintf (dir, sizeof (dir), "%s/%s", mnt, TR_CGROUP_MIRROR_DIR)
+        >= (int)sizeof (dir)) {
+        errno = ENAMETOOLONG;
+        return tr_errprintf (error, "cgroup path too long");
+    }
+    if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+        return tr_errprintf (error, "mkdir %s: %s", dir, strerror (errno));
+    if (snprintf (dir, sizeof (dir), "%s/%s/%s", mnt, TR_CGROUP_MIRROR_DIR,
+                  name) >= (int)sizeof (dir)) {
+        errno = ENAMETOOLONG;
+        return tr_errprintf (error, "cgroup path too long");
+    }
+    /* A step's later tasks join the directory its first task made. */
+    if (mkdir (dir, 0755) < 0 && errno != EEXIST)
+        return tr_errprintf (error, "mkdir %s: %s", dir, strerror (errno));
+    snprintf (procs, sizeof (procs), "%s/cgroup.procs", dir);
+    if ((fd = open (procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return tr_errprintf (error, "%s: %s", procs, strerror (errno));
+    n = snprintf (buf, sizeof (buf), "%d\n", (int)pid);
+    if (write (fd, buf, (size_t)n) != n) {
+        int saved = errno;
+        close (fd);
+        errno = saved;
+        return tr_errprintf (error, "moving pid %d into %s: %s", (int)pid,
+                             dir, strerror (errno));
+    }
+    close (fd);
+    snprintf (paths->unified, sizeof (paths->unified), "%s", dir);
+    paths->unified_has_memory = false;
+    paths->unified_is_mirror = true;
+    return 0;
+}
+
+int tr_cgroup_mirror_sweep (const char *const *keep, size_t n)
+{
+    char mnt[PATH_MAX], top[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+    int removed = 0;
+
+    if (hybrid_unified (mnt, sizeof (mnt)) < 0
+        || snprintf (top, sizeof (top), "%s/%s", mnt, TR_CGROUP_MIRROR_DIR)
+               >= (int)sizeof (top)
+        || !(d = opendir (top)))
+        return 0;
+    while ((de = readdir (d))) {
+        char dir[PATH_MAX];
+        bool kept = false;
+
+        if (de->d_name[0] == '.' || de->d_type != DT_DIR
+            || snprintf (dir, sizeof (dir), "%s/%s", top, de->d_name)
+                   >= (int)sizeof (dir))
+            continue;
+        for (size_t i = 0; i < n && !kept; i++)
+            kept = keep[i] && !strcmp (keep[i], de->d_name);
+        /* rmdir fails with EBUSY while any process is inside */
+        if (!kept && rmdir (dir) == 0)
+            removed++;
+    }
+    closedir (d);
+    return removed;
 }

@@ -19,7 +19,11 @@ struct tr_cgroup_paths {
     char cpuacct[PATH_MAX];   /* v1 cpuacct controller directory */
     char unified[PATH_MAX];   /* cgroup2 directory (v2 or hybrid tree) */
     bool unified_has_memory;  /* cgroup2 memory controller enabled there */
+    bool unified_is_mirror;   /* unified is tracer's own directory */
 };
+
+/* Where tracer keeps its own cgroup2 directories on hybrid hosts. */
+#define TR_CGROUP_MIRROR_DIR "tracer"
 
 /* Find the mount point of a v1 controller ("memory", "cpuacct") or of
  * the cgroup2 hierarchy (controller NULL) from /proc/self/mountinfo.
@@ -57,5 +61,33 @@ int tr_cgroup_read_key (const char *dir,
                         const char *file,
                         const char *key,
                         uint64_t *value);
+
+/* Several keys of one "key value" file in a single read: values[i] is
+ * set for each keys[i] found and left untouched otherwise.  Returns the
+ * number found, or -1 with errno when the file cannot be read.
+ */
+int tr_cgroup_read_keys (const char *dir,
+                         const char *file,
+                         const char *const *keys,
+                         int64_t *values,
+                         size_t n);
+
+/* On a hybrid host (v1 controllers plus a controller-less cgroup2 tree),
+ * give a step a cgroup2 directory of its own, <cgroup2>/tracer/<name>,
+ * and move pid into it: the kernel then keeps per-step pressure (PSI)
+ * and CPU time there.  Called before the task execs, so it counts from
+ * the start; its children inherit the directory.  name must be a single
+ * path component.  Sets paths->unified and unified_is_mirror.
+ */
+int tr_cgroup_mirror_attach (const char *name,
+                             pid_t pid,
+                             struct tr_cgroup_paths *paths,
+                             tr_error_t *error);
+
+/* Remove tracer's cgroup2 directories that no process uses any more,
+ * except those named in keep (n directory names, not paths).  Returns
+ * the number removed.
+ */
+int tr_cgroup_mirror_sweep (const char *const *keep, size_t n);
 
 #endif /* !TRACER_CGROUP_H */

@@ -103,13 +103,16 @@ static const struct enum_name log_levels[] = {
  * last group of each is what gets replaced.  Kept in step with the
  * shipped tracer.yaml (a unit test checks).
  */
-static const char *const default_redact[] = {
+const char *const tr_conf_redact_default[] = {
     "(pass(word|wd)?|secret|token|api[_-]?key|access[_-]?key"
     "|private[_-]?key|credentials?)[a-z0-9_-]*[=:]([^ ]+)",
     "--?(pass(word|wd)?|secret|token|api[_-]?key)[a-z0-9_-]* +([^ ]+)",
     "://[^/:@ ]+:([^/@ ]+)@",
     "(akia[0-9a-z]{16})",
-    "(gh[pousr]_[a-z0-9]{36})",
+    "bearer +([a-z0-9._~+/=-]+)",
+    "(gh[pousr]_[a-z0-9]{36,})",
+    "(github_pat_[a-z0-9_]{22,})",
+    "(glpat-[a-z0-9_-]{20,})",
     "(xox[abprs]-[a-z0-9-]+)",
     "(eyj[a-z0-9_-]+\\.[a-z0-9_-]+\\.[a-z0-9_-]+)",
     NULL,
@@ -1623,11 +1626,11 @@ tr_conf_t *tr_conf_create (void)
     }
     /* the one list of strings with a default */
     {
-        size_t n = sizeof (default_redact) / sizeof (default_redact[0]);
+        size_t n = sizeof (tr_conf_redact_default) / sizeof (tr_conf_redact_default[0]);
         if (!(conf->redact = calloc (n, sizeof (char *))))
             goto error;
-        for (size_t i = 0; default_redact[i]; i++) {
-            if (!(conf->redact[i] = strdup (default_redact[i])))
+        for (size_t i = 0; tr_conf_redact_default[i]; i++) {
+            if (!(conf->redact[i] = strdup (tr_conf_redact_default[i])))
                 goto error;
         }
     }

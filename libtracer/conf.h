@@ -67,6 +67,11 @@ typedef struct tr_conf {
 /* A new configuration holding the built-in defaults.
  * Returns NULL with errno = ENOMEM.  Free with tr_conf_destroy().
  */
+/* sampling.redact's default: NULL-terminated extended regular
+ * expressions; the last parenthesized part of a match is the secret.
+ */
+extern const char *const tr_conf_redact_default[];
+
 tr_conf_t *tr_conf_create (void);
 void tr_conf_destroy (tr_conf_t *conf);
 

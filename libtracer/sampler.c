@@ -27,16 +27,11 @@
 
 #include "fsroot.h"
 #include "record.h"
+#include "detail.h"
 #include "sampler.h"
+#include "series.h"
 
-struct series {
-    size_t n;             /* points emitted */
-    size_t per;           /* raw samples per point */
-    size_t acc_n;         /* raw samples in the open bucket */
-    double acc_t, acc_sum, acc_min, acc_max;
-    double t[TR_SERIES_MAX], min[TR_SERIES_MAX];
-    double mean[TR_SERIES_MAX], max[TR_SERIES_MAX];
-};
+
 
 enum attach_mode { ATTACH_NONE, ATTACH_CGROUP, ATTACH_TREE };
 
@@ -81,7 +76,11 @@ struct tr_step {
 
     char incomplete[256];   /* why the end was not observed, or "" */
 
-    struct series cpu_series, mem_series;
+    struct tr_series cpu_series, mem_series;
+
+    tr_detail_t *detail;
+    pid_t *pids;            /* the step's processes at the last reading */
+    size_t npids, pids_cap;
 };
 
 static int64_t now_ms (void)
@@ -98,59 +97,6 @@ static double now_mono (void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void series_init (struct series *s)
-{
-    memset (s, 0, sizeof (*s));
-    s->per = 1;
-}
-
-static void series_compact (struct series *s)
-{
-    size_t j = 0;
-
-    for (size_t i = 0; i + 1 < s->n; i += 2, j++) {
-        s->t[j] = s->t[i];
-        s->min[j] = s->min[i] < s->min[i + 1] ? s->min[i] : s->min[i + 1];
-        s->max[j] = s->max[i] > s->max[i + 1] ? s->max[i] : s->max[i + 1];
-        s->mean[j] = (s->mean[i] + s->mean[i + 1]) / 2;
-    }
-    if (s->n % 2) {
-        /* an odd last point stays on its own */
-        s->t[j] = s->t[s->n - 1];
-        s->min[j] = s->min[s->n - 1];
-        s->max[j] = s->max[s->n - 1];
-        s->mean[j] = s->mean[s->n - 1];
-        j++;
-    }
-    s->n = j;
-    s->per *= 2;
-}
-
-static void series_add (struct series *s, double t, double v)
-{
-    if (s->acc_n == 0) {
-        s->acc_t = t;
-        s->acc_sum = 0;
-        s->acc_min = v;
-        s->acc_max = v;
-    }
-    s->acc_sum += v;
-    if (v < s->acc_min)
-        s->acc_min = v;
-    if (v > s->acc_max)
-        s->acc_max = v;
-    if (++s->acc_n < s->per)
-        return;
-    if (s->n == TR_SERIES_MAX)
-        series_compact (s);
-    s->t[s->n] = s->acc_t;
-    s->min[s->n] = s->acc_min;
-    s->max[s->n] = s->acc_max;
-    s->mean[s->n] = s->acc_sum / (double)s->acc_n;
-    s->n++;
-    s->acc_n = 0;
-}
-
 tr_step_t *tr_step_create (json_t *identity,
                            json_t *request,
                            json_t *tags,
@@ -164,7 +110,8 @@ tr_step_t *tr_step_create (json_t *identity,
     step->identity = json_deep_copy (identity);
     step->request = request ? json_deep_copy (request) : json_object ();
     step->tags = tags ? json_deep_copy (tags) : json_object ();
-    if (!step->identity || !step->request || !step->tags) {
+    step->detail = tr_detail_create (NULL, NULL);
+    if (!step->identity || !step->request || !step->tags || !step->detail) {
         tr_step_destroy (step);
         errno = ENOMEM;
         return NULL;
@@ -177,8 +124,8 @@ tr_step_t *tr_step_create (json_t *identity,
     step->mem_source = "none";
     step->mem_anon = step->mem_file = step->mem_shmem = step->mem_swap = -1;
     step->failcnt = step->oom_events = step->oom_kills = -1;
-    series_init (&step->cpu_series);
-    series_init (&step->mem_series);
+    tr_series_init (&step->cpu_series);
+    tr_series_init (&step->mem_series);
     return step;
 }
 
@@ -190,10 +137,40 @@ void tr_step_destroy (tr_step_t *step)
         json_decref (step->identity);
         json_decref (step->request);
         json_decref (step->tags);
+        tr_detail_destroy (step->detail);
+        free (step->pids);
         free (step->tasks);
         free (step);
     }
     errno = saved;
+}
+
+int tr_step_configure (tr_step_t *step,
+                       const struct tr_detail_opts *opts,
+                       tr_error_t *error)
+{
+    tr_detail_t *d;
+    json_t *carry;
+
+    if (!(d = tr_detail_create (opts, error)))
+        return -1;
+    /* a resumed step is configured after its restore: carry over */
+    if (step->mode == ATTACH_CGROUP)
+        tr_detail_set_cgroup (d, &step->cg, step->cg.unified[0] != 0);
+    if ((carry = tr_detail_save (step->detail))) {
+        tr_detail_restore (d, carry);
+        json_decref (carry);
+    }
+    if (step->ntasks > 0)
+        tr_detail_set_task (d, step->tasks[0].pid);
+    tr_detail_destroy (step->detail);
+    step->detail = d;
+    return 0;
+}
+
+int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev)
+{
+    return tr_detail_exit (step->detail, ev);
 }
 
 static int add_task (tr_step_t *step, int task_id, pid_t pid)
@@ -218,6 +195,17 @@ static int add_task (tr_step_t *step, int task_id, pid_t pid)
     step->tasks[step->ntasks++] = (struct task){ .task_id = task_id,
                                                  .pid = pid };
     return 0;
+}
+
+/* How the host mounts cgroups. */
+static const char *cgroup_mode (void)
+{
+    char buf[PATH_MAX];
+    bool v1 = tr_cgroup_mountpoint ("memory", buf, sizeof (buf)) == 0
+              || tr_cgroup_mountpoint ("cpuacct", buf, sizeof (buf)) == 0;
+    bool v2 = tr_cgroup_mountpoint (NULL, buf, sizeof (buf)) == 0;
+
+    return v1 && v2 ? "hybrid" : v1 ? "v1" : v2 ? "v2" : "none";
 }
 
 /* A directory is usable for step counters unless it is a hierarchy root
@@ -247,12 +235,19 @@ int tr_step_attach_paths (tr_step_t *step,
         p.cpuacct[0] = '\0';
     if (!step_dir_ok (p.unified, NULL))
         p.unified[0] = '\0';
+    /* On a hybrid host the cgroup2 tree holds whole daemons (slurmd's
+     * unit, with every step under it) unless tracer gave the step a
+     * directory of its own: only then do its files describe the step.
+     */
+    if (!strcmp (cgroup_mode (), "hybrid") && !p.unified_is_mirror)
+        p.unified[0] = '\0';
     if (!p.memory[0] && !p.cpuacct[0] && !p.unified[0]) {
         errno = ENOENT;
         return tr_errprintf (error, "no step cgroup found");
     }
     step->cg = p;
     step->mode = ATTACH_CGROUP;
+    tr_detail_set_cgroup (step->detail, &step->cg, step->cg.unified[0] != 0);
     return 0;
 }
 
@@ -271,19 +266,27 @@ int tr_step_attach_pid (tr_step_t *step,
     }
     if (add_task (step, task_id, pid) < 0)
         return tr_errprintf (error, "adding task: %s", strerror (errno));
+    tr_detail_set_task (step->detail, pid);
     return 0;
 }
 
 int tr_step_add_task (tr_step_t *step, int task_id, pid_t pid)
 {
-    return add_task (step, task_id, pid);
+    if (add_task (step, task_id, pid) < 0)
+        return -1;
+    tr_detail_set_task (step->detail, pid);
+    return 0;
 }
 
 int tr_step_attach_tree (tr_step_t *step, pid_t root)
 {
     step->mode = ATTACH_TREE;
     step->tree_root = root;
-    return add_task (step, 0, root);
+    tr_detail_set_cgroup (step->detail, NULL, false);
+    if (add_task (step, 0, root) < 0)
+        return -1;
+    tr_detail_set_task (step->detail, root);
+    return 0;
 }
 
 /* Read CPU totals (seconds) from the step cgroup. */
@@ -401,14 +404,19 @@ static int read_mem_cgroup (tr_step_t *step)
         if (tr_cgroup_read_u64 (step->cg.memory, "memory.limit_in_bytes", &v)
             == 0)
             step->mem_limit = v;
-        step->mem_anon = key_or_unknown (step->cg.memory, "memory.stat",
-                                         "total_rss");
-        step->mem_file = key_or_unknown (step->cg.memory, "memory.stat",
-                                         "total_cache");
-        step->mem_shmem = key_or_unknown (step->cg.memory, "memory.stat",
-                                          "total_shmem");
-        step->mem_swap = key_or_unknown (step->cg.memory, "memory.stat",
-                                         "total_swap");
+        {
+            /* one read of memory.stat for all four */
+            static const char *const keys[] = {
+                "total_rss", "total_cache", "total_shmem", "total_swap",
+            };
+            int64_t v4[4] = { -1, -1, -1, -1 };
+            (void)tr_cgroup_read_keys (step->cg.memory, "memory.stat", keys,
+                                       v4, 4);
+            step->mem_anon = v4[0];
+            step->mem_file = v4[1];
+            step->mem_shmem = v4[2];
+            step->mem_swap = v4[3];
+        }
         if (tr_cgroup_read_u64 (step->cg.memory, "memory.failcnt", &v) == 0)
             step->failcnt = (int64_t)v;
         step->oom_kills = v1_oom_kills (step->cg.memory);
@@ -431,12 +439,15 @@ static int read_mem_cgroup (tr_step_t *step)
         }
         if (tr_cgroup_read_u64 (step->cg.unified, "memory.max", &v) == 0)
             step->mem_limit = v;
-        step->mem_anon = key_or_unknown (step->cg.unified, "memory.stat",
-                                         "anon");
-        step->mem_file = key_or_unknown (step->cg.unified, "memory.stat",
-                                         "file");
-        step->mem_shmem = key_or_unknown (step->cg.unified, "memory.stat",
-                                          "shmem");
+        {
+            static const char *const keys[] = { "anon", "file", "shmem" };
+            int64_t v3[3] = { -1, -1, -1 };
+            (void)tr_cgroup_read_keys (step->cg.unified, "memory.stat", keys,
+                                       v3, 3);
+            step->mem_anon = v3[0];
+            step->mem_file = v3[1];
+            step->mem_shmem = v3[2];
+        }
         if (tr_cgroup_read_u64 (step->cg.unified, "memory.swap.current", &v)
             == 0)
             step->mem_swap = (int64_t)v;
@@ -454,6 +465,61 @@ static int read_mem_cgroup (tr_step_t *step)
  * utime+stime+cutime+cstime over the tree (reaped children are carried
  * by their parents), memory the sum of resident sets: both sampled.
  */
+static void remember_pid (tr_step_t *step, pid_t pid)
+{
+    if (step->npids == step->pids_cap) {
+        size_t nc = step->pids_cap ? step->pids_cap * 2 : 64;
+        pid_t *a = realloc (step->pids, nc * sizeof (*a));
+        if (!a)
+            return;  /* the detail misses a process; the totals do not */
+        step->pids = a;
+        step->pids_cap = nc;
+    }
+    step->pids[step->npids++] = pid;
+}
+
+/* The processes of a cgroup directory and of its subdirectories (Slurm's
+ * task_N below the step): cgroup.procs lists only a directory's own.
+ */
+static void collect_cgroup_pids (tr_step_t *step, const char *dir, int depth)
+{
+    char path[PATH_MAX], full[PATH_MAX];
+    FILE *f;
+    DIR *d;
+    struct dirent *de;
+    long pid;
+
+    if (snprintf (path, sizeof (path), "%s/cgroup.procs", dir)
+            >= (int)sizeof (path)
+        || tr_fsroot_path (full, sizeof (full), path) < 0)
+        return;
+    if ((f = fopen (full, "re"))) {
+        while (fscanf (f, "%ld", &pid) == 1)
+            if (pid > 0)
+                remember_pid (step, (pid_t)pid);
+        fclose (f);
+    }
+    if (depth >= 3 || tr_fsroot_path (full, sizeof (full), dir) < 0
+        || !(d = opendir (full)))
+        return;
+    while ((de = readdir (d))) {
+        char sub[PATH_MAX];
+        if (de->d_name[0] == '.' || de->d_type != DT_DIR
+            || snprintf (sub, sizeof (sub), "%s/%s", dir, de->d_name)
+                   >= (int)sizeof (sub))
+            continue;
+        collect_cgroup_pids (step, sub, depth + 1);
+    }
+    closedir (d);
+}
+
+static const char *step_dir (const tr_step_t *step)
+{
+    return step->cg.memory[0]    ? step->cg.memory
+           : step->cg.cpuacct[0] ? step->cg.cpuacct
+                                 : step->cg.unified;
+}
+
 static int read_tree (tr_step_t *step)
 {
     char path[PATH_MAX];
@@ -536,10 +602,12 @@ static int read_tree (tr_step_t *step)
                     }
             }
         }
+        step->npids = 0;
         for (size_t i = 0; i < n; i++)
             if (in[i]) {
                 total_cpu += cpu[i];
                 total_rss += rss[i];
+                remember_pid (step, pids[i]);
             }
         free (in);
     }
@@ -582,13 +650,21 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
     if (!ok)
         return tr_errprintf (error, "no counters readable: %s",
                              strerror (errno));
+    if (step->mode == ATTACH_CGROUP) {
+        step->npids = 0;
+        collect_cgroup_pids (step, step_dir (step), 0);
+    }
+    tr_detail_sample (step->detail, step->pids, step->npids,
+                      step->samples > 0 ? step->last_mono - step->start_mono
+                                        : 0,
+                      step->samples > 0 ? dt : 0);
     step->samples++;
     if (step->samples > 1 && dt > 0) {
         double cores = (step->cpu_total_s - prev_cpu) / dt;
-        series_add (&step->cpu_series, step->last_mono - step->start_mono,
+        tr_series_add (&step->cpu_series, step->last_mono - step->start_mono,
                     cores < 0 ? 0 : cores);
     }
-    series_add (&step->mem_series, t - step->start_mono,
+    tr_series_add (&step->mem_series, t - step->start_mono,
                 (double)step->mem_current);
     step->last_mono = t;
     return 0;
@@ -667,53 +743,6 @@ const char *tr_step_id_str (tr_step_t *step, const char *key)
     return json_string_value (json_object_get (step->identity, key));
 }
 
-static json_t *series_json (const struct series *s)
-{
-    json_t *o = json_object (), *mn = json_array (), *me = json_array ();
-    json_t *mx = json_array ();
-
-    if (!o || !mn || !me || !mx)
-        goto nomem;
-    for (size_t i = 0; i < s->n; i++)
-        if (json_array_append_new (mn, json_real (s->min[i])) < 0
-            || json_array_append_new (me, json_real (s->mean[i])) < 0
-            || json_array_append_new (mx, json_real (s->max[i])) < 0)
-            goto nomem;
-    if (json_object_set_new (o, "min", mn) < 0
-        || json_object_set_new (o, "mean", me) < 0
-        || json_object_set_new (o, "max", mx) < 0)
-        goto nomem_o;
-    return o;
-nomem:
-    json_decref (mn);
-    json_decref (me);
-    json_decref (mx);
-nomem_o:
-    json_decref (o);
-    return NULL;
-}
-
-static json_t *series_times (const struct series *s)
-{
-    json_t *a = json_array ();
-
-    for (size_t i = 0; a && i < s->n; i++)
-        if (json_array_append_new (a, json_real (s->t[i])) < 0) {
-            json_decref (a);
-            return NULL;
-        }
-    return a;
-}
-
-static const char *cgroup_mode (void)
-{
-    char buf[PATH_MAX];
-    bool v1 = tr_cgroup_mountpoint ("memory", buf, sizeof (buf)) == 0
-              || tr_cgroup_mountpoint ("cpuacct", buf, sizeof (buf)) == 0;
-    bool v2 = tr_cgroup_mountpoint (NULL, buf, sizeof (buf)) == 0;
-
-    return v1 && v2 ? "hybrid" : v1 ? "v1" : v2 ? "v2" : "none";
-}
 
 static json_t *host_json (void)
 {
@@ -948,17 +977,21 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
     if (!(metrics = json_object ()))
         goto nomem;
     if (json_object_set_new (metrics, "cpu_cores",
-                             series_json (&step->cpu_series)) < 0
+                             tr_series_json (&step->cpu_series)) < 0
         || json_object_set_new (metrics, "mem_bytes",
-                                series_json (&step->mem_series)) < 0) {
+                                tr_series_json (&step->mem_series)) < 0) {
         json_decref (metrics);
         goto nomem;
     }
     /* the cpu series starts one sample later than memory: align on the
      * shorter one so every metric array matches t_s in length.
      */
+    if (tr_detail_record_series (step->detail, metrics) < 0) {
+        json_decref (metrics);
+        goto nomem;
+    }
     series = json_pack ("{s:f s:o s:o}", "interval_s", step->interval_s,
-                        "t_s", series_times (&step->mem_series), "metrics",
+                        "t_s", tr_series_times (&step->mem_series), "metrics",
                         metrics);
     if (series)
         trim_series (series, metrics);
@@ -996,6 +1029,8 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
         if (json_object_set_new (rec, "time", t) < 0)
             goto nomem;
     }
+    if (tr_detail_record (step->detail, rec) < 0)
+        goto nomem;
     return rec;
 nomem:
     json_decref (rec);
@@ -1069,6 +1104,15 @@ json_t *tr_step_save (tr_step_t *step)
                                      : step->mem_limit),
                     "mem_source", step->mem_source, "mem_exact",
                     step->mem_exact, "have_mem", step->have_mem);
+    if (st
+        && (json_object_set_new (st, "unified_is_mirror",
+                                 json_boolean (step->cg.unified_is_mirror))
+                < 0
+            || json_object_set_new (st, "detail",
+                                    tr_detail_save (step->detail)) < 0)) {
+        json_decref (st);
+        return NULL;
+    }
     return st;
 }
 
@@ -1114,6 +1158,9 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         snprintf (step->cg.cpuacct, sizeof (step->cg.cpuacct), "%s", cpu);
         snprintf (step->cg.unified, sizeof (step->cg.unified), "%s", uni);
         step->cg.unified_has_memory = umem;
+        step->cg.unified_is_mirror
+            = json_is_true (json_object_get (st, "unified_is_mirror"));
+        tr_detail_set_cgroup (step->detail, &step->cg, uni[0] != 0);
     }
     else if (!strcmp (mode, "tree")) {
         step->mode = ATTACH_TREE;
@@ -1150,6 +1197,10 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
     step->mem_source = known_source (mem_src);
     step->mem_exact = mem_exact;
     step->have_mem = have_mem;
+    if (json_is_object (json_object_get (st, "detail")))
+        tr_detail_restore (step->detail, json_object_get (st, "detail"));
+    if (step->ntasks > 0)
+        tr_detail_set_task (step->detail, step->tasks[0].pid);
     return step;
 }
 

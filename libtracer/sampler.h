@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "detail.h"
+#include "series.h"
 #include "error.h"
 
 /* The sampling engine: one context per step, used by tracerd for many
@@ -20,8 +22,6 @@
  */
 typedef struct tr_step tr_step_t;
 
-/* Maximum points kept per series metric (older points merge in pairs). */
-#define TR_SERIES_MAX 1000
 
 /* A new step context.  identity, request and tags are copied (borrowed
  * references; request and tags may be NULL).  collector names the
@@ -33,6 +33,18 @@ tr_step_t *tr_step_create (json_t *identity,
                            const char *collector,
                            double interval_s);
 void tr_step_destroy (tr_step_t *step);
+
+/* Options for the step's detail (taskstats, command lines, GPUs); call
+ * before attaching.  Without it: no taskstats, no GPUs, no redaction.
+ */
+int tr_step_configure (tr_step_t *step,
+                       const struct tr_detail_opts *opts,
+                       tr_error_t *error);
+
+/* Offer a process exit reported by taskstats: returns 1 when it belongs
+ * to the step (and is now counted), 0 otherwise.
+ */
+int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev);
 
 /* Attach by a task pid: its /proc/PID/cgroup gives the step directories
  * (Slurm task components stripped).  The first successful attach fixes

@@ -89,4 +89,51 @@ test_expect_success 'an unsigned record is refused unless asked for' '
     test_expect_code 4 $REPORT demo.json 2>err &&
     grep -q "unsigned" err
 '
+
+# The preferred sources and their fallbacks, each disabled in turn.
+kids='i=0; while [ $i -lt 20 ]; do sleep 0.05 & i=$((i+1)); done; wait'
+
+test_expect_success ROOT 'as root: taskstats sees every short child, exactly' '
+    $RUN -q --no-sign -o ts.json -- sh -c "$kids" &&
+    test "$(jq -r .summary.processes.source ts.json)" = taskstats &&
+    test "$(jq .summary.processes.complete ts.json)" = true &&
+    test "$(jq ".tools[] | select(.name == \"sleep\") | .count" ts.json)" = 20 &&
+    test "$(jq -r .summary.cpu.runq_source ts.json)" = taskstats &&
+    test "$(jq -r .summary.io.proc.source ts.json)" = taskstats
+'
+
+test_expect_success ROOT 'taskstats disabled: /proc sampling, labelled as such' '
+    printf "sampling:\n  taskstats: false\n" >nots.yaml &&
+    TRACER_CONF=$PWD/nots.yaml $RUN -q --no-sign -o nots.json -- sh -c "$kids" &&
+    test "$(jq -r .summary.processes.source nots.json)" = proc &&
+    test "$(jq .summary.processes.complete nots.json)" = false &&
+    test "$(jq -r .summary.cpu.runq_source nots.json)" = schedstat &&
+    test "$(jq -r .summary.io.proc.source nots.json)" = proc &&
+    test "$(jq .summary.io.proc.exact nots.json)" = false
+'
+
+test_expect_success ROOT 'hybrid host: its own cgroup2 directory gives PSI' '
+    if test -d /sys/fs/cgroup/unified && test -d /sys/fs/cgroup/memory
+    then
+        $RUN -q --no-sign -o psi.json -- sh -c "$kids" &&
+        test "$(jq -r .summary.pressure.source psi.json)" = cgroup2-mirror &&
+        test "$(jq .summary.pressure.exact psi.json)" = true &&
+        test "$(jq ".series.metrics | has(\"psi_cpu_some\")" psi.json)" = true
+    fi
+'
+
+test_expect_success 'no cgroup: no PSI claimed, the process tree is labelled' '
+    $RUN -q --no-sign --no-cgroup -o tree.json -- sh -c "$kids" &&
+    test "$(jq -r .cgroup.attach tree.json)" = process-tree &&
+    test "$(jq -r ".summary.pressure.source // \"none\"" tree.json)" != cgroup2 &&
+    test "$(jq -r ".summary.pressure.source // \"none\"" tree.json)" != cgroup2-mirror
+'
+
+test_expect_success 'secrets on command lines are redacted in the tool table' '
+    $RUN -q --no-sign -o red.json -- sh -c "true --password=hunter2 token=abc123" &&
+    jq -r ".tools[].cmdline // empty" red.json >cmdlines &&
+    grep -q "password=\*\*\*" cmdlines &&
+    ! grep -q hunter2 cmdlines &&
+    ! grep -q abc123 cmdlines
+'
 test_done

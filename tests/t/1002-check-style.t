@@ -26,8 +26,8 @@ list_sources ()
 {
     (
         cd "$TRACER_SRCDIR" || exit 1
-        for d in libtracer collector spank analysis prolog tests/unit \
-                 tests/mock tests/fuzz; do
+        for d in libtracer collector spank analysis prolog bench tests/unit \
+                 tests/fixtures tests/mock tests/fuzz; do
             test -d "$d" && find "$d" -type f \( -name '*.c' -o -name '*.h' \)
         done
         for f in tests/*.c; do

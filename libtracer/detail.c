@@ -1,0 +1,555 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Step detail beyond the CPU and memory totals.  Each source is labelled
+ * in the record with where it came from and whether it is exact:
+ *
+ * - pressure: PSI totals of a cgroup2 directory that belongs to the step
+ *   alone (a v2 step cgroup, or tracer's mirror directory on a hybrid
+ *   host); never the directory of a daemon that holds many steps.
+ *   Without one, per-task delay accounting from taskstats.
+ * - storage: io.stat of a v2 step cgroup per device, and the
+ *   per-process counters of every process (procs.c).
+ * - network: /proc/PID/net/dev of a task at the start and at each
+ *   reading, with the scope of its namespace; InfiniBand ports.
+ * - GPUs through NVML, processes and tools through procs.c, topology
+ *   through hwloc.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "detail.h"
+#include "fsroot.h"
+#include "iostat.h"
+#include "netstat.h"
+#include "procs.h"
+#include "psi.h"
+#include "series.h"
+#include "topology.h"
+
+enum {
+    S_PSI_CPU_SOME,
+    S_PSI_MEM_SOME,
+    S_PSI_MEM_FULL,
+    S_PSI_IO_SOME,
+    S_PSI_IO_FULL,
+    S_IO_READ,
+    S_IO_WRITE,
+    S_NET_RX,
+    S_NET_TX,
+    S_GPU_UTIL,
+    S_GPU_MEM,
+    S_NPROCS,
+    S_COUNT,
+};
+
+static const char *const series_names[S_COUNT] = {
+    "psi_cpu_some", "psi_memory_some", "psi_memory_full", "psi_io_some",
+    "psi_io_full",  "io_read_Bps",     "io_write_Bps",    "net_rx_Bps",
+    "net_tx_Bps",   "gpu_util_pct",    "gpu_mem_bytes",   "nprocs",
+};
+
+static const char *const psi_files[TR_PSI_NRES] = {
+    "cpu.pressure", "memory.pressure", "io.pressure",
+};
+
+struct tr_detail {
+    bool taskstats;
+    struct tr_cgroup_paths cg;
+    bool have_cg, per_step_v2;
+    pid_t task;
+    char cores[1024];
+
+    bool have_psi;
+    struct tr_psi psi[TR_PSI_NRES], psi_prev[TR_PSI_NRES];
+
+    bool have_throttle;
+    uint64_t nr_throttled, throttled_usec;
+
+    bool have_iostat;
+    struct tr_iostat *io_start, *io_end;
+    uint64_t io_prev_r, io_prev_w;
+
+    bool have_net, net_started;
+    enum tr_netstat_scope scope;
+    struct tr_netstat *net_start, *net_end;
+    uint64_t net_prev_rx, net_prev_tx;
+
+    tr_gpu_step_t *gpu;
+    tr_procs_t *procs;
+
+    struct tr_series series[S_COUNT];
+    bool used[S_COUNT];
+};
+
+static int64_t now_ms (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
+                               tr_error_t *error)
+{
+    struct tr_procs_opts po;
+    tr_detail_t *d;
+
+    if (!(d = calloc (1, sizeof (*d)))
+        || !(d->io_start = calloc (1, sizeof (*d->io_start)))
+        || !(d->io_end = calloc (1, sizeof (*d->io_end)))
+        || !(d->net_start = calloc (1, sizeof (*d->net_start)))
+        || !(d->net_end = calloc (1, sizeof (*d->net_end)))) {
+        tr_detail_destroy (d);
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    d->taskstats = opts && opts->taskstats;
+    memset (&po, 0, sizeof (po));
+    po.cmdline_max = opts ? opts->cmdline_max : 256;
+    po.redact = opts ? (const char *const *)opts->redact : NULL;
+    if (!(d->procs = tr_procs_create (&po, error))) {
+        tr_detail_destroy (d);
+        return NULL;
+    }
+    if (opts && opts->gpu) {
+        tr_error_t gerr;
+        /* a step whose GPUs cannot be resolved still gets its record */
+        d->gpu = tr_gpu_step_create (opts->gpu, opts->gpu_devices, &gerr);
+    }
+    for (int i = 0; i < S_COUNT; i++)
+        tr_series_init (&d->series[i]);
+    return d;
+}
+
+void tr_detail_destroy (tr_detail_t *d)
+{
+    if (d) {
+        int saved = errno;
+        tr_procs_destroy (d->procs);
+        tr_gpu_step_destroy (d->gpu);
+        free (d->io_start);
+        free (d->io_end);
+        free (d->net_start);
+        free (d->net_end);
+        free (d);
+        errno = saved;
+    }
+}
+
+void tr_detail_set_cgroup (tr_detail_t *d,
+                           const struct tr_cgroup_paths *cg,
+                           bool per_step_v2)
+{
+    if (!cg) {
+        d->have_cg = false;
+        return;
+    }
+    d->cg = *cg;
+    d->have_cg = true;
+    d->per_step_v2 = per_step_v2 && cg->unified[0];
+    /* io.stat counts from the cgroup's creation: no start reading */
+    if (d->per_step_v2 && !cg->unified_is_mirror
+        && tr_iostat_read_v2 (cg->unified, d->io_end) == 0)
+        d->have_iostat = true;
+}
+
+/* "Cpus_allowed_list:\t0-3,8" from /proc/PID/status. */
+static void read_cores (pid_t pid, char *buf, size_t size)
+{
+    char path[64], full[4096], line[1024];
+    FILE *f;
+
+    buf[0] = '\0';
+    snprintf (path, sizeof (path), "/proc/%d/status", (int)pid);
+    if (tr_fsroot_path (full, sizeof (full), path) < 0
+        || !(f = fopen (full, "re")))
+        return;
+    while (fgets (line, sizeof (line), f)) {
+        if (!strncmp (line, "Cpus_allowed_list:", 18)) {
+            char *v = line + 18;
+            v += strspn (v, " \t");
+            v[strcspn (v, "\n")] = '\0';
+            if (strspn (v, "0123456789,-") == strlen (v) && *v)
+                snprintf (buf, size, "%s", v);
+            break;
+        }
+    }
+    fclose (f);
+}
+
+void tr_detail_set_task (tr_detail_t *d, pid_t pid)
+{
+    if (d->task > 0 || pid <= 0)
+        return;
+    d->task = pid;
+    tr_procs_add_root (d->procs, pid);
+    read_cores (pid, d->cores, sizeof (d->cores));
+    if (!d->net_started && tr_netstat_scope (pid, &d->scope) == 0
+        && tr_netstat_snapshot (pid, d->net_start) == 0) {
+        *d->net_end = *d->net_start;
+        tr_netstat_totals (d->net_start, false, &d->net_prev_rx,
+                           &d->net_prev_tx);
+        d->have_net = true;
+        d->net_started = true;
+    }
+}
+
+static double rate (uint64_t now, uint64_t *prev, double dt)
+{
+    double r = now >= *prev ? (double)(now - *prev) / dt : 0;
+    *prev = now;
+    return r;
+}
+
+static void add_point (tr_detail_t *d, int which, double t, double v)
+{
+    tr_series_add (&d->series[which], t, v);
+    d->used[which] = true;
+}
+
+static void sample_psi (tr_detail_t *d, double t, double dt)
+{
+    struct tr_psi now[TR_PSI_NRES];
+
+    if (!d->have_cg || !d->per_step_v2)
+        return;
+    for (int i = 0; i < TR_PSI_NRES; i++)
+        if (tr_psi_read (d->cg.unified, psi_files[i], &now[i]) < 0)
+            return;
+    if (d->have_psi && dt > 0) {
+        const struct {
+            int series, res;
+            bool full;
+        } map[] = {
+            { S_PSI_CPU_SOME, TR_PSI_CPU, false },
+            { S_PSI_MEM_SOME, TR_PSI_MEMORY, false },
+            { S_PSI_MEM_FULL, TR_PSI_MEMORY, true },
+            { S_PSI_IO_SOME, TR_PSI_IO, false },
+            { S_PSI_IO_FULL, TR_PSI_IO, true },
+        };
+        for (size_t i = 0; i < sizeof (map) / sizeof (map[0]); i++) {
+            const struct tr_psi *a = &d->psi_prev[map[i].res];
+            const struct tr_psi *b = &now[map[i].res];
+            uint64_t x = map[i].full ? a->full_us : a->some_us;
+            uint64_t y = map[i].full ? b->full_us : b->some_us;
+            double f = y > x ? (double)(y - x) / (dt * 1e6) : 0;
+            add_point (d, map[i].series, t, f > 1 ? 1 : f);
+        }
+    }
+    memcpy (d->psi_prev, now, sizeof (now));
+    memcpy (d->psi, now, sizeof (now));
+    d->have_psi = true;
+}
+
+static void sample_cpu_extra (tr_detail_t *d)
+{
+    uint64_t n, us;
+
+    if (d->have_cg && d->per_step_v2
+        && tr_cgroup_read_key (d->cg.unified, "cpu.stat", "nr_throttled", &n)
+               == 0
+        && tr_cgroup_read_key (d->cg.unified, "cpu.stat", "throttled_usec",
+                               &us) == 0) {
+        d->nr_throttled = n;
+        d->throttled_usec = us;
+        d->have_throttle = true;
+    }
+}
+
+static void sample_io (tr_detail_t *d, double t, double dt)
+{
+    uint64_t r = 0, w = 0;
+
+    if (d->have_iostat) {
+        if (tr_iostat_read_v2 (d->cg.unified, d->io_end) == 0)
+            tr_iostat_totals (d->io_end, &r, &w);
+        else
+            return;
+    }
+    else {
+        struct tr_proc_io io;
+        tr_procs_io (d->procs, &io);
+        r = io.read_bytes;
+        w = io.write_bytes;
+    }
+    if (dt > 0) {
+        add_point (d, S_IO_READ, t, rate (r, &d->io_prev_r, dt));
+        add_point (d, S_IO_WRITE, t, rate (w, &d->io_prev_w, dt));
+    }
+    else {
+        d->io_prev_r = r;
+        d->io_prev_w = w;
+    }
+}
+
+static void sample_net (tr_detail_t *d, double t, double dt)
+{
+    uint64_t rx, tx;
+
+    if (!d->have_net || tr_netstat_snapshot (d->task, d->net_end) < 0)
+        return;
+    tr_netstat_totals (d->net_end, false, &rx, &tx);
+    if (dt > 0) {
+        add_point (d, S_NET_RX, t, rate (rx, &d->net_prev_rx, dt));
+        add_point (d, S_NET_TX, t, rate (tx, &d->net_prev_tx, dt));
+    }
+}
+
+static void sample_gpu (tr_detail_t *d,
+                        const pid_t *pids,
+                        size_t npids,
+                        double t,
+                        double dt)
+{
+    double util;
+    uint64_t mem;
+
+    if (!d->gpu || tr_gpu_step_sample (d->gpu, pids, npids, NULL) < 0)
+        return;
+    if (dt > 0 && tr_gpu_step_current (d->gpu, &util, &mem) == 0) {
+        add_point (d, S_GPU_UTIL, t, util);
+        add_point (d, S_GPU_MEM, t, (double)mem);
+    }
+}
+
+void tr_detail_sample (tr_detail_t *d,
+                       const pid_t *pids,
+                       size_t npids,
+                       double t,
+                       double dt)
+{
+    tr_procs_scan (d->procs, pids, npids, now_ms ());
+    sample_psi (d, t, dt);
+    sample_cpu_extra (d);
+    sample_io (d, t, dt);
+    sample_net (d, t, dt);
+    sample_gpu (d, pids, npids, t, dt);
+    if (dt > 0)
+        add_point (d, S_NPROCS, t, (double)npids);
+}
+
+int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev)
+{
+    return tr_procs_exit (d->procs, ev);
+}
+
+static int set_new (json_t *o, const char *key, json_t *v)
+{
+    if (!v)
+        return -1;
+    return json_object_set_new (o, key, v);
+}
+
+static int cpu_extra_json (tr_detail_t *d, json_t *cpu)
+{
+    int n;
+
+    if (d->cores[0]) {
+        if (set_new (cpu, "cores", json_string (d->cores)) < 0)
+            return -1;
+        if ((n = tr_cpulist_count (d->cores)) >= 0
+            && set_new (cpu, "ncores", json_integer (n)) < 0)
+            return -1;
+    }
+    if (d->have_throttle
+        && (set_new (cpu, "throttled_periods",
+                     json_integer ((json_int_t)d->nr_throttled)) < 0
+            || set_new (cpu, "throttled_s",
+                        json_real ((double)d->throttled_usec / 1e6)) < 0))
+        return -1;
+    if (set_new (cpu, "runq_wait_s",
+                 json_real (tr_procs_runq_wait_s (d->procs))) < 0
+        || set_new (cpu, "runq_source",
+                    json_string (d->taskstats ? "taskstats" : "schedstat"))
+               < 0)
+        return -1;
+    return 0;
+}
+
+static json_t *pressure_json (tr_detail_t *d)
+{
+    if (d->have_psi)
+        return tr_psi_json (d->cg.unified_is_mirror ? "cgroup2-mirror"
+                                                    : "cgroup2",
+                            true, d->psi);
+    if (d->taskstats) {
+        uint64_t delay[TR_PSI_NRES];
+        tr_procs_delays (d->procs, delay);
+        return tr_psi_delay_json (tr_procs_complete (d->procs), delay);
+    }
+    return NULL;
+}
+
+static json_t *io_json (tr_detail_t *d)
+{
+    struct tr_proc_io io;
+    struct tr_iostat *none = NULL;
+
+    tr_procs_io (d->procs, &io);
+    if (!d->have_iostat) {
+        json_t *o;
+        if (!(none = calloc (1, sizeof (*none))))
+            return NULL;
+        o = tr_iostat_json ("none", none, none, &io,
+                            d->taskstats ? "taskstats" : "proc",
+                            tr_procs_complete (d->procs));
+        free (none);
+        return o;
+    }
+    /* a v2 step cgroup counts from its creation: start from zero */
+    if (!(none = calloc (1, sizeof (*none))))
+        return NULL;
+    {
+        json_t *o = tr_iostat_json ("io.stat", none, d->io_end, &io,
+                                    d->taskstats ? "taskstats" : "proc",
+                                    tr_procs_complete (d->procs));
+        free (none);
+        return o;
+    }
+}
+
+int tr_detail_record_series (tr_detail_t *d, json_t *metrics)
+{
+    for (int i = 0; i < S_COUNT; i++) {
+        if (!d->used[i])
+            continue;
+        if (set_new (metrics, series_names[i],
+                     tr_series_json (&d->series[i])) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tr_detail_record (tr_detail_t *d, json_t *rec)
+{
+    json_t *summary = json_object_get (rec, "summary");
+    json_t *cpu = json_object_get (summary, "cpu");
+    json_t *host = json_object_get (rec, "host");
+    json_t *v;
+
+    if (!summary || !cpu || !host)
+        goto nomem;
+    if (cpu_extra_json (d, cpu) < 0)
+        goto nomem;
+    if ((v = pressure_json (d))
+        && json_object_set_new (summary, "pressure", v) < 0)
+        goto nomem;
+    if (set_new (summary, "io", io_json (d)) < 0)
+        goto nomem;
+    if (d->have_net
+        && set_new (summary, "network",
+                    tr_netstat_json (d->scope, d->net_start, d->net_end))
+               < 0)
+        goto nomem;
+    if (d->gpu && set_new (summary, "gpu", tr_gpu_step_json (d->gpu)) < 0)
+        goto nomem;
+    if (set_new (summary, "processes",
+                 tr_procs_json (d->procs,
+                                d->taskstats ? "taskstats" : "proc"))
+        < 0)
+        goto nomem;
+    if (json_object_set_new (rec, "tools", tr_procs_tools_json (d->procs))
+        < 0)
+        goto nomem;
+    {
+        /* topology is a property of the node; a failure leaves it out */
+        json_t *topo = tr_topology_json (d->cores[0] ? d->cores : NULL, NULL);
+        if (topo && json_object_set_new (host, "topology", topo) < 0)
+            goto nomem;
+    }
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return -1;
+}
+
+json_t *tr_detail_save (tr_detail_t *d)
+{
+    json_t *o, *ifs;
+
+    if (!(o = json_object ()))
+        return NULL;
+    if (!d->net_started)
+        return o;
+    /* the network counters are node-wide and cumulative: keep the start */
+    if (!(ifs = json_array ()))
+        goto nomem;
+    for (size_t i = 0; i < d->net_start->niface; i++) {
+        const struct tr_netstat_iface *f = &d->net_start->iface[i];
+        if (json_array_append_new (
+                ifs, json_pack ("{s:s s:I s:I s:I s:I}", "name", f->name,
+                                "rx_bytes", (json_int_t)f->rx_bytes,
+                                "rx_packets", (json_int_t)f->rx_packets,
+                                "tx_bytes", (json_int_t)f->tx_bytes,
+                                "tx_packets", (json_int_t)f->tx_packets))
+            < 0) {
+            json_decref (ifs);
+            goto nomem;
+        }
+    }
+    if (json_object_set_new (o, "net_start", ifs) < 0
+        || json_object_set_new (o, "net_scope", json_integer (d->scope)) < 0
+        || json_object_set_new (o, "task", json_integer (d->task)) < 0)
+        goto nomem;
+    return o;
+nomem:
+    json_decref (o);
+    return NULL;
+}
+
+int tr_detail_restore (tr_detail_t *d, json_t *state)
+{
+    json_t *ifs = json_object_get (state, "net_start"), *f;
+    size_t i;
+
+    if (!json_is_array (ifs))
+        return 0;
+    memset (d->net_start, 0, sizeof (*d->net_start));
+    json_array_foreach (ifs, i, f)
+    {
+        struct tr_netstat_iface *x;
+        if (d->net_start->niface == TR_NETSTAT_MAX_IFACES)
+            break;
+        x = &d->net_start->iface[d->net_start->niface];
+        if (!json_is_string (json_object_get (f, "name")))
+            continue;
+        snprintf (x->name, sizeof (x->name), "%s",
+                  json_string_value (json_object_get (f, "name")));
+        x->rx_bytes = (uint64_t)json_integer_value (
+            json_object_get (f, "rx_bytes"));
+        x->rx_packets = (uint64_t)json_integer_value (
+            json_object_get (f, "rx_packets"));
+        x->tx_bytes = (uint64_t)json_integer_value (
+            json_object_get (f, "tx_bytes"));
+        x->tx_packets = (uint64_t)json_integer_value (
+            json_object_get (f, "tx_packets"));
+        d->net_start->niface++;
+    }
+    d->scope = json_integer_value (json_object_get (state, "net_scope"))
+                       == TR_NETSTAT_SCOPE_NAMESPACE
+                   ? TR_NETSTAT_SCOPE_NAMESPACE
+                   : TR_NETSTAT_SCOPE_NODE;
+    d->net_started = true;
+    d->have_net = true;
+    *d->net_end = *d->net_start;
+    tr_netstat_totals (d->net_start, false, &d->net_prev_rx, &d->net_prev_tx);
+    {
+        json_int_t task = json_integer_value (json_object_get (state, "task"));
+        if (task > 0) {
+            d->task = (pid_t)task;
+            tr_procs_add_root (d->procs, d->task);
+            read_cores (d->task, d->cores, sizeof (d->cores));
+        }
+    }
+    return 0;
+}

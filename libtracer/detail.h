@@ -1,0 +1,78 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_DETAIL_H
+#define TRACER_DETAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "gpu.h"
+#include "taskstats.h"
+
+/* The detail of a step beyond CPU and memory totals: pressure stalls,
+ * storage and network I/O, GPUs, CPU placement and throttling, and every
+ * process that ran, grouped into the tool table.  One context per step,
+ * owned by the sampling engine.
+ */
+typedef struct tr_detail tr_detail_t;
+
+struct tr_detail_opts {
+    bool taskstats;             /* exits arrive through tr_detail_exit */
+    size_t cmdline_max;         /* bytes of a command line kept */
+    char *const *redact;        /* NULL-terminated patterns, or NULL */
+    tr_gpu_t *gpu;              /* NULL: no GPUs read */
+    const char *gpu_devices;    /* the step's GPUs; NULL: all */
+};
+
+tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
+                               tr_error_t *error);
+void tr_detail_destroy (tr_detail_t *d);
+
+/* Where the step lives.  cg is NULL in process-tree mode.  per_step_v2
+ * tells whether cg->unified belongs to the step alone (a v2 step cgroup
+ * or tracer's own mirror directory), so that its pressure and cpu.stat
+ * describe the step and not a whole daemon's subtree.
+ */
+void tr_detail_set_cgroup (tr_detail_t *d,
+                           const struct tr_cgroup_paths *cg,
+                           bool per_step_v2);
+
+/* A task pid of the step (the first one): its cpu list, network
+ * namespace and counters at the start are read once.
+ */
+void tr_detail_set_task (tr_detail_t *d, pid_t pid);
+
+/* One reading: pids are the step's live processes, t the seconds since
+ * the step started, dt the seconds since the previous reading (0 on the
+ * first).
+ */
+void tr_detail_sample (tr_detail_t *d,
+                       const pid_t *pids,
+                       size_t npids,
+                       double t,
+                       double dt);
+
+/* A process exit from taskstats: returns 1 when it belongs to the step. */
+int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);
+
+/* Fill the record: summary members (pressure, io, network, gpu,
+ * processes, and extra cpu members into summary.cpu), host.topology and
+ * the tools array.  Returns 0 or -1 (ENOMEM).
+ */
+int tr_detail_record (tr_detail_t *d, json_t *rec);
+
+/* Add the detail's series to a record's series.metrics object. */
+int tr_detail_record_series (tr_detail_t *d, json_t *metrics);
+
+/* What a restarted daemon needs to carry on: readings taken at the
+ * step's start (network counters) and the pids known to belong to it.
+ */
+json_t *tr_detail_save (tr_detail_t *d);
+int tr_detail_restore (tr_detail_t *d, json_t *state);
+
+#endif /* !TRACER_DETAIL_H */

@@ -1,0 +1,1676 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The per-step process table.  Two sources feed it: scans of the step's
+ * current pids under /proc (stat, status, io, schedstat; cmdline and exe
+ * once per process), and taskstats exit events (taskstats.c), which give
+ * exact final counters and reveal processes that lived between two scans.
+ * Processes are keyed by (pid, start time), so a reused pid is a new
+ * process.  Rows are grouped by executable basename.
+ *
+ * Counting each process's own usage once.  /proc/PID/stat utime+stime are
+ * the thread group's own CPU (cutime/cstime, which hold reaped children,
+ * are not used), and taskstats records are per thread and never include
+ * children.  /proc/PID/io, however, includes the I/O of every child the
+ * process reaped (wait_task_zombie() adds the child's totals to the
+ * parent's signal->ioac; FACTS.md 1.7, 3.4).  The rule: a process's own
+ * I/O is its /proc reading minus the inclusive final I/O of each child
+ * seen to end while it was the parent (child_io), clamped at zero, or its
+ * summed exit records when larger.  A child's inclusive I/O is its own
+ * plus its child_io.  Summing own I/O over all processes then counts
+ * every byte once.  Where the parent never absorbs a child (it ignores
+ * SIGCHLD, or dies first) the subtraction undercounts that parent in
+ * sampled mode only; exit records need no subtraction.  Readings only
+ * grow, so every final value is the larger of the sampled and the exit
+ * value (exit I/O is rounded down to 1 KiB by the kernel).
+ *
+ * Bounded memory: entries exist for live processes and for the last
+ * ENDED_MAX ended ones (kept so that a late exit event can make them
+ * exact and their children can be attributed); older ones are folded
+ * into per-tool sums.  At most TOOLS_HARD_MAX names are tracked, the rest
+ * go to "(other)".  Exit events that cannot be attributed yet are held in
+ * a small window (PENDING_MAX, PENDING_AGE_MS): in "sh -c 'a | b'" both
+ * children exit before the shell whose parent makes them the step's.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <regex.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsroot.h"
+#include "conf.h"
+#include "procs.h"
+#include "psi.h"
+#include "strbuf.h"
+
+#define ENDED_MAX 512        /* ended processes kept as entries */
+#define PENDING_MAX 128      /* unattributed exit events held */
+#define PENDING_AGE_MS 30000 /* ... for at most this long */
+#define TOOLS_HARD_MAX 1024  /* distinct names tracked */
+#define EXEMAP_MAX 1024      /* executable (dev, inode) -> tool */
+#define ROOTS_MAX 4096
+#define START_TOL_MS 2000    /* start times from /proc and taskstats */
+#define CMDLINE_READ_MAX 8192
+#define THREADS_READ_MAX 1024
+#define NAME_MAX_BYTES 255
+#define COMM_BYTES 64
+#define OTHER_NAME "(other)"
+
+/* Sorted-by-insertion small map: exit code or signal -> count. */
+struct kv {
+    int key;
+    uint64_t n;
+};
+
+struct codemap {
+    struct kv *v;
+    size_t n, cap;
+};
+
+struct tool {
+    char *name;
+    char *cmdline;          /* first seen, redacted; NULL until known */
+    bool overflow;          /* the catch-all past TOOLS_HARD_MAX */
+    int hnext;              /* name hash chain */
+    uint64_t count;         /* processes, folded or not */
+    int64_t first_start_ms; /* 0 = unknown */
+    struct codemap codes, sigs;
+    /* sums of the processes folded out of the table */
+    uint64_t f_cpu_us, f_peak, f_runq_ns, f_inexact;
+    struct tr_proc_io f_io;
+    int64_t f_last_end_ms;
+};
+
+struct proc {
+    struct proc *hnext;         /* pid hash chain */
+    struct proc *lprev, *lnext; /* live list */
+    size_t slot;                /* ring slot while ended */
+    pid_t pid, ppid;
+    int tool;
+    bool live, scanned, exact, have_status, credited;
+    int status;
+    char comm[COMM_BYTES];
+    uint64_t start_ticks; /* /proc starttime; 0 if never scanned */
+    int64_t start_ms, end_ms;
+    uint64_t seen_gen;
+    /* sampled: CPU us, VmHWM bytes, run delay ns, I/O incl. children */
+    uint64_t s_cpu_us, s_hwm, s_runq_ns;
+    struct tr_proc_io s_io;
+    /* summed over the exit records of its threads */
+    uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
+    struct tr_proc_io x_io;
+    /* inclusive I/O of reaped children; what was credited to the parent */
+    struct tr_proc_io child_io, credit;
+};
+
+struct exemap {
+    uint64_t dev, ino;
+    int tool;
+};
+
+struct tr_procs {
+    size_t cmdline_max, tools_max;
+    regex_t *re;
+    size_t nre;
+    long hz;
+    int64_t boot_ms;
+
+    struct proc **hash;
+    size_t hsize, hcount;
+    struct proc *live;
+    size_t nlive;
+    struct proc **ring;
+    size_t rhead, rcount;
+    struct tr_exit *pending;
+    size_t phead, pcount;
+
+    struct tool *tools;
+    size_t ntools, tcap;
+    int thash[256];
+    int overflow;
+    struct exemap *exe;
+    size_t nexe;
+
+    pid_t *roots;
+    size_t nroots, rootcap;
+    uint64_t gen, nseen, lost;
+    /* step-wide sums of folded processes */
+    uint64_t f_memd_ns, f_iod_ns, f_inexact;
+};
+
+/* The members of struct tr_proc_io, to loop over them. */
+static const size_t io_off[] = {
+    offsetof (struct tr_proc_io, rchar),
+    offsetof (struct tr_proc_io, wchar),
+    offsetof (struct tr_proc_io, syscr),
+    offsetof (struct tr_proc_io, syscw),
+    offsetof (struct tr_proc_io, read_bytes),
+    offsetof (struct tr_proc_io, write_bytes),
+    offsetof (struct tr_proc_io, cancelled_write_bytes),
+};
+#define IO_N (sizeof (io_off) / sizeof (io_off[0]))
+#define IOF(io, i) (*(uint64_t *)((char *)(io) + io_off[i]))
+
+static uint64_t max_u64 (uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+static void io_add (struct tr_proc_io *a, const struct tr_proc_io *b)
+{
+    for (size_t i = 0; i < IO_N; i++)
+        IOF (a, i) += IOF (b, i);
+}
+
+/* A process's own usage (see the top of the file). */
+static uint64_t own_cpu_us (const struct proc *p)
+{
+    return max_u64 (p->s_cpu_us, p->x_cpu_us);
+}
+
+static uint64_t own_runq_ns (const struct proc *p)
+{
+    return max_u64 (p->s_runq_ns, p->x_runq_ns);
+}
+
+static uint64_t own_hwm (const struct proc *p)
+{
+    return max_u64 (p->s_hwm, p->x_hwm);
+}
+
+static void own_io (const struct proc *p, struct tr_proc_io *out)
+{
+    for (size_t i = 0; i < IO_N; i++) {
+        uint64_t s = IOF (&p->s_io, i), c = IOF (&p->child_io, i);
+        IOF (out, i) = max_u64 (IOF (&p->x_io, i), s > c ? s - c : 0);
+    }
+}
+
+static void incl_io (const struct proc *p, struct tr_proc_io *out)
+{
+    own_io (p, out);
+    io_add (out, &p->child_io);
+}
+
+static int64_t realtime_ms (clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime (clock, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read a small file (fsroot already applied) into buf, NUL-terminated.
+ * Returns its length or -1.
+ */
+static ssize_t read_file (const char *path, char *buf, size_t size)
+{
+    size_t off = 0;
+    ssize_t n = 0;
+    int fd, saved;
+
+    if ((fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return -1;
+    while (off < size - 1) {
+        n = read (fd, buf + off, size - 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    saved = errno;
+    close (fd);
+    errno = saved;
+    if (n < 0)
+        return -1;
+    buf[off] = '\0';
+    return (ssize_t)off;
+}
+
+/* Replace what JSON cannot carry (invalid UTF-8) and what a report should
+ * not print (control characters) by '?', in place.
+ */
+static void sanitize (char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+
+    while (*p) {
+        size_t len = 0, i;
+        unsigned c = p[0];
+
+        if (c < 0x20 || c == 0x7f) {
+            *p++ = '?';
+            continue;
+        }
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf)
+            len = 2;
+        else if (c >= 0xe0 && c <= 0xef)
+            len = 3;
+        else if (c >= 0xf0 && c <= 0xf4)
+            len = 4;
+        for (i = 1; len && i < len; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                len = 0;
+        /* overlong forms, surrogates, beyond U+10FFFF */
+        if (len == 3 && ((c == 0xe0 && p[1] < 0xa0)
+                         || (c == 0xed && p[1] >= 0xa0)))
+            len = 0;
+        if (len == 4 && ((c == 0xf0 && p[1] < 0x90)
+                         || (c == 0xf4 && p[1] >= 0x90)))
+            len = 0;
+        if (!len) {
+            *p++ = '?';
+            continue;
+        }
+        p += len;
+    }
+}
+
+/* Cut s (valid UTF-8) to at most max bytes on a character boundary,
+ * ending in "..." when something was cut and there is room for it.
+ */
+static void truncate_utf8 (char *s, size_t max)
+{
+    size_t len = strlen (s), cut;
+
+    if (len <= max)
+        return;
+    cut = max >= 16 ? max - 3 : max;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--;
+    if (max >= 16) {
+        memcpy (s + cut, "...", 4);
+        return;
+    }
+    s[cut] = '\0';
+}
+
+/* Apply one pattern.  Where it has parenthesized parts, the last part
+ * that matched is the secret ("password=(...)" keeps "password="); else
+ * the whole match is.  Each non-empty secret becomes "***".
+ */
+static int redact_one (const regex_t *re, tr_strbuf_t *out, const char *in)
+{
+    const char *p = in;
+    regmatch_t m[10];
+    size_t nsub = re->re_nsub < 9 ? re->re_nsub : 9;
+    int flags = 0;
+
+    tr_strbuf_reset (out);
+    if (tr_strbuf_puts (out, "") < 0)
+        return -1;
+    while (*p && regexec (re, p, nsub + 1, m, flags) == 0) {
+        regmatch_t s = m[0];
+        for (size_t i = nsub; i >= 1; i--)
+            if (m[i].rm_so >= 0) {
+                s = m[i];
+                break;
+            }
+        if (m[0].rm_eo == m[0].rm_so) {
+            /* an empty match redacts nothing: step over one byte */
+            if (tr_strbuf_append (out, p, (size_t)m[0].rm_so + 1) < 0)
+                return -1;
+            p += m[0].rm_so + 1;
+        }
+        else {
+            if (tr_strbuf_append (out, p, (size_t)s.rm_so) < 0
+                || (s.rm_eo > s.rm_so && tr_strbuf_puts (out, "***") < 0)
+                || tr_strbuf_append (out, p + s.rm_eo,
+                                     (size_t)(m[0].rm_eo - s.rm_eo)) < 0)
+                return -1;
+            p += m[0].rm_eo;
+        }
+        flags = REG_NOTBOL;
+    }
+    return tr_strbuf_puts (out, p);
+}
+
+/* The displayable command line of raw /proc/PID/cmdline bytes: arguments
+ * joined by spaces, sanitized, redacted, truncated.  Returns NULL for an
+ * empty command line (kernel threads, zombies) or on ENOMEM.
+ */
+static char *cmdline_render (tr_procs_t *P, char *raw, size_t len)
+{
+    tr_strbuf_t a = TR_STRBUF_INIT, b = TR_STRBUF_INIT;
+    char *res;
+
+    for (size_t i = 0; i < len; i++)
+        if (raw[i] == '\0')
+            raw[i] = ' ';
+    while (len > 0 && raw[len - 1] == ' ')
+        len--;
+    raw[len] = '\0';
+    if (len == 0)
+        return NULL;
+    sanitize (raw);
+    if (tr_strbuf_puts (&a, raw) < 0)
+        goto nomem;
+    for (size_t i = 0; i < P->nre; i++) {
+        tr_strbuf_t t;
+        if (redact_one (&P->re[i], &b, tr_strbuf_str (&a)) < 0)
+            goto nomem;
+        t = a;
+        a = b;
+        b = t;
+    }
+    if (!(res = tr_strbuf_steal (&a)))
+        goto nomem;
+    tr_strbuf_free (&b);
+    truncate_utf8 (res, P->cmdline_max);
+    return res;
+nomem:
+    tr_strbuf_free (&a);
+    tr_strbuf_free (&b);
+    return NULL;
+}
+
+/* tools */
+
+static unsigned name_hash (const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h & 255;
+}
+
+static int tool_new (tr_procs_t *P, const char *name, bool overflow)
+{
+    struct tool *t;
+    unsigned h = name_hash (name);
+
+    if (P->ntools == P->tcap) {
+        size_t nc = P->tcap ? P->tcap * 2 : 16;
+        void *n = realloc (P->tools, nc * sizeof (*P->tools));
+        if (!n)
+            return -1;
+        P->tools = n;
+        P->tcap = nc;
+    }
+    t = &P->tools[P->ntools];
+    memset (t, 0, sizeof (*t));
+    if (!(t->name = strdup (name)))
+        return -1;
+    t->overflow = overflow;
+    t->hnext = overflow ? -1 : P->thash[h];
+    if (!overflow)
+        P->thash[h] = (int)P->ntools;
+    return (int)P->ntools++;
+}
+
+/* The tool for a name (sanitized, not empty), created when new.  Returns
+ * its index, or -1 with errno = ENOMEM.
+ */
+static int tool_get (tr_procs_t *P, const char *name)
+{
+    for (int i = P->thash[name_hash (name)]; i >= 0; i = P->tools[i].hnext)
+        if (!strcmp (P->tools[i].name, name))
+            return i;
+    if (P->ntools >= TOOLS_HARD_MAX) {
+        if (P->overflow < 0)
+            P->overflow = tool_new (P, OTHER_NAME, true);
+        return P->overflow;
+    }
+    return tool_new (P, name, false);
+}
+
+static int exe_find (tr_procs_t *P, uint64_t dev, uint64_t ino)
+{
+    for (size_t i = 0; i < P->nexe; i++)
+        if (P->exe[i].ino == ino && P->exe[i].dev == dev)
+            return P->exe[i].tool;
+    return -1;
+}
+
+static void exe_add (tr_procs_t *P, uint64_t dev, uint64_t ino, int tool)
+{
+    if (ino == 0 || P->nexe >= EXEMAP_MAX || exe_find (P, dev, ino) >= 0)
+        return;
+    if (!P->exe && !(P->exe = calloc (EXEMAP_MAX, sizeof (*P->exe))))
+        return; /* a cache: doing without is fine */
+    P->exe[P->nexe].dev = dev;
+    P->exe[P->nexe].ino = ino;
+    P->exe[P->nexe].tool = tool;
+    P->nexe++;
+}
+
+static int codemap_add (struct codemap *m, int key, uint64_t n)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].key == key) {
+            m->v[i].n += n;
+            return 0;
+        }
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 4;
+        void *v = realloc (m->v, nc * sizeof (*m->v));
+        if (!v)
+            return -1;
+        m->v = v;
+        m->cap = nc;
+    }
+    m->v[m->n].key = key;
+    m->v[m->n].n = n;
+    m->n++;
+    return 0;
+}
+
+static void tool_assign (tr_procs_t *P, struct proc *p, int tool)
+{
+    struct tool *t;
+
+    if (p->tool == tool)
+        return;
+    if (p->tool >= 0)
+        P->tools[p->tool].count--;
+    p->tool = tool;
+    t = &P->tools[tool];
+    t->count++;
+    if (p->start_ms > 0 && (!t->first_start_ms || p->start_ms
+                                                      < t->first_start_ms))
+        t->first_start_ms = p->start_ms;
+}
+
+/* process entries */
+
+static size_t pid_slot (tr_procs_t *P, pid_t pid)
+{
+    return ((size_t)pid * 2654435761u) & (P->hsize - 1);
+}
+
+static int hash_grow (tr_procs_t *P)
+{
+    size_t nsize = P->hsize * 2;
+    struct proc **nh = calloc (nsize, sizeof (*nh));
+    struct proc **old = P->hash;
+    size_t osize = P->hsize;
+
+    if (!nh)
+        return -1;
+    P->hash = nh;
+    P->hsize = nsize;
+    for (size_t i = 0; i < osize; i++) {
+        struct proc *p = old[i], *next;
+        for (; p; p = next) {
+            size_t s = pid_slot (P, p->pid);
+            next = p->hnext;
+            p->hnext = nh[s];
+            nh[s] = p;
+        }
+    }
+    free (old);
+    return 0;
+}
+
+static void hash_remove (tr_procs_t *P, struct proc *p)
+{
+    struct proc **pp = &P->hash[pid_slot (P, p->pid)];
+
+    while (*pp && *pp != p)
+        pp = &(*pp)->hnext;
+    if (*pp) {
+        *pp = p->hnext;
+        P->hcount--;
+    }
+}
+
+static struct proc *find_live (tr_procs_t *P, pid_t pid)
+{
+    for (struct proc *p = P->hash[pid_slot (P, pid)]; p; p = p->hnext)
+        if (p->pid == pid && p->live)
+            return p;
+    return NULL;
+}
+
+static int64_t diff_ms (int64_t a, int64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+/* The entry of process (pid, started at start_ms), live or ended. */
+static struct proc *find_proc (tr_procs_t *P, pid_t pid, int64_t start_ms)
+{
+    struct proc *best = NULL;
+
+    for (struct proc *p = P->hash[pid_slot (P, pid)]; p; p = p->hnext) {
+        if (p->pid != pid || diff_ms (p->start_ms, start_ms) > START_TOL_MS)
+            continue;
+        if (p->live)
+            return p;
+        if (!best || diff_ms (p->start_ms, start_ms)
+                         < diff_ms (best->start_ms, start_ms))
+            best = p;
+    }
+    return best;
+}
+
+static bool is_root (tr_procs_t *P, pid_t pid)
+{
+    for (size_t i = 0; i < P->nroots; i++)
+        if (P->roots[i] == pid)
+            return true;
+    return false;
+}
+
+/* Whether pid, as the parent of a process started at child_start_ms, is
+ * a process of the step: an entry alive at that time, or a root pid of
+ * which no entry tells otherwise.
+ */
+static bool is_parent (tr_procs_t *P, pid_t pid, int64_t child_start_ms)
+{
+    bool any = false;
+
+    if (pid <= 0)
+        return false;
+    for (struct proc *p = P->hash[pid_slot (P, pid)]; p; p = p->hnext) {
+        if (p->pid != pid)
+            continue;
+        any = true;
+        if (p->start_ms <= child_start_ms + START_TOL_MS
+            && (p->live || p->end_ms + START_TOL_MS >= child_start_ms))
+            return true;
+    }
+    return !any && is_root (P, pid);
+}
+
+static struct proc *proc_new (tr_procs_t *P, pid_t pid, int64_t start_ms)
+{
+    struct proc *p;
+    size_t s;
+
+    if (P->hcount >= P->hsize && hash_grow (P) < 0)
+        return NULL;
+    if (!(p = calloc (1, sizeof (*p))))
+        return NULL;
+    p->pid = pid;
+    p->tool = -1;
+    p->start_ms = start_ms;
+    p->live = true;
+    s = pid_slot (P, pid);
+    p->hnext = P->hash[s];
+    P->hash[s] = p;
+    P->hcount++;
+    p->lnext = P->live;
+    if (P->live)
+        P->live->lprev = p;
+    P->live = p;
+    P->nlive++;
+    P->nseen++;
+    return p;
+}
+
+static void live_unlink (tr_procs_t *P, struct proc *p)
+{
+    if (p->lprev)
+        p->lprev->lnext = p->lnext;
+    else
+        P->live = p->lnext;
+    if (p->lnext)
+        p->lnext->lprev = p->lprev;
+    p->lprev = p->lnext = NULL;
+    P->nlive--;
+}
+
+/* Fold an ended entry into its tool's sums and free it. */
+static void fold (tr_procs_t *P, struct proc *p)
+{
+    struct tool *t = &P->tools[p->tool];
+    struct tr_proc_io io;
+
+    t->f_cpu_us += own_cpu_us (p);
+    t->f_runq_ns += own_runq_ns (p);
+    t->f_peak = max_u64 (t->f_peak, own_hwm (p));
+    own_io (p, &io);
+    io_add (&t->f_io, &io);
+    if (p->end_ms > t->f_last_end_ms)
+        t->f_last_end_ms = p->end_ms;
+    if (!p->exact) {
+        t->f_inexact++;
+        P->f_inexact++;
+    }
+    P->f_memd_ns += p->x_memd_ns;
+    P->f_iod_ns += p->x_iod_ns;
+    hash_remove (P, p);
+    free (p);
+}
+
+/* Credit a child's inclusive I/O to its parent, or the growth since the
+ * last credit when the child's readings changed (a late exit event).
+ */
+static void credit_parent (tr_procs_t *P, struct proc *c)
+{
+    struct tr_proc_io incl;
+    struct proc *par = NULL;
+
+    for (struct proc *p = P->hash[pid_slot (P, c->ppid)]; p; p = p->hnext)
+        if (p->pid == c->ppid && p != c
+            && p->start_ms <= c->start_ms + START_TOL_MS
+            && (p->live || p->end_ms + START_TOL_MS >= c->end_ms)) {
+            par = p;
+            break;
+        }
+    if (!par)
+        return;
+    incl_io (c, &incl);
+    for (size_t i = 0; i < IO_N; i++) {
+        uint64_t now = IOF (&incl, i), was = IOF (&c->credit, i);
+        if (now > was)
+            IOF (&par->child_io, i) += now - was;
+    }
+    c->credit = incl;
+    c->credited = true;
+}
+
+/* A live process ended (scan or exit event). */
+static void proc_end (tr_procs_t *P, struct proc *p, int64_t end_ms)
+{
+    size_t slot;
+
+    live_unlink (P, p);
+    p->live = false;
+    p->end_ms = end_ms;
+    credit_parent (P, p);
+    if (P->rcount == ENDED_MAX) {
+        struct proc *old = P->ring[P->rhead];
+        if (old)
+            fold (P, old);
+        P->ring[P->rhead] = NULL;
+        P->rhead = (P->rhead + 1) % ENDED_MAX;
+        P->rcount--;
+    }
+    slot = (P->rhead + P->rcount) % ENDED_MAX;
+    P->ring[slot] = p;
+    p->slot = slot;
+    P->rcount++;
+}
+
+/* An ended (not exact) entry seen running again: the caller's pid list
+ * had missed it.  It becomes live; its ring slot is left empty.
+ */
+static void proc_revive (tr_procs_t *P, struct proc *p)
+{
+    P->ring[p->slot] = NULL;
+    p->live = true;
+    p->end_ms = 0;
+    p->lprev = NULL;
+    p->lnext = P->live;
+    if (P->live)
+        P->live->lprev = p;
+    P->live = p;
+    P->nlive++;
+}
+
+static void record_status (tr_procs_t *P, struct proc *p, int status)
+{
+    struct tool *t = &P->tools[p->tool];
+
+    p->status = status;
+    p->have_status = true;
+    /* a failed insert loses one count in a map, not the process */
+    if (WIFEXITED (status))
+        (void)codemap_add (&t->codes, WEXITSTATUS (status), 1);
+    else if (WIFSIGNALED (status))
+        (void)codemap_add (&t->sigs, WTERMSIG (status), 1);
+}
+
+/* /proc reading */
+
+struct pstat {
+    char comm[COMM_BYTES];
+    pid_t ppid;
+    uint64_t utime, stime, start_ticks;
+    uint64_t nthreads;
+};
+
+/* Parse /proc/PID/stat.  The comm field may hold spaces and ')', so the
+ * fields are counted from the last ')'.
+ */
+static int parse_stat (char *buf, struct pstat *st)
+{
+    char *open = strchr (buf, '('), *close = strrchr (buf, ')'), *p, *end;
+    uint64_t v[20];
+    size_t len;
+    int i;
+
+    if (!open || !close || close < open || close[1] != ' ')
+        return -1;
+    len = (size_t)(close - open - 1);
+    if (len >= sizeof (st->comm))
+        len = sizeof (st->comm) - 1;
+    memcpy (st->comm, open + 1, len);
+    st->comm[len] = '\0';
+    sanitize (st->comm);
+    /* field 3 is the state letter; fields 4..22 are numbers */
+    p = close + 2;
+    if (!*p || *p == ' ')
+        return -1;
+    p++;
+    for (i = 0; i < 19; i++) {
+        long long sv;
+        errno = 0;
+        sv = strtoll (p, &end, 10);
+        if (errno || end == p)
+            return -1;
+        v[i] = (uint64_t)sv;
+        p = end;
+    }
+    st->ppid = (pid_t)v[0];      /* field 4 */
+    st->utime = v[10];           /* field 14 */
+    st->stime = v[11];           /* field 15 */
+    st->nthreads = v[16];        /* field 20 */
+    st->start_ticks = v[18];     /* field 22 */
+    return 0;
+}
+
+static int read_stat (const char *base, size_t blen, char *path,
+                      struct pstat *st)
+{
+    char buf[1024];
+
+    memcpy (path, base, blen);
+    memcpy (path + blen, "/stat", 6);
+    if (read_file (path, buf, sizeof (buf)) <= 0)
+        return -1;
+    return parse_stat (buf, st);
+}
+
+/* The value of "key" in a "key: value" or "key value" file, or -1. */
+static int find_key (const char *buf, const char *key, uint64_t *value)
+{
+    size_t klen = strlen (key);
+    const char *p = buf;
+
+    while (p && *p) {
+        if (!strncmp (p, key, klen)) {
+            char *end;
+            errno = 0;
+            *value = strtoull (p + klen, &end, 10);
+            return errno || end == p + klen ? -1 : 0;
+        }
+        if ((p = strchr (p, '\n')))
+            p++;
+    }
+    return -1;
+}
+
+static void read_status (struct proc *p, const char *base, size_t blen,
+                         char *path)
+{
+    char buf[4096];
+    uint64_t kb;
+
+    memcpy (path, base, blen);
+    memcpy (path + blen, "/status", 8);
+    if (read_file (path, buf, sizeof (buf)) > 0
+        && find_key (buf, "VmHWM:", &kb) == 0)
+        p->s_hwm = max_u64 (p->s_hwm, kb * 1024);
+}
+
+static void read_io (struct proc *p, const char *base, size_t blen,
+                     char *path)
+{
+    static const char *const keys[IO_N] = {
+        "rchar:",  "wchar:",       "syscr:",
+        "syscw:",  "read_bytes:",  "write_bytes:",
+        "cancelled_write_bytes:",
+    };
+    char buf[1024];
+    uint64_t v[IO_N];
+
+    memcpy (path, base, blen);
+    memcpy (path + blen, "/io", 4);
+    /* Unreadable (another user's process without ptrace access) or empty:
+     * the last readings stand.
+     */
+    if (read_file (path, buf, sizeof (buf)) <= 0)
+        return;
+    for (size_t i = 0; i < IO_N; i++)
+        if (find_key (buf, keys[i], &v[i]) < 0)
+            return;
+    for (size_t i = 0; i < IO_N; i++)
+        IOF (&p->s_io, i) = max_u64 (IOF (&p->s_io, i), v[i]);
+}
+
+/* run_delay, the second field of a schedstat file, or -1. */
+static int schedstat_delay (const char *path, uint64_t *ns)
+{
+    char buf[128], *p, *end;
+
+    if (read_file (path, buf, sizeof (buf)) <= 0)
+        return -1;
+    errno = 0;
+    (void)strtoull (buf, &p, 10);
+    if (errno || p == buf)
+        return -1;
+    *ns = strtoull (p, &end, 10);
+    return errno || end == p ? -1 : 0;
+}
+
+/* /proc/PID/schedstat is the main thread's alone; a process with more
+ * threads sums task/TID/schedstat.  Exited threads' waits are gone from
+ * /proc, so the sampled sum is a lower bound (exit records complete it).
+ */
+static void read_runq (struct proc *p, uint64_t nthreads, const char *base,
+                       size_t blen, char *path)
+{
+    uint64_t sum = 0, ns;
+    DIR *d = NULL;
+
+    if (nthreads > 1) {
+        memcpy (path, base, blen);
+        memcpy (path + blen, "/task", 6);
+        d = opendir (path);
+    }
+    if (d) {
+        struct dirent *de;
+        size_t n = 0;
+        while ((de = readdir (d)) && n < THREADS_READ_MAX) {
+            if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                continue;
+            if (snprintf (path + blen, PATH_MAX - blen, "/task/%s/schedstat",
+                          de->d_name)
+                    >= (int)(PATH_MAX - blen)
+                || schedstat_delay (path, &ns) < 0)
+                continue;
+            sum += ns;
+            n++;
+        }
+        closedir (d);
+    }
+    else {
+        memcpy (path, base, blen);
+        memcpy (path + blen, "/schedstat", 11);
+        if (schedstat_delay (path, &ns) == 0)
+            sum = ns;
+    }
+    p->s_runq_ns = max_u64 (p->s_runq_ns, sum);
+}
+
+/* Name (exe basename, else comm) and, for a tool without one yet, the
+ * command line of a process.  Returns the tool or -1 (ENOMEM).
+ */
+static int read_identity (tr_procs_t *P, const char *comm, const char *base,
+                          size_t blen, char *path)
+{
+    char link[PATH_MAX], name[NAME_MAX_BYTES + 1];
+    const char *bn = NULL, *src;
+    struct stat sb;
+    size_t len;
+    bool have_inode = false;
+    ssize_t n;
+    int tool;
+
+    memcpy (path, base, blen);
+    memcpy (path + blen, "/exe", 5);
+    if ((n = readlink (path, link, sizeof (link) - 1)) > 0) {
+        const char *del = " (deleted)";
+        size_t dl = strlen (del);
+        link[n] = '\0';
+        if ((size_t)n > dl && !strcmp (link + n - dl, del))
+            link[n - dl] = '\0';
+        bn = strrchr (link, '/') ? strrchr (link, '/') + 1 : link;
+        have_inode = stat (path, &sb) == 0;
+    }
+    src = bn && *bn ? bn : comm;
+    len = strnlen (src, NAME_MAX_BYTES);
+    memcpy (name, src, len);
+    name[len] = '\0';
+    sanitize (name); /* also a character cut in two */
+    if (!name[0])
+        snprintf (name, sizeof (name), "?");
+    if ((tool = tool_get (P, name)) < 0)
+        return -1;
+    if (have_inode)
+        exe_add (P, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, tool);
+    if (!P->tools[tool].cmdline && !P->tools[tool].overflow) {
+        char *raw = malloc (CMDLINE_READ_MAX);
+        ssize_t got;
+        memcpy (path + blen, "/cmdline", 9);
+        if (raw && (got = read_file (path, raw, CMDLINE_READ_MAX)) > 0)
+            P->tools[tool].cmdline = cmdline_render (P, raw, (size_t)got);
+        free (raw);
+    }
+    return tool;
+}
+
+static void boot_time (tr_procs_t *P)
+{
+    char path[PATH_MAX], buf[8192];
+    uint64_t btime;
+
+    if (tr_fsroot ()[0] && tr_fsroot_path (path, sizeof (path), "/proc/stat")
+                               == 0
+        && read_file (path, buf, sizeof (buf)) > 0) {
+        const char *l = strstr (buf, "\nbtime ");
+        char *end;
+        if (l) {
+            errno = 0;
+            btime = strtoull (l + 7, &end, 10);
+            if (!errno && end != l + 7) {
+                P->boot_ms = (int64_t)btime * 1000;
+                return;
+            }
+        }
+    }
+    /* /proc/stat's btime is whole seconds; the clocks give milliseconds */
+    P->boot_ms = realtime_ms (CLOCK_REALTIME) - realtime_ms (CLOCK_BOOTTIME);
+}
+
+static int64_t ticks_ms (tr_procs_t *P, uint64_t ticks)
+{
+    return P->boot_ms + (int64_t)(ticks * 1000 / (uint64_t)P->hz);
+}
+
+static int resolve_pending (tr_procs_t *P);
+
+/* Read one pid.  Returns 1 if read, 0 if gone, -1 on ENOMEM. */
+static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
+{
+    char base[PATH_MAX], path[PATH_MAX], rel[64];
+    struct pstat st;
+    struct proc *p;
+    size_t blen;
+    int64_t start_ms;
+
+    snprintf (rel, sizeof (rel), "/proc/%ld", (long)pid);
+    if (tr_fsroot_path (base, sizeof (base), rel) < 0)
+        return 0;
+    blen = strlen (base);
+    if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0)
+        return 0; /* vanished, or not a process */
+    start_ms = ticks_ms (P, st.start_ticks);
+    if ((p = find_live (P, pid))) {
+        bool same = p->scanned
+                        ? p->start_ticks == st.start_ticks
+                        : diff_ms (p->start_ms, start_ms) <= START_TOL_MS;
+        if (!same) {
+            proc_end (P, p, now_ms); /* the pid was reused */
+            p = NULL;
+        }
+    }
+    if (!p) {
+        for (struct proc *q = P->hash[pid_slot (P, pid)]; q; q = q->hnext)
+            if (q->pid == pid && q->scanned && !q->exact
+                && q->start_ticks == st.start_ticks) {
+                proc_revive (P, q);
+                p = q;
+                break;
+            }
+    }
+    if (!p || !p->scanned || strcmp (p->comm, st.comm)) {
+        /* new, known only from exit records so far, or exec'd since
+         * (the kernel sets comm from the new program's name)
+         */
+        int tool = read_identity (P, st.comm, base, blen, path);
+        if (tool < 0)
+            return -1;
+        if (!p) {
+            if (!(p = proc_new (P, pid, start_ms)))
+                return -1;
+            *created = true;
+        }
+        tool_assign (P, p, tool);
+        p->scanned = true;
+        p->start_ticks = st.start_ticks;
+        p->start_ms = start_ms;
+        memcpy (p->comm, st.comm, sizeof (p->comm));
+    }
+    p->ppid = st.ppid;
+    p->seen_gen = P->gen;
+    p->s_cpu_us = max_u64 (p->s_cpu_us, (st.utime + st.stime) * 1000000
+                                            / (uint64_t)P->hz);
+    read_status (p, base, blen, path);
+    read_io (p, base, blen, path);
+    read_runq (p, st.nthreads, base, blen, path);
+    return 1;
+}
+
+int tr_procs_scan (tr_procs_t *P,
+                   const pid_t *pids,
+                   size_t n,
+                   int64_t now_ms)
+{
+    struct proc *p, *next;
+    bool created = false;
+    int count = 0;
+
+    if (!P || (n && !pids)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (P->boot_ms == 0)
+        boot_time (P);
+    P->gen++;
+    for (size_t i = 0; i < n; i++) {
+        int rc = scan_one (P, pids[i], now_ms, &created);
+        if (rc < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+        count += rc;
+    }
+    for (p = P->live; p; p = next) {
+        next = p->lnext;
+        if (p->seen_gen != P->gen)
+            proc_end (P, p, now_ms);
+    }
+    if (created && P->pcount && resolve_pending (P) < 0)
+        return -1;
+    return count;
+}
+
+/* exit events */
+
+/* Apply a thread's exit record.  Returns 1 (the step's), 0 (not), or -1
+ * (ENOMEM); *created tells whether a process became known.
+ */
+static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
+                       bool *created)
+{
+    pid_t tgid = ev->tgid > 0 ? ev->tgid : ev->pid;
+    int64_t start = ev->group_start_unix_ms;
+    struct proc *p = find_proc (P, tgid, start);
+
+    if (ev->aggr == TR_EXIT_TGID)
+        return p ? 1 : 0;
+    if (!p) {
+        char name[sizeof (ev->comm)];
+        struct proc *other;
+        int tool = -1;
+
+        if (!is_parent (P, ev->ppid, start) && !is_root (P, tgid))
+            return 0;
+        if (ev->exe_ino)
+            tool = exe_find (P, ev->exe_dev, ev->exe_ino);
+        if (tool < 0) {
+            memcpy (name, ev->comm, sizeof (name));
+            name[sizeof (name) - 1] = '\0';
+            sanitize (name);
+            if (!name[0])
+                snprintf (name, sizeof (name), "?");
+            if ((tool = tool_get (P, name)) < 0)
+                return -1;
+        }
+        other = find_live (P, tgid);
+        if (!(p = proc_new (P, tgid, start)))
+            return -1;
+        p->ppid = ev->ppid;
+        tool_assign (P, p, tool);
+        snprintf (p->comm, sizeof (p->comm), "%s", name);
+        /* A live entry of the same pid is a later process (the pid was
+         * reused): this one is over already, whatever the record says.
+         */
+        if (other)
+            proc_end (P, p, ev->end_unix_ms);
+        *created = true;
+    }
+    if (p->exact)
+        return 1; /* the process already ended: a duplicate */
+    p->ppid = ev->ppid;
+    p->x_cpu_us += ev->utime_us + ev->stime_us;
+    p->x_hwm = max_u64 (p->x_hwm, ev->hiwater_rss_bytes);
+    io_add (&p->x_io, &ev->io);
+    if (ev->delays) {
+        p->x_runq_ns += ev->cpu_delay_ns;
+        p->x_memd_ns += ev->swapin_delay_ns + ev->freepages_delay_ns
+                        + ev->thrashing_delay_ns;
+        p->x_iod_ns += ev->blkio_delay_ns;
+    }
+    if (ev->group_exit) {
+        p->exact = true;
+        record_status (P, p, ev->exit_status);
+        if (p->live)
+            proc_end (P, p, ev->end_unix_ms);
+        else {
+            /* ended by a scan first: the exit record is the better end */
+            p->end_ms = ev->end_unix_ms;
+            credit_parent (P, p);
+        }
+    }
+    return 1;
+}
+
+/* Hold an event that may become the step's once its parent is known.
+ * The window is bounded in size and age; the oldest go first.
+ */
+static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
+{
+    while (P->pcount > 0
+           && (P->pcount == PENDING_MAX
+               || P->pending[P->phead].end_unix_ms + PENDING_AGE_MS
+                      < ev->end_unix_ms)) {
+        P->phead = (P->phead + 1) % PENDING_MAX;
+        P->pcount--;
+    }
+    P->pending[(P->phead + P->pcount) % PENDING_MAX] = *ev;
+    P->pcount++;
+}
+
+/* Attribute held events whose parent (or process) became known, until
+ * nothing changes: a chain sh -> sh -> cmd resolves from the top down.
+ * Held events keep their order, so a process's thread records come
+ * before its last one.
+ */
+static int resolve_pending (tr_procs_t *P)
+{
+    bool changed = true;
+
+    while (changed && P->pcount) {
+        size_t keep = 0, n = P->pcount;
+        changed = false;
+        for (size_t i = 0; i < n; i++) {
+            struct tr_exit *ev = &P->pending[(P->phead + i) % PENDING_MAX];
+            bool created = false;
+            int rc = exit_apply (P, ev, &created);
+            if (rc < 0)
+                return -1;
+            if (rc == 1) {
+                changed = true;
+                continue;
+            }
+            /* compact in place: the kept ones move down in order */
+            if (keep != i)
+                P->pending[(P->phead + keep) % PENDING_MAX] = *ev;
+            keep++;
+        }
+        P->pcount = keep;
+    }
+    return 0;
+}
+
+int tr_procs_exit (tr_procs_t *P, const struct tr_exit *ev)
+{
+    bool created = false;
+    int rc;
+
+    if (!P || !ev) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((rc = exit_apply (P, ev, &created)) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (rc == 0 && ev->aggr == TR_EXIT_PID)
+        pending_add (P, ev);
+    if (created && P->pcount && resolve_pending (P) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return rc;
+}
+
+void tr_procs_add_root (tr_procs_t *P, pid_t pid)
+{
+    if (!P || pid <= 0 || is_root (P, pid))
+        return;
+    if (P->nroots == P->rootcap) {
+        size_t nc = P->rootcap ? P->rootcap * 2 : 8;
+        void *n;
+        if (nc > ROOTS_MAX
+            || !(n = realloc (P->roots, nc * sizeof (*P->roots))))
+            return; /* still attributed through a scan */
+        P->roots = n;
+        P->rootcap = nc;
+    }
+    P->roots[P->nroots++] = pid;
+    if (P->pcount)
+        (void)resolve_pending (P);
+}
+
+void tr_procs_set_lost (tr_procs_t *P, uint64_t lost)
+{
+    if (P)
+        P->lost = lost;
+}
+
+/* create, destroy */
+
+tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
+                             tr_error_t *error)
+{
+    const char *const *pat = tr_conf_redact_default;
+    tr_procs_t *P;
+    size_t n = 0;
+
+    if (opts && opts->cmdline_max > TR_PROCS_CMDLINE_MAX) {
+        errno = EINVAL;
+        tr_errprintf (error, "cmdline_max: %zu is more than %d bytes",
+                      opts->cmdline_max, TR_PROCS_CMDLINE_MAX);
+        return NULL;
+    }
+    if (opts && opts->tools_max > TR_PROCS_TOOLS_MAX) {
+        errno = EINVAL;
+        tr_errprintf (error, "tools_max: %zu is more than %d rows",
+                      opts->tools_max, TR_PROCS_TOOLS_MAX);
+        return NULL;
+    }
+    if (!(P = calloc (1, sizeof (*P))))
+        goto nomem;
+    P->cmdline_max = opts && opts->cmdline_max ? opts->cmdline_max
+                                               : TR_PROCS_CMDLINE_DEFAULT;
+    P->tools_max = opts && opts->tools_max ? opts->tools_max
+                                           : TR_PROCS_TOOLS_DEFAULT;
+    P->overflow = -1;
+    memset (P->thash, -1, sizeof (P->thash));
+    if ((P->hz = sysconf (_SC_CLK_TCK)) <= 0)
+        P->hz = 100;
+    P->hsize = 256;
+    if (!(P->hash = calloc (P->hsize, sizeof (*P->hash)))
+        || !(P->ring = calloc (ENDED_MAX, sizeof (*P->ring)))
+        || !(P->pending = calloc (PENDING_MAX, sizeof (*P->pending))))
+        goto nomem;
+    if (opts && opts->redact)
+        pat = opts->redact;
+    while (pat[n])
+        n++;
+    if (n && !(P->re = calloc (n, sizeof (*P->re))))
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        char msg[128];
+        int rc = regcomp (&P->re[i], pat[i], REG_EXTENDED | REG_ICASE);
+        if (rc != 0) {
+            regerror (rc, NULL, msg, sizeof (msg));
+            tr_errprintf (error, "redact pattern '%s': %s", pat[i], msg);
+            tr_procs_destroy (P);
+            errno = rc == REG_ESPACE ? ENOMEM : EINVAL;
+            return NULL;
+        }
+        P->nre++;
+    }
+    return P;
+nomem:
+    tr_procs_destroy (P);
+    errno = ENOMEM;
+    tr_errprintf (error, "out of memory");
+    return NULL;
+}
+
+void tr_procs_destroy (tr_procs_t *P)
+{
+    int saved = errno;
+
+    if (!P)
+        return;
+    for (size_t i = 0; P->hash && i < P->hsize; i++) {
+        struct proc *p = P->hash[i], *next;
+        for (; p; p = next) {
+            next = p->hnext;
+            free (p);
+        }
+    }
+    for (size_t i = 0; i < P->ntools; i++) {
+        free (P->tools[i].name);
+        free (P->tools[i].cmdline);
+        free (P->tools[i].codes.v);
+        free (P->tools[i].sigs.v);
+    }
+    for (size_t i = 0; i < P->nre; i++)
+        regfree (&P->re[i]);
+    free (P->re);
+    free (P->hash);
+    free (P->ring);
+    free (P->pending);
+    free (P->tools);
+    free (P->exe);
+    free (P->roots);
+    free (P);
+    errno = saved;
+}
+
+/* outputs */
+
+/* Totals of one row. */
+struct agg {
+    uint64_t count, cpu_us, peak, runq_ns, inexact;
+    struct tr_proc_io io;
+    int64_t first_start_ms, last_end_ms;
+};
+
+static void agg_proc (struct agg *a, const struct proc *p)
+{
+    struct tr_proc_io io;
+
+    a->cpu_us += own_cpu_us (p);
+    a->runq_ns += own_runq_ns (p);
+    a->peak = max_u64 (a->peak, own_hwm (p));
+    own_io (p, &io);
+    io_add (&a->io, &io);
+    if (!p->live && p->end_ms > a->last_end_ms)
+        a->last_end_ms = p->end_ms;
+    if (!p->exact)
+        a->inexact++;
+}
+
+static void agg_merge (struct agg *a, const struct agg *b)
+{
+    a->count += b->count;
+    a->cpu_us += b->cpu_us;
+    a->runq_ns += b->runq_ns;
+    a->inexact += b->inexact;
+    a->peak = max_u64 (a->peak, b->peak);
+    io_add (&a->io, &b->io);
+    if (b->first_start_ms
+        && (!a->first_start_ms || b->first_start_ms < a->first_start_ms))
+        a->first_start_ms = b->first_start_ms;
+    if (b->last_end_ms > a->last_end_ms)
+        a->last_end_ms = b->last_end_ms;
+}
+
+/* Call fn for every entry (live, and ended not yet folded). */
+static void each_proc (tr_procs_t *P,
+                       void (*fn) (tr_procs_t *, const struct proc *, void *),
+                       void *arg)
+{
+    for (struct proc *p = P->live; p; p = p->lnext)
+        fn (P, p, arg);
+    for (size_t i = 0; i < P->rcount; i++) {
+        struct proc *p = P->ring[(P->rhead + i) % ENDED_MAX];
+        if (p)
+            fn (P, p, arg);
+    }
+}
+
+static void agg_tool_cb (tr_procs_t *P, const struct proc *p, void *arg)
+{
+    struct agg *a = arg;
+
+    (void)P;
+    agg_proc (&a[p->tool], p);
+}
+
+/* Per-tool totals, folded and live; caller frees. */
+static struct agg *tool_aggs (tr_procs_t *P)
+{
+    struct agg *a = calloc (P->ntools ? P->ntools : 1, sizeof (*a));
+
+    if (!a)
+        return NULL;
+    for (size_t i = 0; i < P->ntools; i++) {
+        const struct tool *t = &P->tools[i];
+        a[i].count = t->count;
+        a[i].cpu_us = t->f_cpu_us;
+        a[i].peak = t->f_peak;
+        a[i].runq_ns = t->f_runq_ns;
+        a[i].io = t->f_io;
+        a[i].inexact = t->f_inexact;
+        a[i].first_start_ms = t->first_start_ms;
+        a[i].last_end_ms = t->f_last_end_ms;
+    }
+    each_proc (P, agg_tool_cb, a);
+    return a;
+}
+
+static json_t *codes_json (const struct codemap *const *maps, size_t n)
+{
+    json_t *o = json_object ();
+
+    for (size_t m = 0; o && m < n; m++)
+        for (size_t i = 0; i < maps[m]->n; i++) {
+            char key[16];
+            json_t *old;
+            uint64_t v = maps[m]->v[i].n;
+            snprintf (key, sizeof (key), "%d", maps[m]->v[i].key);
+            if ((old = json_object_get (o, key)))
+                v += (uint64_t)json_integer_value (old);
+            if (json_object_set_new (o, key, json_integer ((json_int_t)v))
+                < 0) {
+                json_decref (o);
+                return NULL;
+            }
+        }
+    return o;
+}
+
+static int set_new (json_t *o, const char *key, json_t *v)
+{
+    return v ? json_object_set_new (o, key, v) : -1;
+}
+
+static json_t *row_json (const char *name,
+                         const char *cmdline,
+                         const struct agg *a,
+                         json_t *codes,
+                         json_t *sigs)
+{
+    json_t *o = json_object ();
+
+    if (!o || set_new (o, "name", json_string (name)) < 0
+        || set_new (o, "count", json_integer ((json_int_t)a->count)) < 0
+        || set_new (o, "cpu_s", json_real ((double)a->cpu_us / 1e6)) < 0
+        || set_new (o, "peak_rss_bytes", json_integer ((json_int_t)a->peak))
+               < 0
+        || set_new (o, "read_bytes",
+                    json_integer ((json_int_t)a->io.read_bytes))
+               < 0
+        || set_new (o, "write_bytes",
+                    json_integer ((json_int_t)a->io.write_bytes))
+               < 0
+        || set_new (o, "runq_wait_s", json_real ((double)a->runq_ns / 1e9))
+               < 0
+        || (a->first_start_ms > 0
+            && set_new (o, "first_start_unix_ms",
+                        json_integer ((json_int_t)a->first_start_ms))
+                   < 0)
+        || (a->last_end_ms > 0
+            && set_new (o, "last_end_unix_ms",
+                        json_integer ((json_int_t)a->last_end_ms))
+                   < 0)
+        || set_new (o, "exit_codes", codes) < 0
+        || set_new (o, "signals", sigs) < 0
+        || (cmdline && set_new (o, "cmdline", json_string (cmdline)) < 0)
+        || set_new (o, "exact", json_boolean (a->inexact == 0)) < 0) {
+        json_decref (o);
+        return NULL;
+    }
+    return o;
+}
+
+struct order {
+    size_t i;
+    const struct agg *a;
+    const char *name;
+};
+
+static int order_cmp (const void *x, const void *y)
+{
+    const struct order *a = x, *b = y;
+
+    if (a->a->cpu_us != b->a->cpu_us)
+        return a->a->cpu_us > b->a->cpu_us ? -1 : 1;
+    if (a->a->count != b->a->count)
+        return a->a->count > b->a->count ? -1 : 1;
+    return strcmp (a->name, b->name);
+}
+
+json_t *tr_procs_tools_json (tr_procs_t *P)
+{
+    struct agg *a = NULL, other;
+    struct order *ord = NULL;
+    const struct codemap **ocodes = NULL, **osigs = NULL;
+    size_t n = 0, nother = 0;
+    json_t *arr = NULL, *row;
+
+    if (!P) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(arr = json_array ()) || !(a = tool_aggs (P))
+        || !(ord = calloc (P->ntools + 1, sizeof (*ord)))
+        || !(ocodes = calloc (P->ntools + 1, sizeof (*ocodes)))
+        || !(osigs = calloc (P->ntools + 1, sizeof (*osigs))))
+        goto nomem;
+    memset (&other, 0, sizeof (other));
+    for (size_t i = 0; i < P->ntools; i++) {
+        if (a[i].count == 0)
+            continue;
+        if (P->tools[i].overflow) {
+            agg_merge (&other, &a[i]);
+            ocodes[nother] = &P->tools[i].codes;
+            osigs[nother++] = &P->tools[i].sigs;
+            continue;
+        }
+        ord[n].i = i;
+        ord[n].a = &a[i];
+        ord[n++].name = P->tools[i].name;
+    }
+    qsort (ord, n, sizeof (*ord), order_cmp);
+    for (size_t k = 0; k < n; k++) {
+        const struct tool *t = &P->tools[ord[k].i];
+        const struct codemap *c = &t->codes, *s = &t->sigs;
+        if (k >= P->tools_max) {
+            agg_merge (&other, ord[k].a);
+            ocodes[nother] = c;
+            osigs[nother++] = s;
+            continue;
+        }
+        if (!(row = row_json (t->name, t->cmdline, ord[k].a,
+                              codes_json (&c, 1), codes_json (&s, 1)))
+            || json_array_append_new (arr, row) < 0)
+            goto nomem;
+    }
+    if (other.count > 0
+        && (!(row = row_json (OTHER_NAME, NULL, &other,
+                              codes_json (ocodes, nother),
+                              codes_json (osigs, nother)))
+            || json_array_append_new (arr, row) < 0))
+        goto nomem;
+    free (a);
+    free (ord);
+    free (ocodes);
+    free (osigs);
+    return arr;
+nomem:
+    json_decref (arr);
+    free (a);
+    free (ord);
+    free (ocodes);
+    free (osigs);
+    errno = ENOMEM;
+    return NULL;
+}
+
+static void inexact_cb (tr_procs_t *P, const struct proc *p, void *arg)
+{
+    (void)P;
+    if (!p->exact)
+        (*(uint64_t *)arg)++;
+}
+
+bool tr_procs_complete (tr_procs_t *P)
+{
+    uint64_t inexact = 0;
+
+    if (!P || P->lost || P->nlive)
+        return false;
+    each_proc (P, inexact_cb, &inexact);
+    return inexact == 0 && P->f_inexact == 0;
+}
+
+json_t *tr_procs_json (tr_procs_t *P, const char *source)
+{
+    bool ts;
+
+    if (!P) {
+        errno = EINVAL;
+        return NULL;
+    }
+    source = source ? source : "proc";
+    ts = !strcmp (source, "taskstats");
+    return json_pack ("{s:I s:s s:b s:I}", "count", (json_int_t)P->nseen,
+                      "source", source, "complete",
+                      ts && tr_procs_complete (P), "lost",
+                      (json_int_t)P->lost);
+}
+
+struct sums {
+    struct tr_proc_io io;
+    uint64_t runq_ns, memd_ns, iod_ns;
+};
+
+static void sums_cb (tr_procs_t *P, const struct proc *p, void *arg)
+{
+    struct sums *s = arg;
+    struct tr_proc_io io;
+
+    (void)P;
+    own_io (p, &io);
+    io_add (&s->io, &io);
+    s->runq_ns += own_runq_ns (p);
+    s->memd_ns += p->x_memd_ns;
+    s->iod_ns += p->x_iod_ns;
+}
+
+static void step_sums (tr_procs_t *P, struct sums *s)
+{
+    memset (s, 0, sizeof (*s));
+    for (size_t i = 0; i < P->ntools; i++) {
+        io_add (&s->io, &P->tools[i].f_io);
+        s->runq_ns += P->tools[i].f_runq_ns;
+    }
+    s->memd_ns = P->f_memd_ns;
+    s->iod_ns = P->f_iod_ns;
+    each_proc (P, sums_cb, s);
+}
+
+void tr_procs_io (tr_procs_t *P, struct tr_proc_io *out)
+{
+    struct sums s;
+
+    if (!P) {
+        memset (out, 0, sizeof (*out));
+        return;
+    }
+    step_sums (P, &s);
+    *out = s.io;
+}
+
+double tr_procs_runq_wait_s (tr_procs_t *P)
+{
+    struct sums s;
+
+    if (!P)
+        return 0;
+    step_sums (P, &s);
+    return (double)s.runq_ns / 1e9;
+}
+
+void tr_procs_delays (tr_procs_t *P, uint64_t delay_ns[3])
+{
+    struct sums s;
+
+    memset (delay_ns, 0, 3 * sizeof (*delay_ns));
+    if (!P)
+        return;
+    step_sums (P, &s);
+    delay_ns[TR_PSI_CPU] = s.runq_ns;
+    delay_ns[TR_PSI_MEMORY] = s.memd_ns;
+    delay_ns[TR_PSI_IO] = s.iod_ns;
+}
+
+size_t tr_procs_count_live (tr_procs_t *P)
+{
+    return P ? P->nlive : 0;
+}
+
+uint64_t tr_procs_count (tr_procs_t *P)
+{
+    return P ? P->nseen : 0;
+}

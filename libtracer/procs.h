@@ -1,0 +1,148 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_PROCS_H
+#define TRACER_PROCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "error.h"
+#include "iostat.h"
+#include "taskstats.h"
+
+/* Every process of a step, grouped by executable into the tool table.
+ * Processes are seen two ways: by scanning /proc for the step's current
+ * pids at each sample (sampled readings), and by taskstats exit events
+ * (exact final counters, also for processes that lived between two
+ * samples).  Memory stays bounded however many processes a step runs:
+ * per-tool aggregates, entries for live processes, and a bounded window
+ * of recently ended ones.
+ */
+typedef struct tr_procs tr_procs_t;
+
+/* Defaults and bounds. */
+#define TR_PROCS_CMDLINE_DEFAULT 256
+#define TR_PROCS_CMDLINE_MAX 1024 /* the record schema's bound */
+#define TR_PROCS_TOOLS_DEFAULT 64
+#define TR_PROCS_TOOLS_MAX 64     /* rows besides "(other)" */
+
+struct tr_procs_opts {
+    /* Bytes of a command line kept (after redaction), 1..1024;
+     * 0 = TR_PROCS_CMDLINE_DEFAULT.
+     */
+    size_t cmdline_max;
+    /* POSIX extended regular expressions, NULL-terminated, matched
+     * case-insensitively against the command line (arguments joined by
+     * spaces); every match is replaced by "***".  NULL selects
+     * tr_conf_redact_default; an empty list ({NULL}) redacts nothing.
+     */
+    const char *const *redact;
+    /* Tool rows kept, 1..64; the rest are summed into one row named
+     * "(other)".  0 = TR_PROCS_TOOLS_DEFAULT.
+     */
+    size_t tools_max;
+};
+
+/* The default redaction patterns: values given to password, secret,
+ * token and key options or variables ("--password=x", "--token x",
+ * "DB_PASSWORD=x"), credentials in URLs ("https://user:pw@host"),
+ * "Bearer" tokens, AWS access key ids (AKIA/ASIA...), GitHub (ghp_,
+ * gho_, ghs_, ghu_, ghr_, github_pat_), GitLab (glpat-) and Slack (xox?-)
+ * tokens, and JSON web tokens.  NULL-terminated.
+ */
+
+/* A new table.  opts may be NULL (all defaults).  Returns NULL with errno
+ * = EINVAL and error text naming the bad option or pattern, or ENOMEM.
+ */
+tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
+                             tr_error_t *error);
+
+/* Free the table.  NULL is a no-op; errno is kept. */
+void tr_procs_destroy (tr_procs_t *procs);
+
+/* A pid known to belong to the step (a task): its exit, and the exits of
+ * its children, are the step's even if no scan saw them.
+ */
+void tr_procs_add_root (tr_procs_t *procs, pid_t pid);
+
+/* Read the step's current processes (from cgroup.procs or a process-tree
+ * walk) under the fsroot: /proc/PID/stat, status (VmHWM), io, schedstat
+ * (of each thread when there are several), and for a process not seen
+ * before its cmdline and exe.  A process is identified by (pid, start
+ * time), so a reused pid is a new process.  A pid that vanished before
+ * it could be read is skipped.  A process seen before and absent now has
+ * ended: its last readings are kept, flagged sampled, unless an exit
+ * event makes them exact.  now_ms is the wall-clock time of the reading.
+ * Returns the number of processes read, or -1 with errno = ENOMEM.
+ */
+int tr_procs_scan (tr_procs_t *procs,
+                   const pid_t *pids,
+                   size_t n,
+                   int64_t now_ms);
+
+/* Offer an exit event (every event of the node may be offered to every
+ * step).  Returns 1 when it belongs to this step: its process is known,
+ * or its parent is a process or root of the step; the process's final
+ * counters are then exact, and its pid is remembered so that the exits
+ * of its own children are attributed too.  Returns 0 otherwise; such an
+ * event is held for a short while (bounded), since a child usually exits
+ * before the short-lived parent that would attribute it.  A TR_EXIT_TGID
+ * event is only attributed (its counters are the sum of the thread
+ * events already counted).
+ */
+int tr_procs_exit (tr_procs_t *procs, const struct tr_exit *ev);
+
+/* Events lost by the exit listener while the step ran (see
+ * tr_taskstats_lost); reported as summary.processes.lost.
+ */
+void tr_procs_set_lost (tr_procs_t *procs, uint64_t lost);
+
+/* The tools[] array of the record: one row per executable basename,
+ * sorted by cpu_s descending (then count, then name), at most tools_max
+ * rows plus one "(other)" row summing the rest.  Live processes count
+ * with their latest readings.  Returns a new reference, or NULL with
+ * errno = ENOMEM.
+ */
+json_t *tr_procs_tools_json (tr_procs_t *procs);
+
+/* summary.processes: {"count", "source", "complete", "lost"}; source is
+ * "taskstats" or "proc" (NULL: "proc"), and complete is true only with
+ * source "taskstats" and tr_procs_complete().  Returns a new reference,
+ * or NULL with errno = ENOMEM.
+ */
+json_t *tr_procs_json (tr_procs_t *procs, const char *source);
+
+/* True when every process of the step ended with its exit observed (exact
+ * counters), none is still running, and no event was lost.
+ */
+bool tr_procs_complete (tr_procs_t *procs);
+
+/* I/O summed over every process of the step, exited ones included, each
+ * process's own I/O counted once (see procs.c on reaped children).
+ */
+void tr_procs_io (tr_procs_t *procs, struct tr_proc_io *out);
+
+/* Run-queue wait summed over every process of the step, in seconds:
+ * taskstats cpu_delay_total when delay accounting is on, else the
+ * sampled /proc/PID/schedstat.
+ */
+double tr_procs_runq_wait_s (tr_procs_t *procs);
+
+/* Per-task delay accounting summed over the step, in ns, indexed by enum
+ * tr_psi_resource (psi.h): [0] cpu = run-queue wait, [1] memory = swapin
+ * + freepages + thrashing, [2] io = block I/O.  Memory and io need exit
+ * events with delay accounting on; they are 0 otherwise.
+ */
+void tr_procs_delays (tr_procs_t *procs, uint64_t delay_ns[3]);
+
+/* Processes running as of the last scan or event. */
+size_t tr_procs_count_live (tr_procs_t *procs);
+
+/* Processes seen in all (running and ended). */
+uint64_t tr_procs_count (tr_procs_t *procs);
+
+#endif /* !TRACER_PROCS_H */

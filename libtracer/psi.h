@@ -1,0 +1,81 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_PSI_H
+#define TRACER_PSI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* Pressure stall information: the cumulative "total=" stall times of a
+ * PSI file (cpu.pressure, memory.pressure, io.pressure of a cgroup2
+ * directory, or /proc/pressure/<resource>), in microseconds.
+ */
+struct tr_psi {
+    uint64_t some_us; /* time some runnable task was stalled */
+    uint64_t full_us; /* time all non-idle tasks were stalled */
+    bool have_full;   /* the file had a "full" line */
+};
+
+/* Index of each resource in the arrays taken by the JSON builders, in
+ * the order summary.pressure lists them.
+ */
+enum tr_psi_resource {
+    TR_PSI_CPU = 0,
+    TR_PSI_MEMORY = 1,
+    TR_PSI_IO = 2,
+    TR_PSI_NRES = 3,
+};
+
+/* Parse the text of a PSI file:
+ *     some avg10=0.00 avg60=0.00 avg300=0.00 total=2820749
+ *     full avg10=0.00 avg60=0.00 avg300=0.00 total=1234
+ * The "some" line is required; "full" may be absent (cpu on kernels
+ * before 5.13).  Unknown fields and unknown lines are ignored.  Returns
+ * 0, or -1 with errno = EINVAL (no or duplicate "some" line, a line
+ * without total=, a total that is not a decimal number) or ERANGE (a
+ * total beyond 64 bits); out is untouched on failure.
+ */
+int tr_psi_parse (const char *text, struct tr_psi *out);
+
+/* Read and parse <dir>/<file> (e.g. dir = a cgroup2 directory, file =
+ * "cpu.pressure"; or "/proc/pressure", "io") through the fsroot.
+ * Returns 0, or -1 with errno from open/read (ENOENT when PSI is not
+ * there, EOPNOTSUPP when cgroup.pressure switched it off), EFBIG for a
+ * file too large to be PSI, or the errno of tr_psi_parse.
+ */
+int tr_psi_read (const char *dir, const char *file, struct tr_psi *out);
+
+/* delta = end - start for each counter, clamped at 0 when a counter went
+ * backwards (the cgroup was re-created).  delta->have_full is set only
+ * when both have a "full" line.
+ */
+void tr_psi_delta (const struct tr_psi *start,
+                   const struct tr_psi *end,
+                   struct tr_psi *delta);
+
+/* Build summary.pressure from per-resource deltas over the step, indexed
+ * by enum tr_psi_resource:
+ *     {"source": source, "exact": exact,
+ *      "cpu": {"some_s": s, "full_s": s}, "memory": {...}, "io": {...}}
+ * "full_s" is left out for a resource whose delta has no "full" line.
+ * source is "cgroup2" or "cgroup2-mirror".  Returns a new reference, or
+ * NULL with errno = EINVAL (NULL argument) or ENOMEM.
+ */
+json_t *tr_psi_json (const char *source,
+                     bool exact,
+                     const struct tr_psi delta[3]);
+
+/* Build summary.pressure for the fallback where no PSI file covers the
+ * step, from per-task delay accounting (taskstats or schedstat) summed
+ * over the step's processes, in nanoseconds, indexed by enum
+ * tr_psi_resource: cpu = run-queue delay, memory = swapin + freepages +
+ * thrashing delay, io = block I/O delay.
+ *     {"source": "delayacct", "exact": exact,
+ *      "cpu": {"delay_s": s}, "memory": {"delay_s": s}, "io": {...}}
+ * Returns a new reference, or NULL with errno = EINVAL or ENOMEM.
+ */
+json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3]);
+
+#endif /* !TRACER_PSI_H */

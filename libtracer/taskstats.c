@@ -1,0 +1,632 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Exit notifications from netlink taskstats (kernel/taskstats.c,
+ * kernel/tsacct.c, include/uapi/linux/taskstats.h).  do_exit() calls
+ * taskstats_exit() after setting exit_code and before exit_mm(), so every
+ * record holds the thread's final counters and its address space's RSS
+ * high-water mark.  What the kernel sends, and what this module relies on:
+ *
+ * - One netlink message per exiting thread, to listeners registered for
+ *   the CPU the thread exits on (hence registration on all possible CPUs).
+ *   It holds TASKSTATS_TYPE_AGGR_PID {PID, STATS} filled by fill_stats()
+ *   from that thread alone: task_cputime() (own utime/stime, not cutime),
+ *   the thread's own ioac (read/write bytes and calls, rounded down to
+ *   1 KiB by xacct_add_tsk's KB_MASK, even the call counts), hiwater_rss
+ *   in KiB of the shared mm, and delay totals when delay accounting is on.
+ * - When the thread group ever had more than one thread (signal->stats was
+ *   allocated on the first exit while others lived), the last thread's
+ *   message also holds TASKSTATS_TYPE_AGGR_TGID {TGID, STATS}.  That
+ *   aggregate is accumulated by fill_tgid_exit(), which adds only delay
+ *   accounting: its CPU, memory and I/O fields stay zero and even its
+ *   version field is 0.  A single-threaded process sends no TGID part.
+ * - Since version 12 the PID record carries ac_tgid, ac_tgetime (wall time
+ *   since the group leader started), ac_exe_dev/ac_exe_inode and the
+ *   AGROUP flag on the last thread of the group; before, a listener cannot
+ *   group threads into processes.
+ * - ac_exitcode is tsk->exit_code: (status << 8) for exit(), the signal
+ *   number (| 0x80 for a core dump) for a fatal signal, i.e. a wait status.
+ * - ac_btime is ktime_get_real_seconds() minus the elapsed whole seconds,
+ *   so btime + etime/1e6 is the exit second; ac_btime64 (v10) avoids the
+ *   2106 overflow.
+ * - Records grow by appending fields; older kernels send shorter structs,
+ *   newer ones longer.  Only min(received, sizeof) bytes are copied and
+ *   fields are used only when the version says they exist.
+ * - Delay fields (cpu_count, cpu_delay_total, ...) are filled only when
+ *   delay accounting is enabled (delayacct_on / the delayacct static key,
+ *   default off since 5.14); cpu_delay_total is sched_info.run_delay, the
+ *   run-queue wait, and cpu_count its pcount.
+ * - Registration requires GENL_ADMIN_PERM (CAP_NET_ADMIN) and the initial
+ *   user and pid namespaces (add_del_listener returns EINVAL otherwise).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
+
+#include "taskstats.h"
+
+/* ac_flag bits from <linux/acct.h>, which clashes with <sys/acct.h>. */
+#define ACCT_ACORE 0x08
+#define ACCT_AXSIG 0x10
+#define ACCT_AGROUP 0x20
+
+/* Receive buffer asked of the kernel: a burst of thousands of exits (a
+ * make -j or a job array on a busy node) must fit while the daemon is
+ * busy elsewhere.  One record is under 1 KiB of payload.
+ */
+#define RCVBUF_BYTES (8 * 1024 * 1024)
+
+/* One datagram holds one record; 64 KiB leaves room for any growth. */
+#define MSG_BUF_BYTES 65536
+
+/* Upper bound on records read per tr_taskstats_read() call. */
+#define READ_MAX 4096
+
+/* How long open() waits for the kernel's replies. */
+#define REPLY_TIMEOUT_S 5
+
+/* Longest cpu list accepted ("0-1023" style lists are short; a sparse
+ * list of many single CPUs is what needs room).
+ */
+#define CPUMASK_MAX 8192
+
+struct tr_taskstats {
+    int fd;
+    uint16_t family;
+    uint32_t portid;
+    uint32_t seq;
+    uint64_t lost;
+    char *cpumask;
+    char *buf;
+};
+
+/* A request: netlink header, generic-netlink header, attributes. */
+union request {
+    struct nlmsghdr n;
+    char buf[NLMSG_SPACE (GENL_HDRLEN) + NLA_HDRLEN + CPUMASK_MAX + 8];
+};
+
+static int64_t now_unix_ms (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void req_init (union request *r, uint16_t type, uint8_t cmd,
+                      uint16_t flags, uint32_t seq)
+{
+    struct genlmsghdr *g;
+
+    memset (r, 0, sizeof (*r));
+    r->n.nlmsg_len = NLMSG_LENGTH (GENL_HDRLEN);
+    r->n.nlmsg_type = type;
+    r->n.nlmsg_flags = flags;
+    r->n.nlmsg_seq = seq;
+    g = NLMSG_DATA (&r->n);
+    g->cmd = cmd;
+    g->version = 1;
+}
+
+static int req_put (union request *r, uint16_t type, const void *data,
+                    size_t len)
+{
+    size_t off = NLMSG_ALIGN (r->n.nlmsg_len);
+    struct nlattr *na;
+
+    if (off + NLA_HDRLEN + NLA_ALIGN (len) > sizeof (r->buf)) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    na = (struct nlattr *)(r->buf + off);
+    na->nla_type = type;
+    na->nla_len = (uint16_t)(NLA_HDRLEN + len);
+    memcpy (r->buf + off + NLA_HDRLEN, data, len);
+    r->n.nlmsg_len = (uint32_t)(off + NLA_ALIGN (na->nla_len));
+    return 0;
+}
+
+static int req_send (tr_taskstats_t *ts, union request *r)
+{
+    struct sockaddr_nl kernel;
+    ssize_t n;
+
+    memset (&kernel, 0, sizeof (kernel));
+    kernel.nl_family = AF_NETLINK;
+    do {
+        n = sendto (ts->fd, r->buf, r->n.nlmsg_len, 0,
+                    (struct sockaddr *)&kernel, sizeof (kernel));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    if ((size_t)n != r->n.nlmsg_len) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* Find attribute 'type' among those in [p, p + len).  Returns its payload
+ * and length, or NULL.
+ */
+static const char *attr_find (const char *p, size_t len, uint16_t type,
+                              size_t *plen)
+{
+    size_t off = 0;
+
+    while (off + NLA_HDRLEN <= len) {
+        struct nlattr na;
+
+        memcpy (&na, p + off, sizeof (na));
+        if (na.nla_len < NLA_HDRLEN || off + na.nla_len > len)
+            break;
+        if ((na.nla_type & NLA_TYPE_MASK) == type) {
+            *plen = na.nla_len - NLA_HDRLEN;
+            return p + off + NLA_HDRLEN;
+        }
+        off += NLA_ALIGN (na.nla_len);
+    }
+    return NULL;
+}
+
+/* Wait for the reply to request 'seq' during open (the socket is still
+ * blocking, with a receive timeout).  For want_family, the reply is the
+ * controller's NEWFAMILY message and the family id is stored; otherwise
+ * the reply is the ACK (an NLMSG_ERROR with error 0).  Exit records that
+ * arrive meanwhile are dropped: the caller has not been given the
+ * listener yet.
+ */
+static int wait_reply (tr_taskstats_t *ts, uint32_t seq, bool want_family)
+{
+    for (;;) {
+        ssize_t n = recv (ts->fd, ts->buf, MSG_BUF_BYTES, 0);
+        struct nlmsghdr *h;
+        size_t len;
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                errno = ETIMEDOUT;
+            if (errno == ENOBUFS)
+                continue;
+            return -1;
+        }
+        len = (size_t)n;
+        for (h = (struct nlmsghdr *)ts->buf; NLMSG_OK (h, len);
+             h = NLMSG_NEXT (h, len)) {
+            if (h->nlmsg_seq != seq)
+                continue;
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                struct nlmsgerr e;
+
+                if (h->nlmsg_len < NLMSG_LENGTH (sizeof (e))) {
+                    errno = EPROTO;
+                    return -1;
+                }
+                memcpy (&e, NLMSG_DATA (h), sizeof (e));
+                if (e.error != 0) {
+                    errno = -e.error;
+                    return -1;
+                }
+                if (!want_family)
+                    return 0;
+                continue;
+            }
+            if (want_family && h->nlmsg_type == GENL_ID_CTRL) {
+                const char *a = (const char *)NLMSG_DATA (h) + GENL_HDRLEN;
+                size_t alen, plen;
+                const char *id;
+                uint16_t family;
+
+                if (h->nlmsg_len < NLMSG_LENGTH (GENL_HDRLEN)) {
+                    errno = EPROTO;
+                    return -1;
+                }
+                alen = h->nlmsg_len - NLMSG_LENGTH (GENL_HDRLEN);
+                id = attr_find (a, alen, CTRL_ATTR_FAMILY_ID, &plen);
+                if (!id || plen < sizeof (family)) {
+                    errno = EPROTO;
+                    return -1;
+                }
+                memcpy (&family, id, sizeof (family));
+                ts->family = family;
+                return 0;
+            }
+        }
+    }
+}
+
+/* The possible CPUs as the kernel prints them ("0-63"). */
+static char *possible_cpus (void)
+{
+    char buf[CPUMASK_MAX];
+    ssize_t n;
+    size_t off = 0;
+    int fd = open ("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return NULL;
+    while (off < sizeof (buf) - 1) {
+        n = read (fd, buf + off, sizeof (buf) - 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    close (fd);
+    while (off > 0 && (buf[off - 1] == '\n' || buf[off - 1] == ' '))
+        off--;
+    if (off == 0 || off >= sizeof (buf) - 1) {
+        errno = EINVAL;
+        return NULL;
+    }
+    buf[off] = '\0';
+    return strdup (buf);
+}
+
+static int send_cpumask (tr_taskstats_t *ts, uint16_t attr, uint16_t flags)
+{
+    union request r;
+
+    req_init (&r, ts->family, TASKSTATS_CMD_GET, flags, ++ts->seq);
+    if (req_put (&r, attr, ts->cpumask, strlen (ts->cpumask) + 1) < 0)
+        return -1;
+    return req_send (ts, &r);
+}
+
+static void set_rcvbuf (int fd)
+{
+    int size = RCVBUF_BYTES;
+
+    /* FORCE passes net.core.rmem_max but needs CAP_NET_ADMIN. */
+    if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size))
+        < 0)
+        (void)setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
+}
+
+tr_taskstats_t *tr_taskstats_open (tr_error_t *error)
+{
+    tr_taskstats_t *ts;
+    struct sockaddr_nl local;
+    socklen_t alen = sizeof (local);
+    struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+    union request r;
+    int flags;
+
+    if (!(ts = calloc (1, sizeof (*ts)))) {
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    ts->fd = -1;
+    if (!(ts->buf = malloc (MSG_BUF_BYTES))) {
+        tr_errprintf (error, "out of memory");
+        goto error;
+    }
+    ts->fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    if (ts->fd < 0) {
+        tr_errprintf (error, "netlink socket: %s", strerror (errno));
+        goto error;
+    }
+    set_rcvbuf (ts->fd);
+    memset (&local, 0, sizeof (local));
+    local.nl_family = AF_NETLINK;
+    if (bind (ts->fd, (struct sockaddr *)&local, sizeof (local)) < 0
+        || getsockname (ts->fd, (struct sockaddr *)&local, &alen) < 0) {
+        tr_errprintf (error, "netlink bind: %s", strerror (errno));
+        goto error;
+    }
+    ts->portid = local.nl_pid;
+    if (setsockopt (ts->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv)) < 0) {
+        tr_errprintf (error, "netlink timeout: %s", strerror (errno));
+        goto error;
+    }
+
+    req_init (&r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, NLM_F_REQUEST,
+              ++ts->seq);
+    if (req_put (&r, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME,
+                 sizeof (TASKSTATS_GENL_NAME))
+            < 0
+        || req_send (ts, &r) < 0 || wait_reply (ts, ts->seq, true) < 0) {
+        if (errno == ENOENT)
+            tr_errprintf (error, "taskstats: not available in this kernel");
+        else
+            tr_errprintf (error, "taskstats: family lookup: %s",
+                          strerror (errno));
+        goto error;
+    }
+
+    if (!(ts->cpumask = possible_cpus ())) {
+        tr_errprintf (error, "/sys/devices/system/cpu/possible: %s",
+                      strerror (errno));
+        goto error;
+    }
+    if (send_cpumask (ts, TASKSTATS_CMD_ATTR_REGISTER_CPUMASK,
+                      NLM_F_REQUEST | NLM_F_ACK)
+            < 0
+        || wait_reply (ts, ts->seq, false) < 0) {
+        if (errno == EPERM)
+            tr_errprintf (error, "taskstats: registering for exits needs "
+                                 "CAP_NET_ADMIN (root)");
+        else if (errno == EINVAL)
+            tr_errprintf (error, "taskstats: registration refused (not in "
+                                 "the initial user and pid namespaces?)");
+        else
+            tr_errprintf (error, "taskstats: register cpus %s: %s",
+                          ts->cpumask, strerror (errno));
+        goto error;
+    }
+
+    /* From here on the socket is polled: never block. */
+    if ((flags = fcntl (ts->fd, F_GETFL)) < 0
+        || fcntl (ts->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        tr_errprintf (error, "taskstats: fcntl: %s", strerror (errno));
+        goto error;
+    }
+    return ts;
+error:
+    tr_taskstats_close (ts);
+    return NULL;
+}
+
+void tr_taskstats_close (tr_taskstats_t *ts)
+{
+    int saved = errno;
+
+    if (!ts)
+        return;
+    /* The kernel also drops a listener whose socket is gone, but only
+     * when the next exit on each CPU fails to reach it.
+     */
+    if (ts->fd >= 0 && ts->cpumask && ts->family)
+        (void)send_cpumask (ts, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK,
+                            NLM_F_REQUEST);
+    if (ts->fd >= 0)
+        close (ts->fd);
+    free (ts->cpumask);
+    free (ts->buf);
+    free (ts);
+    errno = saved;
+}
+
+int tr_taskstats_fd (tr_taskstats_t *ts)
+{
+    return ts ? ts->fd : -1;
+}
+
+uint64_t tr_taskstats_lost (tr_taskstats_t *ts)
+{
+    return ts ? ts->lost : 0;
+}
+
+/* True if the received part of the struct (len bytes) holds 'field'. */
+#define HAS(len, field)                                                   \
+    ((len) >= offsetof (struct taskstats, field)                          \
+                  + sizeof (((struct taskstats *)0)->field))
+
+/* Fill ev from a thread's record. */
+static void fill_pid (struct tr_exit *ev,
+                      const struct taskstats *s,
+                      size_t len,
+                      pid_t pid,
+                      int64_t now_ms)
+{
+    uint64_t btime = s->ac_btime;
+    int64_t lo;
+
+    memset (ev, 0, sizeof (*ev));
+    ev->aggr = TR_EXIT_PID;
+    ev->version = s->version;
+    ev->pid = pid;
+    ev->ppid = (pid_t)s->ac_ppid;
+    ev->uid = s->ac_uid;
+    ev->gid = s->ac_gid;
+    memcpy (ev->comm, s->ac_comm, sizeof (ev->comm) - 1);
+    ev->exit_status = (int)s->ac_exitcode;
+    ev->signaled = (s->ac_flag & ACCT_AXSIG) != 0;
+    ev->core_dumped = (s->ac_flag & ACCT_ACORE) != 0;
+    if (s->version >= 12 && HAS (len, ac_tgid) && s->ac_tgid != 0) {
+        ev->tgid = (pid_t)s->ac_tgid;
+        ev->group_exit = (s->ac_flag & ACCT_AGROUP) != 0;
+    }
+    else {
+        /* No way to tell threads from processes: see taskstats.h. */
+        ev->tgid = pid;
+        ev->group_exit = true;
+    }
+    if (s->version >= 10 && HAS (len, ac_btime64) && s->ac_btime64 != 0)
+        btime = s->ac_btime64;
+    /* btime + whole elapsed seconds is the exit second (tsacct.c); the
+     * receive time refines it unless the record waited in the queue.
+     */
+    lo = ((int64_t)btime + (int64_t)(s->ac_etime / 1000000)) * 1000;
+    ev->end_unix_ms = now_ms < lo ? lo : now_ms > lo + 999 ? lo + 999
+                                                           : now_ms;
+    ev->start_unix_ms = ev->end_unix_ms - (int64_t)(s->ac_etime / 1000);
+    ev->group_start_unix_ms = ev->start_unix_ms;
+    if (s->version >= 12 && HAS (len, ac_tgetime) && s->ac_tgetime != 0)
+        ev->group_start_unix_ms =
+            ev->end_unix_ms - (int64_t)(s->ac_tgetime / 1000);
+    ev->utime_us = s->ac_utime;
+    ev->stime_us = s->ac_stime;
+    ev->minflt = s->ac_minflt;
+    ev->majflt = s->ac_majflt;
+    ev->hiwater_rss_bytes = s->hiwater_rss * 1024;
+    ev->io.rchar = s->read_char;
+    ev->io.wchar = s->write_char;
+    ev->io.syscr = s->read_syscalls;
+    ev->io.syscw = s->write_syscalls;
+    ev->io.read_bytes = s->read_bytes;
+    ev->io.write_bytes = s->write_bytes;
+    ev->io.cancelled_write_bytes = s->cancelled_write_bytes;
+    if (HAS (len, nivcsw)) {
+        ev->nvcsw = s->nvcsw;
+        ev->nivcsw = s->nivcsw;
+    }
+    if (s->version >= 12 && HAS (len, ac_exe_inode)) {
+        ev->exe_dev = s->ac_exe_dev;
+        ev->exe_ino = s->ac_exe_inode;
+    }
+}
+
+/* Delay totals, present in both aggregates.  A task that ran at all has
+ * a non-zero pcount, so cpu_count == 0 means "not accounted".
+ */
+static void fill_delays (struct tr_exit *ev,
+                         const struct taskstats *s,
+                         size_t len)
+{
+    ev->delays = s->cpu_count > 0;
+    ev->cpu_delay_ns = s->cpu_delay_total;
+    ev->blkio_delay_ns = s->blkio_delay_total;
+    ev->swapin_delay_ns = s->swapin_delay_total;
+    if (HAS (len, freepages_delay_total))
+        ev->freepages_delay_ns = s->freepages_delay_total;
+    if (HAS (len, thrashing_delay_total))
+        ev->thrashing_delay_ns = s->thrashing_delay_total;
+}
+
+/* Extract {PID|TGID, STATS} from an aggregate attribute. */
+static int parse_aggr (const char *p,
+                       size_t len,
+                       uint16_t idtype,
+                       pid_t *id,
+                       struct taskstats *s,
+                       size_t *slen)
+{
+    const char *a;
+    size_t alen;
+    uint32_t v;
+
+    if (!(a = attr_find (p, len, idtype, &alen)) || alen < sizeof (v))
+        return -1;
+    memcpy (&v, a, sizeof (v));
+    *id = (pid_t)v;
+    if (!(a = attr_find (p, len, TASKSTATS_TYPE_STATS, &alen))
+        || alen < offsetof (struct taskstats, ac_comm))
+        return -1;
+    memset (s, 0, sizeof (*s));
+    *slen = alen < sizeof (*s) ? alen : sizeof (*s);
+    memcpy (s, a, *slen);
+    return 0;
+}
+
+/* Deliver the events of one TASKSTATS_CMD_NEW message.  Returns the
+ * number delivered.
+ */
+static int deliver (const struct nlmsghdr *h, tr_exit_f cb, void *arg,
+                    int64_t now_ms)
+{
+    const char *attrs = (const char *)NLMSG_DATA (h) + GENL_HDRLEN;
+    size_t alen, plen, slen;
+    const char *nest;
+    struct taskstats s;
+    struct tr_exit ev;
+    pid_t id;
+    int n = 0;
+
+    if (h->nlmsg_len < NLMSG_LENGTH (GENL_HDRLEN))
+        return 0;
+    alen = h->nlmsg_len - NLMSG_LENGTH (GENL_HDRLEN);
+    nest = attr_find (attrs, alen, TASKSTATS_TYPE_AGGR_PID, &plen);
+    if (!nest || parse_aggr (nest, plen, TASKSTATS_TYPE_PID, &id, &s, &slen)
+                     < 0
+        || s.version == 0)
+        return 0;
+    fill_pid (&ev, &s, slen, id, now_ms);
+    fill_delays (&ev, &s, slen);
+    cb (&ev, arg);
+    n++;
+
+    nest = attr_find (attrs, alen, TASKSTATS_TYPE_AGGR_TGID, &plen);
+    if (nest
+        && parse_aggr (nest, plen, TASKSTATS_TYPE_TGID, &id, &s, &slen) == 0) {
+        /* Identity and times from the last thread's record (ev); the
+         * aggregate itself holds only delay totals (its version is 0).
+         */
+        struct tr_exit g;
+
+        memset (&g, 0, sizeof (g));
+        g.aggr = TR_EXIT_TGID;
+        g.version = ev.version;
+        g.pid = id;
+        g.tgid = id;
+        g.ppid = ev.ppid;
+        g.uid = ev.uid;
+        g.gid = ev.gid;
+        memcpy (g.comm, ev.comm, sizeof (g.comm));
+        g.group_exit = true;
+        g.signaled = ev.signaled;
+        g.core_dumped = ev.core_dumped;
+        g.exit_status = ev.exit_status;
+        g.start_unix_ms = ev.group_start_unix_ms;
+        g.group_start_unix_ms = ev.group_start_unix_ms;
+        g.end_unix_ms = ev.end_unix_ms;
+        g.exe_dev = ev.exe_dev;
+        g.exe_ino = ev.exe_ino;
+        fill_delays (&g, &s, slen);
+        cb (&g, arg);
+        n++;
+    }
+    return n;
+}
+
+int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
+{
+    int count = 0, records = 0;
+
+    if (!ts || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    while (records < READ_MAX) {
+        ssize_t n = recv (ts->fd, ts->buf, MSG_BUF_BYTES,
+                          MSG_DONTWAIT | MSG_TRUNC);
+        const struct nlmsghdr *h;
+        int64_t now_ms;
+        size_t len;
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            if (errno == ENOBUFS) {
+                /* The kernel dropped records; the socket stays usable. */
+                ts->lost++;
+                continue;
+            }
+            return -1;
+        }
+        records++;
+        if ((size_t)n > MSG_BUF_BYTES) {
+            ts->lost++;
+            continue;
+        }
+        now_ms = now_unix_ms ();
+        len = (size_t)n;
+        for (h = (const struct nlmsghdr *)ts->buf; NLMSG_OK (h, len);
+             h = NLMSG_NEXT (h, len)) {
+            if (h->nlmsg_type != ts->family)
+                continue; /* ACKs, NLMSG_DONE, NOOP */
+            if (h->nlmsg_len >= NLMSG_LENGTH (GENL_HDRLEN)
+                && ((const struct genlmsghdr *)NLMSG_DATA (h))->cmd
+                       == TASKSTATS_CMD_NEW)
+                count += deliver (h, cb, arg, now_ms);
+        }
+    }
+    return count;
+}

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='known workloads in a real cluster: I/O, short processes, memory pressure'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+# jobs write here as whatever user they run as
+test_expect_success 'start a cluster whose tracerd mirrors steps into cgroup2' '
+    cluster_up --plugstack-args "enable=optin" --sampling psi_mirror=true &&
+    mkdir -m 1777 work
+'
+
+test_expect_success 'dd writing 32 MiB with O_DIRECT: write_bytes within 5%' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec dd if=/dev/zero \
+        of=work/dd.out bs=1M count=32 oflag=direct" 2>dd.err &&
+    job=$(sed -n "s/^JOB=//p" dd.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].summary.io.proc.source" rec.json)" = taskstats &&
+    within "$(jq ".[0].summary.io.proc.write_bytes" rec.json)" 33554432 5 &&
+    dd_row=$(jq -c ".[0].tools[] | select(.name == \"dd\")" rec.json) &&
+    within "$(printf "%s" "$dd_row" | jq .write_bytes)" 33554432 5 &&
+    test "$(printf "%s" "$dd_row" | jq -c .exit_codes)" = "{\"0\":1}"
+'
+
+test_expect_success '200 children of 50 ms each all appear in the tool table' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; i=0; \
+        while [ \$i -lt 200 ]; do sleep 0.05 & i=\$((i+1)); done; wait" \
+        2>kids.err &&
+    job=$(sed -n "s/^JOB=//p" kids.err) &&
+    wait_record $job &&
+    test "$(jq ".[0].tools[] | select(.name == \"sleep\") | .count" rec.json)" = 200 &&
+    test "$(jq ".[0].tools[] | select(.name == \"sleep\") | .exact" rec.json)" = true &&
+    test "$(jq -r ".[0].summary.processes.source" rec.json)" = taskstats &&
+    test "$(jq ".[0].summary.processes.count >= 201" rec.json)" = true
+'
+
+test_expect_success 'a step squeezed by its memory limit shows memory pressure' '
+    srun --tracer --mem=40M sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec dd \
+        if=/dev/zero of=work/big.out bs=1M count=300" 2>mem.err &&
+    job=$(sed -n "s/^JOB=//p" mem.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].summary.pressure.source" rec.json)" = cgroup2-mirror &&
+    test "$(jq ".[0].summary.pressure.exact" rec.json)" = true &&
+    test "$(jq ".[0].summary.pressure.memory.some_s > 0" rec.json)" = true &&
+    rm -f work/big.out
+'
+
+test_expect_success 'the record has topology, cpu placement and network scope' '
+    test "$(jq -r ".[0].host.topology.source" rec.json)" = hwloc &&
+    test "$(jq ".[0].host.topology.pus > 0" rec.json)" = true &&
+    test "$(jq ".[0].summary.cpu.ncores > 0" rec.json)" = true &&
+    test "$(jq -r ".[0].summary.network.scope" rec.json)" = node
+'
+
+mirror_gone () {
+    ! ls -d /sys/fs/cgroup/unified/tracer/*@"$TRACER_NODENAME" 2>/dev/null |
+        grep -q .
+}
+
+test_expect_success 'the per-step cgroup2 directories are removed afterwards' '
+    i=0 &&
+    while ! mirror_gone && [ $i -lt 30 ]; do sleep 1; i=$((i+1)); done &&
+    mirror_gone
+'
+
+test_expect_success 'stop the cluster' '
+    cluster_down
+'
+
+test_done

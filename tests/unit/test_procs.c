@@ -1,0 +1,986 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The per-step process table against fixture /proc trees
+ * (tests/fixtures/proc: two readings of one step, and command lines) and
+ * synthetic exit events, then the taskstats listener and the table
+ * against the running kernel (root only; the test machine runs as root,
+ * so a listener that cannot open is a failure, not a skip).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "libtracer/fsroot.h"
+#include "libtracer/procs.h"
+#include "libtracer/record.h"
+#include "libtracer/taskstats.h"
+
+#define FIXTURES TEST_SRCDIR "/fixtures/proc"
+
+/* Fixture clock: btime 1700000000 and USER_HZ 100 */
+#define BOOT_MS 1700000000000LL
+#define T1 (BOOT_MS + 100000)
+#define T2 (BOOT_MS + 200000)
+#define START_MS(ticks) (BOOT_MS + (ticks) * 10LL)
+
+static const pid_t scan1_pids[] = { 100, 101, 102, 103, 104 };
+static const pid_t scan2_pids[] = { 100, 101, 105 };
+
+static int64_t now_ms (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int reset_fsroot (void **state)
+{
+    (void)state;
+    tr_fsroot_set (NULL);
+    return 0;
+}
+
+static int scan_fixture (tr_procs_t *p, const char *name, const pid_t *pids,
+                         size_t n, int64_t when)
+{
+    static char root[512];
+
+    snprintf (root, sizeof (root), "%s/%s", FIXTURES, name);
+    tr_fsroot_set (root);
+    return tr_procs_scan (p, pids, n, when);
+}
+
+/* The row named name in a tools array, or NULL. */
+static json_t *row (json_t *tools, const char *name)
+{
+    size_t i;
+    json_t *r;
+
+    json_array_foreach (tools, i, r)
+    {
+        if (!strcmp (json_string_value (json_object_get (r, "name")), name))
+            return r;
+    }
+    return NULL;
+}
+
+static json_int_t ival (json_t *r, const char *key)
+{
+    json_t *v = json_object_get (r, key);
+
+    assert_true (json_is_integer (v));
+    return json_integer_value (v);
+}
+
+static double rval (json_t *r, const char *key)
+{
+    json_t *v = json_object_get (r, key);
+
+    assert_true (json_is_real (v));
+    return json_real_value (v);
+}
+
+static void assert_tools_valid (json_t *tools)
+{
+    tr_error_t err;
+    json_t *rec = tr_record_create ("final");
+    int rc;
+
+    assert_non_null (rec);
+    assert_int_equal (json_object_set (rec, "tools", tools), 0);
+    rc = tr_record_validate_section ("tools", json_object_get (rec, "tools"),
+                                     &err);
+    if (rc != 0)
+        print_error ("tools rejected: %s\n", err.text);
+    assert_int_equal (rc, 0);
+    json_decref (rec);
+}
+
+/* A thread's exit record. */
+static struct tr_exit mkexit (pid_t pid, pid_t tgid, pid_t ppid,
+                              const char *comm, bool group_exit,
+                              int64_t start_ms, int64_t end_ms)
+{
+    struct tr_exit ev;
+
+    memset (&ev, 0, sizeof (ev));
+    ev.aggr = TR_EXIT_PID;
+    ev.version = 13;
+    ev.pid = pid;
+    ev.tgid = tgid;
+    ev.ppid = ppid;
+    snprintf (ev.comm, sizeof (ev.comm), "%s", comm);
+    ev.group_exit = group_exit;
+    ev.start_unix_ms = start_ms;
+    ev.group_start_unix_ms = start_ms;
+    ev.end_unix_ms = end_ms;
+    return ev;
+}
+
+/* Two fixture readings of a step, no exit events:
+ * scan1: bash 100 (task), python3 101 (3 threads), dd 102, 103 listed but
+ *        gone, 104 "my (weird) prog" with an empty io file and no exe.
+ * scan2: bash has reaped dd 102 and python3 (its io now includes their
+ *        io), 101 is a new process (sleep), 102 and 104 ended, dd 105 is
+ *        new.
+ */
+static void test_scan_sampled (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_proc_io io;
+    json_t *tools, *r, *procs;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+    assert_int_equal (tr_procs_count_live (p), 4);
+    assert_int_equal (scan_fixture (p, "scan2", scan2_pids, 3, T2), 3);
+    assert_int_equal (tr_procs_count_live (p), 3);
+    /* 100, 101 (python), 102, 104, 101 (sleep), 105 */
+    assert_int_equal (tr_procs_count (p), 6);
+
+    /* Each byte once: bash's /proc io (9392 read) includes dd 102's 5000,
+     * so bash's own is 4392; the step read 9392 + 300 (dd 105).
+     */
+    tr_procs_io (p, &io);
+    assert_int_equal (io.read_bytes, 9692);
+    assert_int_equal (io.write_bytes, 4096);
+    assert_int_equal (io.rchar, 20000 + 300);
+    assert_false (tr_procs_complete (p));
+
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 5);
+    /* sorted by CPU, then count, then name */
+    {
+        static const char *const order[] = {
+            "python3.11", "dd", "bash", "my (weird) prog", "sleep",
+        };
+        for (size_t i = 0; i < 5; i++)
+            assert_string_equal (
+                json_string_value (
+                    json_object_get (json_array_get (tools, i), "name")),
+                order[i]);
+    }
+    /* pid 101 was reused: two processes, two rows */
+    assert_non_null (r = row (tools, "python3.11"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_true (rval (r, "cpu_s") > 3.099 && rval (r, "cpu_s") < 3.101);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 100000 * 1024);
+    /* three threads' schedstat: 1 + 2 + 3 ms */
+    assert_true (rval (r, "runq_wait_s") > 0.00599
+                 && rval (r, "runq_wait_s") < 0.00601);
+    assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (1100));
+    assert_int_equal (ival (r, "last_end_unix_ms"), T2);
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "python3 train.py --token=*** --epochs 3");
+    assert_false (json_is_true (json_object_get (r, "exact")));
+    assert_int_equal (json_object_size (json_object_get (r, "exit_codes")),
+                      0);
+    assert_non_null (r = row (tools, "sleep"));
+    assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (5000));
+    assert_null (json_object_get (r, "last_end_unix_ms"));
+
+    /* two dd processes in one row; bash's cutime is not its CPU */
+    assert_non_null (r = row (tools, "dd"));
+    assert_int_equal (ival (r, "count"), 2);
+    assert_true (rval (r, "cpu_s") > 1.549 && rval (r, "cpu_s") < 1.551);
+    assert_int_equal (ival (r, "read_bytes"), 5300);
+    assert_int_equal (ival (r, "write_bytes"), 4096);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 2500 * 1024);
+    assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (1200));
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "dd if=/dev/zero of=out bs=1M count=5");
+    assert_non_null (r = row (tools, "bash"));
+    assert_true (rval (r, "cpu_s") > 1.299 && rval (r, "cpu_s") < 1.301);
+    assert_int_equal (ival (r, "read_bytes"), 4392);
+    assert_int_equal (ival (r, "write_bytes"), 0);
+
+    /* no exe link: the name is comm, parsed past its ')' and spaces;
+     * an empty io file reads as nothing
+     */
+    assert_non_null (r = row (tools, "my (weird) prog"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_int_equal (ival (r, "read_bytes"), 0);
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "./my prog");
+    assert_tools_valid (tools);
+    json_decref (tools);
+
+    assert_non_null (procs = tr_procs_json (p, "proc"));
+    assert_int_equal (ival (procs, "count"), 6);
+    assert_string_equal (json_string_value (json_object_get (procs,
+                                                             "source")),
+                         "proc");
+    assert_true (json_is_false (json_object_get (procs, "complete")));
+    assert_int_equal (ival (procs, "lost"), 0);
+    json_decref (procs);
+    tr_procs_destroy (p);
+}
+
+/* dd 102's exit record: more CPU and I/O than its last sample. */
+static struct tr_exit dd_exit (void)
+{
+    struct tr_exit ev = mkexit (102, 102, 100, "dd", true, START_MS (1200),
+                                BOOT_MS + 150000);
+
+    ev.utime_us = 100000;
+    ev.stime_us = 500000;
+    ev.io.rchar = 8192;
+    ev.io.read_bytes = 8192;
+    ev.io.wchar = 4096;
+    ev.io.write_bytes = 4096;
+    ev.hiwater_rss_bytes = 3000 * 1024;
+    ev.exit_status = 0;
+    return ev;
+}
+
+/* The exit record makes dd 102 exact, whether it arrives while the
+ * process is live or after a scan found it gone; either way bash's own
+ * I/O is what its /proc reading holds beyond dd's final I/O.
+ */
+static void test_scan_with_exit (void **state)
+{
+    for (int late = 0; late <= 1; late++) {
+        tr_procs_t *p = tr_procs_create (NULL, NULL);
+        struct tr_exit ev = dd_exit (), tg;
+        struct tr_proc_io io;
+        json_t *tools, *r;
+
+        (void)state;
+        assert_non_null (p);
+        assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+        if (!late)
+            assert_int_equal (tr_procs_exit (p, &ev), 1);
+        assert_int_equal (scan_fixture (p, "scan2", scan2_pids, 3, T2), 3);
+        if (late)
+            assert_int_equal (tr_procs_exit (p, &ev), 1);
+        /* the thread-group part is attributed, not added again */
+        tg = ev;
+        tg.aggr = TR_EXIT_TGID;
+        tg.utime_us = 999999999;
+        assert_int_equal (tr_procs_exit (p, &tg), 1);
+        assert_int_equal (tr_procs_count (p), 6);
+
+        tr_procs_io (p, &io);
+        assert_int_equal (io.read_bytes, 9692);
+        assert_int_equal (io.rchar, 20300);
+        assert_non_null (tools = tr_procs_tools_json (p));
+        assert_non_null (r = row (tools, "dd"));
+        assert_int_equal (ival (r, "count"), 2);
+        assert_true (rval (r, "cpu_s") > 1.599 && rval (r, "cpu_s") < 1.601);
+        assert_int_equal (ival (r, "read_bytes"), 8492);
+        assert_int_equal (ival (r, "peak_rss_bytes"), 3000 * 1024);
+        assert_int_equal (ival (json_object_get (r, "exit_codes"), "0"), 1);
+        /* dd 105 still runs */
+        assert_false (json_is_true (json_object_get (r, "exact")));
+        assert_int_equal (ival (r, "last_end_unix_ms"), BOOT_MS + 150000);
+        assert_non_null (r = row (tools, "bash"));
+        assert_int_equal (ival (r, "read_bytes"), 1200);
+        assert_tools_valid (tools);
+        json_decref (tools);
+        tr_procs_destroy (p);
+    }
+}
+
+/* An exit record for pid 101 of an earlier process (started long before
+ * the python3 now under that pid) is neither python3's nor the step's;
+ * the record of python3 itself finalizes it.
+ */
+static void test_exit_pid_reuse (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit old = mkexit (101, 101, 100, "old", true,
+                                 BOOT_MS - 50000, BOOT_MS + 1000);
+    struct tr_exit py = mkexit (101, 101, 100, "python3", true,
+                                START_MS (1100), T1 + 500);
+    json_t *tools, *r;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+    assert_int_equal (tr_procs_exit (p, &old), 0);
+    assert_int_equal (tr_procs_count_live (p), 4);
+    py.exit_status = 2 << 8;
+    py.utime_us = 1000000; /* less than sampled: the sample stands */
+    assert_int_equal (tr_procs_exit (p, &py), 1);
+    assert_int_equal (tr_procs_count_live (p), 3);
+    assert_int_equal (tr_procs_count (p), 4);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_null (row (tools, "old"));
+    assert_non_null (r = row (tools, "python3.11"));
+    assert_true (json_is_true (json_object_get (r, "exact")));
+    assert_true (rval (r, "cpu_s") > 3.099 && rval (r, "cpu_s") < 3.101);
+    assert_int_equal (ival (json_object_get (r, "exit_codes"), "2"), 1);
+    assert_int_equal (ival (r, "last_end_unix_ms"), T1 + 500);
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
+/* Command lines: joined, sanitized, redacted by the default patterns. */
+static void test_cmdline_redaction (void **state)
+{
+    static const pid_t pids[] = { 200, 201, 202, 203, 204, 205 };
+    static const struct {
+        const char *name, *cmdline;
+    } cases[] = {
+        { "mysql", "mysql --password=*** -h db --user root" },
+        { "curl", "curl https://alice:***@example.org/x -H Authorization: "
+                  "Bearer *** --token ***" },
+        { "aws", "aws s3 cp --key *** x y" },
+        { "echo", "echo caf\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                  "\xc3\xa9\xc3\xa9" },
+        { "env", "env DB_PASSWORD=*** run ??" },
+        /* the binary was deleted: " (deleted)" is not part of the name */
+        { "app", "app" },
+    };
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    json_t *tools, *r;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "cmd", pids, 6, T1), 6);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        r = row (tools, cases[i].name);
+        if (!r)
+            fail_msg ("no row %s", cases[i].name);
+        assert_string_equal (
+            json_string_value (json_object_get (r, "cmdline")),
+            cases[i].cmdline);
+    }
+    assert_tools_valid (tools);
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
+/* Truncation keeps whole UTF-8 characters and marks the cut; a custom
+ * pattern list replaces the defaults.
+ */
+static void test_cmdline_truncation (void **state)
+{
+    static const pid_t pids[] = { 200, 203 };
+    static const char *const mine[] = { "h[a-z]+2", NULL };
+    struct tr_procs_opts o = { .cmdline_max = 17, .redact = mine };
+    tr_procs_t *p = tr_procs_create (&o, NULL);
+    json_t *tools, *r;
+    size_t i;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "cmd", pids, 2, T1), 2);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    /* byte 14 is inside an e-acute: the cut moves back to 13 */
+    assert_non_null (r = row (tools, "echo"));
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "echo caf\xc3\xa9 \xc3\xa9...");
+    assert_non_null (r = row (tools, "mysql"));
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "mysql --passwo...");
+    json_array_foreach (tools, i, r)
+    {
+        assert_true (strlen (json_string_value (json_object_get (r,
+                                                                "cmdline")))
+                     <= 17);
+    }
+    json_decref (tools);
+    tr_procs_destroy (p);
+
+    /* the same pattern with room: only the match goes */
+    o.cmdline_max = 0;
+    assert_non_null (p = tr_procs_create (&o, NULL));
+    assert_int_equal (scan_fixture (p, "cmd", pids, 1, T1), 1);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_string_equal (json_string_value (
+                             json_object_get (row (tools, "mysql"),
+                                              "cmdline")),
+                         "mysql --password=*** -h db --user root");
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
+/* Options that cannot be used are errors that say which. */
+static void test_create_errors (void **state)
+{
+    static const char *const bad_re[] = { "ok", "a(b", NULL };
+    static const struct {
+        struct tr_procs_opts opts;
+        const char *text;
+    } cases[] = {
+        { { .cmdline_max = 2000 }, "cmdline_max" },
+        { { .tools_max = 65 }, "tools_max" },
+        { { .redact = bad_re }, "a(b" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        tr_error_t err;
+        errno = 0;
+        assert_null (tr_procs_create (&cases[i].opts, &err));
+        assert_int_equal (errno, EINVAL);
+        assert_non_null (strstr (err.text, cases[i].text));
+    }
+    /* every default pattern compiles */
+    {
+        tr_procs_t *p = tr_procs_create (NULL, NULL);
+        assert_non_null (p);
+        tr_procs_destroy (p);
+    }
+    tr_procs_destroy (NULL);
+}
+
+/* Exit records only: attribution through roots and parents, held events
+ * resolved when the parent shows up, a pid that outlived its process.
+ */
+static void test_exit_attribution (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 60000;
+    struct tr_exit cat = mkexit (601, 601, 600, "cat", true, s + 10, s + 20);
+    struct tr_exit sh = mkexit (600, 600, 500, "sh", true, s + 5, s + 30);
+    struct tr_exit stray = mkexit (700, 700, 999, "stray", true, s, s + 40);
+    struct tr_exit task = mkexit (500, 500, 1, "task", true, s, s + 1000);
+    struct tr_exit late = mkexit (650, 650, 500, "late", true, s + 30000,
+                                  s + 30010);
+    json_t *tools, *procs;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 500);
+    /* cat's parent (sh) is not known yet: held */
+    assert_int_equal (tr_procs_exit (p, &cat), 0);
+    assert_int_equal (tr_procs_count (p), 0);
+    /* sh's parent is the task: sh counts, and so does cat now */
+    assert_int_equal (tr_procs_exit (p, &sh), 1);
+    assert_int_equal (tr_procs_count (p), 2);
+    assert_int_equal (tr_procs_exit (p, &stray), 0);
+    assert_int_equal (tr_procs_exit (p, &task), 1);
+    assert_int_equal (tr_procs_count (p), 3);
+    /* pid 500 ended long before this process started: not its parent */
+    assert_int_equal (tr_procs_exit (p, &late), 0);
+    assert_int_equal (tr_procs_count (p), 3);
+    assert_int_equal (tr_procs_count_live (p), 0);
+
+    assert_true (tr_procs_complete (p));
+    assert_non_null (procs = tr_procs_json (p, "taskstats"));
+    assert_int_equal (ival (procs, "count"), 3);
+    assert_true (json_is_true (json_object_get (procs, "complete")));
+    json_decref (procs);
+    assert_non_null (procs = tr_procs_json (p, NULL));
+    assert_true (json_is_false (json_object_get (procs, "complete")));
+    json_decref (procs);
+
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 3);
+    assert_non_null (row (tools, "cat"));
+    assert_null (row (tools, "stray"));
+    assert_true (json_is_true (json_object_get (row (tools, "sh"), "exact")));
+    assert_int_equal (ival (row (tools, "task"), "last_end_unix_ms"),
+                      s + 1000);
+    json_decref (tools);
+
+    tr_procs_set_lost (p, 2);
+    assert_false (tr_procs_complete (p));
+    assert_non_null (procs = tr_procs_json (p, "taskstats"));
+    assert_int_equal (ival (procs, "lost"), 2);
+    assert_true (json_is_false (json_object_get (procs, "complete")));
+    json_decref (procs);
+    tr_procs_destroy (p);
+}
+
+/* A multithreaded process: its CPU, I/O and run-queue wait are the sum
+ * of its threads' records; the group record adds nothing.  Exit codes
+ * and signals are counted per tool.
+ */
+static void test_exit_threads (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 10000;
+    struct tr_exit t1 = mkexit (801, 800, 500, "app", false, s + 1, s + 100);
+    struct tr_exit t2 = mkexit (802, 800, 500, "app", false, s + 2, s + 200);
+    struct tr_exit lead = mkexit (800, 800, 500, "app", true, s, s + 300);
+    struct tr_exit group, kill9 = mkexit (900, 900, 500, "victim", true, s,
+                                          s + 50);
+    uint64_t delay[3];
+    json_t *tools, *r;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 500);
+    t1.group_start_unix_ms = t2.group_start_unix_ms = s;
+    t1.utime_us = 100000;
+    t1.io.read_bytes = 1024;
+    t1.delays = true;
+    t1.cpu_delay_ns = 1000000;
+    t1.blkio_delay_ns = 7;
+    t1.swapin_delay_ns = 3;
+    t2.stime_us = 50000;
+    t2.delays = true;
+    t2.cpu_delay_ns = 2000000;
+    lead.utime_us = 200000;
+    lead.exit_status = 3 << 8;
+    lead.hiwater_rss_bytes = 1 << 20;
+    lead.delays = true;
+    lead.cpu_delay_ns = 3000000;
+    group = lead;
+    group.aggr = TR_EXIT_TGID;
+    group.cpu_delay_ns = 6000000;
+    kill9.exit_status = SIGKILL;
+    kill9.signaled = true;
+
+    assert_int_equal (tr_procs_exit (p, &t1), 1);
+    assert_int_equal (tr_procs_count_live (p), 1);
+    assert_int_equal (tr_procs_exit (p, &t2), 1);
+    assert_int_equal (tr_procs_exit (p, &lead), 1);
+    assert_int_equal (tr_procs_exit (p, &group), 1);
+    assert_int_equal (tr_procs_exit (p, &lead), 1); /* duplicate */
+    assert_int_equal (tr_procs_exit (p, &kill9), 1);
+    assert_int_equal (tr_procs_count (p), 2);
+    assert_int_equal (tr_procs_count_live (p), 0);
+
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_non_null (r = row (tools, "app"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_true (rval (r, "cpu_s") > 0.3499 && rval (r, "cpu_s") < 0.3501);
+    assert_true (rval (r, "runq_wait_s") > 0.00599
+                 && rval (r, "runq_wait_s") < 0.00601);
+    assert_int_equal (ival (r, "read_bytes"), 1024);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 1 << 20);
+    assert_int_equal (ival (json_object_get (r, "exit_codes"), "3"), 1);
+    assert_true (json_is_true (json_object_get (r, "exact")));
+    assert_non_null (r = row (tools, "victim"));
+    assert_int_equal (ival (json_object_get (r, "signals"), "9"), 1);
+    assert_int_equal (json_object_size (json_object_get (r, "exit_codes")),
+                      0);
+    assert_tools_valid (tools);
+    json_decref (tools);
+
+    tr_procs_delays (p, delay);
+    assert_int_equal (delay[0], 6000000);
+    assert_int_equal (delay[1], 3);
+    assert_int_equal (delay[2], 7);
+    assert_true (tr_procs_runq_wait_s (p) > 0.00599
+                 && tr_procs_runq_wait_s (p) < 0.00601);
+    tr_procs_destroy (p);
+}
+
+/* Thousands of processes: ended ones fold into per-tool sums without
+ * changing the totals; names past the tracked limit and rows past
+ * tools_max land in "(other)".
+ */
+static void test_many (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 100000;
+    struct tr_proc_io io;
+    json_t *tools, *r;
+    json_int_t count = 0;
+    size_t i;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 500);
+    for (int k = 0; k < 3000; k++) {
+        struct tr_exit ev = mkexit (10000 + k, 10000 + k, 500, "true", true,
+                                    s + k, s + k + 5);
+        ev.utime_us = 1000;
+        ev.io.read_bytes = 1024;
+        ev.exit_status = (k % 2) << 8;
+        assert_int_equal (tr_procs_exit (p, &ev), 1);
+    }
+    assert_int_equal (tr_procs_count (p), 3000);
+    tr_procs_io (p, &io);
+    assert_int_equal (io.read_bytes, 3000 * 1024);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 1);
+    r = row (tools, "true");
+    assert_int_equal (ival (r, "count"), 3000);
+    assert_true (rval (r, "cpu_s") > 2.999 && rval (r, "cpu_s") < 3.001);
+    assert_int_equal (ival (json_object_get (r, "exit_codes"), "0"), 1500);
+    assert_int_equal (ival (json_object_get (r, "exit_codes"), "1"), 1500);
+    assert_true (json_is_true (json_object_get (r, "exact")));
+    assert_int_equal (ival (r, "first_start_unix_ms"), s);
+    assert_int_equal (ival (r, "last_end_unix_ms"), s + 2999 + 5);
+    json_decref (tools);
+
+    /* 1100 distinct names, name k with k ms of CPU */
+    for (int k = 1; k <= 1100; k++) {
+        char name[16];
+        struct tr_exit ev;
+        snprintf (name, sizeof (name), "t%d", k);
+        ev = mkexit (20000 + k, 20000 + k, 500, name, true, s + k, s + k + 1);
+        ev.utime_us = (uint64_t)k * 1000;
+        ev.exit_status = SIGTERM;
+        assert_int_equal (tr_procs_exit (p, &ev), 1);
+    }
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), TR_PROCS_TOOLS_DEFAULT + 1);
+    /* "true" has 3 s; names past the 1024th (t1024 on) are "(other)"
+     * from the start, so the next row is t1023
+     */
+    assert_string_equal (
+        json_string_value (json_object_get (json_array_get (tools, 0),
+                                            "name")),
+        "true");
+    assert_string_equal (
+        json_string_value (json_object_get (json_array_get (tools, 1),
+                                            "name")),
+        "t1023");
+    json_array_foreach (tools, i, r)
+    {
+        count += ival (r, "count");
+    }
+    assert_int_equal (count, 4100);
+    assert_non_null (r = row (tools, "(other)"));
+    assert_int_equal (ival (r, "count"), 1100 - 63);
+    assert_int_equal (ival (json_object_get (r, "signals"), "15"),
+                      1100 - 63);
+    assert_null (json_object_get (r, "cmdline"));
+    assert_tools_valid (tools);
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
+/* tools_max folds the tail of the table into "(other)". */
+static void test_tools_max (void **state)
+{
+    struct tr_procs_opts o = { .tools_max = 2 };
+    tr_procs_t *p = tr_procs_create (&o, NULL);
+    json_t *tools, *r;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+    assert_int_equal (scan_fixture (p, "scan2", scan2_pids, 3, T2), 3);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 3);
+    assert_string_equal (
+        json_string_value (json_object_get (json_array_get (tools, 0),
+                                            "name")),
+        "python3.11");
+    assert_string_equal (
+        json_string_value (json_object_get (json_array_get (tools, 1),
+                                            "name")),
+        "dd");
+    r = json_array_get (tools, 2);
+    assert_string_equal (json_string_value (json_object_get (r, "name")),
+                         "(other)");
+    /* bash, my (weird) prog, sleep */
+    assert_int_equal (ival (r, "count"), 3);
+    assert_true (rval (r, "cpu_s") > 1.299 && rval (r, "cpu_s") < 1.301);
+    assert_int_equal (ival (r, "read_bytes"), 4392);
+    assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (1000));
+    assert_tools_valid (tools);
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
+/* Root: the kernel's records. */
+
+#define NKIDS 4
+
+struct seen {
+    pid_t kids[NKIDS];
+    struct tr_exit ev[256];
+    size_t n;
+};
+
+static void collect (const struct tr_exit *ev, void *arg)
+{
+    struct seen *s = arg;
+
+    for (int i = 0; i < NKIDS; i++)
+        if (ev->tgid == s->kids[i] && s->n < 256)
+            s->ev[s->n++] = *ev;
+}
+
+static void *spin (void *arg)
+{
+    struct timespec t0, t;
+
+    (void)arg;
+    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t0);
+    do
+        clock_gettime (CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec
+           < 40000000L);
+    return NULL;
+}
+
+static void kid (int which)
+{
+    switch (which) {
+    case 0:
+        _exit (3);
+    case 1:
+        raise (SIGKILL);
+        _exit (1);
+    case 2: {
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++)
+            if (pthread_create (&th[i], NULL, spin, NULL) != 0)
+                _exit (100);
+        for (int i = 0; i < 3; i++)
+            pthread_join (th[i], NULL);
+        _exit (0);
+    }
+    default: {
+        size_t big = 64 << 20;
+        char *m = malloc (big), buf[4096], tmp[] = "/tmp/tracer-ts.XXXXXX";
+        int fd;
+        if (!m)
+            _exit (101);
+        memset (m, 1, big);
+        if ((fd = mkstemp (tmp)) < 0)
+            _exit (102);
+        unlink (tmp);
+        memset (buf, 'x', sizeof (buf));
+        for (int i = 0; i < 64; i++)
+            if (write (fd, buf, sizeof (buf)) != (ssize_t)sizeof (buf))
+                _exit (103);
+        close (fd);
+        _exit (m[big - 1] == 1 ? 0 : 104);
+    }
+    }
+}
+
+static const struct tr_exit *last_of (struct seen *s, pid_t pid, int *nthr,
+                                      const struct tr_exit **group)
+{
+    const struct tr_exit *last = NULL;
+
+    *nthr = 0;
+    *group = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ev[i].tgid != pid)
+            continue;
+        if (s->ev[i].aggr == TR_EXIT_TGID) {
+            *group = &s->ev[i];
+            continue;
+        }
+        (*nthr)++;
+        if (s->ev[i].group_exit)
+            last = &s->ev[i];
+    }
+    return last;
+}
+
+static void test_taskstats_exits (void **state)
+{
+    tr_error_t err;
+    tr_taskstats_t *ts;
+    struct seen *s = calloc (1, sizeof (*s));
+    int64_t t0 = now_ms (), deadline;
+    const struct tr_exit *e, *g;
+    uint64_t cpu = 0;
+    int done = 0, nthr, status;
+
+    (void)state;
+    assert_non_null (s);
+    ts = tr_taskstats_open (&err);
+    if (!ts)
+        fail_msg ("tr_taskstats_open: %s", err.text);
+    assert_true (tr_taskstats_fd (ts) >= 0);
+    for (int i = 0; i < NKIDS; i++) {
+        pid_t pid = fork ();
+        assert_true (pid >= 0);
+        if (pid == 0)
+            kid (i);
+        s->kids[i] = pid;
+    }
+    for (int i = 0; i < NKIDS; i++)
+        assert_int_equal (waitpid (s->kids[i], &status, 0), s->kids[i]);
+    deadline = now_ms () + 10000;
+    while (done < NKIDS && now_ms () < deadline) {
+        struct pollfd pfd = { .fd = tr_taskstats_fd (ts), .events = POLLIN };
+        (void)poll (&pfd, 1, 100);
+        assert_true (tr_taskstats_read (ts, collect, s) >= 0);
+        done = 0;
+        for (int i = 0; i < NKIDS; i++)
+            if (last_of (s, s->kids[i], &nthr, &g))
+                done++;
+    }
+    assert_int_equal (done, NKIDS);
+    assert_int_equal (tr_taskstats_lost (ts), 0);
+
+    for (int i = 0; i < NKIDS; i++) {
+        assert_non_null (e = last_of (s, s->kids[i], &nthr, &g));
+        assert_int_equal (e->pid, s->kids[i]);
+        assert_int_equal (e->ppid, getpid ());
+        assert_int_equal (e->uid, getuid ());
+        assert_true (e->version >= 1);
+        assert_true (e->start_unix_ms >= t0 - 2000);
+        assert_true (e->start_unix_ms <= e->end_unix_ms);
+        assert_true (e->end_unix_ms <= now_ms () + 1000);
+        assert_true (e->group_start_unix_ms <= e->start_unix_ms);
+        assert_true (e->comm[0] != '\0');
+    }
+    e = last_of (s, s->kids[0], &nthr, &g);
+    assert_true (WIFEXITED (e->exit_status));
+    assert_int_equal (WEXITSTATUS (e->exit_status), 3);
+    assert_int_equal (nthr, 1);
+    assert_null (g); /* single-threaded: no group aggregate */
+
+    e = last_of (s, s->kids[1], &nthr, &g);
+    assert_true (WIFSIGNALED (e->exit_status));
+    assert_int_equal (WTERMSIG (e->exit_status), SIGKILL);
+    assert_true (e->signaled);
+
+    e = last_of (s, s->kids[2], &nthr, &g);
+    assert_true (WIFEXITED (e->exit_status));
+    assert_int_equal (WEXITSTATUS (e->exit_status), 0);
+    if (e->version >= 12) {
+        /* three workers and the main thread, one of them last */
+        assert_int_equal (nthr, 4);
+        assert_non_null (g);
+        assert_int_equal (g->pid, s->kids[2]);
+        assert_int_equal (g->utime_us + g->stime_us, 0);
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ev[i].tgid == s->kids[2] && s->ev[i].aggr == TR_EXIT_PID)
+            cpu += s->ev[i].utime_us + s->ev[i].stime_us;
+    /* 3 x 40 ms, charged by ticks: allow for a few ticks missed */
+    assert_true (cpu >= 3 * 20000);
+
+    e = last_of (s, s->kids[3], &nthr, &g);
+    assert_int_equal (WEXITSTATUS (e->exit_status), 0);
+    assert_true (e->hiwater_rss_bytes >= 64u << 20);
+    assert_true (e->io.wchar >= 64 * 4096);
+
+    tr_taskstats_close (ts);
+    free (s);
+}
+
+struct run {
+    tr_procs_t *procs;
+    pid_t task;
+    bool task_done;
+};
+
+static void feed (const struct tr_exit *ev, void *arg)
+{
+    struct run *r = arg;
+
+    assert_true (tr_procs_exit (r->procs, ev) >= 0);
+    if (ev->tgid == r->task && ev->group_exit)
+        r->task_done = true;
+}
+
+/* The use case: a task that runs 200 processes far shorter than the
+ * sampling interval.  Every one is in the table, grouped by program,
+ * with its exit code, and the record says the list is complete.
+ */
+static void test_short_children (void **state)
+{
+    tr_error_t err;
+    tr_taskstats_t *ts = tr_taskstats_open (&err);
+    struct run r = { 0 };
+    int64_t deadline, next_scan = 0;
+    bool reaped = false;
+    json_t *tools, *row_t, *row_f;
+    int status;
+
+    (void)state;
+    if (!ts)
+        fail_msg ("tr_taskstats_open: %s", err.text);
+    assert_non_null (r.procs = tr_procs_create (NULL, NULL));
+    r.task = fork ();
+    assert_true (r.task >= 0);
+    if (r.task == 0) {
+        for (int i = 0; i < 200; i++) {
+            pid_t c = fork ();
+            if (c < 0)
+                _exit (1);
+            if (c == 0) {
+                if (i % 2)
+                    execl ("/bin/false", "false", (char *)NULL);
+                else
+                    execl ("/bin/true", "true", (char *)NULL);
+                _exit (127);
+            }
+            if (waitpid (c, NULL, 0) != c)
+                _exit (2);
+        }
+        _exit (0);
+    }
+    tr_procs_add_root (r.procs, r.task);
+    deadline = now_ms () + 30000;
+    while (!(reaped && r.task_done) && now_ms () < deadline) {
+        struct pollfd pfd = { .fd = tr_taskstats_fd (ts), .events = POLLIN };
+        (void)poll (&pfd, 1, 20);
+        assert_true (tr_taskstats_read (ts, feed, &r) >= 0);
+        if (!reaped && waitpid (r.task, &status, WNOHANG) == r.task)
+            reaped = true;
+        if (now_ms () >= next_scan) {
+            /* a dead task is gone from the step's pid list */
+            assert_true (tr_procs_scan (r.procs, &r.task, reaped ? 0 : 1,
+                                        now_ms ())
+                         >= 0);
+            next_scan = now_ms () + 100;
+        }
+    }
+    assert_true (reaped);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+    assert_true (r.task_done);
+    assert_true (tr_procs_scan (r.procs, NULL, 0, now_ms ()) >= 0);
+    tr_procs_set_lost (r.procs, tr_taskstats_lost (ts));
+
+    assert_int_equal (tr_procs_count (r.procs), 201);
+    assert_int_equal (tr_procs_count_live (r.procs), 0);
+    assert_true (tr_procs_complete (r.procs));
+    assert_non_null (tools = tr_procs_tools_json (r.procs));
+    assert_non_null (row_t = row (tools, "true"));
+    assert_non_null (row_f = row (tools, "false"));
+    assert_int_equal (ival (row_t, "count"), 100);
+    assert_int_equal (ival (row_f, "count"), 100);
+    assert_int_equal (ival (json_object_get (row_t, "exit_codes"), "0"),
+                      100);
+    assert_int_equal (ival (json_object_get (row_f, "exit_codes"), "1"),
+                      100);
+    assert_true (json_is_true (json_object_get (row_t, "exact")));
+    assert_true (ival (row_t, "peak_rss_bytes") > 0);
+    assert_true (ival (row_t, "first_start_unix_ms")
+                 <= ival (row_t, "last_end_unix_ms"));
+    assert_int_equal (json_array_size (tools), 3);
+    assert_tools_valid (tools);
+    json_decref (tools);
+    tr_procs_destroy (r.procs);
+    tr_taskstats_close (ts);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown (test_scan_sampled, reset_fsroot),
+        cmocka_unit_test_teardown (test_scan_with_exit, reset_fsroot),
+        cmocka_unit_test_teardown (test_exit_pid_reuse, reset_fsroot),
+        cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
+        cmocka_unit_test_teardown (test_cmdline_truncation, reset_fsroot),
+        cmocka_unit_test (test_create_errors),
+        cmocka_unit_test (test_exit_attribution),
+        cmocka_unit_test (test_exit_threads),
+        cmocka_unit_test (test_many),
+        cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
+        cmocka_unit_test (test_taskstats_exits),
+        cmocka_unit_test (test_short_children),
+    };
+
+    tr_fsroot_set (NULL);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
