@@ -1121,6 +1121,26 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
             proc_end (P, p, ev->end_unix_ms);
         *created = true;
     }
+    else if (!p->exact && ev->comm[0]
+             && strncmp (p->comm, ev->comm, sizeof (p->comm) - 1) != 0) {
+        /* exec'd after the last scan (a task is first seen before it
+         * execs): the program that ended is the one the event names
+         */
+        char name[sizeof (ev->comm)];
+        int tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino) : -1;
+
+        if (tool < 0) {
+            memcpy (name, ev->comm, sizeof (name));
+            name[sizeof (name) - 1] = '\0';
+            sanitize (name);
+            if (name[0] && (tool = tool_get (P, name)) < 0)
+                return -1;
+        }
+        if (tool >= 0) {
+            tool_assign (P, p, tool);
+            snprintf (p->comm, sizeof (p->comm), "%s", ev->comm);
+        }
+    }
     if (p->exact)
         return 1; /* the process already ended: a duplicate */
     p->ppid = ev->ppid;
