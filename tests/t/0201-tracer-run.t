@@ -130,7 +130,8 @@ test_expect_success 'no cgroup: no PSI claimed, the process tree is labelled' '
 '
 
 test_expect_success 'secrets on command lines are redacted in the tool table' '
-    $RUN -q --no-sign -o red.json -- sh -c "true --password=hunter2 token=abc123" &&
+    $RUN -q --no-sign -i 0.2 -o red.json -- \
+        sh -c "sleep 1; true --password=hunter2 token=abc123" &&
     jq -r ".tools[].cmdline // empty" red.json >cmdlines &&
     grep -q "password=\*\*\*" cmdlines &&
     ! grep -q hunter2 cmdlines &&
