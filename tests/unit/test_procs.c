@@ -30,7 +30,10 @@
 #include "libtracer/record.h"
 #include "libtracer/taskstats.h"
 
-#define FIXTURES TEST_SRCDIR "/fixtures/proc"
+/* built by tests/Makefile.am from fixtures/proc (tar cannot carry the
+ * exe links, so they are made at build time from exe.link files)
+ */
+#define FIXTURES TEST_BUILDDIR "/proc-fixtures"
 
 /* Fixture clock: btime 1700000000 and USER_HZ 100 */
 #define BOOT_MS 1700000000000LL
