@@ -8,8 +8,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fsroot.h"
 
@@ -41,4 +45,84 @@ int tr_fsroot_path (char *buf, size_t size, const char *path)
         return -1;
     }
     return 0;
+}
+
+/* Parse exactly len decimal digits: no sign, no blanks, no wraparound. */
+int tr_parse_u64 (const char *s, size_t len, uint64_t *value)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (len == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        unsigned d;
+
+        if (s[i] < '0' || s[i] > '9') {
+            errno = EINVAL;
+            return -1;
+        }
+        d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) {
+            errno = ERANGE;
+            return -1;
+        }
+        v = v * 10 + d;
+    }
+    *value = v;
+    return 0;
+}
+
+/* /proc and sysfs report a size of 0: read until EOF. */
+char *tr_fsroot_read_text (const char *path, size_t max)
+{
+    char full[PATH_MAX];
+    size_t off = 0, cap = 4096;
+    ssize_t n = 0;
+    char *text, *tmp;
+    int fd, saved;
+
+    if (tr_fsroot_path (full, sizeof (full), path) < 0)
+        return NULL;
+    if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return NULL;
+    if (!(text = malloc (cap)))
+        goto nomem;
+    for (;;) {
+        if (off + 1 == cap) {
+            if (cap > max) {
+                errno = EFBIG;
+                goto error;
+            }
+            if (!(tmp = realloc (text, cap * 2)))
+                goto nomem;
+            text = tmp;
+            cap *= 2;
+        }
+        n = read (fd, text + off, cap - 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            goto error;
+        if (n == 0)
+            break;
+        off += (size_t)n;
+    }
+    if (off > max) {
+        errno = EFBIG;
+        goto error;
+    }
+    close (fd);
+    text[off] = '\0';
+    return text;
+nomem:
+    errno = ENOMEM;
+error:
+    saved = errno;
+    free (text);
+    close (fd);
+    errno = saved;
+    return NULL;
 }

@@ -28,88 +28,6 @@
 #define IOSTAT_MAX_BYTES (1024 * 1024)
 #define PROC_IO_MAX_BYTES 4096
 
-/* Parse exactly len decimal digits: no sign, no blanks, no wraparound. */
-static int parse_u64 (const char *s, size_t len, uint64_t *value)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (len == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    for (i = 0; i < len; i++) {
-        unsigned d;
-
-        if (s[i] < '0' || s[i] > '9') {
-            errno = EINVAL;
-            return -1;
-        }
-        d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            errno = ERANGE;
-            return -1;
-        }
-        v = v * 10 + d;
-    }
-    *value = v;
-    return 0;
-}
-
-/* Read fsroot + path into a new NUL-terminated buffer.  /proc and sysfs
- * report a size of 0, so the file is read until EOF, refusing (EFBIG)
- * more than max bytes.
- */
-static char *read_text (const char *path, size_t max)
-{
-    char full[PATH_MAX];
-    size_t off = 0, cap = 4096;
-    ssize_t n = 0;
-    char *text, *tmp;
-    int fd, saved;
-
-    if (tr_fsroot_path (full, sizeof (full), path) < 0)
-        return NULL;
-    if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-        return NULL;
-    if (!(text = malloc (cap)))
-        goto nomem;
-    for (;;) {
-        if (off + 1 == cap) {
-            if (cap > max) {
-                errno = EFBIG;
-                goto error;
-            }
-            if (!(tmp = realloc (text, cap * 2)))
-                goto nomem;
-            text = tmp;
-            cap *= 2;
-        }
-        n = read (fd, text + off, cap - 1 - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            goto error;
-        if (n == 0)
-            break;
-        off += (size_t)n;
-    }
-    if (off > max) {
-        errno = EFBIG;
-        goto error;
-    }
-    close (fd);
-    text[off] = '\0';
-    return text;
-nomem:
-    errno = ENOMEM;
-error:
-    saved = errno;
-    free (text);
-    close (fd);
-    errno = saved;
-    return NULL;
-}
 
 /* Next blank-separated token in [*p, end): sets *tok and *len, advances
  * *p.  Returns false at the end of the line.
@@ -140,8 +58,8 @@ static int parse_devno (const char *s,
     const char *colon = memchr (s, ':', len);
     uint64_t a, b;
 
-    if (!colon || parse_u64 (s, (size_t)(colon - s), &a) < 0
-        || parse_u64 (colon + 1, len - (size_t)(colon - s) - 1, &b) < 0
+    if (!colon || tr_parse_u64 (s, (size_t)(colon - s), &a) < 0
+        || tr_parse_u64 (colon + 1, len - (size_t)(colon - s) - 1, &b) < 0
         || a > UINT32_MAX || b > UINT32_MAX) {
         errno = EINVAL;
         return -1;
@@ -212,7 +130,7 @@ static int parse_v2_line (const char *p, const char *end, struct tr_iostat *io)
                 continue;
             if (seen & (1u << k))
                 goto invalid;
-            if (parse_u64 (eq + 1, len - klen - 1,
+            if (tr_parse_u64 (eq + 1, len - klen - 1,
                            (uint64_t *)((char *)&d + v2_keys[k].offset))
                 < 0)
                 return -1;
@@ -279,7 +197,7 @@ static int parse_v1_line (const char *p,
     if (!next_token (&p, end, &tok, &len))
         return 0;
     if (len == 5 && !strncmp (tok, "Total", 5)) {
-        if (!next_token (&p, end, &tok, &len) || parse_u64 (tok, len, &v) < 0)
+        if (!next_token (&p, end, &tok, &len) || tr_parse_u64 (tok, len, &v) < 0)
             goto invalid;
         goto done;
     }
@@ -287,7 +205,7 @@ static int parse_v1_line (const char *p,
         || !next_token (&p, end, &op, &oplen)
         || !next_token (&p, end, &tok, &len))
         goto invalid;
-    if (parse_u64 (tok, len, &v) < 0)
+    if (tr_parse_u64 (tok, len, &v) < 0)
         return -1;
     if (!(d = get_dev (io, major, minor)))
         goto done;
@@ -369,7 +287,7 @@ static char *read_cgfile (const char *dir, const char *file, size_t max)
         errno = ENAMETOOLONG;
         return NULL;
     }
-    return read_text (path, max);
+    return tr_fsroot_read_text (path, max);
 }
 
 int tr_iostat_read_v2 (const char *dir, struct tr_iostat *out)
@@ -470,7 +388,7 @@ int tr_iostat_parse_proc (const char *text, struct tr_proc_io *out)
                     continue;
                 if (seen & (1u << k) || !next_token (&q, end, &tok, &len))
                     goto invalid;
-                if (parse_u64 (tok, len,
+                if (tr_parse_u64 (tok, len,
                                (uint64_t *)((char *)&r + proc_keys[k].offset))
                     < 0)
                     return -1;
@@ -497,7 +415,7 @@ int tr_iostat_read_proc (pid_t pid, struct tr_proc_io *out)
     int rc, saved;
 
     snprintf (path, sizeof (path), "/proc/%d/io", (int)pid);
-    if (!(text = read_text (path, PROC_IO_MAX_BYTES)))
+    if (!(text = tr_fsroot_read_text (path, PROC_IO_MAX_BYTES)))
         return -1;
     rc = tr_iostat_parse_proc (text, out);
     saved = errno;

@@ -35,88 +35,6 @@
 #define COL_TX_BYTES 8
 #define COL_TX_PACKETS 9
 
-/* Parse exactly len decimal digits: no sign, no blanks, no wraparound. */
-static int parse_u64 (const char *s, size_t len, uint64_t *value)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (len == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    for (i = 0; i < len; i++) {
-        unsigned d;
-
-        if (s[i] < '0' || s[i] > '9') {
-            errno = EINVAL;
-            return -1;
-        }
-        d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            errno = ERANGE;
-            return -1;
-        }
-        v = v * 10 + d;
-    }
-    *value = v;
-    return 0;
-}
-
-/* Read fsroot + path into a new NUL-terminated buffer.  /proc and sysfs
- * report a size of 0, so the file is read until EOF, refusing (EFBIG)
- * more than max bytes.
- */
-static char *read_text (const char *path, size_t max)
-{
-    char full[PATH_MAX];
-    size_t off = 0, cap = 256;
-    ssize_t n = 0;
-    char *text, *tmp;
-    int fd, saved;
-
-    if (tr_fsroot_path (full, sizeof (full), path) < 0)
-        return NULL;
-    if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-        return NULL;
-    if (!(text = malloc (cap)))
-        goto nomem;
-    for (;;) {
-        if (off + 1 == cap) {
-            if (cap > max) {
-                errno = EFBIG;
-                goto error;
-            }
-            if (!(tmp = realloc (text, cap * 2)))
-                goto nomem;
-            text = tmp;
-            cap *= 2;
-        }
-        n = read (fd, text + off, cap - 1 - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            goto error;
-        if (n == 0)
-            break;
-        off += (size_t)n;
-    }
-    if (off > max) {
-        errno = EFBIG;
-        goto error;
-    }
-    close (fd);
-    text[off] = '\0';
-    return text;
-nomem:
-    errno = ENOMEM;
-error:
-    saved = errno;
-    free (text);
-    close (fd);
-    errno = saved;
-    return NULL;
-}
 
 static bool is_blank (char c)
 {
@@ -164,7 +82,7 @@ static int parse_dev_line (const char *p,
     for (i = 0; i < NET_DEV_COLUMNS; i++) {
         if (!next_token (&q, end, &tok, &len))
             goto invalid;
-        if (parse_u64 (tok, len, &col[i]) < 0)
+        if (tr_parse_u64 (tok, len, &col[i]) < 0)
             return -1;
     }
     ifc.rx_bytes = col[COL_RX_BYTES];
@@ -243,7 +161,7 @@ int tr_netstat_read_dev (pid_t pid, struct tr_netstat *out)
     int rc, saved;
 
     snprintf (path, sizeof (path), "/proc/%d/net/dev", (int)pid);
-    if (!(text = read_text (path, NET_DEV_MAX_BYTES)))
+    if (!(text = tr_fsroot_read_text (path, NET_DEV_MAX_BYTES)))
         return -1;
     rc = tr_netstat_parse_dev (text, out);
     saved = errno;
@@ -266,7 +184,7 @@ static int read_counter (const char *dir, const char *name, uint64_t *value)
         errno = ENAMETOOLONG;
         return -1;
     }
-    if (!(text = read_text (path, COUNTER_MAX_BYTES)))
+    if (!(text = tr_fsroot_read_text (path, COUNTER_MAX_BYTES)))
         return -1;
     p = text;
     end = text + strlen (text);
@@ -276,7 +194,7 @@ static int read_counter (const char *dir, const char *name, uint64_t *value)
         errno = EINVAL;
         goto out;
     }
-    if (parse_u64 (tok, len, value) < 0)
+    if (tr_parse_u64 (tok, len, value) < 0)
         goto out;
     if (next_token (&p, end, &tok, &len)) {
         errno = EINVAL;
@@ -360,7 +278,7 @@ static int read_device (const char *device, struct tr_netstat *snap)
         int r;
 
         /* Port directories are numbers; anything else is not a port. */
-        if (parse_u64 (ent->d_name, strlen (ent->d_name), &port) < 0
+        if (tr_parse_u64 (ent->d_name, strlen (ent->d_name), &port) < 0
             || port > UINT_MAX)
             continue;
         if ((r = read_port (device, (unsigned)port, &ib)) < 0) {

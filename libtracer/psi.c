@@ -31,80 +31,6 @@ static const char *const resource_names[TR_PSI_NRES] = {
     "io",
 };
 
-/* Parse exactly len decimal digits: no sign, no blanks, no wraparound. */
-static int parse_u64 (const char *s, size_t len, uint64_t *value)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (len == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    for (i = 0; i < len; i++) {
-        unsigned d;
-
-        if (s[i] < '0' || s[i] > '9') {
-            errno = EINVAL;
-            return -1;
-        }
-        d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            errno = ERANGE;
-            return -1;
-        }
-        v = v * 10 + d;
-    }
-    *value = v;
-    return 0;
-}
-
-/* Read fsroot + path into a new NUL-terminated buffer.  /proc and sysfs
- * report a size of 0, so the file is read until EOF, refusing (EFBIG)
- * more than max bytes.
- */
-static char *read_text (const char *path, size_t max)
-{
-    char full[PATH_MAX];
-    char buf[PSI_MAX_BYTES + 1];
-    size_t off = 0;
-    ssize_t n = 0;
-    char *text;
-    int fd, saved;
-
-    if (max > PSI_MAX_BYTES) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (tr_fsroot_path (full, sizeof (full), path) < 0)
-        return NULL;
-    if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-        return NULL;
-    while (off <= max) {
-        n = read (fd, buf + off, max + 1 - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        off += (size_t)n;
-    }
-    saved = errno;
-    close (fd);
-    errno = saved;
-    if (n < 0)
-        return NULL;
-    if (off > max) {
-        errno = EFBIG;
-        return NULL;
-    }
-    if (!(text = malloc (off + 1))) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    memcpy (text, buf, off);
-    text[off] = '\0';
-    return text;
-}
 
 /* Find total=N among the blank-separated fields of one line (without
  * its newline).  The other fields are whatever the kernel adds.
@@ -126,7 +52,7 @@ static int parse_line_total (const char *p, const char *end, uint64_t *total)
                 errno = EINVAL;
                 return -1;
             }
-            if (parse_u64 (tok + 6, (size_t)(p - tok - 6), total) < 0)
+            if (tr_parse_u64 (tok + 6, (size_t)(p - tok - 6), total) < 0)
                 return -1;
             found = true;
         }
@@ -192,7 +118,7 @@ int tr_psi_read (const char *dir, const char *file, struct tr_psi *out)
         errno = ENAMETOOLONG;
         return -1;
     }
-    if (!(text = read_text (path, PSI_MAX_BYTES)))
+    if (!(text = tr_fsroot_read_text (path, PSI_MAX_BYTES)))
         return -1;
     rc = tr_psi_parse (text, out);
     saved = errno;
