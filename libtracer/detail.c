@@ -72,7 +72,7 @@ struct tr_detail {
     uint64_t nr_throttled, throttled_usec;
 
     bool have_iostat;
-    struct tr_iostat *io_start, *io_end;
+    struct tr_iostat *io_end;
     uint64_t io_prev_r, io_prev_w;
 
     bool have_net, net_started;
@@ -102,7 +102,6 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     tr_detail_t *d;
 
     if (!(d = calloc (1, sizeof (*d)))
-        || !(d->io_start = calloc (1, sizeof (*d->io_start)))
         || !(d->io_end = calloc (1, sizeof (*d->io_end)))
         || !(d->net_start = calloc (1, sizeof (*d->net_start)))
         || !(d->net_end = calloc (1, sizeof (*d->net_end)))) {
@@ -135,7 +134,6 @@ void tr_detail_destroy (tr_detail_t *d)
         int saved = errno;
         tr_procs_destroy (d->procs);
         tr_gpu_step_destroy (d->gpu);
-        free (d->io_start);
         free (d->io_end);
         free (d->net_start);
         free (d->net_end);
@@ -391,29 +389,19 @@ static json_t *pressure_json (tr_detail_t *d)
 static json_t *io_json (tr_detail_t *d)
 {
     struct tr_proc_io io;
-    struct tr_iostat *none = NULL;
+    struct tr_iostat *zero;
+    json_t *o;
 
     tr_procs_io (d->procs, &io);
-    if (!d->have_iostat) {
-        json_t *o;
-        if (!(none = calloc (1, sizeof (*none))))
-            return NULL;
-        o = tr_iostat_json ("none", none, none, &io,
-                            d->taskstats ? "taskstats" : "proc",
-                            tr_procs_complete (d->procs));
-        free (none);
-        return o;
-    }
     /* a v2 step cgroup counts from its creation: start from zero */
-    if (!(none = calloc (1, sizeof (*none))))
+    if (!(zero = calloc (1, sizeof (*zero))))
         return NULL;
-    {
-        json_t *o = tr_iostat_json ("io.stat", none, d->io_end, &io,
-                                    d->taskstats ? "taskstats" : "proc",
-                                    tr_procs_complete (d->procs));
-        free (none);
-        return o;
-    }
+    o = tr_iostat_json (d->have_iostat ? "io.stat" : "none", zero,
+                        d->have_iostat ? d->io_end : zero, &io,
+                        d->taskstats ? "taskstats" : "proc",
+                        tr_procs_complete (d->procs));
+    free (zero);
+    return o;
 }
 
 int tr_detail_record_series (tr_detail_t *d, json_t *metrics)
