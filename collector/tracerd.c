@@ -47,7 +47,17 @@ struct active {
     double next;         /* monotonic time of its next sample */
     double saved;        /* monotonic time its state was last saved */
     double snapped;      /* monotonic time of its last live snapshot */
+    double created;      /* monotonic time it was created or resumed */
+    bool seen;           /* its cgroup or a process was found alive */
+    int gone;            /* consecutive checks that found neither */
 };
+
+/* How often steps are checked for an end nobody notified, and how long
+ * a step attached by environment or session may wait for its first
+ * process.
+ */
+#define REAP_CHECK_S 10.0
+#define REAP_NEVER_S 600.0
 
 /* How often a running step's readings are saved to the state dir. */
 #define STATE_SAVE_S 5.0
@@ -605,6 +615,66 @@ static void on_exit_event (const struct tr_exit *ev, void *arg)
             return;
 }
 
+/* An explicit attach (LSF, PBS, other schedulers' prologues):
+ *   {"cgroup":"/lsf/cl/job.42"}   a cgroup named as in /proc/PID/cgroup
+ *   {"tree":true}                 pid and its descendants
+ *   {"session":S, "env":"PBS_JOBID=7.srv"}  a process set, with pid (if
+ *                                 any) as a further root
+ * The first message fixes how the step is followed; later ones (more
+ * tasks, more hosts' shells) only add task roots.
+ */
+static int attach_explicit (tr_step_t *step,
+                            json_t *attach,
+                            pid_t pid,
+                            int task,
+                            tr_error_t *error)
+{
+    const char *cg = NULL, *env = NULL;
+    json_int_t sid = 0;
+    int tree = 0;
+    json_error_t jerr;
+
+    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s}",
+                        "cgroup", &cg, "tree", &tree, "session", &sid,
+                        "env", &env) < 0) {
+        errno = EINVAL;
+        return tr_errprintf (error, "bad attach: %s", jerr.text);
+    }
+    if (!tr_step_attached (step)) {
+        if (cg) {
+            struct tr_cgroup_paths p;
+            if (tr_cgroup_resolve_path (cg, &p, error) < 0
+                || tr_step_attach_paths (step, &p, error) < 0)
+                return -1;
+        }
+        else if (sid > 0 || env) {
+            struct tr_proc_match m;
+            memset (&m, 0, sizeof (m));
+            m.session = sid > 0 && sid <= INT_MAX ? (pid_t)sid : 0;
+            if (env && snprintf (m.env, sizeof (m.env), "%s", env)
+                           >= (int)sizeof (m.env)) {
+                errno = EINVAL;
+                return tr_errprintf (error, "attach env too long");
+            }
+            if (tr_step_attach_match (step, &m, error) < 0)
+                return -1;
+        }
+        else if (tree && pid > 0) {
+            if (tr_step_attach_tree (step, pid) < 0)
+                return tr_errprintf (error, "%s", strerror (errno));
+            return 0;
+        }
+        else {
+            errno = EINVAL;
+            return tr_errprintf (error, "attach names no cgroup, session, "
+                                 "environment or tree root");
+        }
+    }
+    if (pid > 0 && tr_step_add_task (step, task, pid) < 0)
+        return tr_errprintf (error, "adding task: %s", strerror (errno));
+    return 0;
+}
+
 static void handle_step_start (int fd, json_t *msg)
 {
     json_t *id = json_object_get (msg, "identity");
@@ -613,6 +683,7 @@ static void handle_step_start (int fd, json_t *msg)
     json_int_t pid = json_integer_value (json_object_get (msg, "pid"));
     json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
     double interval = json_number_value (json_object_get (msg, "interval_s"));
+    json_t *attach = json_object_get (msg, "attach");
     char key[600];
     struct active *a;
     tr_error_t error;
@@ -629,7 +700,15 @@ static void handle_step_start (int fd, json_t *msg)
         reply (fd, false, error.text);
         return;
     }
-    if (pid <= 0 || task < 0 || step_key (id, key, sizeof (key)) < 0) {
+    if (attach && !json_is_object (attach)) {
+        reply (fd, false, "attach is not an object");
+        return;
+    }
+    /* with an explicit attach the job may have no process yet (PBS and
+     * LSF prologues run before the job starts)
+     */
+    if ((pid <= 0 && !attach) || pid < 0 || task < 0
+        || step_key (id, key, sizeof (key)) < 0) {
         reply (fd, false, "bad pid, task_id or identity");
         return;
     }
@@ -654,12 +733,23 @@ static void handle_step_start (int fd, json_t *msg)
         a->step = step;
         a->next = mono () + tr_step_interval (step);
         a->snapped = mono ();
+        a->created = mono ();
         logmsg (LOG_INFO, "step %s started", key);
     }
     /* Before the reply: the task waits for it before it execs, so the
      * move into the mirror directory covers all it will do.
      */
-    if (d.conf->psi_mirror) {
+    if (attach) {
+        if (attach_explicit (a->step, attach, (pid_t)pid, (int)task,
+                             &error) < 0) {
+            logmsg (LOG_ERR, "step %s: %s", key, tr_error_str (&error));
+            reply (fd, false, error.text);
+            if (tr_step_ntasks (a->step) == 0 && !tr_step_attached (a->step))
+                drop_step (a);
+            return;
+        }
+    }
+    else if (d.conf->psi_mirror) {
         struct tr_cgroup_paths mp;
         char name[600];
         memset (&mp, 0, sizeof (mp));
@@ -668,13 +758,15 @@ static void handle_step_start (int fd, json_t *msg)
             logmsg (LOG_WARNING, "step %s: no per-step cgroup2 directory: "
                     "%s", key, tr_error_str (&error));
     }
-    if (tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
+    if (!attach
+        && tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
         logmsg (LOG_ERR, "step %s task %d: %s", key, (int)task,
                 tr_error_str (&error));
         reply (fd, false, error.text);
         return;
     }
     (void)tr_step_sample (a->step, NULL);
+    a->seen = a->seen || tr_step_alive (a->step);
     save_state (a);
     reply (fd, true, NULL);
 }
@@ -786,6 +878,42 @@ static double sample_due (double now)
     return next;
 }
 
+/* A step whose end was never notified (a hook that could not reach
+ * tracerd, an epilogue that never ran) must not be followed forever:
+ * once its cgroup and processes are gone for two checks in a row, it
+ * gets a record marked incomplete with its last readings.
+ */
+static void reap_ended (double now)
+{
+    static double next_check;
+
+    if (now < next_check)
+        return;
+    next_check = now + REAP_CHECK_S;
+    for (int i = d.nsteps - 1; i >= 0; i--) {
+        struct active *a = &d.steps[i];
+        const char *why = NULL;
+        if (tr_step_alive (a->step)) {
+            a->seen = true;
+            a->gone = 0;
+            continue;
+        }
+        if (a->seen && ++a->gone >= 2)
+            why = "the step ended without an end notification; figures "
+                  "are from its last reading";
+        else if (!a->seen && now - a->created >= REAP_NEVER_S)
+            why = "no cgroup or process of the step was ever found";
+        if (!why)
+            continue;
+        logmsg (LOG_WARNING, "step %s: %s", a->key, why);
+        tr_step_mark_incomplete (a->step, why);
+        finish_step (a);
+        drop_state (a);
+        drop_snapshot (a);
+        drop_step (a);
+    }
+}
+
 /* Resume the steps a previous tracerd left in the state dir.  A step
  * whose cgroup still exists carries on (its counters are cumulative, so
  * nothing is lost); one that ended while no daemon ran gets a record
@@ -841,6 +969,7 @@ static void resume_steps (void)
         a->next = mono ();
         a->saved = mono ();
         a->snapped = mono ();
+        a->created = mono ();
         configure_step (step, key, NULL);
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
@@ -1022,6 +1151,7 @@ int main (int argc, char **argv)
         if (now >= next_sample)
             next_sample = sample_due (now);
         forward_spool (now);
+        reap_ended (now);
         if (d.conf->psi_mirror)
             sweep_mirrors (now);
         if (d.next_forward < next_sample && d.next_forward > now)

@@ -180,6 +180,73 @@ static bool controllers_include (const char *dir, const char *ctrl)
     return false;
 }
 
+static bool rel_ok (const char *rel)
+{
+    const char *p = rel;
+
+    if (rel[0] != '/' || strlen (rel) >= PATH_MAX / 2 || strchr (rel, '\n'))
+        return false;
+    while (*p == '/') {
+        const char *c = p + 1, *e = strchrnul (c, '/');
+        size_t len = (size_t)(e - c);
+        if ((len == 0 && *e) || (len == 1 && c[0] == '.')
+            || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        p = e;
+    }
+    return true;
+}
+
+/* The directory mnt/rel when it exists (through the fsroot). */
+static bool join_existing (char *buf,
+                           size_t size,
+                           const char *ctrl,
+                           const char *rel)
+{
+    char mnt[PATH_MAX], full[PATH_MAX];
+    struct stat sb;
+
+    if (tr_cgroup_mountpoint (ctrl, mnt, sizeof (mnt)) < 0
+        || join (buf, size, mnt, rel) < 0
+        || tr_fsroot_path (full, sizeof (full), buf) < 0
+        || stat (full, &sb) < 0 || !S_ISDIR (sb.st_mode)) {
+        buf[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
+int tr_cgroup_resolve_path (const char *rel,
+                            struct tr_cgroup_paths *out,
+                            tr_error_t *error)
+{
+    struct tr_cgroup_paths r;
+    bool any = false;
+
+    memset (&r, 0, sizeof (r));
+    if (!rel_ok (rel)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "cgroup '%s': not an absolute path "
+                             "within the hierarchy", rel);
+    }
+    any |= join_existing (r.memory, sizeof (r.memory), "memory", rel);
+    any |= join_existing (r.cpuacct, sizeof (r.cpuacct), "cpuacct", rel);
+    if (join_existing (r.unified, sizeof (r.unified), NULL, rel)) {
+        any = true;
+        r.unified_has_memory = controllers_include (r.unified, "memory");
+        r.unified_is_mirror
+            = !strncmp (rel, "/" TR_CGROUP_MIRROR_DIR "/",
+                        strlen (TR_CGROUP_MIRROR_DIR) + 2);
+    }
+    if (!any) {
+        errno = ENOENT;
+        return tr_errprintf (error, "cgroup '%s' exists in no mounted "
+                             "hierarchy", rel);
+    }
+    *out = r;
+    return 0;
+}
+
 int tr_cgroup_parse (const char *text,
                      bool strip_task,
                      struct tr_cgroup_paths *out,

@@ -42,6 +42,16 @@ int tr_cgroup_parse (const char *text,
                      struct tr_cgroup_paths *out,
                      tr_error_t *error);
 
+/* Resolve an explicit cgroup, named as in /proc/PID/cgroup (relative to
+ * each hierarchy: "/lsf/cl1/job.42", "/pbs_jobs.service/jobid/7.srv"),
+ * in every mounted hierarchy where that directory exists.  "..", "." and
+ * empty components are refused.  Fails with ENOENT when it exists in no
+ * hierarchy.
+ */
+int tr_cgroup_resolve_path (const char *rel,
+                            struct tr_cgroup_paths *out,
+                            tr_error_t *error);
+
 /* Read /proc/PID/cgroup (through the fsroot) and tr_cgroup_parse it. */
 int tr_cgroup_resolve_pid (pid_t pid,
                            bool strip_task,

@@ -734,6 +734,7 @@ static void record_status (tr_procs_t *P, struct proc *p, int status)
 
 struct pstat {
     char comm[COMM_BYTES];
+    char state;
     pid_t ppid;
     uint64_t utime, stime, start_ticks;
     uint64_t nthreads;
@@ -761,7 +762,7 @@ static int parse_stat (char *buf, struct pstat *st)
     p = close + 2;
     if (!*p || *p == ' ')
         return -1;
-    p++;
+    st->state = *p++;
     for (i = 0; i < 19; i++) {
         long long sv;
         errno = 0;
@@ -995,6 +996,11 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     blen = strlen (base);
     if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0)
         return 0; /* vanished, or not a process */
+    /* A zombie has ended: its exit record or the end of scans covers it.
+     * (A leader that exited before its threads shows Z with threads.)
+     */
+    if ((st.state == 'Z' || st.state == 'X') && st.nthreads <= 1)
+        return 0;
     start_ms = ticks_ms (P, st.start_ticks);
     if ((p = find_live (P, pid))) {
         bool same = p->scanned

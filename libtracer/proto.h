@@ -13,6 +13,10 @@
  * SOCK_SEQPACKET unix socket (message boundaries for free).  Hooks send
  *   {"op":"step_start", "identity":{...}, "request":{...}, "tags":{...},
  *    "task_id":N, "pid":P, "interval_s":S}      (once per task)
+ * with, for schedulers that name no task pid's cgroup (LSF, PBS), an
+ * optional "attach" member: {"cgroup":"/lsf/cl/job.42"} (as in
+ * /proc/PID/cgroup), {"tree":true} (pid and its descendants) or
+ * {"session":S, "env":"NAME=VALUE"} (a process set); pid may then be 0.
  *   {"op":"task_exit", "identity":{"cluster":C, "job_id":J,
  *    "step_id":S, "node":N, ...}, "task_id":N, "pid":P, "wait_status":W,
  *    "last":true|false}

@@ -554,10 +554,22 @@ static int check_cgroup_paths (json_t *v, const char *path, tr_error_t *error)
                       error);
 }
 
+static const struct member cgroup_match_members[] = {
+    { "session", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "env", M_STR, 0, 256, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_cgroup_match (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, cgroup_match_members, false, error);
+}
+
 static const struct member cgroup_members[] = {
     { "attach", M_STR, F_REQ, 0, attach_values, NULL },
     { "version", M_STR, 0, 0, cgroup_version_values, NULL },
     { "paths", M_OBJ, 0, 0, NULL, check_cgroup_paths },
+    { "match", M_OBJ, 0, 0, NULL, check_cgroup_match },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,15 @@
 
 enum attach_mode { ATTACH_NONE, ATTACH_CGROUP, ATTACH_TREE };
 
+/* Whether a process (pid, start time) carries the match variable: its
+ * environment is fixed at exec, so one read per process is enough.
+ */
+struct envmemo {
+    pid_t pid;
+    unsigned long long start;
+    bool match;
+};
+
 struct task {
     int task_id;
     pid_t pid;
@@ -50,6 +60,9 @@ struct tr_step {
     enum attach_mode mode;
     struct tr_cgroup_paths cg;
     pid_t tree_root;
+    struct tr_proc_match match;  /* process-set members besides the tree */
+    struct envmemo *memo;        /* environ verdicts, sorted by pid */
+    size_t nmemo;
 
     struct task *tasks;
     int ntasks, nexited, tasks_cap;
@@ -140,6 +153,7 @@ void tr_step_destroy (tr_step_t *step)
         tr_detail_destroy (step->detail);
         free (step->pids);
         free (step->tasks);
+        free (step->memo);
         free (step);
     }
     errno = saved;
@@ -286,6 +300,39 @@ int tr_step_attach_tree (tr_step_t *step, pid_t root)
     if (add_task (step, 0, root) < 0)
         return -1;
     tr_detail_set_task (step->detail, root);
+    return 0;
+}
+
+static bool env_valid (const char *env)
+{
+    const char *eq = strchr (env, '=');
+
+    if (!eq || eq == env || strlen (env) >= TR_MATCH_ENV_MAX)
+        return false;
+    for (const char *p = env; p < eq; p++)
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')
+              || (p > env && *p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+int tr_step_attach_match (tr_step_t *step,
+                          const struct tr_proc_match *match,
+                          tr_error_t *error)
+{
+    if (match->env[0] && !env_valid (match->env)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "environment match '%s' is not "
+                             "NAME=VALUE", match->env);
+    }
+    if (match->session < 0 || (!match->session && !match->env[0])) {
+        errno = EINVAL;
+        return tr_errprintf (error, "process match needs a session or "
+                             "an environment variable");
+    }
+    step->mode = ATTACH_TREE;
+    step->match = *match;
+    tr_detail_set_cgroup (step->detail, NULL, false);
     return 0;
 }
 
@@ -461,10 +508,6 @@ static int read_mem_cgroup (tr_step_t *step)
     return -1;
 }
 
-/* Process-tree mode: walk /proc for the descendants of the root.  CPU is
- * utime+stime+cutime+cstime over the tree (reaped children are carried
- * by their parents), memory the sum of resident sets: both sampled.
- */
 static void remember_pid (tr_step_t *step, pid_t pid)
 {
     if (step->npids == step->pids_cap) {
@@ -520,19 +563,96 @@ static const char *step_dir (const tr_step_t *step)
                                  : step->cg.unified;
 }
 
+/* Whether /proc/PID/environ holds the entry env exactly.  Streamed: an
+ * environment may be megabytes long.
+ */
+static bool environ_has (long pid, const char *env)
+{
+    char path[PATH_MAX], buf[4096];
+    size_t len = strlen (env), k = 0;
+    bool ok = true, found = false;
+    ssize_t n;
+    int fd;
+
+    if (snprintf (path, sizeof (path), "%s/proc/%ld/environ", tr_fsroot (),
+                  pid) >= (int)sizeof (path)
+        || (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    while (!found && (n = read (fd, buf, sizeof (buf))) > 0) {
+        for (ssize_t i = 0; i < n && !found; i++) {
+            if (buf[i] == '\0') {
+                found = ok && k == len;
+                ok = true;
+                k = 0;
+            }
+            else {
+                ok = ok && k < len && buf[i] == env[k];
+                k++;
+            }
+        }
+    }
+    close (fd);
+    return found;
+}
+
+static int memo_cmp (const void *a, const void *b)
+{
+    const struct envmemo *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The environment verdict for a process, from the previous reading's
+ * memo when the same process (pid and start time) was seen.
+ */
+static bool env_member (const tr_step_t *step,
+                        long pid,
+                        unsigned long long start)
+{
+    struct envmemo key = { .pid = (pid_t)pid }, *m;
+
+    if (step->memo
+        && (m = bsearch (&key, step->memo, step->nmemo, sizeof (*m),
+                         memo_cmp))
+        && m->start == start)
+        return m->match;
+    return environ_has (pid, step->match.env);
+}
+
+static bool is_root (const tr_step_t *step, pid_t pid)
+{
+    if (pid == step->tree_root && pid > 0)
+        return true;
+    for (int i = 0; i < step->ntasks; i++)
+        if (step->tasks[i].pid == pid && !step->tasks[i].exited)
+            return true;
+    return false;
+}
+
+struct pinfo {
+    pid_t pid, ppid, sid;
+    unsigned long long start;
+    double cpu;
+    uint64_t rss;
+    bool in, env;
+};
+
+/* Process-set mode: walk /proc for the roots, the matched processes and
+ * all their descendants.  CPU is utime+stime+cutime+cstime over the set
+ * (reaped children are carried by their parents), memory the sum of
+ * resident sets: both sampled.
+ */
 static int read_tree (tr_step_t *step)
 {
     char path[PATH_MAX];
     DIR *d;
     struct dirent *de;
-    pid_t *pids = NULL, *ppids = NULL;
-    double *cpu = NULL;
-    uint64_t *rss = NULL;
-    size_t n = 0, cap = 0;
+    struct pinfo *ps = NULL;
+    struct envmemo *memo = NULL;
+    size_t n = 0, cap = 0, nmemo = 0;
     long hz = sysconf (_SC_CLK_TCK), page = sysconf (_SC_PAGESIZE);
-    bool *in;
     double total_cpu = 0;
     uint64_t total_rss = 0;
+    bool changed = true;
 
     if (tr_fsroot_path (path, sizeof (path), "/proc") < 0
         || !(d = opendir (path)))
@@ -540,9 +660,10 @@ static int read_tree (tr_step_t *step)
     while ((de = readdir (d))) {
         char buf[1024], *p;
         FILE *f;
-        long ppid;
-        unsigned long long ut, st;
+        long ppid, sid, nthreads;
+        unsigned long long ut, st, start;
         long long cut, cst, rssp;
+        char state;
         char *end;
         long pid = strtol (de->d_name, &end, 10);
 
@@ -556,65 +677,75 @@ static int read_tree (tr_step_t *step)
         /* comm may contain spaces and parens: parse after the last ')' */
         if (!p || !(p = strrchr (buf, ')')))
             continue;
-        if (sscanf (p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                    "%llu %llu %lld %lld %*d %*d %*d %*d %*u %*u %lld",
-                    &ppid, &ut, &st, &cut, &cst, &rssp) != 6)
+        if (sscanf (p + 2, "%c %ld %*d %ld %*d %*d %*u %*u %*u %*u %*u "
+                    "%llu %llu %lld %lld %*d %*d %ld %*d %llu %*u %lld",
+                    &state, &ppid, &sid, &ut, &st, &cut, &cst, &nthreads,
+                    &start, &rssp) != 10)
+            continue;
+        /* zombies have ended (their figures are in the max so far) */
+        if ((state == 'Z' || state == 'X') && nthreads <= 1)
             continue;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 256;
-            void *a = realloc (pids, nc * sizeof (*pids));
+            void *a = realloc (ps, nc * sizeof (*ps));
             if (!a)
                 break;
-            pids = a;
-            if (!(a = realloc (ppids, nc * sizeof (*ppids))))
-                break;
-            ppids = a;
-            if (!(a = realloc (cpu, nc * sizeof (*cpu))))
-                break;
-            cpu = a;
-            if (!(a = realloc (rss, nc * sizeof (*rss))))
-                break;
-            rss = a;
+            ps = a;
             cap = nc;
         }
-        pids[n] = (pid_t)pid;
-        ppids[n] = (pid_t)ppid;
-        cpu[n] = (double)(ut + st + (unsigned long long)cut
-                          + (unsigned long long)cst) / (double)hz;
-        rss[n] = (uint64_t)rssp * (uint64_t)page;
+        ps[n] = (struct pinfo){
+            .pid = (pid_t)pid,
+            .ppid = (pid_t)ppid,
+            .sid = (pid_t)sid,
+            .start = start,
+            .cpu = (double)(ut + st + (unsigned long long)cut
+                            + (unsigned long long)cst) / (double)hz,
+            .rss = (uint64_t)rssp * (uint64_t)page,
+        };
+        ps[n].in = is_root (step, ps[n].pid)
+                   || (step->match.session > 0
+                       && ps[n].sid == step->match.session);
+        /* kernel threads (children of kthreadd) have no environment */
+        if (step->match.env[0] && pid != 2 && ppid != 2) {
+            ps[n].env = env_member (step, pid, start);
+            ps[n].in = ps[n].in || ps[n].env;
+        }
         n++;
     }
     closedir (d);
-    /* mark the tree: repeat until no new member (depth is small) */
-    if ((in = calloc (n ? n : 1, sizeof (*in)))) {
-        bool changed = true;
-        for (size_t i = 0; i < n; i++)
-            in[i] = pids[i] == step->tree_root;
-        while (changed) {
-            changed = false;
-            for (size_t i = 0; i < n; i++) {
-                if (in[i])
-                    continue;
-                for (size_t j = 0; j < n; j++)
-                    if (in[j] && ppids[i] == pids[j]) {
-                        in[i] = changed = true;
-                        break;
-                    }
-            }
+    /* descendants: repeat until no new member (depth is small) */
+    while (changed) {
+        changed = false;
+        for (size_t i = 0; i < n; i++) {
+            if (ps[i].in)
+                continue;
+            for (size_t j = 0; j < n; j++)
+                if (ps[j].in && ps[i].ppid == ps[j].pid) {
+                    ps[i].in = changed = true;
+                    break;
+                }
         }
-        step->npids = 0;
-        for (size_t i = 0; i < n; i++)
-            if (in[i]) {
-                total_cpu += cpu[i];
-                total_rss += rss[i];
-                remember_pid (step, pids[i]);
-            }
-        free (in);
     }
-    free (pids);
-    free (ppids);
-    free (cpu);
-    free (rss);
+    if (step->match.env[0] && n && (memo = calloc (n, sizeof (*memo)))) {
+        for (size_t i = 0; i < n; i++)
+            if (ps[i].pid != 2 && ps[i].ppid != 2)
+                memo[nmemo++] = (struct envmemo){ ps[i].pid, ps[i].start,
+                                                  ps[i].env };
+        qsort (memo, nmemo, sizeof (*memo), memo_cmp);
+    }
+    if (memo || !step->match.env[0]) {
+        free (step->memo);
+        step->memo = memo;
+        step->nmemo = nmemo;
+    }
+    step->npids = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ps[i].in) {
+            total_cpu += ps[i].cpu;
+            total_rss += ps[i].rss;
+            remember_pid (step, ps[i].pid);
+        }
+    free (ps);
     if (total_cpu > step->cpu_total_s)
         step->cpu_total_s = total_cpu;
     step->cpu_source = "proc:stat (process tree, sampled)";
@@ -695,6 +826,11 @@ int tr_step_task_exit (tr_step_t *step,
     return 0;
 }
 
+bool tr_step_attached (const tr_step_t *step)
+{
+    return step->mode != ATTACH_NONE;
+}
+
 int tr_step_ntasks (tr_step_t *step)
 {
     return step->ntasks;
@@ -769,8 +905,25 @@ static json_t *cgroup_json (const tr_step_t *step)
 {
     json_t *paths;
 
-    if (step->mode != ATTACH_CGROUP)
-        return json_pack ("{s:s}", "attach", "process-tree");
+    if (step->mode != ATTACH_CGROUP) {
+        json_t *o = json_pack ("{s:s}", "attach", "process-tree"), *m;
+        if (o && (step->match.session > 0 || step->match.env[0])) {
+            if (!(m = json_object ())
+                || json_object_set_new (o, "match", m) < 0
+                || (step->match.session > 0
+                    && json_object_set_new (m, "session",
+                                            json_integer (step->match.session))
+                           < 0)
+                || (step->match.env[0]
+                    && json_object_set_new (m, "env",
+                                            json_string (step->match.env))
+                           < 0)) {
+                json_decref (o);
+                return NULL;
+            }
+        }
+        return o;
+    }
     if (!(paths = json_object ()))
         return NULL;
     if ((step->cg.memory[0]
@@ -1108,6 +1261,11 @@ json_t *tr_step_save (tr_step_t *step)
         && (json_object_set_new (st, "unified_is_mirror",
                                  json_boolean (step->cg.unified_is_mirror))
                 < 0
+            || json_object_set_new (st, "match",
+                                    json_pack ("{s:i s:s}", "session",
+                                               (int)step->match.session,
+                                               "env", step->match.env))
+                   < 0
             || json_object_set_new (st, "detail",
                                     tr_detail_save (step->detail)) < 0)) {
         json_decref (st);
@@ -1163,8 +1321,15 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         tr_detail_set_cgroup (step->detail, &step->cg, uni[0] != 0);
     }
     else if (!strcmp (mode, "tree")) {
+        const char *env = "";
+        int sid = 0;
         step->mode = ATTACH_TREE;
         step->tree_root = (pid_t)root;
+        (void)json_unpack (json_object_get (st, "match"), "{s?i s?s}",
+                           "session", &sid, "env", &env);
+        step->match.session = sid > 0 ? (pid_t)sid : 0;
+        if (env_valid (env))
+            snprintf (step->match.env, sizeof (step->match.env), "%s", env);
     }
     json_array_foreach (tasks, i, t) {
         int id = 0, pid = 0, exited = 0, ws = 0;
@@ -1210,9 +1375,16 @@ bool tr_step_alive (tr_step_t *step)
     const char *dir;
 
     if (step->mode == ATTACH_TREE) {
-        snprintf (path, sizeof (path), "%s/proc/%d", tr_fsroot (),
-                  (int)step->tree_root);
-        return access (path, F_OK) == 0;
+        for (int i = 0; i < step->ntasks; i++) {
+            snprintf (path, sizeof (path), "%s/proc/%d", tr_fsroot (),
+                      (int)step->tasks[i].pid);
+            if (!step->tasks[i].exited && access (path, F_OK) == 0)
+                return true;
+        }
+        /* a matched set lives while any member does */
+        if (step->match.session > 0 || step->match.env[0])
+            return read_tree (step) == 0 && step->npids > 0;
+        return false;
     }
     dir = step->cg.memory[0]    ? step->cg.memory
           : step->cg.cpuacct[0] ? step->cg.cpuacct

@@ -64,8 +64,25 @@ int tr_step_attach_paths (tr_step_t *step,
 /* Register a task of an already attached step (no cgroup lookup). */
 int tr_step_add_task (tr_step_t *step, int task_id, pid_t pid);
 
-/* Track a process tree instead (no cgroup): root and its descendants. */
+/* Track a process tree instead (no cgroup): root and its descendants.
+ * Later tasks (tr_step_add_task) are further roots.
+ */
 int tr_step_attach_tree (tr_step_t *step, pid_t root);
+
+/* Track a process set with no cgroup (PBS without pbs_cgroups, LSF
+ * without cgroups): every process of the session, or whose environment
+ * holds env ("NAME=VALUE", e.g. "PBS_JOBID=12.server"), with all their
+ * descendants, plus the task roots.  Processes may appear later: the set
+ * is re-evaluated at every reading.
+ */
+#define TR_MATCH_ENV_MAX 256
+struct tr_proc_match {
+    pid_t session;               /* session id, or 0 */
+    char env[TR_MATCH_ENV_MAX];  /* NAME=VALUE, or "" */
+};
+int tr_step_attach_match (tr_step_t *step,
+                          const struct tr_proc_match *match,
+                          tr_error_t *error);
 
 /* Take one reading now.  Returns 0, or -1 with error text when no
  * counter could be read (e.g. the cgroup vanished).
@@ -79,6 +96,9 @@ int tr_step_task_exit (tr_step_t *step,
                        int wait_status);
 
 /* Number of tasks attached, and of tasks that ended. */
+/* Whether the step follows a cgroup or a process set yet. */
+bool tr_step_attached (const tr_step_t *step);
+
 int tr_step_ntasks (tr_step_t *step);
 int tr_step_nexited (tr_step_t *step);
 

@@ -301,6 +301,42 @@ static void test_scan_with_exit (void **state)
     }
 }
 
+/* scan3: dd 105 has ended but is not reaped yet (a zombie, as an orphan
+ * is until init waits for it).  Listed again, it is neither revived nor
+ * counted a second time, whether or not its exit record came first.
+ */
+static void test_zombie (void **state)
+{
+    static const pid_t scan3_pids[] = { 100, 105 };
+
+    for (int with_exit = 0; with_exit <= 1; with_exit++) {
+        tr_procs_t *p = tr_procs_create (NULL, NULL);
+        struct tr_exit ev = mkexit (105, 105, 100, "dd", true,
+                                    START_MS (5100), T2 + 100);
+        json_t *tools, *r;
+
+        (void)state;
+        assert_non_null (p);
+        assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+        assert_int_equal (scan_fixture (p, "scan2", scan2_pids, 3, T2), 3);
+        if (with_exit)
+            assert_int_equal (tr_procs_exit (p, &ev), 1);
+        assert_int_equal (scan_fixture (p, "scan3", scan3_pids, 2, T2 + 500),
+                          1);
+        assert_int_equal (scan_fixture (p, "scan3", scan3_pids, 2, T2 + 900),
+                          1);
+        assert_int_equal (tr_procs_count (p), 6);
+        assert_int_equal (tr_procs_count_live (p), 1);
+        assert_non_null (tools = tr_procs_tools_json (p));
+        assert_non_null (r = row (tools, "dd"));
+        assert_int_equal (ival (r, "count"), 2);
+        assert_int_equal (json_is_true (json_object_get (r, "exact")) ? 1 : 0,
+                          0);
+        json_decref (tools);
+        tr_procs_destroy (p);
+    }
+}
+
 /* An exit record for pid 101 of an earlier process (started long before
  * the python3 now under that pid) is neither python3's nor the step's;
  * the record of python3 itself finalizes it.
@@ -973,6 +1009,7 @@ int main (void)
         cmocka_unit_test_teardown (test_scan_sampled, reset_fsroot),
         cmocka_unit_test_teardown (test_scan_with_exit, reset_fsroot),
         cmocka_unit_test_teardown (test_exit_pid_reuse, reset_fsroot),
+        cmocka_unit_test_teardown (test_zombie, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_truncation, reset_fsroot),
         cmocka_unit_test (test_create_errors),
