@@ -3,9 +3,11 @@
  *
  * tracer-run: trace one command without a scheduler or daemon.  As root
  * it gives the command its own cgroups (v1 memory+cpuacct, or a cgroup2
- * directory) before exec, so totals and the peak are exact; otherwise it
- * follows the process tree.  It forwards signals to the command and exits
- * with its status, like /usr/bin/time.
+ * directory) before exec, so totals and the peak are exact; without root
+ * it does the same below the caller's cgroup2 directory when that is
+ * delegated to the user, and otherwise follows the process tree.  It
+ * forwards signals to the command and exits with its status, like
+ * /usr/bin/time.
  */
 #include "config.h"
 
@@ -71,7 +73,7 @@ static void usage (FILE *f)
              "  -i, --interval=SEC    sampling interval (default from the "
              "config, 1)\n"
              "  -t, --tag=KEY:VALUE   tag the record (repeatable)\n"
-             "      --no-cgroup       follow the process tree even as root\n"
+             "      --no-cgroup       follow the process tree, make no cgroup\n"
              "      --no-sign         do not sign the record\n"
              "      --view            print the tracer-report view at the "
              "end\n"
@@ -101,6 +103,24 @@ static void msg (const char *fmt, ...)
     fprintf (stderr, "\n");
 }
 
+/* Not root: a cgroup2 directory of the command's own below the caller's,
+ * <own>/tracer-run.<pid>, where that is delegated to the user (systemd's
+ * Delegate=yes, or a site's setup).
+ */
+static int make_delegated (struct tr_cgroup_paths *p)
+{
+    tr_error_t error;
+    char name[64];
+
+    snprintf (name, sizeof (name), "tracer-run.%d", (int)getpid ());
+    if (tr_cgroup_delegate_create (name, geteuid (), p, &error) < 0) {
+        msg ("%s; following the process tree", tr_error_str (&error));
+        return -1;
+    }
+    snprintf (o.cg_dirs[o.n_cg++], PATH_MAX, "%s", p->unified);
+    return 0;
+}
+
 /* Make a cgroup for the command under <mount>/tracer/run.<pid>. */
 static int make_cgroups (struct tr_cgroup_paths *p)
 {
@@ -109,8 +129,10 @@ static int make_cgroups (struct tr_cgroup_paths *p)
     int made = 0;
 
     memset (p, 0, sizeof (*p));
-    if (o.no_cgroup || geteuid () != 0)
+    if (o.no_cgroup)
         return -1;
+    if (geteuid () != 0)
+        return make_delegated (p);
     for (int i = 0; i < 2; i++) {
         char *dst = i == 0 ? p->memory : p->cpuacct;
         int fd;
@@ -545,7 +567,10 @@ int main (int argc, char **argv)
     tr_step_task_exit (o.step, 0, pid, status);
     if (tr_step_finish (o.step, &error) < 0 && cgroup_mode)
         msg ("final reading: %s", error.text);
-    if (!cgroup_mode) {
+    {
+        /* exact CPU without a cgroup; the largest process's peak where
+         * no memory controller counts for the command
+         */
         struct rusage ru;
         getrusage (RUSAGE_CHILDREN, &ru);
         tr_step_set_children_rusage (o.step, &ru);

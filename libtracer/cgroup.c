@@ -7,6 +7,9 @@
  * Slurm 26 names v2 job directories by a SLUID, LSF and PBS use their own
  * trees.  Mount points come from mountinfo, because controllers may be
  * co-mounted ("cpu,cpuacct") or mounted elsewhere than /sys/fs/cgroup.
+ * tracer makes cgroup2 directories of its own in two places: the mirror
+ * on hybrid hosts (as root), and below a user's cgroup2 directory when
+ * that is delegated to the user (tracer-run without root).
  */
 #include "config.h"
 
@@ -451,6 +454,13 @@ static int hybrid_unified (char *mnt, size_t size)
     return 0;
 }
 
+/* A single path component: no '/', not "." or "..". */
+static bool is_component (const char *name)
+{
+    return name && *name && !strchr (name, '/') && strcmp (name, ".") != 0
+           && strcmp (name, "..") != 0;
+}
+
 int tr_cgroup_mirror_attach (const char *name,
                              pid_t pid,
                              struct tr_cgroup_paths *paths,
@@ -459,8 +469,7 @@ int tr_cgroup_mirror_attach (const char *name,
     char mnt[PATH_MAX], dir[PATH_MAX], procs[PATH_MAX + 16], buf[32];
     int fd, n;
 
-    if (!name || !*name || strchr (name, '/') || !strcmp (name, ".")
-        || !strcmp (name, "..")) {
+    if (!is_component (name)) {
         errno = EINVAL;
         return tr_errprintf (error, "invalid mirror name");
     }
@@ -528,4 +537,98 @@ int tr_cgroup_mirror_sweep (const char *const *keep, size_t n)
     }
     closedir (d);
     return removed;
+}
+
+/* Whether path (fsroot applied) belongs to uid and its owner may write
+ * it.  Returns 0 with *ok set, or -1 with errno.
+ */
+static int owned_writable (const char *path, uid_t uid, bool *ok)
+{
+    char full[PATH_MAX];
+    struct stat st;
+
+    if (tr_fsroot_path (full, sizeof (full), path) < 0 || stat (full, &st) < 0)
+        return -1;
+    *ok = st.st_uid == uid && (st.st_mode & S_IWUSR);
+    return 0;
+}
+
+int tr_cgroup_delegation (pid_t pid,
+                          uid_t uid,
+                          char *dir,
+                          size_t size,
+                          tr_error_t *error)
+{
+    struct tr_cgroup_paths own;
+    char procs[PATH_MAX + 16];
+    bool ok;
+
+    if (tr_cgroup_resolve_pid (pid, false, &own, error) < 0)
+        return -1;
+    if (!own.unified[0]) {
+        errno = ENOENT;
+        return tr_errprintf (error, "pid %d is in no cgroup2 directory",
+                             (int)pid);
+    }
+    if (snprintf (dir, size, "%s", own.unified) >= (int)size) {
+        errno = ENAMETOOLONG;
+        return tr_errprintf (error, "cgroup path too long");
+    }
+    /* The kernel lets a user make children where it may write the
+     * directory, and move a process where it may write both the
+     * target's cgroup.procs and that of the common ancestor: here the
+     * caller's own directory.  Ownership is how delegation is granted
+     * (cgroup-v2.rst, "Delegation"); a plain access() would answer yes
+     * to root for any directory and say nothing about intent.
+     */
+    if (owned_writable (dir, uid, &ok) < 0)
+        return tr_errprintf (error, "%s: %s", dir, strerror (errno));
+    if (ok) {
+        snprintf (procs, sizeof (procs), "%s/cgroup.procs", dir);
+        if (owned_writable (procs, uid, &ok) < 0)
+            return tr_errprintf (error, "%s: %s", procs, strerror (errno));
+    }
+    if (!ok) {
+        tr_errprintf (error, "cgroup2 directory %s is not delegated to "
+                      "uid %u", dir, (unsigned)uid);
+        return 0;
+    }
+    return 1;
+}
+
+int tr_cgroup_delegate_create (const char *name,
+                               uid_t uid,
+                               struct tr_cgroup_paths *paths,
+                               tr_error_t *error)
+{
+    char own[PATH_MAX], dir[PATH_MAX];
+    int rc;
+
+    if (!is_component (name)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "invalid cgroup name");
+    }
+    if ((rc = tr_cgroup_delegation (getpid (), uid, own, sizeof (own), error))
+        < 0)
+        return -1;
+    if (rc == 0) {
+        errno = EACCES;
+        return -1;
+    }
+    if (snprintf (dir, sizeof (dir), "%s/%s", own, name) >= (int)sizeof (dir)) {
+        errno = ENAMETOOLONG;
+        return tr_errprintf (error, "cgroup path too long");
+    }
+    /* A directory of this name was left by an earlier run with the same
+     * pid: its cpu.stat and PSI totals are not ours, so start afresh (an
+     * empty cgroup can be removed; an inhabited one cannot, and is left).
+     */
+    if (mkdir (dir, 0755) < 0
+        && (errno != EEXIST || rmdir (dir) < 0 || mkdir (dir, 0755) < 0))
+        return tr_errprintf (error, "mkdir %s: %s", dir, strerror (errno));
+    memset (paths, 0, sizeof (*paths));
+    snprintf (paths->unified, sizeof (paths->unified), "%s", dir);
+    paths->unified_has_memory = controllers_include (dir, "memory");
+    paths->unified_delegated = true;
+    return 0;
 }

@@ -20,6 +20,8 @@ struct tr_cgroup_paths {
     char unified[PATH_MAX];   /* cgroup2 directory (v2 or hybrid tree) */
     bool unified_has_memory;  /* cgroup2 memory controller enabled there */
     bool unified_is_mirror;   /* unified is tracer's own directory */
+    bool unified_delegated;   /* unified is a directory tracer-run made in
+                               * a cgroup2 subtree delegated to the user */
 };
 
 /* Where tracer keeps its own cgroup2 directories on hybrid hosts. */
@@ -99,5 +101,39 @@ int tr_cgroup_mirror_attach (const char *name,
  * the number removed.
  */
 int tr_cgroup_mirror_sweep (const char *const *keep, size_t n);
+
+/* Whether the cgroup2 directory of pid (from /proc/PID/cgroup, at the
+ * cgroup2 mount) is delegated to uid: the directory and its cgroup.procs
+ * belong to uid and are writable by their owner, as systemd's
+ * Delegate=yes or a site's setup leaves them (the kernel's delegation
+ * model: a user may then make child directories there and move their
+ * own processes between them).  On success the directory is left in
+ * dir.  Returns 1 when delegated, 0 when not (error says why), or -1
+ * with errno when there is no cgroup2 tree or the files cannot be
+ * examined (ENOENT: no cgroup2 mount or no "0::" line).
+ */
+int tr_cgroup_delegation (pid_t pid,
+                          uid_t uid,
+                          char *dir,
+                          size_t size,
+                          tr_error_t *error);
+
+/* Make <own>/<name>, where own is the caller's cgroup2 directory, when
+ * that is delegated to uid (tr_cgroup_delegation).  A stale directory of
+ * the same name is removed first, so counters start from zero.  The
+ * caller moves its command in by writing its pid to cgroup.procs before
+ * it execs, and removes the directory when the command is gone.  Sets
+ * paths (cleared first) to the new directory: unified, unified_delegated,
+ * and unified_has_memory when the parent's cgroup.subtree_control already
+ * enables memory (controllers are never enabled here: the caller's own
+ * directory holds processes, and cgroup2 refuses controllers to such a
+ * directory's children with EBUSY).  name must be a single path
+ * component.  Returns 0, or -1 with errno (EACCES when not delegated)
+ * and error text.
+ */
+int tr_cgroup_delegate_create (const char *name,
+                               uid_t uid,
+                               struct tr_cgroup_paths *paths,
+                               tr_error_t *error);
 
 #endif /* !TRACER_CGROUP_H */

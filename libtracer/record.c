@@ -85,7 +85,9 @@ static const char *const cgroup_mode_values[] = {
     "v1", "v2", "hybrid", "none", NULL,
 };
 static const char *const cgroup_version_values[] = { "v1", "v2", NULL };
-static const char *const attach_values[] = { "cgroup", "process-tree", NULL };
+static const char *const attach_values[] = {
+    "cgroup", "cgroup2-delegated", "process-tree", NULL,
+};
 static const char *const state_values[] = {
     "running", "completed",  "failed",  "cancelled", "timeout",
     "oom",     "incomplete", "unknown", NULL,
@@ -573,9 +575,39 @@ static const struct member cgroup_members[] = {
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
+/* The attach mode and the hierarchy must agree: a delegated directory is
+ * a cgroup2 one, and a followed process tree has no cgroup at all.
+ */
 static int check_cgroup (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, cgroup_members, false, error);
+    const char *attach, *version, *key;
+    json_t *paths, *val;
+
+    if (check_object (v, path, cgroup_members, false, error) < 0)
+        return -1;
+    attach = json_string_value (json_object_get (v, "attach"));
+    version = json_string_value (json_object_get (v, "version"));
+    paths = json_object_get (v, "paths");
+    if (!strcmp (attach, "process-tree")) {
+        if (version)
+            return invalid (error, "%s.version: not allowed with attach "
+                            "'process-tree'", path);
+        if (paths)
+            return invalid (error, "%s.paths: not allowed with attach "
+                            "'process-tree'", path);
+    }
+    else if (!strcmp (attach, "cgroup2-delegated")) {
+        if (version && strcmp (version, "v2") != 0)
+            return invalid (error, "%s.version: must be 'v2' with attach "
+                            "'cgroup2-delegated'", path);
+        json_object_foreach (paths, key, val)
+        {
+            if (strcmp (key, "unified") != 0)
+                return invalid (error, "%s.paths: only 'unified' with attach "
+                                "'cgroup2-delegated'", path);
+        }
+    }
+    return 0;
 }
 
 /* time */

@@ -251,9 +251,11 @@ int tr_step_attach_paths (tr_step_t *step,
         p.unified[0] = '\0';
     /* On a hybrid host the cgroup2 tree holds whole daemons (slurmd's
      * unit, with every step under it) unless tracer gave the step a
-     * directory of its own: only then do its files describe the step.
+     * directory of its own (the mirror, or tracer-run's directory in a
+     * delegated subtree): only then do its files describe the step.
      */
-    if (!strcmp (cgroup_mode (), "hybrid") && !p.unified_is_mirror)
+    if (!strcmp (cgroup_mode (), "hybrid") && !p.unified_is_mirror
+        && !p.unified_delegated)
         p.unified[0] = '\0';
     if (!p.memory[0] && !p.cpuacct[0] && !p.unified[0]) {
         errno = ENOENT;
@@ -556,6 +558,48 @@ static void collect_cgroup_pids (tr_step_t *step, const char *dir, int depth)
     closedir (d);
 }
 
+/* Resident set size of one process from /proc/PID/stat, in bytes. */
+static int proc_rss (pid_t pid, uint64_t *rss)
+{
+    char path[64], full[PATH_MAX], buf[1024], *p;
+    long long pages;
+    FILE *f;
+
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
+    if (tr_fsroot_path (full, sizeof (full), path) < 0
+        || !(f = fopen (full, "re")))
+        return -1;
+    p = fgets (buf, sizeof (buf), f);
+    fclose (f);
+    /* comm may contain spaces and parens: count fields after the last ')' */
+    if (!p || !(p = strrchr (buf, ')'))
+        || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+                   "%*u %*d %*d %*d %*d %*d %*d %*u %*u %lld", &pages) != 1
+        || pages < 0)
+        return -1;
+    *rss = (uint64_t)pages * (uint64_t)sysconf (_SC_PAGESIZE);
+    return 0;
+}
+
+/* A step cgroup without the memory controller (a delegated cgroup2
+ * directory whose parent enables none, or a hybrid host's unified tree):
+ * the sum of its processes' resident sets, sampled.
+ */
+static void read_mem_pids (tr_step_t *step)
+{
+    uint64_t total = 0, rss;
+
+    for (size_t i = 0; i < step->npids; i++)
+        if (proc_rss (step->pids[i], &rss) == 0)
+            total += rss;
+    step->mem_current = total;
+    note_peak (step, total);
+    step->mem_peak = step->mem_peak_sampled;
+    step->mem_exact = false;
+    step->mem_source = "proc:stat rss sum (cgroup processes, sampled)";
+    step->have_mem = true;
+}
+
 static const char *step_dir (const tr_step_t *step)
 {
     return step->cg.memory[0]    ? step->cg.memory
@@ -764,6 +808,7 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
 {
     double t = now_mono ();
     double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
+    bool mem_from_pids = false;
     int ok = 0;
 
     if (step->finished)
@@ -773,6 +818,8 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
             ok++;
         if (read_mem_cgroup (step) == 0)
             ok++;
+        else
+            mem_from_pids = true;
     }
     else if (step->mode == ATTACH_TREE) {
         if (read_tree (step) == 0)
@@ -784,6 +831,8 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
     if (step->mode == ATTACH_CGROUP) {
         step->npids = 0;
         collect_cgroup_pids (step, step_dir (step), 0);
+        if (mem_from_pids)
+            read_mem_pids (step);
     }
     tr_detail_sample (step->detail, step->pids, step->npids,
                       step->samples > 0 ? step->last_mono - step->start_mono
@@ -901,6 +950,21 @@ static json_t *host_json (void)
                       "cgroup_mode", cgroup_mode ());
 }
 
+/* A cgroup directory as /proc/PID/cgroup names it: relative to the
+ * hierarchy's mount point.
+ */
+static json_t *hierarchy_path (const char *dir, const char *ctrl)
+{
+    char mnt[PATH_MAX];
+    size_t len;
+
+    if (tr_cgroup_mountpoint (ctrl, mnt, sizeof (mnt)) == 0
+        && (len = strlen (mnt)) && !strncmp (dir, mnt, len)
+        && dir[len] == '/')
+        return json_string (dir + len);
+    return json_string (dir);
+}
+
 static json_t *cgroup_json (const tr_step_t *step)
 {
     json_t *paths;
@@ -928,17 +992,24 @@ static json_t *cgroup_json (const tr_step_t *step)
         return NULL;
     if ((step->cg.memory[0]
          && json_object_set_new (paths, "memory",
-                                 json_string (step->cg.memory)) < 0)
+                                 hierarchy_path (step->cg.memory, "memory"))
+               < 0)
         || (step->cg.cpuacct[0]
             && json_object_set_new (paths, "cpuacct",
-                                    json_string (step->cg.cpuacct)) < 0)
+                                    hierarchy_path (step->cg.cpuacct,
+                                                    "cpuacct"))
+                   < 0)
         || (step->cg.unified[0]
             && json_object_set_new (paths, "unified",
-                                    json_string (step->cg.unified)) < 0)) {
+                                    hierarchy_path (step->cg.unified, NULL))
+                   < 0)) {
         json_decref (paths);
         return NULL;
     }
-    return json_pack ("{s:s s:s s:o}", "attach", "cgroup", "version",
+    return json_pack ("{s:s s:s s:o}", "attach",
+                      step->cg.unified_delegated ? "cgroup2-delegated"
+                                                 : "cgroup",
+                      "version",
                       (step->cg.memory[0] || step->cg.cpuacct[0]) ? "v1"
                                                                   : "v2",
                       "paths", paths);
@@ -1024,6 +1095,12 @@ nomem:
     return NULL;
 }
 
+/* Whether memory comes from a cgroup's own counters. */
+static bool mem_from_cgroup (const tr_step_t *step)
+{
+    return !strncmp (step->mem_source, "cgroup-", 7);
+}
+
 static json_t *summary_json (const tr_step_t *step)
 {
     double user = step->cpu_user_s, sys = step->cpu_sys_s;
@@ -1035,25 +1112,35 @@ static json_t *summary_json (const tr_step_t *step)
     const char *definition;
     json_t *mem;
 
-    if (step->mode == ATTACH_TREE && step->have_children) {
-        /* reaped descendants: exact CPU, largest single RSS */
-        const struct rusage *ru = &step->children;
-        user = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
-        sys = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
-        total = user + sys;
-        cpu_source = "getrusage:RUSAGE_CHILDREN";
-        cpu_exact = true;
-        if ((uint64_t)ru->ru_maxrss * 1024 > peak) {
-            peak = (uint64_t)ru->ru_maxrss * 1024;
-            mem_source = "getrusage:ru_maxrss (largest single process)";
-        }
-    }
-    if (step->mode == ATTACH_CGROUP)
+    if (step->mode == ATTACH_CGROUP && mem_from_cgroup (step))
         definition = "cgroup-charged: anonymous memory, page cache and "
                      "kernel memory charged to the step cgroup";
+    else if (step->mode == ATTACH_CGROUP)
+        definition = "resident set size of the step cgroup's processes "
+                     "(RSS, shared pages counted in each process)";
     else
         definition = "resident set size of the process tree (RSS, shared "
                      "pages counted in each process)";
+    if (step->have_children) {
+        /* reaped descendants: exact CPU for a process tree; for memory,
+         * the largest single RSS where it beats a sampled sum
+         */
+        const struct rusage *ru = &step->children;
+        if (step->mode == ATTACH_TREE) {
+            user = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
+            sys = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+            total = user + sys;
+            cpu_source = "getrusage:RUSAGE_CHILDREN";
+            cpu_exact = true;
+        }
+        if (!mem_from_cgroup (step)
+            && (uint64_t)ru->ru_maxrss * 1024 > peak) {
+            peak = (uint64_t)ru->ru_maxrss * 1024;
+            mem_source = "getrusage:ru_maxrss (largest single process)";
+            definition = "peak resident set size of the largest single "
+                         "process (getrusage ru_maxrss)";
+        }
+    }
     mem = json_pack ("{s:I s:I s:s s:b s:s}", "peak_bytes", (json_int_t)peak,
                      "current_bytes", (json_int_t)step->mem_current, "source",
                      mem_source, "exact", step->mem_exact, "definition",
@@ -1202,6 +1289,7 @@ static const char *const known_sources[] = {
     "cgroup-v2:memory.current (sampled)",
     "proc:stat (process tree, sampled)",
     "proc:stat rss sum (process tree, sampled)",
+    "proc:stat rss sum (cgroup processes, sampled)",
 };
 
 static const char *known_source (const char *s)
@@ -1266,6 +1354,9 @@ json_t *tr_step_save (tr_step_t *step)
                                                (int)step->match.session,
                                                "env", step->match.env))
                    < 0
+            || json_object_set_new (st, "unified_delegated",
+                                    json_boolean (step->cg.unified_delegated))
+                   < 0
             || json_object_set_new (st, "detail",
                                     tr_detail_save (step->detail)) < 0)) {
         json_decref (st);
@@ -1318,6 +1409,8 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         step->cg.unified_has_memory = umem;
         step->cg.unified_is_mirror
             = json_is_true (json_object_get (st, "unified_is_mirror"));
+        step->cg.unified_delegated
+            = json_is_true (json_object_get (st, "unified_delegated"));
         tr_detail_set_cgroup (step->detail, &step->cg, uni[0] != 0);
     }
     else if (!strcmp (mode, "tree")) {

@@ -105,8 +105,10 @@ int tr_step_nexited (tr_step_t *step);
 /* Take the final reading and mark the end time.  Idempotent. */
 int tr_step_finish (tr_step_t *step, tr_error_t *error);
 
-/* In process-tree mode, the exact totals of reaped descendants
- * (getrusage RUSAGE_CHILDREN of the tracing process).
+/* The exact totals of reaped descendants (getrusage RUSAGE_CHILDREN of
+ * the tracing process): the CPU time in process-tree mode, and the
+ * largest single process's peak RSS wherever memory is not counted by a
+ * memory cgroup and that peak exceeds the sampled one.
  */
 void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru);
 

@@ -61,6 +61,7 @@ test_expect_success 'explicit cgroup (PBS layout): exact CPU and memory' '
     end 7.srv &&
     wait_record 7.srv &&
     test "$(jq -r ".[0].identity.scheduler" rec.json)" = pbs &&
+    test "$(jq -r ".[0].cgroup.paths.memory" rec.json)" = "$pbs_dir" &&
     jq -r ".[0].summary.cpu.source" rec.json | grep -q cpuacct &&
     test "$(jq ".[0].summary.cpu.exact" rec.json)" = true &&
     within "$(jq ".[0].summary.cpu.total_s" rec.json)" "$(jq .cpu_s b7.out)" 5 &&

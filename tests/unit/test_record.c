@@ -285,6 +285,17 @@ static void test_valid_record (void **state)
     /* The signature is optional. */
     assert_int_equal (json_object_del (rec, "signature"), 0);
     assert_int_equal (tr_record_validate (rec, &err), 0);
+
+    /* Each attach mode with the hierarchy it implies. */
+    set (rec, "cgroup",
+         json_pack ("{s:s, s:s, s:{s:s}}", "attach", "cgroup2-delegated",
+                    "version", "v2", "paths", "unified",
+                    "/user.slice/user-1000.slice/tracer-run.77"));
+    if (tr_record_validate (rec, &err) < 0)
+        fail_msg ("delegated cgroup2 refused: %s", err.text);
+    set (rec, "cgroup", json_pack ("{s:s}", "attach", "process-tree"));
+    if (tr_record_validate (rec, &err) < 0)
+        fail_msg ("process tree refused: %s", err.text);
     json_decref (rec);
 }
 
@@ -469,6 +480,15 @@ static const struct mutation {
     { "host.cgroup_mode", "\"v3\"", "host.cgroup_mode: unknown value 'v3'" },
     { "host.cpus_online", "-1", "host.cpus_online: must be >= 0" },
     { "cgroup.attach", "\"ptrace\"", "cgroup.attach: unknown value 'ptrace'" },
+    { "cgroup.attach", "\"cgroup2-delegated\"",
+      "cgroup.version: must be 'v2' with attach 'cgroup2-delegated'" },
+    { "cgroup.attach", "\"process-tree\"",
+      "cgroup.version: not allowed with attach 'process-tree'" },
+    { "cgroup", "{\"attach\": \"cgroup2-delegated\", \"paths\":"
+                " {\"memory\": \"/tracer-run.7\"}}",
+      "cgroup.paths: only 'unified' with attach 'cgroup2-delegated'" },
+    { "cgroup", "{\"attach\": \"process-tree\", \"paths\": {}}",
+      "cgroup.paths: not allowed with attach 'process-tree'" },
     { "cgroup.version", "\"v2.1\"", "cgroup.version: unknown value 'v2.1'" },
     { "cgroup.paths", "[]", "cgroup.paths: expected an object" },
     { "cgroup.paths.memory", "\"slurm/job_1\"",

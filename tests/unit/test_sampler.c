@@ -4,7 +4,9 @@
  * The cgroup layer and the sampling engine against fixture trees built
  * under a temporary fsroot: a cgroup v1 (hybrid) host with Slurm's task
  * directories, and a pure cgroup v2 host with Slurm's v2 layout, with
- * and without memory.peak (kernels before 5.19, e.g. RHEL 8).
+ * and without memory.peak (kernels before 5.19, e.g. RHEL 8); and the
+ * decision whether a user's own cgroup2 directory is delegated to them,
+ * with a step in a directory made there.
  */
 #include "config.h"
 
@@ -330,6 +332,171 @@ static void test_save_restore (void **state)
     tr_step_destroy (again);
 }
 
+/* Whether pid's cgroup2 directory is delegated to a uid, over hosts and
+ * file ownership.  Fixture files belong to the test's own euid, so "me"
+ * is the owner and me + 1 is another user.
+ */
+static void test_delegation (void **state)
+{
+    static const char *const v1_only
+        = "30 25 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+    static const struct {
+        const char *mounts;
+        const char *cgroup;     /* /proc/500/cgroup, NULL: none */
+        const char *dir;        /* the directory the line names */
+        bool procs;             /* dir/cgroup.procs exists */
+        mode_t procs_mode;
+        uid_t uid_offset;       /* asked for me + offset */
+        int rc, err;
+    } cases[] = {
+        /* systemd Delegate=yes on a pure cgroup2 host */
+        { V2_MOUNTS, "0::/user.slice/user-1001.slice/user@1001.service/x\n",
+          "/sys/fs/cgroup/user.slice/user-1001.slice/user@1001.service/x",
+          true, 0644, 0, 1, 0 },
+        /* another user's directory */
+        { V2_MOUNTS, "0::/user.slice/user-1001.slice/user@1001.service/x\n",
+          "/sys/fs/cgroup/user.slice/user-1001.slice/user@1001.service/x",
+          true, 0644, 1, 0, 0 },
+        /* the directory is ours but cgroup.procs is not writable */
+        { V2_MOUNTS, "0::/site/u1001\n", "/sys/fs/cgroup/site/u1001", true,
+          0444, 0, 0, 0 },
+        /* not a cgroup directory at all */
+        { V2_MOUNTS, "0::/site/u1001\n", "/sys/fs/cgroup/site/u1001", false,
+          0, 0, -1, ENOENT },
+        /* hybrid host: the controller-less cgroup2 tree, v1 lines ignored */
+        { V1_MOUNTS, "5:memory:/\n0::/tracer-test.9\n",
+          "/sys/fs/cgroup/unified/tracer-test.9", true, 0644, 0, 1, 0 },
+        /* cgroup v1 only: nothing to delegate */
+        { v1_only, "4:memory:/user/1001\n", NULL, false, 0, 0, -1, ENOENT },
+        /* the process is gone */
+        { V2_MOUNTS, NULL, NULL, false, 0, 0, -1, ENOENT },
+    };
+    char dir[PATH_MAX], full[PATH_MAX * 2];
+    uid_t me = geteuid ();
+    tr_error_t error;
+
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        int rc;
+
+        teardown (state);
+        assert_int_equal (setup (state), 0);
+        put ("/proc/self/mountinfo", cases[i].mounts);
+        if (cases[i].cgroup)
+            put ("/proc/500/cgroup", cases[i].cgroup);
+        if (cases[i].dir) {
+            char procs[PATH_MAX];
+            snprintf (procs, sizeof (procs), "%s/cgroup.%s", cases[i].dir,
+                      cases[i].procs ? "procs" : "controllers");
+            put (procs, "");
+            snprintf (full, sizeof (full), "%s%s", root, procs);
+            if (cases[i].procs)
+                assert_int_equal (chmod (full, cases[i].procs_mode), 0);
+        }
+        errno = 0;
+        rc = tr_cgroup_delegation (500, me + cases[i].uid_offset, dir,
+                                   sizeof (dir), &error);
+        if (rc != cases[i].rc)
+            fail_msg ("case %zu: got %d, want %d (%s)", i, rc, cases[i].rc,
+                      error.text);
+        if (rc < 0)
+            assert_int_equal (errno, cases[i].err);
+        else
+            assert_string_equal (dir, cases[i].dir);
+        if (rc == 0)
+            assert_non_null (strstr (error.text, "is not delegated to uid"));
+    }
+}
+
+/* A step in a directory tracer-run made in a delegated subtree of a
+ * hybrid host's cgroup2 tree: kept although the tree is hybrid, labelled
+ * as delegated, CPU and pressure from the directory, memory from its
+ * processes (no memory controller there).  Without the delegated flag
+ * the same directory is refused, as any non-tracer cgroup2 directory on
+ * a hybrid host is.
+ */
+#define DELEG_DIR "/sys/fs/cgroup/unified/tracer-test.9/tracer-run.55"
+
+static void test_delegated_step (void **state)
+{
+    static const char *const psi = "some avg10=0.00 avg60=0.00 avg300=0.00 "
+                                   "total=250000\n"
+                                   "full avg10=0.00 avg60=0.00 avg300=0.00 "
+                                   "total=100000\n";
+    json_t *id = identity (), *rec, *summary, *cg, *st;
+    struct tr_cgroup_paths p;
+    tr_step_t *step, *again;
+    tr_error_t error;
+    long page = sysconf (_SC_PAGESIZE);
+
+    make_v1 ();
+    put (DELEG_DIR "/cgroup.controllers", "");
+    put (DELEG_DIR "/cgroup.procs", "4242\n");
+    put (DELEG_DIR "/cpu.stat",
+         "usage_usec 2000000\nuser_usec 1500000\nsystem_usec 500000\n");
+    put (DELEG_DIR "/cpu.pressure", psi);
+    put (DELEG_DIR "/memory.pressure", psi);
+    put (DELEG_DIR "/io.pressure", psi);
+    /* rss (field 24) = 2560 pages */
+    put ("/proc/4242/stat",
+         "4242 (burn x) R 1 4242 4242 0 -1 4194304 100 0 0 0 150 50 0 0 20 "
+         "0 1 0 12345 10000000 2560 18446744073709551615\n");
+
+    memset (&p, 0, sizeof (p));
+    snprintf (p.unified, sizeof (p.unified), "%s", DELEG_DIR);
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_paths (step, &p, &error), -1);
+    assert_int_equal (errno, ENOENT);
+    p.unified_delegated = true;
+    assert_int_equal (tr_step_attach_paths (step, &p, &error), 0);
+    assert_int_equal (tr_step_add_task (step, 0, 4242), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_task_exit (step, 0, 4242, 0);
+    assert_int_equal (tr_step_finish (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    if (tr_record_validate (rec, &error) < 0)
+        fail_msg ("record refused: %s", error.text);
+    cg = json_object_get (rec, "cgroup");
+    summary = json_object_get (rec, "summary");
+    assert_string_equal (json_string_value (json_object_get (cg, "attach")),
+                         "cgroup2-delegated");
+    assert_string_equal (json_string_value (json_object_get (cg, "version")),
+                         "v2");
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (cg, "paths"), "unified")),
+                         "/tracer-test.9/tracer-run.55");
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (summary, "cpu"), "source")),
+                         "cgroup-v2:cpu.stat");
+    assert_true (json_real_value (json_object_get (
+                     json_object_get (summary, "cpu"), "total_s"))
+                 == 2.0);
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (summary, "pressure"), "source")),
+                         "cgroup2");
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (summary, "memory"), "source")),
+                         "proc:stat rss sum (cgroup processes, sampled)");
+    assert_int_equal (json_integer_value (json_object_get (
+                          json_object_get (summary, "memory"), "peak_bytes")),
+                      2560 * page);
+    assert_true (json_is_false (
+        json_object_get (json_object_get (summary, "memory"), "exact")));
+    json_decref (rec);
+
+    /* a resumed step is still labelled as delegated */
+    assert_non_null (st = tr_step_save (step));
+    assert_non_null (again = tr_step_restore (st, &error));
+    assert_non_null (rec = tr_step_record (again, "final"));
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (rec, "cgroup"), "attach")),
+                         "cgroup2-delegated");
+    json_decref (rec);
+    json_decref (st);
+    json_decref (id);
+    tr_step_destroy (again);
+    tr_step_destroy (step);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +511,9 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_vanished_pid, setup, teardown),
         cmocka_unit_test_setup_teardown (test_save_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_delegated_step, setup,
+                                         teardown),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
