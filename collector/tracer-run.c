@@ -210,8 +210,16 @@ static void on_exit_event (const struct tr_exit *ev, void *arg)
 /* Take the process exits the kernel reported since the last call. */
 static void drain_exits (void)
 {
-    if (o.taskstats)
-        (void)tr_taskstats_read (o.taskstats, on_exit_event, NULL);
+    static uint64_t lost_seen;
+    uint64_t lost;
+
+    if (!o.taskstats)
+        return;
+    (void)tr_taskstats_read (o.taskstats, on_exit_event, NULL);
+    if ((lost = tr_taskstats_lost (o.taskstats)) > lost_seen) {
+        tr_step_exits_lost (o.step, lost - lost_seen);
+        lost_seen = lost;
+    }
 }
 
 static void remove_cgroups (void)

@@ -80,6 +80,7 @@ static struct {
     bool forward_failing;
     int live_fd;             /* <state_dir>/live: snapshots */
     tr_taskstats_t *taskstats;
+    uint64_t exits_lost;     /* tr_taskstats_lost already passed on */
     tr_gpu_t *gpu;
     double next_sweep;
 } d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO };
@@ -615,6 +616,27 @@ static void on_exit_event (const struct tr_exit *ev, void *arg)
             return;
 }
 
+/* Take the process exits the kernel reported.  Events lost to an
+ * overrun could have been any step's: every running step is told.
+ */
+static void drain_exits (void)
+{
+    uint64_t lost;
+
+    if (!d.taskstats)
+        return;
+    (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
+    if ((lost = tr_taskstats_lost (d.taskstats)) > d.exits_lost) {
+        logmsg (LOG_WARNING, "%llu process exit events lost (receive "
+                "buffer overrun); the running steps' process tables are "
+                "marked incomplete",
+                (unsigned long long)(lost - d.exits_lost));
+        for (int i = 0; i < d.nsteps; i++)
+            tr_step_exits_lost (d.steps[i].step, lost - d.exits_lost);
+        d.exits_lost = lost;
+    }
+}
+
 /* An explicit attach (LSF, PBS, other schedulers' prologues):
  *   {"cgroup":"/lsf/cl/job.42"}   a cgroup named as in /proc/PID/cgroup
  *   {"tree":true}                 pid and its descendants
@@ -801,8 +823,7 @@ static void handle_task_exit (int fd, json_t *msg)
             logmsg (LOG_WARNING, "step %s: final reading: %s", key,
                     tr_error_str (&error));
         reply (fd, true, NULL);
-        if (d.taskstats)
-            (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
+        drain_exits ();
         finish_step (a);
         drop_state (a);
         drop_snapshot (a);
@@ -1139,7 +1160,7 @@ int main (int argc, char **argv)
         if (poll (pfd, 2, timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
             if (pfd[1].revents & POLLIN)
-                (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
+                drain_exits ();
             if (pfd[0].revents & POLLIN)
                 handle_client ();
         }

@@ -82,6 +82,7 @@ struct tr_detail {
 
     tr_gpu_step_t *gpu;
     tr_procs_t *procs;
+    uint64_t lost;            /* exit events the listener lost */
 
     struct tr_series series[S_COUNT];
     bool used[S_COUNT];
@@ -337,6 +338,12 @@ void tr_detail_sample (tr_detail_t *d,
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev)
 {
     return tr_procs_exit (d->procs, ev);
+}
+
+void tr_detail_exits_lost (tr_detail_t *d, uint64_t n)
+{
+    d->lost += n;
+    tr_procs_set_lost (d->procs, d->lost);
 }
 
 static int set_new (json_t *o, const char *key, json_t *v)

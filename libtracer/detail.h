@@ -60,6 +60,11 @@ void tr_detail_sample (tr_detail_t *d,
 /* A process exit from taskstats: returns 1 when it belongs to the step. */
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);
 
+/* The exit listener lost n events (a receive-buffer overrun) while the
+ * step ran: its process table cannot claim to be complete.
+ */
+void tr_detail_exits_lost (tr_detail_t *d, uint64_t n);
+
 /* Fill the record: summary members (pressure, io, network, gpu,
  * processes, and extra cpu members into summary.cpu), host.topology and
  * the tools array.  Returns 0 or -1 (ENOMEM).

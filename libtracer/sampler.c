@@ -187,6 +187,11 @@ int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev)
     return tr_detail_exit (step->detail, ev);
 }
 
+void tr_step_exits_lost (tr_step_t *step, uint64_t n)
+{
+    tr_detail_exits_lost (step->detail, n);
+}
+
 static int add_task (tr_step_t *step, int task_id, pid_t pid)
 {
     for (int i = 0; i < step->ntasks; i++)

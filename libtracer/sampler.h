@@ -46,6 +46,11 @@ int tr_step_configure (tr_step_t *step,
  */
 int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev);
 
+/* Exit events were lost node-wide (tr_taskstats_lost grew by n); any
+ * running step may have lost some, so each is told.
+ */
+void tr_step_exits_lost (tr_step_t *step, uint64_t n);
+
 /* Attach by a task pid: its /proc/PID/cgroup gives the step directories
  * (Slurm task components stripped).  The first successful attach fixes
  * the step's cgroups; later tasks only add to the task list.  Fails with

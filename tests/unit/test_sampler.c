@@ -332,6 +332,93 @@ static void test_save_restore (void **state)
     tr_step_destroy (again);
 }
 
+/* An explicit cgroup (LSF, PBS) is found in every hierarchy that has it;
+ * paths that could leave the hierarchy are refused.
+ */
+static void test_resolve_path (void **state)
+{
+    static const char *const bad[] = {
+        "slurm_n1", "/slurm_n1/../x", "/slurm_n1/./x", "//x", "/x//y",
+        "/..", "/a\nb",
+    };
+    struct tr_cgroup_paths p;
+    tr_error_t error;
+    json_t *id = identity (), *rec;
+    tr_step_t *step;
+
+    (void)state;
+    make_v1 ();
+    assert_int_equal (tr_cgroup_resolve_path ("/slurm_n1/uid_1000/job_42/"
+                                              "step_0", &p, &error), 0);
+    assert_string_equal (p.memory, V1_STEP);
+    assert_string_equal (p.cpuacct, V1_CPU);
+    assert_string_equal (p.unified, "");
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        assert_int_equal (tr_cgroup_resolve_path (bad[i], &p, &error), -1);
+        assert_int_equal (errno, EINVAL);
+    }
+    assert_int_equal (tr_cgroup_resolve_path ("/lsf/c1/job.9", &p, &error),
+                      -1);
+    assert_int_equal (errno, ENOENT);
+    assert_non_null (strstr (error.text, "no mounted hierarchy"));
+    /* the record names the directories as /proc/PID/cgroup does */
+    assert_int_equal (tr_cgroup_resolve_path ("/slurm_n1/uid_1000/job_42/"
+                                              "step_0", &p, &error), 0);
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_paths (step, &p, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (json_object_get (rec, "cgroup"),
+                                              "paths"),
+                             "memory")),
+                         "/slurm_n1/uid_1000/job_42/step_0");
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    json_decref (rec);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
+/* Process-set matches are checked; lost exit events make the process
+ * table incomplete and are counted.
+ */
+static void test_match_and_lost (void **state)
+{
+    struct tr_detail_opts opts = { .taskstats = true, .cmdline_max = 64 };
+    struct tr_proc_match m;
+    json_t *id = identity (), *rec, *procs;
+    tr_step_t *step;
+    tr_error_t error;
+
+    (void)state;
+    make_v1 ();
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    memset (&m, 0, sizeof (m));
+    assert_int_equal (tr_step_attach_match (step, &m, &error), -1);
+    snprintf (m.env, sizeof (m.env), "1X=2");
+    assert_int_equal (tr_step_attach_match (step, &m, &error), -1);
+    assert_non_null (strstr (error.text, "NAME=VALUE"));
+    snprintf (m.env, sizeof (m.env), "NOEQUALS");
+    assert_int_equal (tr_step_attach_match (step, &m, &error), -1);
+    assert_false (tr_step_attached (step));
+    tr_step_destroy (step);
+
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_configure (step, &opts, &error), 0);
+    assert_int_equal (tr_step_attach_pid (step, 4242, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_exits_lost (step, 2);
+    tr_step_exits_lost (step, 1);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    procs = json_object_get (json_object_get (rec, "summary"), "processes");
+    assert_int_equal (json_integer_value (json_object_get (procs, "lost")), 3);
+    assert_false (json_is_true (json_object_get (procs, "complete")));
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    json_decref (rec);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
 /* Whether pid's cgroup2 directory is delegated to a uid, over hosts and
  * file ownership.  Fixture files belong to the test's own euid, so "me"
  * is the owner and me + 1 is another user.
@@ -511,6 +598,9 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_vanished_pid, setup, teardown),
         cmocka_unit_test_setup_teardown (test_save_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_resolve_path, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_match_and_lost, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
