@@ -1,16 +1,21 @@
 # Copyright (C) 2026 The tracer authors.
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Sharness helpers around tests/cluster, the private single-node Slurm
-# cluster.  A script calls cluster_up once (root only); the cluster lives in
-# "$SHARNESS_TRASH_DIRECTORY/cluster" and is always stopped when the script
-# ends, passed, failed or interrupted, unless TRACER_CLUSTER_KEEP=1 (then
-# "tests/cluster down DIR" stops it by hand).  On failure the last lines of
-# every daemon log go to stderr, i.e. into the test's .log file.
+# Sharness helpers around tests/cluster, the private Slurm cluster: one
+# node, or several with "cluster_up --nodes N", each in its own network,
+# UTS and mount namespace.  A script calls cluster_up once (root only); the
+# cluster lives in "$SHARNESS_TRASH_DIRECTORY/cluster" and is always
+# stopped when the script ends, passed, failed or interrupted, unless
+# TRACER_CLUSTER_KEEP=1 (then "tests/cluster down DIR" stops it by hand).
+# On failure the last lines of every daemon log go to stderr, i.e. into
+# the test's .log file.
 #
 # After cluster_up the environment of DIR/env is exported: SLURM_CONF,
 # TRACER_CONF, TRACER_SOCKET, TRACER_MUNGE_SOCKET, TRACER_STORE,
-# TRACER_NODENAME, TRACER_CLUSTER_DIR (logs are in $TRACER_CLUSTER_DIR/log).
+# TRACER_NODENAME, TRACER_CLUSTER_NODES, TRACER_CLUSTER_DIR (logs are in
+# $TRACER_CLUSTER_DIR/log).  With several nodes TRACER_CLUSTER_NODES lists
+# them (tr<test number>-1 ...), TRACER_NODENAME is the first, and
+# TRACER_CONF and TRACER_SOCKET are the first node's tracerd's.
 
 TRACER_CLUSTER=$SHARNESS_TEST_SRCDIR/cluster
 
@@ -34,7 +39,8 @@ _tr_cluster_atexit ()
 
 # cluster_up [tests/cluster up options]
 # Start the cluster and export its environment.  The default node name is
-# tr<test number>; --nodename overrides it.
+# tr<test number> (the nodes are tr<test number>-K with --nodes);
+# --nodename overrides it.
 cluster_up ()
 {
     TRACER_CLUSTER_DIR=$SHARNESS_TRASH_DIRECTORY/cluster
@@ -68,20 +74,47 @@ cluster_logs ()
     "$TRACER_CLUSTER" logs "$TRACER_CLUSTER_DIR" "${1:-30}"
 }
 
-# tracerd_start / tracerd_stop: (re)start or stop the cluster's tracerd;
-# start waits for its socket.
+# tracerd_start [NODE] / tracerd_stop [NODE]: (re)start or stop the
+# tracerd of NODE (default: of every node); start waits for its socket.
 tracerd_start ()
 {
-    "$TRACER_CLUSTER" tracerd-start "$TRACER_CLUSTER_DIR" >&3
+    "$TRACER_CLUSTER" tracerd-start "$TRACER_CLUSTER_DIR" ${1+"$1"} >&3
 }
 
 tracerd_stop ()
 {
-    "$TRACER_CLUSTER" tracerd-stop "$TRACER_CLUSTER_DIR" >&3
+    "$TRACER_CLUSTER" tracerd-stop "$TRACER_CLUSTER_DIR" ${1+"$1"} >&3
+}
+
+# cluster_node K: the name of node K (from 1).
+cluster_node ()
+{
+    printf '%s\n' "$TRACER_CLUSTER_NODES" | awk -v k="$1" '{ print $k }'
+}
+
+# tracerd_log [NODE]: the path of NODE's (default: the first node's)
+# tracerd log.
+tracerd_log ()
+{
+    case $TRACER_CLUSTER_NODES in
+        *" "*)
+            echo "$TRACER_CLUSTER_DIR/log/tracerd.${1:-$TRACER_NODENAME}.log"
+            ;;
+        *) echo "$TRACER_CLUSTER_DIR/log/tracerd.log" ;;
+    esac
+}
+
+# node_exec NODE CMD...: run CMD in NODE's namespaces (several nodes only).
+node_exec ()
+{
+    _tr_ne_node=$1
+    shift
+    "$TRACER_CLUSTER" node-exec "$TRACER_CLUSTER_DIR" "$_tr_ne_node" -- "$@"
 }
 
 # slurmd_restart: needed after changing plugstack.conf for job_prolog or
-# job_epilog (slurmd decides at start whether to run them).
+# job_epilog (slurmd decides at start whether to run them); restarts every
+# node's slurmd.
 slurmd_restart ()
 {
     "$TRACER_CLUSTER" slurmd-restart "$TRACER_CLUSTER_DIR" >&3
