@@ -1,0 +1,232 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='a two-node test cluster: one record per node of a step
+
+Brings up tests/cluster with --nodes 2: every node has its own network,
+UTS and mount namespace, slurmd and tracerd.  A step on both nodes gives
+one record per node, each made by that node'"'"'s tracerd, and "down"
+leaves no process, namespace, network link or cgroup dir behind, also
+after a failed start.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+BURN=$B/tests/burn
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+require_or_skip "ip, nsenter and unshare (tools/install-deps)" \
+    sh -c 'command -v ip && command -v nsenter && command -v unshare'
+IP=$(command -v ip)
+
+# wait_records JOBID N: wait until the store has N records of the job
+# (each node's tracerd forwards its own); they are left in rec.json.
+wait_records ()
+{
+    wait_for "wait_record $1 && test \"\$(jq length rec.json)\" = $2" 30
+}
+
+# The processes, namespaces and links of the running cluster, to check
+# that "down" ends them: pids of every daemon and namespace holder; the
+# namespaces of the holders; the links that carry the cluster's alias.
+snapshot ()
+{
+    cat "$TRACER_CLUSTER_DIR"/run/*.pid \
+        "$TRACER_CLUSTER_DIR"/nodes/*/*.pid >pids &&
+    for p in $(cat "$TRACER_CLUSTER_DIR"/nodes/*/nodens.pid); do
+        readlink /proc/$p/ns/net /proc/$p/ns/uts /proc/$p/ns/mnt ||
+            return 1
+    done >namespaces &&
+    br=$("$IP" -o -4 addr show | awk -v a="$subnet.254/24" \
+        "\$4 == a { print \$2 }") &&
+    test -n "$br" &&
+    tag=$(cat "/sys/class/net/$br/ifalias") &&
+    echo "$tag" >tag &&
+    links_with_tag "$tag" >links
+}
+
+# A path as /proc/PID/mountinfo writes it (white space as octal escapes).
+mnt_esc ()
+{
+    printf '%s' "$1" | sed 's/ /\\040/g; s/	/\\011/g'
+}
+
+links_with_tag ()
+{
+    for f in /sys/class/net/*/ifalias; do
+        test "$(cat "$f" 2>/dev/null)" = "$1" || continue
+        d=${f%/ifalias}
+        echo "${d##*/}"
+    done
+}
+
+# Nothing of the cluster is left: no process of pids, no process in one
+# of its namespaces or naming its directory, no link with its alias, no
+# slurm_<node> cgroup dir.
+nothing_left ()
+{
+    rc=0
+    for pid in $(cat pids); do
+        ! tr_pid_running "$pid" || { echo "pid $pid alive" >&2; rc=1; }
+    done
+    for p in /proc/[0-9]*; do
+        for ns in net uts mnt; do
+            l=$(readlink "$p/ns/$ns" 2>/dev/null) || continue
+            ! grep -qxF "$l" namespaces ||
+                { echo "${p#/proc/} in $l" >&2; rc=1; }
+        done
+        tr -d "\\0" 2>/dev/null <"$p/cmdline" |
+            grep -qF -e "$TRACER_CLUSTER_DIR" -e "$TRACER_CLUSTER_ROOT" &&
+            { echo "${p#/proc/} names the cluster dir" >&2; rc=1; }
+    done
+    test -z "$(links_with_tag "$(cat tag)")" ||
+        { echo "links left: $(links_with_tag "$(cat tag)")" >&2; rc=1; }
+    for n in $TRACER_CLUSTER_NODES; do
+        ! ls -d /sys/fs/cgroup/*/slurm_"$n" 2>/dev/null ||
+            { echo "cgroup dirs of $n left" >&2; rc=1; }
+    done
+    ! grep -F " $(mnt_esc "$TRACER_CLUSTER_DIR")/" /proc/self/mountinfo ||
+        { echo "mounts left" >&2; rc=1; }
+    return $rc
+}
+
+test_expect_success 'a two-node cluster comes up in seconds' '
+    start=$(date +%s) &&
+    cluster_up --nodes 2 --plugstack-args "enable=optin" &&
+    echo "cluster up in $(( $(date +%s) - start )) s" &&
+    n1=$(cluster_node 1) && n2=$(cluster_node 2) &&
+    test -n "$n1" && test -n "$n2" && test "$n1" != "$n2" &&
+    subnet=$(scontrol -o show node "$n1" |
+        sed -n "s/.* NodeAddr=\(10\.[0-9]*\.[0-9]*\)\.1 .*/\1/p") &&
+    test -n "$subnet" &&
+    snapshot &&
+    test $(wc -l <pids) -eq 8 &&
+    test $(wc -l <links) -eq 3
+'
+
+test_expect_success 'both nodes are idle' '
+    sinfo -h -N -o "%N %t" | sort >states &&
+    printf "%s idle\n" "$n1" "$n2" | sort >expect &&
+    test_cmp expect states
+'
+
+test_expect_success 'status shows every node' '
+    cluster_status >status.out &&
+    grep "node $n1 ($subnet.1)" status.out &&
+    grep "node $n2 ($subnet.2)" status.out &&
+    test $(grep -c "slurmd *running" status.out) = 2 &&
+    test $(grep -c "tracerd *running" status.out) = 2 &&
+    test $(grep -c "namespaces *running" status.out) = 2
+'
+
+test_expect_success 'srun -N2 runs on both nodes, each under its own hostname' '
+    srun -N2 hostname | sort >hosts &&
+    printf "%s\n" "$n1" "$n2" | sort >expect &&
+    test_cmp expect hosts
+'
+
+# Per node: hostname, network namespace, eth0 address, interface count.
+test_expect_success 'each node has its own network namespace and address' '
+	cat >netns.sh <<-\EOF &&
+	addr=$("$IP" -o -4 addr show dev eth0 | awk "{ print \$4 }")
+	echo $(hostname) $(readlink /proc/self/ns/net) $addr \
+	    $(grep -c : /proc/net/dev)
+	EOF
+    IP=$IP srun -N2 sh ./netns.sh >netns.out &&
+    cat netns.out &&
+    test $(wc -l <netns.out) = 2 &&
+    grep -qx "$n1 net:\[[0-9]*\] $subnet.1/24 2" netns.out &&
+    grep -qx "$n2 net:\[[0-9]*\] $subnet.2/24 2" netns.out &&
+    test $(cut -d" " -f2 netns.out | sort -u | wc -l) = 2 &&
+    ! grep -F "$(readlink /proc/self/ns/net)" netns.out
+'
+
+test_expect_success 'the node sees its own run dir at the plugin socket path' '
+    node_exec "$n1" grep -F " $(mnt_esc "$TRACER_CLUSTER_DIR")/run/node " \
+        /proc/self/mountinfo &&
+    node_exec "$n2" test -S "$TRACER_CLUSTER_ROOT/run/node/tracerd.sock" &&
+    ! test -e "$TRACER_CLUSTER_DIR/run/node/tracerd.sock"
+'
+
+test_expect_success 'srun -N2 --tracer: one record per node, CPU within 5%' '
+    srun -N2 --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        echo \$SLURMD_NODENAME \$($BURN cpu=1)" >burn.out 2>burn.err &&
+    job=$(sed -n "s/^JOB=//p" burn.err | head -n1) &&
+    echo "$job" >job1 &&
+    wait_records "$job" 2 &&
+    jq -r ".[] | \"\(.identity.node) \(.identity.node_index)\"" rec.json |
+        sort >nodes.out &&
+    printf "%s\n" "$n1 0" "$n2 1" >expect &&
+    test_cmp expect nodes.out &&
+    for n in $n1 $n2; do
+        sed -n "s/^$n //p" burn.out >burn.$n.json &&
+        within "$(jq ".[] | select(.identity.node == \"$n\") |
+                     .summary.cpu.total_s" rec.json)" \
+            "$(jq .cpu_s burn.$n.json)" 5 || return 1
+    done
+'
+
+test_expect_success 'each record was made by the tracerd of its own node' '
+    jq -r ".[] | \"\(.identity.node) \(.host.hostname)\"" rec.json |
+        sort >made.out &&
+    printf "%s\n" "$n1 $n1" "$n2 $n2" | sort >expect &&
+    test_cmp expect made.out &&
+    for n in $n1 $n2; do
+        grep -q "step tracertest/$job/0/$n: record written" \
+            "$(tracerd_log $n)" || return 1
+    done &&
+    ls "$TRACER_CLUSTER_DIR"/store/tracertest/jobs/*/"$job" >files &&
+    printf "%s\n" "0.$n1.json" "0.$n2.json" >expect &&
+    test_cmp expect files
+'
+
+# tracer-report lists one "Step 0 on NODE" block per record.
+test_expect_success 'tracer-report -j shows the step on both nodes' '
+    $REPORT -j "$job" >view.out &&
+    cat view.out &&
+    grep -q "Step 0 on $n1: completed" view.out &&
+    grep -q "Step 0 on $n2: completed" view.out &&
+    test $(grep -c "signature valid" view.out) = 2
+'
+
+test_expect_success 'tracerd stopped on one node: the other still records' '
+    tracerd_stop "$n2" &&
+    ! test -e "$TRACER_CLUSTER_DIR/nodes/$n2/tracerd.pid" &&
+    srun -N2 --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>half.err &&
+    job2=$(sed -n "s/^JOB=//p" half.err | head -n1) &&
+    wait_records "$job2" 1 &&
+    test "$(jq -r ".[0].identity.node" rec.json)" = "$n1" &&
+    tracerd_start "$n2" &&
+    test -S "$TRACER_CLUSTER_DIR/nodes/$n2/run/tracerd.sock"
+'
+
+test_expect_success 'cluster down leaves nothing behind' '
+    snapshot &&
+    test $(wc -l <pids) -eq 8 &&
+    cluster_down &&
+    nothing_left
+'
+
+test_expect_success 'cluster down again is a no-op' '
+    cluster_down &&
+    ! cluster_status
+'
+
+test_expect_success 'a failed start leaves nothing behind either' '
+    test_must_fail env SLURMD=/bin/false "$TRACER_CLUSTER" up \
+        "$TRACER_CLUSTER_DIR" --nodename "$_tr_cluster_node" --nodes 2 \
+        --timeout 10 >failed.out 2>&1 &&
+    grep "start-up failed" failed.out &&
+    . "$TRACER_CLUSTER_DIR/env" &&
+    test -z "$(links_with_tag "$(cat tag)")" &&
+    nothing_left &&
+    ! test -e "$TRACER_CLUSTER_DIR/cluster.info"
+'
+
+test_done
