@@ -55,6 +55,12 @@ static int opt_cb (int val, const char *optarg, int remote)
     struct tr_spec s;
     tr_error_t error;
 
+    /* A plain --tracer given to sbatch/salloc reaches the job's own
+     * sruns through SLURM_SPANK__SLURM_SPANK_OPTION_tracer_tracer as the
+     * text "(null)": that is the empty SPEC, not a bad one.
+     */
+    if (optarg && !strcmp (optarg, "(null)"))
+        optarg = NULL;
     /* Called twice per srun step on 22.05: replace, never accumulate. */
     if (tr_spec_parse (optarg, &s, &error) < 0) {
         slurm_error ("tracer: --tracer: %s", error.text);
