@@ -33,8 +33,26 @@ store_select ()
 tracerd_pid () { cat "$TRACER_CLUSTER_DIR/run/tracerd.pid"; }
 nfds () { ls "/proc/$(tracerd_pid)/fd" | wc -l; }
 
-test_expect_success 'start a real cluster, opt-in mode' '
-    cluster_up --plugstack-args "enable=optin"
+# MailProg's path goes into slurm.conf, which cannot quote the space in
+# the trash directory's name.
+MAILDIR=$(mktemp -d /tmp/tracer-mail.XXXXXX) &&
+tr_atexit "rm -rf '$MAILDIR'"
+
+test_expect_success 'start a real cluster, opt-in mode, with a MailProg' '
+    printf "#!/bin/sh\nenv >\"%s/mail.\$\$.env\"\n" "$MAILDIR" \
+        >"$MAILDIR/mailprog" &&
+    chmod 755 "$MAILDIR" "$MAILDIR/mailprog" &&
+    cluster_up --plugstack-args "enable=optin" \
+        --slurm-conf MailProg="$MAILDIR/mailprog"
+'
+
+test_expect_success 'the job tracer settings reach MailProg as SPANK_TRACER*' '
+    sbatch --tracer=tag=run:m1 --mail-type=END --mail-user=root \
+        --parsable --wrap true >m.out &&
+    test "$(wait_job $(cat m.out))" = COMPLETED &&
+    wait_for "grep -l SLURM_JOB_ID=$(cat m.out) \"$MAILDIR\"/mail.*.env >mail.file" 30 &&
+    grep -qx "SPANK_TRACER=on" $(cat mail.file) &&
+    grep -qx "SPANK_TRACER_SPEC=tag=run:m1" $(cat mail.file)
 '
 
 test_expect_success 'an sbatch job with three srun steps: batch + three step records' '
