@@ -762,7 +762,7 @@ static void handle_step_start (int fd, json_t *msg)
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
         a->next = mono () + tr_step_interval (step);
-        a->snapped = mono ();
+        a->snapped = 0;  /* first snapshot at the first reading */
         a->created = mono ();
         logmsg (LOG_INFO, "step %s started", key);
     }
