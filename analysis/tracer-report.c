@@ -5,6 +5,8 @@
  * verify every signature, and print the job view.  A record that fails
  * verification is never shown as if it were authentic: tampered, forged
  * and unsigned records each get their own message and exit status.
+ * With --live it lists the steps running on this node instead, from the
+ * snapshots tracerd keeps of them.
  */
 #include "config.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libtracer/conf.h"
 #include "libtracer/record.h"
@@ -33,6 +36,7 @@ static struct {
     tr_conf_t *conf;
     bool allow_unsigned;
     bool json;
+    bool live;
     json_t *recs;
     json_t *notes;
     int worst;          /* exit status from verification */
@@ -44,8 +48,10 @@ static void usage (FILE *f)
     fprintf (f,
              "Usage: tracer-report [OPTIONS] -j JOBID[,JOBID...]\n"
              "       tracer-report [OPTIONS] RECORD-FILE...\n"
+             "       tracer-report --live [-j JOBID[,JOBID...]] [OPTIONS]\n"
              "Show what job steps used, from tracer records.\n\n"
              "  -j, --jobs=LIST       job ids to show (comma-separated)\n"
+             "      --live            list the steps running on this node\n"
              "  -M, --cluster=NAME    cluster (default: cluster.name from "
              "the config)\n"
              "      --store=DIR       read the store at DIR\n"
@@ -56,7 +62,9 @@ static void usage (FILE *f)
              "  -V, --version         show the version and exit\n\n"
              "Exit status: 0 ok, 1 runtime error or no records, 2 usage or "
              "configuration error,\n3 a record was modified after signing, "
-             "4 a record is unsigned, 5 a signature is forged.\n",
+             "4 a record is unsigned, 5 a signature is forged.\n"
+             "With --live: 0 also when no step runs, 1 a snapshot could not "
+             "be read.\n",
              tr_conf_default_path ());
 }
 
@@ -173,6 +181,171 @@ static int show_jobs (const char *list, const char *cluster,
     return EXIT_OK;
 }
 
+/* Does the comma-separated list name item? */
+static bool list_has (const char *list, const char *item)
+{
+    size_t len = strlen (item);
+
+    for (const char *p = list; p; p = strchr (p, ',')) {
+        if (*p == ',')
+            p++;
+        if (!strncmp (p, item, len) && (p[len] == ',' || p[len] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+/* Every job id in the list is path-safe (the store's rule, kept for
+ * --live so the same list means the same in both).
+ */
+static bool jobs_valid (const char *list)
+{
+    char id[256];
+    const char *p = list, *end;
+
+    do {
+        end = strchr (p, ',');
+        if (snprintf (id, sizeof (id), "%.*s",
+                      (int)(end ? (size_t)(end - p) : strlen (p)), p)
+                >= (int)sizeof (id)
+            || (*id && !tr_record_id_is_safe (id))) {
+            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
+                     id);
+            return false;
+        }
+        p = end + 1;
+    } while (end);
+    return true;
+}
+
+/* Is a live entry one of the jobs (and cluster) asked for?  An entry
+ * that could not be read is judged by its file name,
+ * <cluster>@<job>@<step>@<node>.json.
+ */
+static bool live_wanted (json_t *e, const char *jobs, const char *cluster)
+{
+    json_t *id = json_object_get (json_object_get (e, "record"), "identity");
+    const char *file = json_string_value (json_object_get (e, "file"));
+    const char *base = file ? strrchr (file, '/') : NULL;
+    char c[256] = "", j[256] = "";
+
+    if (id) {
+        snprintf (c, sizeof (c), "%s",
+                  json_string_value (json_object_get (id, "cluster")));
+        snprintf (j, sizeof (j), "%s",
+                  json_string_value (json_object_get (id, "job_id")));
+    }
+    else if (base && sscanf (base + 1, "%255[^@]@%255[^@]@", c, j) != 2)
+        return !jobs && !cluster;
+    return (!jobs || list_has (jobs, j)) && (!cluster || !strcmp (c, cluster));
+}
+
+/* The detailed view of one live snapshot, with its age on the Record:
+ * line.
+ */
+static int show_live_one (json_t *e)
+{
+    json_t *recs = json_array (), *notes = json_object ();
+    char note[300];
+    int rc = -1;
+
+    if (json_is_true (json_object_get (e, "stale")))
+        snprintf (note, sizeof (note), "live snapshot, %.0f s old; STALE: %s",
+                  json_number_value (json_object_get (e, "age_s")),
+                  json_string_value (json_object_get (e, "stale_reason")));
+    else
+        snprintf (note, sizeof (note), "live snapshot, %.0f s old (not "
+                  "signed; the final record will be)",
+                  json_number_value (json_object_get (e, "age_s")));
+    if (recs && notes
+        && json_array_append (recs, json_object_get (e, "record")) == 0
+        && json_object_set_new (notes, "0", json_string (note)) == 0)
+        rc = tr_report_job_view (stdout, recs, notes);
+    json_decref (recs);
+    json_decref (notes);
+    return rc;
+}
+
+/* Print the live entries that were asked for: as JSON, as a line that
+ * there are none, in the detailed view when one job was asked for and
+ * one step matched, else as the table.
+ */
+static void print_live (json_t *shown,
+                        bool filtered,
+                        bool by_job,
+                        const char *dir)
+{
+    if (r.json) {
+        char *s = json_dumps (shown, JSON_INDENT (2) | JSON_SORT_KEYS);
+        if (s)
+            printf ("%s\n", s);
+        free (s);
+    }
+    else if (json_array_size (shown) == 0)
+        printf ("No %ssteps running on this node (%s).\n",
+                filtered ? "matching " : "", dir);
+    else if (by_job && json_array_size (shown) == 1)
+        show_live_one (json_array_get (shown, 0));
+    else
+        tr_report_live_view (stdout, shown);
+}
+
+/* --live: the snapshots in <daemon.state_dir>/live, filtered. */
+static int show_live (const char *jobs, const char *cluster)
+{
+    struct tr_report_live_opts lo = {
+        .snapshot_interval_s = r.conf->snapshot_interval_s,
+    };
+    char dir[4096];
+    tr_error_t error;
+    json_t *all, *shown, *e;
+    size_t i;
+    int rc = EXIT_OK;
+
+    if (jobs && !jobs_valid (jobs))
+        return EXIT_USAGE;
+    if (snprintf (dir, sizeof (dir), "%s/live", r.conf->state_dir)
+        >= (int)sizeof (dir)) {
+        fprintf (stderr, "tracer-report: daemon.state_dir is too long\n");
+        return EXIT_USAGE;
+    }
+    /* Only root asks tracerd whether it runs: it refuses, and logs, the
+     * users it does not admit.  For them the age of a snapshot decides.
+     */
+    if (geteuid () == 0)
+        lo.daemon = tr_report_daemon_state (r.conf->socket_path, 1000);
+    if (!(all = tr_report_live_scan (dir, &lo, &error))) {
+        if (errno != ENOENT) {
+            fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+            return EXIT_RUNTIME;
+        }
+        /* No daemon made it: nothing runs under tracer here. */
+        all = json_array ();
+    }
+    if (!all || !(shown = json_array ())) {
+        json_decref (all);
+        fprintf (stderr, "tracer-report: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    json_array_foreach (all, i, e) {
+        if (!live_wanted (e, jobs, cluster))
+            continue;
+        if (json_object_get (e, "error")) {
+            fprintf (stderr, "tracer-report: %s\n",
+                     json_string_value (json_object_get (e, "error")));
+            rc = EXIT_RUNTIME;
+        }
+        else if (json_array_append (shown, e) < 0) {
+            fprintf (stderr, "tracer-report: out of memory\n");
+            rc = EXIT_RUNTIME;
+        }
+    }
+    print_live (shown, jobs || cluster, jobs != NULL, dir);
+    json_decref (shown);
+    json_decref (all);
+    return rc;
+}
+
 int main (int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -182,6 +355,7 @@ int main (int argc, char **argv)
         { "config", required_argument, NULL, 'c' },
         { "allow-unsigned", no_argument, NULL, 'U' },
         { "json", no_argument, NULL, 'J' },
+        { "live", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -213,6 +387,9 @@ int main (int argc, char **argv)
         case 'J':
             r.json = true;
             break;
+        case 'L':
+            r.live = true;
+            break;
         case 'h':
             usage (stdout);
             return EXIT_OK;
@@ -224,7 +401,13 @@ int main (int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!jobs && optind >= argc) {
+    if (r.live && (optind < argc || store_path)) {
+        fprintf (stderr, "tracer-report: --live reads this node's snapshots, "
+                 "not %s\n", store_path ? "a store" : "record files");
+        usage (stderr);
+        return EXIT_USAGE;
+    }
+    if (!r.live && !jobs && optind >= argc) {
         fprintf (stderr, "tracer-report: give -j JOBID or record files\n");
         usage (stderr);
         return EXIT_USAGE;
@@ -238,6 +421,10 @@ int main (int argc, char **argv)
         && !(errno == ENOENT && !conf_explicit)) {
         fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
         rc = EXIT_USAGE;
+        goto out;
+    }
+    if (r.live) {
+        rc = show_live (jobs, cluster);
         goto out;
     }
     if (jobs) {

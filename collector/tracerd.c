@@ -549,22 +549,30 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
 }
 
 /* A live snapshot of a running step for "tracer-report --live":
- * <state_dir>/live/<key>.json, replaced atomically.
+ * <state_dir>/live/<key>.json, replaced atomically.  It belongs to the
+ * step's user, mode 0600, in a directory anyone may list: each user can
+ * read their own running steps and no one else's.  Root reads them all.
  */
 static void write_snapshot (struct active *a)
 {
     char name[600];
     json_t *rec;
     char *text = NULL;
+    json_int_t uid;
+    uid_t owner = (uid_t)-1;
     tr_error_t error;
 
     a->snapped = mono ();
     if (d.live_fd < 0 || state_name (a, name, sizeof (name)) < 0)
         return;
+    uid = json_integer_value (
+        json_object_get (tr_step_identity (a->step), "uid"));
+    if (uid > 0 && uid < (json_int_t)(uid_t)-1)
+        owner = (uid_t)uid;
     if (!(rec = tr_step_record (a->step, "snapshot"))
         || !(text = json_dumps (rec, JSON_COMPACT))
         || tr_path_write_atomic (d.live_fd, name, text, strlen (text), 0600,
-                                 (uid_t)-1, (gid_t)-1, &error) < 0)
+                                 owner, (gid_t)-1, &error) < 0)
         logmsg (LOG_WARNING, "step %s: cannot write a live snapshot: %s",
                 a->key, text ? tr_error_str (&error) : strerror (errno));
     free (text);
@@ -754,7 +762,7 @@ static void handle_step_start (int fd, json_t *msg)
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
         a->next = mono () + tr_step_interval (step);
-        a->snapped = mono ();
+        a->snapped = 0;  /* first snapshot at the first reading */
         a->created = mono ();
         logmsg (LOG_INFO, "step %s started", key);
     }
@@ -1125,7 +1133,8 @@ int main (int argc, char **argv)
         tr_error_t error;
         int n = snprintf (path, sizeof (path), "%s/steps",
                           d.conf->state_dir);
-        int base = open_conf_dir (d.conf->state_dir, 0700, &error);
+        /* 0755: users reach live/ through it; steps/ stays root's. */
+        int base = open_conf_dir (d.conf->state_dir, 0755, &error);
         if (base >= 0) {
             close (base);
             if (n > 0 && (size_t)n < sizeof (path))
@@ -1136,9 +1145,12 @@ int main (int argc, char **argv)
                     "restart", d.conf->state_dir, tr_error_str (&error));
         n = snprintf (path, sizeof (path), "%s/live", d.conf->state_dir);
         if (d.state_fd >= 0 && n > 0 && (size_t)n < sizeof (path)
-            && (d.live_fd = open_conf_dir (path, 0700, &error)) < 0)
+            && (d.live_fd = open_conf_dir (path, 0755, &error)) < 0)
             logmsg (LOG_WARNING, "live snapshots disabled: %s",
                     tr_error_str (&error));
+        /* An older tracerd made it 0700: users must be able to list it */
+        if (d.live_fd >= 0)
+            (void)fchmod (d.live_fd, 0755);
         open_sources ();
         resume_steps ();
     }

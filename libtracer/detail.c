@@ -293,8 +293,14 @@ static void sample_net (tr_detail_t *d, double t, double dt)
 {
     uint64_t rx, tx;
 
-    if (!d->have_net || tr_netstat_snapshot (d->task, d->net_end) < 0)
+    if (!d->have_net)
         return;
+    /* Once the task is gone (always so at the final reading) its
+     * namespace cannot be read: the last reading stands, as in
+     * summary.network, and the interval still gets its point, because the
+     * record cuts every series to the shortest one.
+     */
+    (void)tr_netstat_snapshot (d->task, d->net_end);
     tr_netstat_totals (d->net_end, false, &rx, &tx);
     if (dt > 0) {
         add_point (d, S_NET_RX, t, rate (rx, &d->net_prev_rx, dt));

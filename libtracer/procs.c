@@ -16,13 +16,16 @@
  * parent's signal->ioac; FACTS.md 1.7, 3.4).  The rule: a process's own
  * I/O is its /proc reading minus the inclusive final I/O of each child
  * seen to end while it was the parent (child_io), clamped at zero, or its
- * summed exit records when larger.  A child's inclusive I/O is its own
- * plus its child_io.  Summing own I/O over all processes then counts
- * every byte once.  Where the parent never absorbs a child (it ignores
- * SIGCHLD, or dies first) the subtraction undercounts that parent in
- * sampled mode only; exit records need no subtraction.  Readings only
- * grow, so every final value is the larger of the sampled and the exit
- * value (exit I/O is rounded down to 1 KiB by the kernel).
+ * summed exit records when larger.  A child's I/O is subtracted only from
+ * readings taken after its end (child_pending until then): when parent
+ * and child both end between two readings, the parent's last reading
+ * predates the reap and holds none of it.  A child's inclusive I/O is its
+ * own plus every child credited to it.  Summing own I/O over all
+ * processes then counts every byte once.  Where the parent never absorbs
+ * a child (it ignores SIGCHLD, or dies first) the subtraction undercounts
+ * that parent in sampled mode only; exit records need no subtraction.
+ * Readings only grow, so every final value is the larger of the sampled
+ * and the exit value (exit I/O is rounded down to 1 KiB by the kernel).
  *
  * Bounded memory: entries exist for live processes and for the last
  * ENDED_MAX ended ones (kept so that a late exit event can make them
@@ -103,15 +106,21 @@ struct proc {
     char comm[COMM_BYTES];
     uint64_t start_ticks; /* /proc starttime; 0 if never scanned */
     int64_t start_ms, end_ms;
-    uint64_t seen_gen;
+    /* the last scan that saw it and that read its io; the first scan
+     * whose readings come after its end
+     */
+    uint64_t seen_gen, io_gen, end_gen;
     /* sampled: CPU us, VmHWM bytes, run delay ns, I/O incl. children */
     uint64_t s_cpu_us, s_hwm, s_runq_ns;
     struct tr_proc_io s_io;
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
     struct tr_proc_io x_io;
-    /* inclusive I/O of reaped children; what was credited to the parent */
-    struct tr_proc_io child_io, credit;
+    /* inclusive I/O of reaped children, subtracted from the readings;
+     * children credited since the last reading; what was credited to the
+     * parent
+     */
+    struct tr_proc_io child_io, child_pending, credit;
 };
 
 struct exemap {
@@ -145,6 +154,7 @@ struct tr_procs {
     pid_t *roots;
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
+    bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
     uint64_t f_memd_ns, f_iod_ns, f_inexact;
 };
@@ -201,6 +211,7 @@ static void incl_io (const struct proc *p, struct tr_proc_io *out)
 {
     own_io (p, out);
     io_add (out, &p->child_io);
+    io_add (out, &p->child_pending);
 }
 
 static int64_t realtime_ms (clockid_t clock)
@@ -652,11 +663,14 @@ static void fold (tr_procs_t *P, struct proc *p)
 }
 
 /* Credit a child's inclusive I/O to its parent, or the growth since the
- * last credit when the child's readings changed (a late exit event).
+ * last credit when the child's readings changed (a late exit event).  A
+ * parent reading taken after the child's end holds it (a scan finds a
+ * child ended when it is gone, so reaped, before the scan); otherwise it
+ * is held until the parent's next reading.
  */
 static void credit_parent (tr_procs_t *P, struct proc *c)
 {
-    struct tr_proc_io incl;
+    struct tr_proc_io incl, *dst;
     struct proc *par = NULL;
 
     for (struct proc *p = P->hash[pid_slot (P, c->ppid)]; p; p = p->hnext)
@@ -669,10 +683,11 @@ static void credit_parent (tr_procs_t *P, struct proc *c)
     if (!par)
         return;
     incl_io (c, &incl);
+    dst = par->io_gen >= c->end_gen ? &par->child_io : &par->child_pending;
     for (size_t i = 0; i < IO_N; i++) {
         uint64_t now = IOF (&incl, i), was = IOF (&c->credit, i);
         if (now > was)
-            IOF (&par->child_io, i) += now - was;
+            IOF (dst, i) += now - was;
     }
     c->credit = incl;
     c->credited = true;
@@ -686,6 +701,10 @@ static void proc_end (tr_procs_t *P, struct proc *p, int64_t end_ms)
     live_unlink (P, p);
     p->live = false;
     p->end_ms = end_ms;
+    /* a scan sees an end before its readings; an exit event, before the
+     * next scan's
+     */
+    p->end_gen = P->scanning ? P->gen : P->gen + 1;
     credit_parent (P, p);
     if (P->rcount == ENDED_MAX) {
         struct proc *old = P->ring[P->rhead];
@@ -824,8 +843,8 @@ static void read_status (struct proc *p, const char *base, size_t blen,
         p->s_hwm = max_u64 (p->s_hwm, kb * 1024);
 }
 
-static void read_io (struct proc *p, const char *base, size_t blen,
-                     char *path)
+/* Returns whether the file was read. */
+static bool read_io (struct proc *p, const char *base, size_t blen, char *path)
 {
     static const char *const keys[IO_N] = {
         "rchar:",  "wchar:",       "syscr:",
@@ -841,12 +860,13 @@ static void read_io (struct proc *p, const char *base, size_t blen,
      * the last readings stand.
      */
     if (read_file (path, buf, sizeof (buf)) <= 0)
-        return;
+        return false;
     for (size_t i = 0; i < IO_N; i++)
         if (find_key (buf, keys[i], &v[i]) < 0)
-            return;
+            return false;
     for (size_t i = 0; i < IO_N; i++)
         IOF (&p->s_io, i) = max_u64 (IOF (&p->s_io, i), v[i]);
+    return true;
 }
 
 /* run_delay, the second field of a schedstat file, or -1. */
@@ -1043,7 +1063,12 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     p->s_cpu_us = max_u64 (p->s_cpu_us, (st.utime + st.stime) * 1000000
                                             / (uint64_t)P->hz);
     read_status (p, base, blen, path);
-    read_io (p, base, blen, path);
+    if (read_io (p, base, blen, path)) {
+        /* children that ended before this reading are in it */
+        p->io_gen = P->gen;
+        io_add (&p->child_io, &p->child_pending);
+        memset (&p->child_pending, 0, sizeof (p->child_pending));
+    }
     read_runq (p, st.nthreads, base, blen, path);
     return 1;
 }
@@ -1064,9 +1089,11 @@ int tr_procs_scan (tr_procs_t *P,
     if (P->boot_ms == 0)
         boot_time (P);
     P->gen++;
+    P->scanning = true;
     for (size_t i = 0; i < n; i++) {
         int rc = scan_one (P, pids[i], now_ms, &created);
         if (rc < 0) {
+            P->scanning = false;
             errno = ENOMEM;
             return -1;
         }
@@ -1077,6 +1104,7 @@ int tr_procs_scan (tr_procs_t *P,
         if (p->seen_gen != P->gen)
             proc_end (P, p, now_ms);
     }
+    P->scanning = false;
     if (created && P->pcount && resolve_pending (P) < 0)
         return -1;
     return count;

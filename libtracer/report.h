@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <jansson.h>
 
+#include "error.h"
+
 /* Text views of records for tracer-report (and tracer-run --demo). */
 
 /* Print the job view of recs (an array of validated records, any mix of
@@ -24,5 +26,64 @@ const char *tr_report_bytes (char *buf, size_t size, double bytes);
 
 /* "HH:MM:SS" (or "D-HH:MM:SS") into buf. */
 const char *tr_report_duration (char *buf, size_t size, double seconds);
+
+/* Live snapshots: what tracerd writes of each running step under
+ * <daemon.state_dir>/live/ (see doc/record-format.md).
+ */
+
+/* Whether the tracerd behind a socket runs. */
+typedef enum {
+    TR_REPORT_DAEMON_UNKNOWN = 0, /* could not tell */
+    TR_REPORT_DAEMON_RUNNING,     /* it answered */
+    TR_REPORT_DAEMON_STOPPED,     /* nothing listens on the socket */
+} tr_report_daemon_t;
+
+/* Ask the daemon at socket_path whether it runs ("ping", bounded by
+ * timeout_ms).  Any answer, a refusal included, means RUNNING; no socket
+ * (ENOENT) or a socket nobody listens on (ECONNREFUSED: what a killed
+ * daemon leaves) means STOPPED; anything else (EACCES, a timeout) is
+ * UNKNOWN.  A daemon logs connections it does not admit, so callers it
+ * would refuse should not ask.
+ */
+tr_report_daemon_t tr_report_daemon_state (const char *socket_path,
+                                           int timeout_ms);
+
+struct tr_report_live_opts {
+    double now;                 /* Unix seconds; 0: the current time */
+    double snapshot_interval_s; /* sampling.snapshot_interval (0: off) */
+    tr_report_daemon_t daemon;  /* from tr_report_daemon_state() */
+};
+
+/* Read every snapshot ("*.json", not starting with '.') in the live
+ * directory dir.  Returns a new reference to an array of entries, sorted
+ * by cluster, job, step and node:
+ *   {"file": PATH, "written_unix_ms": N, "age_s": S, "stale": B,
+ *    "stale_reason": "..." (only when stale), "record": {...}}
+ * A snapshot is stale when the daemon is STOPPED, when snapshots are off,
+ * or when it is older than 3 times the interval at which it should be
+ * rewritten (the larger of snapshot_interval_s and the step's sampling
+ * interval).  The record gets time.elapsed_s (start to the snapshot's
+ * modification time) when it has none.
+ * A file that cannot be used is an entry {"file": PATH, "error": TEXT},
+ * TEXT naming the file: unreadable, not a valid record, not a snapshot,
+ * a name that does not match its identity, or an owner other than root
+ * and the step's user.  Files that vanish while being read (the step
+ * ended) are left out, and so are files of another user that the caller
+ * may not read (EACCES): they are not the caller's.
+ * Returns NULL with errno when dir cannot be read (ENOENT when it does
+ * not exist, EACCES, ENOMEM), with error text.
+ */
+json_t *tr_report_live_scan (const char *dir,
+                             const struct tr_report_live_opts *opts,
+                             tr_error_t *error);
+
+/* Print the entries of tr_report_live_scan that have a record as a
+ * table, one line per step and node: job, step, name, user, node, start,
+ * elapsed, CPU cores in use (mean of the last few series points, against
+ * the cores requested where known), memory now and at its peak, processes
+ * and the snapshot's age, with a STALE note where it applies.  Entries
+ * without a record are skipped.  Returns 0, or -1 with errno.
+ */
+int tr_report_live_view (FILE *out, json_t *entries);
 
 #endif /* !TRACER_REPORT_H */

@@ -680,7 +680,7 @@ static bool is_root (const tr_step_t *step, pid_t pid)
 struct pinfo {
     pid_t pid, ppid, sid;
     unsigned long long start;
-    double cpu;
+    unsigned long long user, sys; /* ticks, reaped children's included */
     uint64_t rss;
     bool in, env;
 };
@@ -699,7 +699,7 @@ static int read_tree (tr_step_t *step)
     struct envmemo *memo = NULL;
     size_t n = 0, cap = 0, nmemo = 0;
     long hz = sysconf (_SC_CLK_TCK), page = sysconf (_SC_PAGESIZE);
-    double total_cpu = 0;
+    unsigned long long total_user = 0, total_sys = 0;
     uint64_t total_rss = 0;
     bool changed = true;
 
@@ -747,8 +747,8 @@ static int read_tree (tr_step_t *step)
             .ppid = (pid_t)ppid,
             .sid = (pid_t)sid,
             .start = start,
-            .cpu = (double)(ut + st + (unsigned long long)cut
-                            + (unsigned long long)cst) / (double)hz,
+            .user = ut + (unsigned long long)cut,
+            .sys = st + (unsigned long long)cst,
             .rss = (uint64_t)rssp * (uint64_t)page,
         };
         ps[n].in = is_root (step, ps[n].pid)
@@ -790,13 +790,20 @@ static int read_tree (tr_step_t *step)
     step->npids = 0;
     for (size_t i = 0; i < n; i++)
         if (ps[i].in) {
-            total_cpu += ps[i].cpu;
+            total_user += ps[i].user;
+            total_sys += ps[i].sys;
             total_rss += ps[i].rss;
             remember_pid (step, ps[i].pid);
         }
     free (ps);
-    if (total_cpu > step->cpu_total_s)
-        step->cpu_total_s = total_cpu;
+    /* the set shrinks as processes end: keep the largest reading, its
+     * user and system parts with it
+     */
+    if ((double)(total_user + total_sys) / (double)hz > step->cpu_total_s) {
+        step->cpu_total_s = (double)(total_user + total_sys) / (double)hz;
+        step->cpu_user_s = (double)total_user / (double)hz;
+        step->cpu_sys_s = (double)total_sys / (double)hz;
+    }
     step->cpu_source = "proc:stat (process tree, sampled)";
     step->cpu_exact = false;
     step->have_cpu = true;

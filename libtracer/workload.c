@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "workload.h"
@@ -77,13 +79,18 @@ int tr_workload_parse (const char *spec,
                 rc = parse_size (eq + 1, &r.mem_bytes);
             else if (!strcmp (item, "write"))
                 rc = parse_size (eq + 1, &r.write_bytes);
-            else if (!strcmp (item, "children")) {
+            else if (!strcmp (item, "children")
+                     || !strcmp (item, "threads")) {
                 char *end;
                 long n;
                 errno = 0;
                 n = strtol (eq + 1, &end, 10);
-                if (!errno && end != eq + 1 && !*end && n >= 0 && n <= 10000) {
-                    r.children = (int)n;
+                if (!errno && end != eq + 1 && !*end && n >= 0 && n <= 10000
+                    && (item[0] == 'c' || (n >= 1 && n <= 256))) {
+                    if (item[0] == 'c')
+                        r.children = (int)n;
+                    else
+                        r.threads = (int)n;
                     rc = 0;
                 }
             }
@@ -106,14 +113,43 @@ static double self_cpu (int who)
            + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
+/* CPU time of the calling thread. */
+static double thread_cpu (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void burn (double seconds)
 {
-    double start = self_cpu (RUSAGE_SELF);
+    double start = thread_cpu ();
     volatile uint64_t x = 1;
 
-    while (self_cpu (RUSAGE_SELF) - start < seconds)
+    while (thread_cpu () - start < seconds)
         for (int i = 0; i < 100000; i++)
             x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+}
+
+static void *burn_thread (void *arg)
+{
+    burn (*(const double *)arg);
+    return NULL;
+}
+
+/* The cpu burn in n threads at once (the caller is one of them). */
+static void burn_threads (double seconds, int n)
+{
+    pthread_t tid[256];
+    int started = 0;
+
+    for (int i = 1; i < n && i < 256; i++)
+        if (pthread_create (&tid[started], NULL, burn_thread, &seconds) == 0)
+            started++;
+    burn (seconds);
+    for (int i = 0; i < started; i++)
+        pthread_join (tid[i], NULL);
 }
 
 static int write_file (uint64_t bytes)
@@ -165,7 +201,7 @@ int tr_workload_run (const struct tr_workload *w, FILE *out)
     }
     if (w->write_bytes)
         write_file (w->write_bytes);
-    burn (w->cpu_s);
+    burn_threads (w->cpu_s, w->threads > 0 ? w->threads : 1);
     getrusage (RUSAGE_SELF, &self);
     getrusage (RUSAGE_CHILDREN, &kids);
     fprintf (out,

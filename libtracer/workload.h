@@ -12,7 +12,8 @@
 /* A small synthetic workload with known ground truth: the built-in demo
  * of tracer-run and the measuring stick of the integration tests.
  * SPEC: comma-separated cpu=SECONDS, mem=SIZE (K/M/G suffixes),
- * write=SIZE, children=N (each burns child_cpu=SECONDS).
+ * write=SIZE, children=N (each burns child_cpu=SECONDS), threads=N (the
+ * cpu burn runs in N threads at once, each for cpu=SECONDS).
  */
 struct tr_workload {
     double cpu_s;
@@ -20,6 +21,7 @@ struct tr_workload {
     uint64_t write_bytes;
     int children;
     double child_cpu_s;
+    int threads;
 };
 
 #define TR_WORKLOAD_DEMO "cpu=1,mem=64M,write=16M,children=4,child_cpu=0.1"

@@ -34,6 +34,7 @@ static struct tr_hookconf conf;
 static bool disabled;          /* bad plugstack arguments: do nothing */
 static struct tr_spec spec = { .state = -1 };
 static bool spec_seen;
+static char spec_text[TR_SPEC_MAX + 1];  /* the accepted SPEC as given */
 static json_t *identity;       /* built at the first task_post_fork */
 static json_t *request;
 static int exits_seen;
@@ -55,6 +56,12 @@ static int opt_cb (int val, const char *optarg, int remote)
     struct tr_spec s;
     tr_error_t error;
 
+    /* A plain --tracer given to sbatch/salloc reaches the job's own
+     * sruns through SLURM_SPANK__SLURM_SPANK_OPTION_tracer_tracer as the
+     * text "(null)": that is the empty SPEC, not a bad one.
+     */
+    if (optarg && !strcmp (optarg, "(null)"))
+        optarg = NULL;
     /* Called twice per srun step on 22.05: replace, never accumulate. */
     if (tr_spec_parse (optarg, &s, &error) < 0) {
         slurm_error ("tracer: --tracer: %s", error.text);
@@ -66,6 +73,7 @@ static int opt_cb (int val, const char *optarg, int remote)
     tr_spec_release (&spec);
     spec = s;
     spec_seen = true;
+    snprintf (spec_text, sizeof (spec_text), "%s", optarg ? optarg : "");
     return 0;
 }
 
@@ -82,6 +90,33 @@ int slurm_spank_init (spank_t sp, int ac, char **av)
     for (struct spank_option *o = options; o->name; o++)
         if (spank_option_register (sp, o) != ESPANK_SUCCESS)
             slurm_error ("tracer: cannot register --%s", o->name);
+    return 0;
+}
+
+/* In srun, sbatch and salloc: hand the job's tracer settings to the
+ * Prolog, Epilog and MailProg (tracer-mail) as SPANK_TRACER (on|off)
+ * and SPANK_TRACER_SPEC.  Only the scheduler's own job-control
+ * environment is touched; a failure costs the mail its settings only.
+ */
+int slurm_spank_init_post_opt (spank_t sp, int ac, char **av)
+{
+    if (disabled || spank_remote (sp))
+        return 0;
+    if (spank_context () != S_CTX_LOCAL && spank_context () != S_CTX_ALLOCATOR)
+        return 0;
+    if (!spec_seen && !getenv ("TRACER_OPTS"))
+        return 0;
+    if (!spec_seen)
+        (void)opt_cb (0, getenv ("TRACER_OPTS"), 1);
+    if (!spec_seen)
+        return 0;
+    if (spank_job_control_setenv (sp, "TRACER",
+                                  tr_spec_enabled (&conf, &spec) ? "on"
+                                                                 : "off",
+                                  1) != ESPANK_SUCCESS
+        || spank_job_control_setenv (sp, "TRACER_SPEC", spec_text, 1)
+               != ESPANK_SUCCESS)
+        slurm_debug ("tracer: cannot pass settings to the job's mail");
     return 0;
 }
 

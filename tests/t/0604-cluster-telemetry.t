@@ -3,9 +3,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
-test_description='known workloads in a real cluster: I/O, short processes, memory pressure'
+test_description='known workloads in a real cluster: threads, I/O, short processes, memory pressure'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 
 require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
@@ -15,6 +17,17 @@ require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
 test_expect_success 'start a cluster whose tracerd mirrors steps into cgroup2' '
     cluster_up --plugstack-args "enable=optin" --sampling psi_mirror=true &&
     mkdir -m 1777 work
+'
+
+test_expect_success 'a CPU burner with exactly 2 threads: 2 x its seconds, within 5%' '
+    srun --tracer -c2 sh -c "echo JOB=\$SLURM_JOB_ID >&2; \
+        exec $B/tests/burn cpu=1.5,threads=2" >thr.out 2>thr.err &&
+    job=$(sed -n "s/^JOB=//p" thr.err) &&
+    wait_record $job &&
+    within "$(jq .cpu_s thr.out)" 3 5 &&
+    within "$(jq ".[0].summary.cpu.total_s" rec.json)" "$(jq .cpu_s thr.out)" 5 &&
+    test "$(jq ".[0].summary.cpu.exact" rec.json)" = true &&
+    test "$(jq ".[0].tools[] | select(.name == \"burn\") | .count" rec.json)" = 1
 '
 
 test_expect_success 'dd writing 32 MiB with O_DIRECT: write_bytes within 5%' '
