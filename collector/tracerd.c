@@ -587,6 +587,15 @@ static void drop_snapshot (struct active *a)
         (void)unlinkat (d.live_fd, name, 0);
 }
 
+/* A step's end: its final record, then nothing of it is kept. */
+static void retire_step (struct active *a)
+{
+    finish_step (a);
+    drop_state (a);
+    drop_snapshot (a);
+    drop_step (a);
+}
+
 /* Remove mirror directories no active step uses (their processes are
  * gone; a step that ended while tracerd was down leaves one too).
  */
@@ -832,10 +841,7 @@ static void handle_task_exit (int fd, json_t *msg)
                     tr_error_str (&error));
         reply (fd, true, NULL);
         drain_exits ();
-        finish_step (a);
-        drop_state (a);
-        drop_snapshot (a);
-        drop_step (a);
+        retire_step (a);
         return;
     }
     save_state (a);
@@ -936,10 +942,7 @@ static void reap_ended (double now)
             continue;
         logmsg (LOG_WARNING, "step %s: %s", a->key, why);
         tr_step_mark_incomplete (a->step, why);
-        finish_step (a);
-        drop_state (a);
-        drop_snapshot (a);
-        drop_step (a);
+        retire_step (a);
     }
 }
 
@@ -1009,10 +1012,7 @@ static void resume_steps (void)
                                  "saved reading");
         logmsg (LOG_WARNING, "step %s ended while tracerd was down; "
                 "recording it as incomplete", a->key);
-        finish_step (a);
-        drop_state (a);
-        drop_snapshot (a);
-        drop_step (a);
+        retire_step (a);
     }
     closedir (dir);
 }

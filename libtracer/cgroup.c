@@ -183,6 +183,15 @@ static bool controllers_include (const char *dir, const char *ctrl)
     return false;
 }
 
+/* Whether a cgroup2 directory (as /proc/PID/cgroup names it) is one of
+ * tracer's own mirror directories.
+ */
+static bool is_mirror (const char *rel)
+{
+    return !strncmp (rel, "/" TR_CGROUP_MIRROR_DIR "/",
+                     strlen (TR_CGROUP_MIRROR_DIR) + 2);
+}
+
 static bool rel_ok (const char *rel)
 {
     const char *p = rel;
@@ -237,9 +246,7 @@ int tr_cgroup_resolve_path (const char *rel,
     if (join_existing (r.unified, sizeof (r.unified), NULL, rel)) {
         any = true;
         r.unified_has_memory = controllers_include (r.unified, "memory");
-        r.unified_is_mirror
-            = !strncmp (rel, "/" TR_CGROUP_MIRROR_DIR "/",
-                        strlen (TR_CGROUP_MIRROR_DIR) + 2);
+        r.unified_is_mirror = is_mirror (rel);
     }
     if (!any) {
         errno = ENOENT;
@@ -290,9 +297,7 @@ int tr_cgroup_parse (const char *text,
                     return tr_errprintf (error, "cgroup path too long");
                 r.unified_has_memory = controllers_include (r.unified,
                                                             "memory");
-                r.unified_is_mirror
-                    = !strncmp (rel, "/" TR_CGROUP_MIRROR_DIR "/",
-                                strlen (TR_CGROUP_MIRROR_DIR) + 2);
+                r.unified_is_mirror = is_mirror (rel);
             }
             continue;
         }
