@@ -35,6 +35,7 @@
 #include "libtracer/proto.h"
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
+#include "libtracer/jobstate.h"
 #include "libtracer/sign.h"
 #include "libtracer/store.h"
 #include "libtracer/taskstats.h"
@@ -49,6 +50,7 @@ struct active {
     double snapped;      /* monotonic time of its last live snapshot */
     double created;      /* monotonic time it was created or resumed */
     bool seen;           /* its cgroup or a process was found alive */
+    bool conditional;    /* recorded only if its job has another step */
     int gone;            /* consecutive checks that found neither */
 };
 
@@ -84,6 +86,37 @@ static struct {
     tr_gpu_t *gpu;
     double next_sweep;
 } d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO };
+
+/* squeue queries in flight, one per job, and the records that wait for
+ * their answer (a step killed by a signal: cancelled or timed out?).
+ */
+#define MAX_QUERIES 32
+#define QUERY_TIMEOUT_S 10.0
+/* A job whose tasks were just killed is COMPLETING until its epilogs
+ * are done, and squeue shows that instead of TIMEOUT or CANCELLED: ask
+ * again every QUERY_RETRY_S, for at most QUERY_GIVE_UP_S.
+ */
+#define QUERY_RETRY_S 2.0
+#define QUERY_GIVE_UP_S 90.0
+
+struct query {
+    tr_jobstate_query_t *q;  /* NULL between two tries */
+    char job[32];
+    double deadline;     /* of the try in flight, or when to try again */
+    double give_up;
+    json_t *held;        /* records to write once the job state is known */
+};
+
+static struct query queries[MAX_QUERIES];
+static int nqueries;
+
+/* Time limits already learnt, newest overwriting the oldest. */
+#define LIMIT_CACHE 256
+static struct {
+    char job[LIMIT_CACHE][32];
+    long limit[LIMIT_CACHE];
+    int next;
+} limits;
 
 static volatile sig_atomic_t got_term, got_hup;
 
@@ -495,31 +528,212 @@ static void forward_spool (double now)
     }
 }
 
-static void finish_step (struct active *a)
+/* Sign, check and spool a final record; takes the reference. */
+static void write_record (const char *key, json_t *rec)
 {
     tr_error_t error;
+
+    if (!d.conf->sign_enabled)
+        tr_sign_mark_unsigned (rec, "signing disabled by configuration");
+    else if (tr_sign_record (rec, d.conf->munge_socket, &error) < 0)
+        logmsg (LOG_WARNING, "step %s: record left unsigned: %s", key,
+                tr_error_str (&error));
+    if (tr_record_validate (rec, &error) < 0)
+        logmsg (LOG_ERR, "step %s: record does not validate: %s (writing it "
+                "anyway)", key, tr_error_str (&error));
+    if (tr_store_put (d.spool, rec, &error) < 0)
+        logmsg (LOG_ERR, "step %s: spool write failed: %s", key,
+                tr_error_str (&error));
+    else
+        logmsg (LOG_INFO, "step %s: record written", key);
+    json_decref (rec);
+    d.next_forward = 0;  /* forward now */
+}
+
+static bool slurm_job (json_t *id, const char **job)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    *job = json_string_value (json_object_get (id, "job_id"));
+    return s && !strcmp (s, "slurm") && *job && **job
+           && strspn (*job, "0123456789") == strlen (*job)
+           && strlen (*job) < sizeof (queries[0].job);
+}
+
+static struct query *find_query (const char *job)
+{
+    for (int i = 0; i < nqueries; i++)
+        if (!strcmp (queries[i].job, job))
+            return &queries[i];
+    return NULL;
+}
+
+/* Ask squeue about job (unless a question is already out).  NULL when
+ * queries are off or failed: the caller goes on without the answer.
+ */
+static struct query *ask_scheduler (const char *job)
+{
+    struct query *qy = find_query (job);
+    tr_error_t error;
+    tr_jobstate_query_t *q;
+
+    if (qy)
+        return qy;
+    if (nqueries == MAX_QUERIES || !d.conf->squeue_path
+        || access (d.conf->squeue_path, X_OK) < 0)
+        return NULL;
+    if (!(q = tr_jobstate_query_start (d.conf->squeue_path, job, &error))) {
+        logmsg (LOG_WARNING, "job %s: %s", job, tr_error_str (&error));
+        return NULL;
+    }
+    qy = &queries[nqueries++];
+    memset (qy, 0, sizeof (*qy));
+    qy->q = q;
+    snprintf (qy->job, sizeof (qy->job), "%s", job);
+    qy->deadline = mono () + QUERY_TIMEOUT_S;
+    qy->give_up = mono () + QUERY_GIVE_UP_S;
+    return qy;
+}
+
+static long cached_limit (const char *job)
+{
+    for (int i = 0; i < LIMIT_CACHE; i++)
+        if (!strcmp (limits.job[i], job))
+            return limits.limit[i];
+    return -2;
+}
+
+/* A step killed by a signal: the job's scheduler state says whether it
+ * was cancelled or ran out of time.
+ */
+static void apply_state (json_t *rec, const struct tr_jobstate *job)
+{
+    json_t *oc = json_object_get (rec, "outcome");
+    const char *now = json_string_value (json_object_get (oc, "state"));
+    const char *state = tr_jobstate_outcome (job->state);
+    char why[96];
+
+    if (job->time_limit_s >= 0)
+        json_object_set_new (json_object_get (rec, "request"),
+                             "time_limit_s",
+                             json_integer (job->time_limit_s));
+    if (!state || !now || strcmp (now, "failed"))
+        return;
+    snprintf (why, sizeof (why), "the scheduler reports the job %s",
+              job->state);
+    json_object_set_new (oc, "state", json_string (state));
+    json_object_set_new (oc, "reason", json_string (why));
+}
+
+/* The answer is in (or never came: ok false): give the job's steps their
+ * time limit and write the records that waited for it.
+ */
+static void finish_query (struct query *qy, bool ok)
+{
+    struct tr_jobstate job = { .time_limit_s = -1 };
+    tr_error_t error;
+    size_t i;
     json_t *rec;
+
+    if (ok && tr_jobstate_query_result (qy->q, &job, &error) < 0) {
+        logmsg (LOG_DEBUG, "job %s: %s", qy->job, tr_error_str (&error));
+        ok = false;
+    }
+    if (ok && qy->held && !strcmp (job.state, "COMPLETING")
+        && mono () < qy->give_up) {
+        tr_jobstate_query_destroy (qy->q);
+        qy->q = NULL;
+        qy->deadline = mono () + QUERY_RETRY_S;
+        return;
+    }
+    if (!ok)
+        job.state[0] = '\0';
+    else {
+        snprintf (limits.job[limits.next], sizeof (limits.job[0]), "%s",
+                  qy->job);
+        limits.limit[limits.next] = job.time_limit_s;
+        limits.next = (limits.next + 1) % LIMIT_CACHE;
+        for (int k = 0; k < d.nsteps && job.time_limit_s >= 0; k++) {
+            const char *j;
+            if (slurm_job (tr_step_identity (d.steps[k].step), &j)
+                && !strcmp (j, qy->job))
+                json_object_set_new (tr_step_request (d.steps[k].step),
+                                     "time_limit_s",
+                                     json_integer (job.time_limit_s));
+        }
+    }
+    json_array_foreach (qy->held, i, rec) {
+        json_t *id = json_object_get (rec, "identity");
+        char key[600];
+        if (ok)
+            apply_state (rec, &job);
+        if (step_key (id, key, sizeof (key)) < 0)
+            snprintf (key, sizeof (key), "%s", qy->job);
+        write_record (key, json_incref (rec));
+    }
+    json_decref (qy->held);
+    tr_jobstate_query_destroy (qy->q);
+    *qy = queries[--nqueries];
+}
+
+static void poll_queries (struct pollfd *pfd, double now)
+{
+    for (int i = nqueries - 1; i >= 0; i--) {
+        struct query *qy = &queries[i];
+        int rc = 0;
+        if (!qy->q) {
+            tr_error_t error;
+            if (now < qy->deadline)
+                continue;
+            if (!(qy->q = tr_jobstate_query_start (d.conf->squeue_path,
+                                                   qy->job, &error))) {
+                logmsg (LOG_WARNING, "job %s: %s", qy->job,
+                        tr_error_str (&error));
+                finish_query (qy, false);
+            }
+            else
+                qy->deadline = now + QUERY_TIMEOUT_S;
+            continue;
+        }
+        if (pfd[i].revents)
+            rc = tr_jobstate_query_read (qy->q);
+        if (rc == 1)
+            finish_query (qy, true);
+        else if (rc < 0 || now >= qy->deadline) {
+            logmsg (LOG_WARNING, "job %s: squeue %s; records keep the "
+                    "state their tasks show", qy->job,
+                    rc < 0 ? "failed" : "did not answer in time");
+            finish_query (qy, false);
+        }
+    }
+}
+
+static void finish_step (struct active *a)
+{
+    json_t *rec, *oc;
+    struct query *qy;
+    const char *job;
 
     if (!(rec = tr_step_record (a->step, "final"))) {
         logmsg (LOG_ERR, "step %s: building record: %s", a->key,
                 strerror (errno));
         return;
     }
-    if (!d.conf->sign_enabled)
-        tr_sign_mark_unsigned (rec, "signing disabled by configuration");
-    else if (tr_sign_record (rec, d.conf->munge_socket, &error) < 0)
-        logmsg (LOG_WARNING, "step %s: record left unsigned: %s", a->key,
-                tr_error_str (&error));
-    if (tr_record_validate (rec, &error) < 0)
-        logmsg (LOG_ERR, "step %s: record does not validate: %s (writing it "
-                "anyway)", a->key, tr_error_str (&error));
-    if (tr_store_put (d.spool, rec, &error) < 0)
-        logmsg (LOG_ERR, "step %s: spool write failed: %s", a->key,
-                tr_error_str (&error));
-    else
-        logmsg (LOG_INFO, "step %s: record written", a->key);
-    json_decref (rec);
-    d.next_forward = 0;  /* forward now */
+    /* A task killed by a signal that is not the OOM killer's: the
+     * scheduler knows whether it was a cancel or the time limit.
+     */
+    oc = json_object_get (rec, "outcome");
+    if (json_object_get (oc, "signal")
+        && !strcmp (json_string_value (json_object_get (oc, "state")),
+                    "failed")
+        && slurm_job (tr_step_identity (a->step), &job)
+        && (qy = ask_scheduler (job))) {
+        if (!qy->held)
+            qy->held = json_array ();
+        if (qy->held && json_array_append_new (qy->held, rec) == 0)
+            return;
+    }
+    write_record (a->key, rec);
 }
 
 /* A step's cgroup2 mirror directory name: its key, '/' made '@'. */
@@ -588,9 +802,57 @@ static void drop_snapshot (struct active *a)
 }
 
 /* A step's end: its final record, then nothing of it is kept. */
+/* Jobs that had an unconditional step on this node since tracerd
+ * started, oldest overwritten first.  A conditional step (Slurm's extern
+ * step, which cannot see the user's --tracer) keeps its record only if
+ * its job is here: opted-in jobs get it, opted-out jobs do not.
+ */
+#define TRACED_JOBS 1024
+
+static struct {
+    char key[TRACED_JOBS][300];
+    int next;
+} traced;
+
+static int job_key (json_t *id, char *buf, size_t size)
+{
+    const char *c = json_string_value (json_object_get (id, "cluster"));
+    const char *j = json_string_value (json_object_get (id, "job_id"));
+    int n;
+
+    if (!c || !j)
+        return -1;
+    n = snprintf (buf, size, "%s/%s", c, j);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static bool job_traced (json_t *id)
+{
+    char key[300];
+
+    if (job_key (id, key, sizeof (key)) < 0)
+        return false;
+    for (int i = 0; i < TRACED_JOBS; i++)
+        if (!strcmp (traced.key[i], key))
+            return true;
+    return false;
+}
+
+static void note_traced_job (json_t *id)
+{
+    if (job_traced (id)
+        || job_key (id, traced.key[traced.next], sizeof (traced.key[0])) < 0)
+        return;
+    traced.next = (traced.next + 1) % TRACED_JOBS;
+}
+
 static void retire_step (struct active *a)
 {
-    finish_step (a);
+    if (a->conditional && !job_traced (tr_step_identity (a->step)))
+        logmsg (LOG_DEBUG, "step %s: no other step of its job is traced "
+                "here; no record", a->key);
+    else
+        finish_step (a);
     drop_state (a);
     drop_snapshot (a);
     drop_step (a);
@@ -770,11 +1032,25 @@ static void handle_step_start (int fd, json_t *msg)
         memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
+        a->conditional = json_is_true (json_object_get (msg, "conditional"));
         a->next = mono () + tr_step_interval (step);
         a->snapped = 0;  /* first snapshot at the first reading */
         a->created = mono ();
         logmsg (LOG_INFO, "step %s started", key);
+        {
+            const char *job;
+            long lim;
+            if (slurm_job (id, &job)) {
+                if ((lim = cached_limit (job)) >= 0)
+                    json_object_set_new (tr_step_request (step),
+                                         "time_limit_s", json_integer (lim));
+                else if (lim == -2)
+                    (void)ask_scheduler (job);
+            }
+        }
     }
+    if (!json_is_true (json_object_get (msg, "conditional")))
+        note_traced_job (id);
     /* Before the reply: the task waits for it before it execs, so the
      * move into the mirror directory covers all it will do.
      */
@@ -848,6 +1124,37 @@ static void handle_task_exit (int fd, json_t *msg)
     reply (fd, true, NULL);
 }
 
+/* The end of a step with no task exits to wait for (the extern step), or
+ * of one whose tasks did not all report: the hook's last word.
+ */
+static void handle_step_end (int fd, json_t *msg)
+{
+    json_t *id = json_object_get (msg, "identity");
+    char key[600];
+    struct active *a;
+    tr_error_t error;
+
+    default_cluster (id);
+    if (!json_is_object (id) || step_key (id, key, sizeof (key)) < 0) {
+        reply (fd, false, "bad identity");
+        return;
+    }
+    if (!(a = find_step (key))) {
+        logmsg (LOG_DEBUG, "step_end for unknown step %s", key);
+        reply (fd, false, "unknown step");
+        return;
+    }
+    /* The extern step's cgroup is usually gone by now: the last
+     * periodic reading stands.
+     */
+    if (tr_step_end (a->step, &error) < 0)
+        logmsg (LOG_DEBUG, "step %s: final reading: %s", key,
+                tr_error_str (&error));
+    reply (fd, true, NULL);
+    drain_exits ();
+    retire_step (a);
+}
+
 static void handle_client (void)
 {
     int fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -879,6 +1186,8 @@ static void handle_client (void)
         handle_step_start (fd, msg);
     else if (!strcmp (op, "task_exit"))
         handle_task_exit (fd, msg);
+    else if (!strcmp (op, "step_end"))
+        handle_step_end (fd, msg);
     else if (!strcmp (op, "ping"))
         reply (fd, true, NULL);
     else
@@ -1159,17 +1468,26 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = mono ();
     while (!got_term) {
-        struct pollfd pfd[2] = {
+        struct pollfd pfd[2 + MAX_QUERIES] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = d.taskstats ? tr_taskstats_fd (d.taskstats) : -1,
               .events = POLLIN },
         };
         double now = mono ();
         int timeout = (int)((next_sample - now) * 1000);
+        int nq = nqueries;
 
+        for (int i = 0; i < nq; i++) {
+            pfd[2 + i].fd = queries[i].q ? tr_jobstate_query_fd (queries[i].q)
+                                         : -1;
+            pfd[2 + i].events = POLLIN;
+            if (queries[i].deadline < next_sample)
+                next_sample = queries[i].deadline;
+        }
+        timeout = (int)((next_sample - now) * 1000);
         if (timeout < 0)
             timeout = 0;
-        if (poll (pfd, 2, timeout) > 0) {
+        if (poll (pfd, (nfds_t)(2 + nq), timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
             if (pfd[1].revents & POLLIN)
                 drain_exits ();
@@ -1181,6 +1499,8 @@ int main (int argc, char **argv)
             reload ();
         }
         now = mono ();
+        if (nq > 0)
+            poll_queries (pfd + 2, now);
         if (now >= next_sample)
             next_sample = sample_due (now);
         forward_spool (now);
@@ -1195,6 +1515,9 @@ int main (int argc, char **argv)
      */
     for (int i = 0; i < d.nsteps; i++)
         save_state (&d.steps[i]);
+    /* Records waiting for squeue are written as their tasks show them */
+    while (nqueries > 0)
+        finish_query (&queries[0], false);
     logmsg (LOG_NOTICE, "tracerd stopping (%d active steps kept for the "
             "next start)", d.nsteps);
     if (d.state_fd >= 0)

@@ -203,6 +203,16 @@ static const struct key schema[] = {
       .doc_default = "/run/tracer/tracerd.sock",
       .desc = "Unix socket on which tracerd accepts job notifications" },
     { .section = "daemon",
+      .name = "squeue",
+      .type = K_PATH,
+      .off = F (squeue_path),
+      .dflt = "/usr/bin/squeue",
+      .doc_default = "/usr/bin/squeue",
+      .desc = "Slurm's squeue, asked for a job's time limit when it starts "
+              "on the node and for its state when a step of it is killed "
+              "by a signal (cancelled, time limit); a path that does not "
+              "exist turns the queries off" },
+    { .section = "daemon",
       .name = "state_dir",
       .type = K_PATH,
       .off = F (state_dir),

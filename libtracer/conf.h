@@ -37,6 +37,7 @@ typedef struct tr_conf {
 
     /* daemon: tracerd */
     char *socket_path;         /* daemon.socket */
+    char *squeue_path;         /* daemon.squeue */
     char *state_dir;           /* daemon.state_dir */
     char *log_target;          /* daemon.log: "syslog", "stderr" or a path */
     int log_level;             /* daemon.log_level as syslog priority */

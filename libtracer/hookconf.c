@@ -35,6 +35,7 @@ void tr_hookconf_init (struct tr_hookconf *conf)
     memset (conf, 0, sizeof (*conf));
     conf->enable = TR_ENABLE_OPTIN;
     conf->allow_optout = true;
+    conf->trace_extern = true;
     snprintf (conf->socket, sizeof (conf->socket), "%s",
               TR_HOOK_DEFAULT_SOCKET);
     conf->timeout_ms = TR_HOOK_DEFAULT_TIMEOUT_MS;
@@ -113,6 +114,10 @@ int tr_hookconf_parse_args (struct tr_hookconf *conf,
             if (errno || end == v || *end || ms < 1 || ms > 30000)
                 goto badval;
             c.timeout_ms = (int)ms;
+        }
+        else if (klen == 6 && !strncmp (arg, "extern", klen)) {
+            if (parse_bool (v, &c.trace_extern) < 0)
+                goto badval;
         }
         else if (klen == 8 && !strncmp (arg, "interval", klen)) {
             if (parse_seconds (v, &c.interval_s) < 0)

@@ -29,6 +29,7 @@ struct tr_hookconf {
     char socket[108];        /* socket=PATH (absolute) */
     int timeout_ms;          /* timeout=MS, 1..30000 (default 1000) */
     double interval_s;       /* interval=SECONDS, 0 = daemon default */
+    bool trace_extern;       /* extern=yes|no (default yes) */
 };
 
 /* Defaults, then apply plugstack arguments av[0..ac-1].  Unknown keys,

@@ -17,9 +17,14 @@
  * optional "attach" member: {"cgroup":"/lsf/cl/job.42"} (as in
  * /proc/PID/cgroup), {"tree":true} (pid and its descendants) or
  * {"session":S, "env":"NAME=VALUE"} (a process set); pid may then be 0.
+ * Optional too: "gpus":"0,1" (the GPU indices bound to the step) and
+ * "conditional":true (record the step only if another step of its job is
+ * traced on the node: Slurm's extern step, which cannot see --tracer).
  *   {"op":"task_exit", "identity":{"cluster":C, "job_id":J,
  *    "step_id":S, "node":N, ...}, "task_id":N, "pid":P, "wait_status":W,
  *    "last":true|false}
+ *   {"op":"step_end", "identity":{...}}   (a step with no task exits to
+ *    wait for, or whose tasks did not all report: finish it now)
  *   {"op":"ping"}
  * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
  * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by

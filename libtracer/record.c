@@ -427,6 +427,8 @@ static const struct member identity_members[] = {
     { "job_id", M_STR, F_REQ | F_SAFE_ID, 0, NULL, NULL },
     { "array_job_id", M_STR, 0, 128, NULL, NULL },
     { "array_task_id", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "het_job_id", M_STR, 0, 128, NULL, NULL },
+    { "het_component", M_INT, F_NONNEG, 0, NULL, NULL },
     { "step_id", M_STR, F_REQ | F_SAFE_ID, 0, NULL, NULL },
     { "step_name", M_STR, 0, 512, NULL, NULL },
     { "job_name", M_STR, 0, 512, NULL, NULL },

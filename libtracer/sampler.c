@@ -88,6 +88,7 @@ struct tr_step {
     bool have_children;
 
     char incomplete[256];   /* why the end was not observed, or "" */
+    bool ended;             /* the hook said the step ended (tr_step_end) */
 
     struct tr_series cpu_series, mem_series;
 
@@ -930,6 +931,11 @@ json_t *tr_step_identity (tr_step_t *step)
     return step->identity;
 }
 
+json_t *tr_step_request (tr_step_t *step)
+{
+    return step->request;
+}
+
 double tr_step_interval (tr_step_t *step)
 {
     return step->interval_s;
@@ -1074,6 +1080,8 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             state = "incomplete";
         else if (sig == SIGKILL && step->oom_kills > 0)
             state = "oom";
+        else if (step->ntasks == 0 && step->ended)
+            state = "completed";
         else if (step->ntasks == 0 || !all_exited)
             state = "unknown";
         else if (sig || exit_code)
@@ -1081,8 +1089,9 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
         else
             state = "completed";
         o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
-                       final && all_exited && step->ntasks > 0
-                           && !step->incomplete[0],
+                       final && !step->incomplete[0]
+                           && ((all_exited && step->ntasks > 0)
+                               || (step->ntasks == 0 && step->ended)),
                        "tasks", tasks);
         tasks = NULL;
         if (o && step->incomplete[0]
@@ -1498,6 +1507,12 @@ bool tr_step_alive (tr_step_t *step)
         return false;
     snprintf (path, sizeof (path), "%s%s", tr_fsroot (), dir);
     return access (path, F_OK) == 0;
+}
+
+int tr_step_end (tr_step_t *step, tr_error_t *error)
+{
+    step->ended = true;
+    return tr_step_finish (step, error);
 }
 
 void tr_step_mark_incomplete (tr_step_t *step, const char *reason)

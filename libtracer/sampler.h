@@ -140,6 +140,12 @@ tr_step_t *tr_step_restore (json_t *state, tr_error_t *error);
  */
 bool tr_step_alive (tr_step_t *step);
 
+/* The hook reported the end of a step that has no task exits to wait
+ * for (Slurm's extern step): take the final reading, as far as the
+ * cgroup still exists.  A step with no tasks then ends "completed".
+ */
+int tr_step_end (tr_step_t *step, tr_error_t *error);
+
 /* Mark a step whose end was not observed (the daemon was down): the
  * record says "incomplete" with this reason and the last readings.
  */
@@ -147,6 +153,11 @@ void tr_step_mark_incomplete (tr_step_t *step, const char *reason);
 
 /* The step's identity object (a borrowed reference). */
 json_t *tr_step_identity (tr_step_t *step);
+
+/* The step's request object (borrowed; the daemon adds what it learns
+ * from the scheduler, e.g. time_limit_s).
+ */
+json_t *tr_step_request (tr_step_t *step);
 
 /* The step's sampling interval in seconds. */
 double tr_step_interval (tr_step_t *step);

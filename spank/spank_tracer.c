@@ -40,6 +40,7 @@ static json_t *request;
 static int exits_seen;
 static bool notified;          /* the daemon accepted a step_start */
 static bool warned;
+static bool extern_step;
 
 static int opt_cb (int val, const char *optarg, int remote);
 
@@ -172,6 +173,40 @@ static const char *step_name (uint32_t stepid, char *buf, size_t size)
     }
 }
 
+/* A heterogeneous job's components are jobs of their own (S_JOB_ID is
+ * the component's id); the job environment names the leader and the
+ * component ids: SLURM_JOB_ID and SLURM_JOB_ID_HET_GROUP_<k>.
+ */
+static void set_het (spank_t sp, uint32_t jobid)
+{
+    char buf[32], name[64], want[32];
+    char *end;
+    long size;
+
+    if (spank_getenv (sp, "SLURM_HET_SIZE", buf, sizeof (buf))
+        != ESPANK_SUCCESS)
+        return;
+    errno = 0;
+    size = strtol (buf, &end, 10);
+    if (errno || end == buf || *end || size < 1 || size > 128)
+        return;
+    snprintf (want, sizeof (want), "%u", jobid);
+    for (long k = 0; k < size; k++) {
+        snprintf (name, sizeof (name), "SLURM_JOB_ID_HET_GROUP_%ld", k);
+        if (spank_getenv (sp, name, buf, sizeof (buf)) != ESPANK_SUCCESS
+            || strcmp (buf, want))
+            continue;
+        if (spank_getenv (sp, "SLURM_JOB_ID", buf, sizeof (buf))
+                == ESPANK_SUCCESS
+            && buf[0]) {
+            json_object_set_new (identity, "het_job_id", json_string (buf));
+            json_object_set_new (identity, "het_component",
+                                 json_integer (k));
+        }
+        return;
+    }
+}
+
 static int build_context (spank_t sp)
 {
     uint32_t jobid = 0, stepid = 0, u32 = 0, arr = 0, arrtask = NO_VAL32;
@@ -214,13 +249,13 @@ static int build_context (spank_t sp)
     set_env_str (sp, identity, "account", "SLURM_JOB_ACCOUNT");
     set_env_str (sp, identity, "partition", "SLURM_JOB_PARTITION");
     set_env_str (sp, identity, "qos", "SLURM_JOB_QOS");
-    /* The job env gets SLURMD_NODENAME only at exec; slurmstepd inherits
-     * it from slurmd.  On multiple-slurmd nodes it differs from the
-     * hostname, so the hostname is the last resort.
+    /* slurmstepd inherits SLURMD_NODENAME from slurmd; on multiple-slurmd
+     * nodes it differs from the hostname, so the hostname is the last
+     * resort.  Never the job's environment: an srun inside a batch job
+     * carries the batch node's SLURMD_NODENAME to every node, and the
+     * user can set it to anything.
      */
-    if (spank_getenv (sp, "SLURMD_NODENAME", host, sizeof (host))
-            != ESPANK_SUCCESS
-        || !host[0]) {
+    {
         const char *env = getenv ("SLURMD_NODENAME");
         if (env && *env)
             snprintf (host, sizeof (host), "%s", env);
@@ -229,6 +264,11 @@ static int build_context (spank_t sp)
         host[sizeof (host) - 1] = '\0';
     }
     json_object_set_new (identity, "node", json_string (host));
+    set_het (sp, jobid);
+    /* GPUs bound to the step (gres/gpu): the indices Slurm exports */
+    if (set_env_str (sp, request, "gpus", "SLURM_STEP_GPUS") == 0
+        && !json_object_get (request, "gpus"))
+        set_env_str (sp, request, "gpus", "SLURM_JOB_GPUS");
 
     if (spank_get_item (sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS && u32)
         json_object_set_new (request, "nodes", json_integer (u32));
@@ -237,8 +277,11 @@ static int build_context (spank_t sp)
         json_object_set_new (request, "tasks", json_integer (u32));
     if (spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &u32) == ESPANK_SUCCESS)
         json_object_set_new (request, "tasks_on_node", json_integer (u32));
-    if (spank_get_item (sp, S_STEP_CPUS_PER_TASK, &u16) == ESPANK_SUCCESS)
-        json_object_set_new (request, "cpus_per_task", json_integer (u16));
+    /* uint32_t, unlike S_JOB_NCPUS (spank.h): a uint16_t here lets
+     * Slurm write past it into this frame.
+     */
+    if (spank_get_item (sp, S_STEP_CPUS_PER_TASK, &u32) == ESPANK_SUCCESS)
+        json_object_set_new (request, "cpus_per_task", json_integer (u32));
     if (spank_get_item (sp, S_JOB_NCPUS, &u16) == ESPANK_SUCCESS)
         json_object_set_new (request, "cpus_on_node", json_integer (u16));
     if (spank_get_item (sp, S_STEP_ALLOC_CORES, &cores) == ESPANK_SUCCESS
@@ -267,36 +310,93 @@ static void send_msg (json_t *msg, const char *what)
         notified = true;
 }
 
+/* The extern step's cgroup, named as in /proc/self/cgroup: slurmstepd
+ * is charged to it (v1 memory, v2 "<step>/slurm").  A procfs read, no
+ * shared storage.
+ */
+static int extern_cgroup (char *buf, size_t size)
+{
+    FILE *f = fopen ("/proc/self/cgroup", "re");
+    char line[1024];
+    int rc = -1;
+
+    if (!f)
+        return -1;
+    while (rc < 0 && fgets (line, sizeof (line), f)) {
+        char *ctrl = strchr (line, ':');
+        char *path = ctrl ? strchr (ctrl + 1, ':') : NULL;
+        size_t n;
+        if (!path)
+            continue;
+        *path++ = '\0';
+        ctrl++;
+        path[strcspn (path, "\n")] = '\0';
+        n = strlen (path);
+        if (!strcmp (ctrl, "") && n > 6 && !strcmp (path + n - 6, "/slurm"))
+            path[n - 6] = '\0';
+        else if (strcmp (ctrl, "memory"))
+            continue;
+        if (strstr (path, "/step_extern")
+            && (size_t)snprintf (buf, size, "%s", path) < size)
+            rc = 0;
+    }
+    fclose (f);
+    return rc;
+}
+
 int slurm_spank_task_post_fork (spank_t sp, int ac, char **av)
 {
     pid_t pid = 0;
     uint32_t taskid = 0, stepid = 0;
+    char cg[512];
     json_t *msg;
 
     if (disabled || !spank_remote (sp))
         return 0;
+    if (spank_get_item (sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+        return 0;
     spec_from_env (sp);
-    if (!tr_spec_enabled (&conf, &spec))
-        return 0;
-    /* The extern step holds no work of the user's. */
-    if (spank_get_item (sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS
-        || stepid == STEP_EXTERN)
-        return 0;
-    if (spank_get_item (sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0
-        || spank_get_item (sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
+    if (stepid == STEP_EXTERN) {
+        /* No task pid here (taskid -1), and no user option either: the
+         * daemon follows the step's cgroup and keeps the record only if
+         * another step of the job is traced on the node.
+         */
+        if (!conf.trace_extern || spec.state == 0)
+            return 0;
+        extern_step = true;
+        if (extern_cgroup (cg, sizeof (cg)) < 0) {
+            slurm_debug ("tracer: extern step: no cgroup found");
+            return 0;
+        }
+    }
+    else if (!tr_spec_enabled (&conf, &spec)
+             || spank_get_item (sp, S_TASK_PID, &pid) != ESPANK_SUCCESS
+             || pid <= 0
+             || spank_get_item (sp, S_TASK_ID, &taskid) != ESPANK_SUCCESS)
         return 0;
     if (!identity && build_context (sp) < 0) {
         slurm_error ("tracer: cannot read the job context; the job runs "
                      "untraced");
         json_decref (identity);
-        identity = NULL;
+        json_decref (request);
+        identity = request = NULL;
         return 0;
     }
-    msg = json_pack ("{s:s s:O s:O s:O s:I s:I s:f}", "op", "step_start",
+    msg = json_pack ("{s:s s:O s:O s:o s:I s:I s:f}", "op", "step_start",
                      "identity", identity, "request", request, "tags",
-                     spec.tags ? spec.tags : json_object (), "task_id",
-                     (json_int_t)taskid, "pid", (json_int_t)pid, "interval_s",
+                     spec.tags ? json_incref (spec.tags) : json_object (),
+                     "task_id", (json_int_t)taskid, "pid", (json_int_t)pid,
+                     "interval_s",
                      spec.interval_s > 0 ? spec.interval_s : conf.interval_s);
+    if (msg && json_object_get (request, "gpus"))
+        json_object_set (msg, "gpus", json_object_get (request, "gpus"));
+    if (msg && stepid == STEP_EXTERN
+        && (json_object_set_new (msg, "attach",
+                                 json_pack ("{s:s}", "cgroup", cg)) < 0
+            || json_object_set_new (msg, "conditional", json_true ()) < 0)) {
+        json_decref (msg);
+        msg = NULL;
+    }
     if (msg)
         send_msg (msg, "step_start");
     json_decref (msg);
@@ -327,8 +427,24 @@ int slurm_spank_task_exit (spank_t sp, int ac, char **av)
     return 0;
 }
 
+/* A step whose tasks did not all report an exit (the extern step has
+ * none; a launch that failed part way) ends here: slurmstepd is about
+ * to go, and the daemon takes what it last read.
+ */
 int slurm_spank_exit (spank_t sp, int ac, char **av)
 {
+    uint32_t local = 0;
+
+    if (!disabled && spank_remote (sp) && notified && identity
+        && (spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local)
+                != ESPANK_SUCCESS
+            || (uint32_t)exits_seen < local || extern_step)) {
+        json_t *msg = json_pack ("{s:s s:O}", "op", "step_end", "identity",
+                                 identity);
+        if (msg)
+            send_msg (msg, "step_end");
+        json_decref (msg);
+    }
     json_decref (identity);
     json_decref (request);
     identity = request = NULL;

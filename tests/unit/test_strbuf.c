@@ -176,6 +176,9 @@ static const struct args_case args_cases[] = {
     { { "socket=relative.sock", NULL, NULL },
       "argument 'socket=relative.sock': invalid value" },
     { { "timeout=0", NULL, NULL }, "argument 'timeout=0': invalid value" },
+    { { "extern=no", NULL, NULL }, NULL },
+    { { "extern=maybe", NULL, NULL },
+      "argument 'extern=maybe': invalid value" },
     { { "conf=/etc/x", NULL, NULL }, "unknown argument 'conf'" },
     { { "verbose", NULL, NULL }, "argument 'verbose': expected key=value" },
 };
@@ -210,8 +213,15 @@ static void test_args_values (void **state)
     char *av[] = { "enable=all", "allow_optout=no", "socket=/run/t.sock",
                    "timeout=250", "interval=0.5" };
 
+    char *ext[] = { "extern=no" };
+
+    tr_hookconf_init (&conf);
+    assert_true (conf.trace_extern);
+    assert_int_equal (tr_hookconf_parse_args (&conf, 1, ext, NULL), 0);
+    assert_false (conf.trace_extern);
     tr_hookconf_init (&conf);
     assert_int_equal (tr_hookconf_parse_args (&conf, 5, av, NULL), 0);
+    assert_true (conf.trace_extern);
     assert_int_equal (conf.enable, TR_ENABLE_ALL);
     assert_false (conf.allow_optout);
     assert_string_equal (conf.socket, "/run/t.sock");
