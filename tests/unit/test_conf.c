@@ -44,6 +44,7 @@ static const char *const all_keys[] = {
     "spool.retry_interval",
     "spool.retry_max",
     "daemon.socket",
+    "daemon.squeue",
     "daemon.state_dir",
     "daemon.log",
     "daemon.log_level",
@@ -77,6 +78,7 @@ static const char *defaults_json =
     " \"spool.retry_interval\": 5,"
     " \"spool.retry_max\": 300,"
     " \"daemon.socket\": \"/run/tracer/tracerd.sock\","
+    " \"daemon.squeue\": \"/usr/bin/squeue\","
     " \"daemon.state_dir\": \"/run/tracer\","
     " \"daemon.log\": \"syslog\","
     " \"daemon.log_level\": \"info\","
@@ -178,6 +180,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "spool.retry_interval", json_real (c->spool_retry_s) },
         { "spool.retry_max", json_real (c->spool_retry_max_s) },
         { "daemon.socket", str_or_null (c->socket_path) },
+        { "daemon.squeue", str_or_null (c->squeue_path) },
         { "daemon.state_dir", str_or_null (c->state_dir) },
         { "daemon.log", str_or_null (c->log_target) },
         { "daemon.log_level", json_string (level_name (c->log_level)) },
@@ -646,6 +649,7 @@ static const struct valid_case valid_cases[] = {
       " \"spool.retry_interval\": 0.5,"
       " \"spool.retry_max\": 60,"
       " \"daemon.socket\": \"/tmp/t.sock\","
+      " \"daemon.squeue\": \"/usr/bin/squeue\","
       " \"daemon.state_dir\": \"/tmp/state\","
       " \"daemon.log\": \"/var/log/tracerd.log\","
       " \"daemon.log_level\": \"debug\","
