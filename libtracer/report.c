@@ -1,11 +1,12 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * Text views of records.  Records are grouped by job, then listed per
- * step and node: a multi-node step has one record per node and each is
- * shown against what that node was granted, the bug class that makes
- * seff wrong for multi-task and multi-node jobs.  The live view lists the
- * snapshots tracerd keeps of the steps running on this node.
+ * Text views of records.  Records are grouped by job, then by step: a
+ * multi-node step has one record per node, merged (merge.c) into totals
+ * that hold every node against what that node was granted, the bug class
+ * that makes seff wrong for multi-task and multi-node jobs, and each node
+ * still gets its own line.  The live view lists the snapshots tracerd
+ * keeps of the steps running on this node.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "merge.h"
 #include "proto.h"
 #include "record.h"
 #include "report.h"
@@ -72,50 +74,49 @@ static bool has (json_t *o, const char *k)
     return json_object_get (o, k) != NULL;
 }
 
-struct entry {
-    json_t *rec;
-    size_t idx;   /* position in the caller's array, for the notes */
-};
-
-static int cmp_identity (json_t *ra, json_t *rb)
+static long long ival (json_t *o, const char *k)
 {
-    json_t *ia = json_object_get (ra, "identity");
-    json_t *ib = json_object_get (rb, "identity");
-    int c;
+    return (long long)json_integer_value (json_object_get (o, k));
+}
 
-    if ((c = strcmp (str (ia, "cluster"), str (ib, "cluster"))))
-        return c;
+/* "Nodes:" line of a step: its nodes, and how many of those the
+ * scheduler gave it sent a record.  Printed for a single-node step only
+ * when nodes are missing, so that one stays as it always read; nothing
+ * when step is NULL.
+ */
+static void print_nodes (FILE *out, json_t *step)
+{
+    json_t *nodes = json_object_get (step, "nodes"), *v;
+    json_t *missing = json_object_get (step, "missing_node_indices");
+    size_t i;
+
+    if (!step
+        || (ival (step, "nodes_reported") == 1 && !has (step, "nodes_missing")))
+        return;
+    fprintf (out, "    Nodes:        ");
+    json_array_foreach (nodes, i, v)
     {
-        /* numeric job ids in numeric order */
-        const char *ja = str (ia, "job_id"), *jb = str (ib, "job_id");
-        size_t la = strlen (ja), lb = strlen (jb);
-        if (la != lb)
-            return la < lb ? -1 : 1;
-        if ((c = strcmp (ja, jb)))
-            return c;
+        fprintf (out, "%s %s", i ? "," : "", json_string_value (v));
     }
-    if ((c = strcmp (str (ia, "step_id"), str (ib, "step_id"))))
-        return c;
-    return strcmp (str (ia, "node"), str (ib, "node"));
+    if (has (step, "nodes_missing")) {
+        fprintf (out, "; %lld of %lld nodes reported, NO RECORD from %lld",
+                 ival (step, "nodes_reported"), ival (step, "nodes_expected"),
+                 ival (step, "nodes_missing"));
+        json_array_foreach (missing, i, v)
+        {
+            fprintf (out, "%s%lld", i ? ", " : " (node index ",
+                     (long long)json_integer_value (v));
+        }
+        if (json_array_size (missing))
+            fprintf (out, ")");
+    }
+    else if (has (step, "nodes_expected"))
+        fprintf (out, "; %lld of %lld nodes reported",
+                 ival (step, "nodes_reported"), ival (step, "nodes_expected"));
+    fprintf (out, "\n");
 }
 
-static int cmp_records (const void *a, const void *b)
-{
-    return cmp_identity (((const struct entry *)a)->rec,
-                         ((const struct entry *)b)->rec);
-}
-
-/* Cores the scheduler granted on this node, or 0 when unknown. */
-static double requested_cores (json_t *req)
-{
-    if (has (req, "cpus_on_node"))
-        return num (req, "cpus_on_node");
-    if (has (req, "cpus_per_task") && has (req, "tasks_on_node"))
-        return num (req, "cpus_per_task") * num (req, "tasks_on_node");
-    return 0;
-}
-
-static void print_step (FILE *out, json_t *rec, const char *note)
+static void print_step (FILE *out, json_t *rec, json_t *step, const char *note)
 {
     json_t *id = json_object_get (rec, "identity");
     json_t *req = json_object_get (rec, "request");
@@ -125,7 +126,7 @@ static void print_step (FILE *out, json_t *rec, const char *note)
     json_t *t = json_object_get (rec, "time");
     json_t *oc = json_object_get (rec, "outcome");
     double elapsed = num (t, "elapsed_s");
-    double cores = requested_cores (req);
+    double cores = tr_merge_request_cores (req);
     char b1[32], b2[32];
     size_t ntasks = json_array_size (json_object_get (oc, "tasks"));
 
@@ -169,57 +170,301 @@ static void print_step (FILE *out, json_t *rec, const char *note)
     fprintf (out, "    Memory means:  %s\n", str (mem, "definition"));
     if (ntasks)
         fprintf (out, "    Tasks:         %zu\n", ntasks);
+    print_nodes (out, step);
     if (note && *note)
         fprintf (out, "    Record:        %s\n", note);
 }
 
-int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)
+/* The note of the record at index idx of the caller's array, or NULL. */
+static const char *note_of (json_t *notes, long long idx)
 {
-    size_t n = json_array_size (recs);
-    struct entry *v;
-    const char *last_job = NULL, *last_cluster = NULL;
+    char key[32];
+
+    if (!notes)
+        return NULL;
+    snprintf (key, sizeof (key), "%lld", idx);
+    return json_string_value (json_object_get (notes, key));
+}
+
+/* ", exit code N, signal N" of a step or row object. */
+static void print_exit (FILE *out, json_t *o)
+{
+    if (has (o, "exit_code"))
+        fprintf (out, ", exit code %d",
+                 (int)json_integer_value (json_object_get (o, "exit_code")));
+    if (has (o, "signal"))
+        fprintf (out, ", signal %d",
+                 (int)json_integer_value (json_object_get (o, "signal")));
+}
+
+/* "[source, exact]" or "[source, sampled]". */
+static const char *exactness (json_t *o)
+{
+    return json_is_true (json_object_get (o, "exact")) ? "exact" : "sampled";
+}
+
+/* One compact line per record of a multi-node step, with its note. */
+static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
+{
+    double el = num (row, "elapsed_s"), cpu = num (row, "cpu_total_s");
+    const char *note = note_of (notes, ival (row, "index"));
+    char b1[32], b2[32];
+
+    /* "Step S on NODE: STATE" as for a single-node step, so the line
+     * reads (and greps) the same
+     */
+    fprintf (out, "      Step %s on %s: %s", str (step, "step_id"),
+             str (row, "node"), str (row, "state"));
+    print_exit (out, row);
+    fprintf (out, "; %s, CPU %.2f s", tr_report_duration (b1, sizeof (b1), el),
+             cpu);
+    if (has (row, "efficiency"))
+        fprintf (out, " (%.1f%% of %g core%s)", 100.0 * num (row, "efficiency"),
+                 num (row, "cores"), num (row, "cores") == 1 ? "" : "s");
+    else if (el > 0)
+        fprintf (out, " (%.2f cores on average)", cpu / el);
+    fprintf (out, ", memory peak %s",
+             tr_report_bytes (b1, sizeof (b1), num (row, "mem_peak_bytes")));
+    if (num (row, "mem_request_bytes") > 0)
+        fprintf (out, " of %s (%.1f%%)",
+                 tr_report_bytes (b2, sizeof (b2),
+                                  num (row, "mem_request_bytes")),
+                 100.0 * num (row, "mem_peak_bytes")
+                     / num (row, "mem_request_bytes"));
+    if (!json_is_true (json_object_get (row, "complete")))
+        fprintf (out, ", incomplete");
+    if (!json_is_true (json_object_get (row, "counted")))
+        fprintf (out, " [another record of this node; not counted]");
+    fprintf (out, "\n");
+    if (note && *note)
+        fprintf (out, "        Record:      %s\n", note);
+}
+
+/* "Storage I/O" and "Process I/O" lines of a merged step. */
+static void print_io (FILE *out, json_t *io, long long nodes)
+{
+    json_t *proc = json_object_get (io, "proc");
+    char b1[32], b2[32], b3[32], b4[32];
+
+    if (!io)
+        return;
+    if (has (io, "nodes")
+        && (has (io, "read_bytes") || has (io, "write_bytes"))) {
+        fprintf (out, "    Storage I/O:   ");
+        if (has (io, "read_bytes"))
+            fprintf (out, "read %s%s",
+                     tr_report_bytes (b1, sizeof (b1), num (io, "read_bytes")),
+                     has (io, "write_bytes") ? ", " : "");
+        if (has (io, "write_bytes"))
+            fprintf (out, "written %s",
+                     tr_report_bytes (b2, sizeof (b2),
+                                      num (io, "write_bytes")));
+        fprintf (out, " [%s] on %lld of %lld nodes\n", str (io, "source"),
+                 ival (io, "nodes"), nodes);
+    }
+    if (proc)
+        fprintf (out,
+                 "    Process I/O:   %s read and %s written by calls, %s read "
+                 "from and %s written to storage [%s, %s] on %lld of %lld "
+                 "nodes\n",
+                 tr_report_bytes (b1, sizeof (b1), num (proc, "rchar")),
+                 tr_report_bytes (b2, sizeof (b2), num (proc, "wchar")),
+                 tr_report_bytes (b3, sizeof (b3), num (proc, "read_bytes")),
+                 tr_report_bytes (b4, sizeof (b4), num (proc, "write_bytes")),
+                 str (proc, "source"), exactness (proc), ival (proc, "nodes"),
+                 nodes);
+}
+
+/* "Network" lines of a merged step: the step's own traffic where it had
+ * its own namespace, and a word on node-wide counters, which are not
+ * added up.
+ */
+static void print_network (FILE *out, json_t *net)
+{
+    long long own = ival (net, "namespace_nodes");
+    long long shared = ival (net, "node_scope_nodes");
+    char b1[32], b2[32];
+
+    if (!net)
+        return;
+    if (own > 0 && (has (net, "rx_bytes") || has (net, "tx_bytes")))
+        fprintf (out,
+                 "    Network:       received %s, sent %s in the step's own "
+                 "namespace on %lld node%s\n",
+                 tr_report_bytes (b1, sizeof (b1), num (net, "rx_bytes")),
+                 tr_report_bytes (b2, sizeof (b2), num (net, "tx_bytes")), own,
+                 own == 1 ? "" : "s");
+    else if (own > 0)
+        fprintf (out,
+                 "    Network:       no interface counters in the step's "
+                 "namespace on %lld node%s\n",
+                 own, own == 1 ? "" : "s");
+    if (shared > 0)
+        fprintf (out,
+                 "    Network:       node-wide counters on %lld node%s, not "
+                 "added up (see each node's record)\n",
+                 shared, shared == 1 ? "" : "s");
+}
+
+/* The few busiest programs of a merged step. */
+#define VIEW_TOOLS 5
+
+static void print_tools (FILE *out, json_t *tools)
+{
+    size_t n = json_array_size (tools);
+    json_t *t;
 
     if (n == 0)
-        return 0;
-    if (!(v = malloc (n * sizeof (*v))))
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        v[i].rec = json_array_get (recs, i);
-        v[i].idx = i;
+        return;
+    fprintf (out, "    Tools:        ");
+    for (size_t i = 0; i < n && i < VIEW_TOOLS; i++) {
+        t = json_array_get (tools, i);
+        fprintf (out, "%s %s x%lld", i ? "," : "", str (t, "name"),
+                 ival (t, "count"));
+        if (has (t, "cpu_s"))
+            fprintf (out, " (%.2f s CPU)", num (t, "cpu_s"));
     }
-    qsort (v, n, sizeof (*v), cmp_records);
-    for (size_t i = 0; i < n; i++) {
-        json_t *id = json_object_get (v[i].rec, "identity");
-        char key[32];
-        const char *note;
+    if (n > VIEW_TOOLS)
+        fprintf (out, ", and %zu more", n - VIEW_TOOLS);
+    fprintf (out, "\n");
+}
 
-        if (!last_job || strcmp (last_job, str (id, "job_id"))
-            || strcmp (last_cluster, str (id, "cluster"))) {
-            fprintf (out, "%sJob %s", i ? "\n" : "", str (id, "job_id"));
-            if (has (id, "array_job_id"))
-                fprintf (out, " (array %s_%d)", str (id, "array_job_id"),
-                         (int)json_integer_value (
-                             json_object_get (id, "array_task_id")));
-            if (has (id, "job_name"))
-                fprintf (out, " \"%s\"", str (id, "job_name"));
-            fprintf (out, "\n  Cluster %s, scheduler %s, user %s (uid %d)",
-                     str (id, "cluster"), str (id, "scheduler"),
-                     has (id, "user") ? str (id, "user") : "?",
-                     (int)json_integer_value (json_object_get (id, "uid")));
-            if (has (id, "account"))
-                fprintf (out, ", account %s", str (id, "account"));
-            if (has (id, "partition"))
-                fprintf (out, ", partition %s", str (id, "partition"));
-            fprintf (out, "\n");
-            last_job = str (id, "job_id");
-            last_cluster = str (id, "cluster");
-        }
-        snprintf (key, sizeof (key), "%zu", v[i].idx);
-        note = notes ? json_string_value (json_object_get (notes, key))
-                     : NULL;
-        print_step (out, v[i].rec, note);
+/* A step with records from several nodes: the totals, then one line per
+ * node.
+ */
+static void print_merged (FILE *out, json_t *step, json_t *notes)
+{
+    json_t *cpu = json_object_get (step, "cpu");
+    json_t *mem = json_object_get (step, "memory");
+    json_t *rows = json_object_get (step, "rows"), *row;
+    long long reported = ival (step, "nodes_reported");
+    double elapsed = num (step, "elapsed_s");
+    char b1[32], b2[32];
+    bool complete, exact;
+    size_t i;
+
+    fprintf (out, "  Step %s on ", str (step, "step_id"));
+    if (has (step, "nodes_missing"))
+        fprintf (out, "%lld of %lld nodes", reported,
+                 ival (step, "nodes_expected"));
+    else
+        fprintf (out, "%lld node%s", reported, reported == 1 ? "" : "s");
+    if (has (step, "step_name"))
+        fprintf (out, " (%s)", str (step, "step_name"));
+    fprintf (out, ": %s", str (step, "state"));
+    print_exit (out, step);
+    fprintf (out, "\n");
+    print_nodes (out, step);
+    fprintf (out, "    Elapsed:       %s (the longest node)\n",
+             tr_report_duration (b1, sizeof (b1), elapsed));
+    fprintf (out,
+             "    CPU time:      %.2f s (user %.2f s, system %.2f s), all "
+             "nodes [%s, %s]\n",
+             num (cpu, "total_s"), num (cpu, "user_s"), num (cpu, "system_s"),
+             str (cpu, "source"), exactness (cpu));
+    if (has (cpu, "efficiency"))
+        fprintf (out,
+                 "    CPU efficiency: %.1f%% of %g allocated core%s on all "
+                 "nodes\n",
+                 100.0 * num (cpu, "efficiency"), num (cpu, "cores"),
+                 num (cpu, "cores") == 1 ? "" : "s");
+    else if (elapsed > 0)
+        fprintf (out, "    CPU usage:     %.2f cores on average\n",
+                 num (cpu, "total_s") / elapsed);
+
+    /* A memory request holds per node: the biggest node is the one to
+     * hold against it.
+     */
+    fprintf (out, "    Memory peak:   %s on %s, the largest node",
+             tr_report_bytes (b1, sizeof (b1), num (mem, "peak_max_bytes")),
+             str (mem, "peak_max_node"));
+    if (num (mem, "request_bytes") > 0)
+        fprintf (out, ", of %s requested per node (%.1f%%)",
+                 tr_report_bytes (b2, sizeof (b2), num (mem, "request_bytes")),
+                 100.0 * num (mem, "peak_max_bytes")
+                     / num (mem, "request_bytes"));
+    fprintf (out, " [%s, %s]\n", str (mem, "source"), exactness (mem));
+    fprintf (out,
+             "    Memory summed: %s, the nodes' peaks added up (an upper "
+             "bound: they need not coincide)\n",
+             tr_report_bytes (b1, sizeof (b1), num (mem, "peak_sum_bytes")));
+    fprintf (out, "    Memory means:  %s\n", str (mem, "definition"));
+    if (ival (step, "tasks"))
+        fprintf (out, "    Tasks:         %lld\n", ival (step, "tasks"));
+    print_io (out, json_object_get (step, "io"), reported);
+    print_network (out, json_object_get (step, "network"));
+    print_tools (out, json_object_get (step, "tools"));
+    complete = json_is_true (json_object_get (step, "complete"));
+    exact = json_is_true (json_object_get (step, "exact"));
+    fprintf (out, "    Records:       %s; %s\n",
+             complete ? "complete on every node" : "NOT complete on every node",
+             exact ? "CPU and memory exact on every node"
+                   : "some figures sampled");
+    fprintf (out, "    Per node:\n");
+    json_array_foreach (rows, i, row)
+    {
+        print_node_row (out, step, row, notes);
     }
-    free (v);
+}
+
+/* Job header: id, array, name, cluster, user, account, partition. */
+static void print_job (FILE *out, json_t *rec, bool first)
+{
+    json_t *id = json_object_get (rec, "identity");
+
+    fprintf (out, "%sJob %s", first ? "" : "\n", str (id, "job_id"));
+    if (has (id, "array_job_id"))
+        fprintf (out, " (array %s_%d)", str (id, "array_job_id"),
+                 (int)ival (id, "array_task_id"));
+    if (has (id, "job_name"))
+        fprintf (out, " \"%s\"", str (id, "job_name"));
+    fprintf (out, "\n  Cluster %s, scheduler %s, user %s (uid %d)",
+             str (id, "cluster"), str (id, "scheduler"),
+             has (id, "user") ? str (id, "user") : "?",
+             (int)json_integer_value (json_object_get (id, "uid")));
+    if (has (id, "account"))
+        fprintf (out, ", account %s", str (id, "account"));
+    if (has (id, "partition"))
+        fprintf (out, ", partition %s", str (id, "partition"));
+    fprintf (out, "\n");
+}
+
+int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)
+{
+    json_t *steps, *step, *prev = NULL;
+    size_t i;
+
+    if (json_array_size (recs) == 0)
+        return 0;
+    if (!(steps = tr_merge_steps (recs)))
+        return -1;
+    json_array_foreach (steps, i, step)
+    {
+        json_t *rows = json_object_get (step, "rows");
+        long long idx = ival (json_array_get (rows, 0), "index");
+        json_t *rec = json_array_get (recs, (size_t)idx);
+
+        if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
+            || strcmp (str (prev, "cluster"), str (step, "cluster")))
+            print_job (out, rec, !prev);
+        /* One node reads as it always did, every record in full when
+         * the same node's record was given more than once: there is
+         * nothing to add up.
+         */
+        if (ival (step, "nodes_reported") == 1) {
+            size_t n = json_array_size (rows);
+
+            for (size_t r = 0; r < n; r++) {
+                idx = ival (json_array_get (rows, r), "index");
+                print_step (out, json_array_get (recs, (size_t)idx),
+                            r + 1 == n ? step : NULL, note_of (notes, idx));
+            }
+        }
+        else
+            print_merged (out, step, notes);
+        prev = step;
+    }
+    json_decref (steps);
     return 0;
 }
 
@@ -437,7 +682,7 @@ static int cmp_live (const void *a, const void *b)
     json_t *rb = json_object_get (eb, "record");
 
     if (ra && rb)
-        return cmp_identity (ra, rb);
+        return tr_merge_cmp_identity (ra, rb);
     if (!ra != !rb)
         return ra ? 1 : -1;
     return strcmp (str (ea, "file"), str (eb, "file"));
@@ -588,7 +833,7 @@ static void live_cells (json_t *e, live_row_t row)
     json_t *mem = json_object_get (json_object_get (rec, "summary"), "memory");
     json_t *np = series_metric (rec, "nprocs", "max");
     double cores = live_cores (rec);
-    double req = requested_cores (json_object_get (rec, "request"));
+    double req = tr_merge_request_cores (json_object_get (rec, "request"));
     double age = num (e, "age_s");
     time_t start =
         (time_t)(num (json_object_get (rec, "time"), "start_unix_ms") / 1000);

@@ -13,11 +13,20 @@
 
 /* Print the job view of recs (an array of validated records, any mix of
  * jobs, steps and nodes) to out: per job a header, then one block per
- * step and node with elapsed time, CPU against the allocated cores, exact
- * peak memory against the request (with the memory definition), tasks
- * and outcome.  notes (may be NULL) is an object mapping a record's
- * array index (as a decimal string) to a one-line note, e.g. its
- * signature status.  Returns 0, or -1 with errno.
+ * step (batch, extern, interactive, then numbered steps in numeric
+ * order).  A step with one record shows elapsed time, CPU against the
+ * allocated cores, exact peak memory against the request (with the
+ * memory definition), tasks and outcome.  A step with records from
+ * several nodes is merged (tr_merge_steps in merge.h): the totals first
+ * (longest elapsed, CPU summed against the cores of every node, the
+ * largest node's memory peak against the per-node request and the peaks
+ * added up, I/O, the step's own network traffic, tools, the worst state),
+ * how many of the nodes the step ran on reported, then one line per node
+ * in natural order (node2 before node10).  notes (may be NULL) is an
+ * object mapping a record's array index (as a decimal string) to a
+ * one-line note, e.g. its signature status, printed with that record
+ * (on its "Record:" line, or below its node's line).  Returns 0, or -1
+ * with errno.
  */
 int tr_report_job_view (FILE *out, json_t *recs, json_t *notes);
 
