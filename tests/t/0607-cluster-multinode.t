@@ -186,13 +186,60 @@ test_expect_success 'each record was made by the tracerd of its own node' '
     test_cmp expect files
 '
 
-# tracer-report lists one "Step 0 on NODE" block per record.
-test_expect_success 'tracer-report -j shows the step on both nodes' '
+# tracer-report merges the records: one "Step 0 on 2 nodes" block with
+# the totals, then one line per node.
+test_expect_success 'tracer-report -j merges the step of both nodes' '
     $REPORT -j "$job" >view.out &&
     cat view.out &&
+    grep -q "^  Step 0 on 2 nodes: completed" view.out &&
+    grep -q "Nodes: *$n1, $n2; 2 of 2 nodes" view.out &&
     grep -q "Step 0 on $n1: completed" view.out &&
     grep -q "Step 0 on $n2: completed" view.out &&
+    total=$(jq "[.[].summary.cpu.total_s] | add" rec.json) &&
+    shown=$(sed -n "s/^    CPU time: *\([0-9.]*\) s.*/\1/p" view.out |
+        head -n1) &&
+    within "$shown" "$total" 1 &&
     test $(grep -c "signature valid" view.out) = 2
+'
+
+# An srun inside a batch job carries the batch node's SLURMD_NODENAME in
+# its environment to every node: each record must still name its own.
+test_expect_success 'sbatch -N2 with an inner srun: each node named right' '
+    sbatch -N2 --tracer --parsable --wrap "srun true" >sb.out &&
+    sbjob=$(cat sb.out) &&
+    wait_records "$sbjob" 3 &&
+    jq -r ".[] | \"\(.identity.step_id) \(.identity.node)\"" rec.json |
+        sort >steps.out &&
+    printf "%s\n" "0 $n1" "0 $n2" "batch $n1" >expect &&
+    test_cmp expect steps.out
+'
+
+# A heterogeneous job: each component is a job of its own (S_JOB_ID),
+# and the records name the leader and the component.
+test_expect_success 'a heterogeneous job: records name leader and component' '
+    cat >het.sh <<-\EOF &&
+	#!/bin/sh
+	#SBATCH -N1 -n1 --mem=100M
+	#SBATCH hetjob
+	#SBATCH -N1 -n1 --mem=100M
+	srun --het-group=0,1 true
+	EOF
+    sbatch --tracer --parsable het.sh >het.out &&
+    lead=$(cut -d";" -f1 het.out | cut -d+ -f1) &&
+    wait_for "wait_record $((lead + 1))" 120 &&
+    cp rec.json comp1.json &&
+    wait_for "wait_record $lead && test \$(jq length rec.json) = 2" 30 &&
+    jq -r ".[] | \"\(.identity.step_id) \(.identity.het_job_id) \(.identity.het_component)\"" \
+        rec.json | sort >het0.out &&
+    printf "%s\n" "0 $lead 0" "batch $lead 0" >expect &&
+    test_cmp expect het0.out &&
+    jq -r ".[] | \"\(.identity.job_id) \(.identity.step_id) \(.identity.het_job_id) \(.identity.het_component) \(.identity.node)\"" \
+        comp1.json >het1.out &&
+    node0=$(jq -r ".[0].identity.node" rec.json) &&
+    node1=$(jq -r ".[0].identity.node" comp1.json) &&
+    echo "$((lead + 1)) 0 $lead 1 $node1" >expect &&
+    test_cmp expect het1.out &&
+    test "$node0" != "$node1"
 '
 
 test_expect_success 'tracerd stopped on one node: the other still records' '
