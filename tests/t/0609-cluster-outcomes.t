@@ -1,0 +1,111 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='how steps end, what they were given, the extern step
+
+A real cluster with PrologFlags=Contain and two (fake) GPUs per node:
+scancel mid-step gives "cancelled" and a time limit "timeout" (tracerd
+asks squeue, since Slurm tells the node neither), the time limit is in
+every record, GPUs bound to a step are in its request, and the extern
+step is recorded for traced jobs only.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+# Every job asks for little memory: without --mem a job holds the node's.
+SBATCH_MEM_PER_NODE=200 SLURM_MEM_PER_NODE=200
+export SBATCH_MEM_PER_NODE SLURM_MEM_PER_NODE
+
+# records JOB: the job's records, one line each: step state signal limit
+records ()
+{
+    jq -r ".[] | \"\(.identity.step_id) \(.outcome.state) \
+\(.outcome.signal) \(.request.time_limit_s)\"" rec.json | sort
+}
+
+test_expect_success 'start the cluster with Contain and two GPUs' '
+    cluster_up --gpus 2 --slurm-conf PrologFlags=Contain &&
+    test "$(sinfo -h -o %G)" = "gpu:2"
+'
+
+# Started first: the time limit (1 minute) runs while the rest goes on.
+test_expect_success 'a job that will run out of time is started' '
+    sbatch --tracer -t 1 --parsable --wrap "srun sleep 600" >to.out &&
+    tojob=$(cat to.out) &&
+    wait_for "test \"\$(squeue -h -j $tojob -o %T)\" = RUNNING" 30
+'
+
+test_expect_success 'scancel mid-step: the record says cancelled' '
+    srun --tracer -t 5 sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec sleep 600" \
+        2>c.err &
+    wait_for "grep -q ^JOB= c.err" 30 &&
+    cjob=$(sed -n "s/^JOB=//p" c.err) &&
+    sleep 1 &&
+    scancel "$cjob" &&
+    wait_for "wait_record $cjob && test \$(jq length rec.json) = 2" 120 &&
+    records >c.out &&
+    printf "%s\n" "0 cancelled 15 300" "extern completed null 300" >expect &&
+    test_cmp expect c.out &&
+    test "$(jq -r ".[] | select(.identity.step_id == \"0\") |
+        .outcome.reason" rec.json)" = \
+        "the scheduler reports the job CANCELLED"
+'
+
+test_expect_success 'a time limit: batch and step records say timeout' '
+    wait_for "wait_record $tojob && test \$(jq length rec.json) = 3" 150 &&
+    records >t.out &&
+    printf "%s\n" "0 timeout 15 60" "batch timeout 15 60" \
+        "extern completed null 60" >expect &&
+    test_cmp expect t.out
+'
+
+test_expect_success 'GPUs bound to a step are in its request' '
+    srun --tracer --gres=gpu:2 sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>g.err &&
+    gjob=$(sed -n "s/^JOB=//p" g.err) &&
+    wait_for "wait_record $gjob && test \$(jq length rec.json) = 2" 60 &&
+    test "$(jq -r ".[] | select(.identity.step_id == \"0\") |
+        .request.gpus" rec.json)" = "0-1" ||
+    test "$(jq -r ".[] | select(.identity.step_id == \"0\") |
+        .request.gpus" rec.json)" = "0,1"
+'
+
+test_expect_success 'a traced job gets an extern record from its cgroup' '
+    sbatch --tracer --parsable --wrap "true" >e.out &&
+    ejob=$(cat e.out) &&
+    wait_for "wait_record $ejob && test \$(jq length rec.json) = 2" 60 &&
+    jq -r ".[] | select(.identity.step_id == \"extern\") |
+        \"\(.outcome.state) \(.outcome.complete) \(.cgroup.paths.memory)\"" \
+        rec.json >ext.out &&
+    grep -q "^completed true /.*/job_$ejob/step_extern$" ext.out
+'
+
+test_expect_success 'an untraced job leaves no extern record' '
+    sbatch --parsable --wrap "true" >u.out &&
+    ujob=$(cat u.out) &&
+    wait_for "grep -q \"step tracertest/$ujob/extern/.*no record\" \
+        \"$(tracerd_log)\"" 30 &&
+    test_expect_code 1 $REPORT -j "$ujob" 2>err &&
+    grep -q "no records" err
+'
+
+test_expect_success 'the extern step is not followed with extern=no' '
+    pc="$TRACER_CLUSTER_DIR/etc/plugstack.conf" &&
+    sed "s/\$/ extern=no/" "$pc" >pc.new && cat pc.new >"$pc" &&
+    sbatch --tracer --parsable --wrap "true" >n.out &&
+    njob=$(cat n.out) &&
+    wait_record "$njob" &&
+    sleep 2 &&
+    wait_record "$njob" &&
+    test "$(jq -r "[.[].identity.step_id] | join(\" \")" rec.json)" = batch
+'
+
+test_done
