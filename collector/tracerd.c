@@ -1086,34 +1086,46 @@ static void handle_step_start (int fd, json_t *msg)
     reply (fd, true, NULL);
 }
 
-static void handle_task_exit (int fd, json_t *msg)
+/* The active step a task_exit or step_end message names, or NULL after
+ * answering the hook why not.
+ */
+static struct active *msg_step (int fd, json_t *msg, int level)
 {
     json_t *id = json_object_get (msg, "identity");
-    json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
-    json_int_t pid = json_integer_value (json_object_get (msg, "pid"));
-    json_int_t st = json_integer_value (json_object_get (msg, "wait_status"));
-    bool last = json_is_true (json_object_get (msg, "last"));
+    const char *op = json_string_value (json_object_get (msg, "op"));
     char key[600];
     struct active *a;
-    tr_error_t error;
 
     default_cluster (id);
     if (!json_is_object (id) || step_key (id, key, sizeof (key)) < 0) {
         reply (fd, false, "bad identity");
-        return;
+        return NULL;
     }
     if (!(a = find_step (key))) {
-        logmsg (LOG_WARNING, "task_exit for unknown step %s", key);
+        logmsg (level, "%s for unknown step %s", op, key);
         reply (fd, false, "unknown step");
-        return;
     }
+    return a;
+}
+
+static void handle_task_exit (int fd, json_t *msg)
+{
+    json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
+    json_int_t pid = json_integer_value (json_object_get (msg, "pid"));
+    json_int_t st = json_integer_value (json_object_get (msg, "wait_status"));
+    bool last = json_is_true (json_object_get (msg, "last"));
+    struct active *a;
+    tr_error_t error;
+
+    if (!(a = msg_step (fd, msg, LOG_WARNING)))
+        return;
     tr_step_task_exit (a->step, (int)task, (pid_t)pid, (int)st);
     if (last || tr_step_nexited (a->step) >= tr_step_ntasks (a->step)) {
         /* The final reading must happen before the hook returns: the
          * step cgroup disappears right after the last task_exit.
          */
         if (tr_step_finish (a->step, &error) < 0)
-            logmsg (LOG_WARNING, "step %s: final reading: %s", key,
+            logmsg (LOG_WARNING, "step %s: final reading: %s", a->key,
                     tr_error_str (&error));
         reply (fd, true, NULL);
         drain_exits ();
@@ -1129,26 +1141,16 @@ static void handle_task_exit (int fd, json_t *msg)
  */
 static void handle_step_end (int fd, json_t *msg)
 {
-    json_t *id = json_object_get (msg, "identity");
-    char key[600];
     struct active *a;
     tr_error_t error;
 
-    default_cluster (id);
-    if (!json_is_object (id) || step_key (id, key, sizeof (key)) < 0) {
-        reply (fd, false, "bad identity");
+    if (!(a = msg_step (fd, msg, LOG_DEBUG)))
         return;
-    }
-    if (!(a = find_step (key))) {
-        logmsg (LOG_DEBUG, "step_end for unknown step %s", key);
-        reply (fd, false, "unknown step");
-        return;
-    }
     /* The extern step's cgroup is usually gone by now: the last
      * periodic reading stands.
      */
     if (tr_step_end (a->step, &error) < 0)
-        logmsg (LOG_DEBUG, "step %s: final reading: %s", key,
+        logmsg (LOG_DEBUG, "step %s: final reading: %s", a->key,
                 tr_error_str (&error));
     reply (fd, true, NULL);
     drain_exits ();
@@ -1474,7 +1476,7 @@ int main (int argc, char **argv)
               .events = POLLIN },
         };
         double now = mono ();
-        int timeout = (int)((next_sample - now) * 1000);
+        int timeout;
         int nq = nqueries;
 
         for (int i = 0; i < nq; i++) {
