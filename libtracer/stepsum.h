@@ -176,13 +176,14 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
                       tr_strpool_t *pool);
 
 /* The step group a record belongs to, for recommendations and
- * regressions: the tag "group" when set; else the job name normalised
- * (Nextflow's "nf-PROCESS_(tag)" and "nf-WORKFLOW_PROCESS_(tag)" give
- * PROCESS; Snakemake's "snakejob.RULE.N.sh" and "smk-RULE-..." give
- * RULE; a trailing "_N", "-N" or ".N" run index is removed), then "/"
- * and the step id for numbered steps or the step name when the step has
- * one and is not the batch script ("batch", "extern" stay as they are).
- * Writes into buf (size bytes); returns buf.
+ * regressions: the tag "group" when set; else the job name, normalised
+ * for the workflow managers that name one job per task: Nextflow's
+ * "nf-NAME_(tag)" gives NAME (the process name, with ':' written as '_'
+ * as Nextflow does), Snakemake's "snakejob.RULE.N.sh" gives RULE.  Then
+ * "/" and the step: its name for a numbered step that has one (srun
+ * steps are named after their command), else the step id ("batch",
+ * "extern", "0").  tags is a row's tags string.  Writes into buf (size
+ * bytes, truncated); returns buf.
  */
 const char *tr_stepsum_group (char *buf,
                               size_t size,
@@ -216,6 +217,7 @@ typedef struct tr_field {
     const char *help;           /* one line for --helpformat */
     size_t offset;              /* of the member, or (size_t)-1 */
     double (*num) (const tr_stepsum_t *row); /* derived, else NULL */
+    const char *(*str) (const tr_stepsum_t *row, char *buf, size_t size);
 } tr_field_t;
 
 /* Every field, in --helpformat order, terminated by { NULL }. */
@@ -225,10 +227,13 @@ extern const tr_field_t tr_stepsum_fields[];
 const tr_field_t *tr_stepsum_field (const char *name);
 
 /* A field's value: a number (NAN when unknown) or, for TR_FIELD_STR, a
- * string (never NULL).
+ * string (never NULL; a derived one is written into buf).
  */
 double tr_stepsum_num (const tr_stepsum_t *row, const tr_field_t *f);
-const char *tr_stepsum_str (const tr_stepsum_t *row, const tr_field_t *f);
+const char *tr_stepsum_str (const tr_stepsum_t *row,
+                            const tr_field_t *f,
+                            char *buf,
+                            size_t size);
 
 /* A field's value as text: human form (bytes as "1.5G", durations as
  * [D-]HH:MM:SS, times as YYYY-MM-DDTHH:MM:SS local, fractions as

@@ -1,0 +1,1238 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Step summaries: one flat row per record, the unit every listing,
+ * recommendation, regression check and waste report works on, and the
+ * line format of the summary index.  The field table below is the one
+ * list of what a row holds: --format, --helpformat, sorting, JSON and
+ * the index lines are all driven by it, so a field added here is
+ * everywhere at once.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "merge.h"
+#include "stepsum.h"
+
+/* String pool: open addressing over interned copies, which live in
+ * large chunks so that a million rows do not mean a million mallocs.
+ */
+#define POOL_CHUNK (64 * 1024)
+
+struct pool_chunk {
+    struct pool_chunk *next;
+    size_t used, size;
+    char data[];
+};
+
+struct tr_strpool {
+    const char **slots;
+    size_t nslots, count;
+    struct pool_chunk *chunks;
+};
+
+tr_strpool_t *tr_strpool_create (void)
+{
+    tr_strpool_t *pool = calloc (1, sizeof (*pool));
+
+    if (!pool)
+        return NULL;
+    pool->nslots = 1024;
+    if (!(pool->slots = calloc (pool->nslots, sizeof (*pool->slots)))) {
+        free (pool);
+        return NULL;
+    }
+    return pool;
+}
+
+void tr_strpool_destroy (tr_strpool_t *pool)
+{
+    struct pool_chunk *c, *next;
+
+    if (!pool)
+        return;
+    for (c = pool->chunks; c; c = next) {
+        next = c->next;
+        free (c);
+    }
+    free (pool->slots);
+    free (pool);
+}
+
+static uint64_t hash_n (const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int pool_grow (tr_strpool_t *pool)
+{
+    size_t n = pool->nslots * 2;
+    const char **slots = calloc (n, sizeof (*slots));
+
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < pool->nslots; i++) {
+        const char *s = pool->slots[i];
+        size_t j;
+
+        if (!s)
+            continue;
+        j = hash_n (s, strlen (s)) & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = s;
+    }
+    free (pool->slots);
+    pool->slots = slots;
+    pool->nslots = n;
+    return 0;
+}
+
+static char *pool_store (tr_strpool_t *pool, const char *s, size_t len)
+{
+    struct pool_chunk *c = pool->chunks;
+    char *p;
+
+    if (!c || c->size - c->used < len + 1) {
+        size_t size = len + 1 > POOL_CHUNK ? len + 1 : POOL_CHUNK;
+
+        if (!(c = malloc (sizeof (*c) + size)))
+            return NULL;
+        c->size = size;
+        c->used = 0;
+        c->next = pool->chunks;
+        pool->chunks = c;
+    }
+    p = c->data + c->used;
+    memcpy (p, s, len);
+    p[len] = '\0';
+    c->used += len + 1;
+    return p;
+}
+
+const char *tr_strpool_intern_n (tr_strpool_t *pool, const char *s, size_t len)
+{
+    size_t j;
+    char *copy;
+
+    if (!s) {
+        s = "";
+        len = 0;
+    }
+    j = hash_n (s, len) & (pool->nslots - 1);
+    while (pool->slots[j]) {
+        const char *t = pool->slots[j];
+
+        if (!strncmp (t, s, len) && t[len] == '\0')
+            return t;
+        j = (j + 1) & (pool->nslots - 1);
+    }
+    if (!(copy = pool_store (pool, s, len))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pool->slots[j] = copy;
+    if (++pool->count * 2 > pool->nslots && pool_grow (pool) < 0) {
+        /* still interned, the table is only fuller than it likes */
+        return copy;
+    }
+    return copy;
+}
+
+const char *tr_strpool_intern (tr_strpool_t *pool, const char *s)
+{
+    return tr_strpool_intern_n (pool, s, s ? strlen (s) : 0);
+}
+
+/* The field table names every member, strings and numbers; init and
+ * the index walk it rather than repeat the member list.
+ */
+#define M(m) offsetof (tr_stepsum_t, m), NULL, NULL
+#define D(fn) (size_t)-1, fn, NULL
+#define DS(fn) (size_t)-1, NULL, fn
+
+static double f_cpu_eff (const tr_stepsum_t *r)
+{
+    return tr_stepsum_cpu_eff (r);
+}
+
+static double f_mem_eff (const tr_stepsum_t *r)
+{
+    return tr_stepsum_mem_eff (r);
+}
+
+static double f_avg_cores (const tr_stepsum_t *r)
+{
+    return r->elapsed_s > 0 ? r->cpu_s / r->elapsed_s : NAN;
+}
+
+static double f_psi_cpu (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->psi_cpu_some_s, r);
+}
+
+static double f_psi_mem (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->psi_mem_some_s, r);
+}
+
+static double f_psi_mem_full (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->psi_mem_full_s, r);
+}
+
+static double f_psi_io (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->psi_io_some_s, r);
+}
+
+static double f_psi_io_full (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->psi_io_full_s, r);
+}
+
+static double f_idle_frac (const tr_stepsum_t *r)
+{
+    return tr_stepsum_frac (r->idle_s, r);
+}
+
+static double f_balance (const tr_stepsum_t *r)
+{
+    if (!(r->nodes > 1) || !(r->node_cpu_max_s > 0))
+        return NAN;
+    return r->node_cpu_min_s / r->node_cpu_max_s;
+}
+
+static double f_alloc_ch (const tr_stepsum_t *r)
+{
+    return r->req_cores * r->elapsed_s / 3600.0;
+}
+
+static double f_used_ch (const tr_stepsum_t *r)
+{
+    return r->cpu_s / 3600.0;
+}
+
+static const char *f_jobid (const tr_stepsum_t *r, char *buf, size_t size)
+{
+    if (*r->array_job_id && !isnan (r->array_task_id))
+        snprintf (buf, size, "%s_%.0f", r->array_job_id, r->array_task_id);
+    else if (*r->het_job_id && !isnan (r->het_component))
+        snprintf (buf, size, "%s+%.0f", r->het_job_id, r->het_component);
+    else
+        snprintf (buf, size, "%s", r->job_id);
+    return buf;
+}
+
+static const char *f_jobstep (const tr_stepsum_t *r, char *buf, size_t size)
+{
+    char id[300];
+
+    snprintf (buf, size, "%s.%s", f_jobid (r, id, sizeof (id)), r->step_id);
+    return buf;
+}
+
+const tr_field_t tr_stepsum_fields[] = {
+    { "jobid", TR_FIELD_STR, 14, "job id; array tasks as ARRAY_TASK, "
+      "heterogeneous components as LEADER+N", DS (f_jobid) },
+    { "jobstep", TR_FIELD_STR, 18, "job id and step, JOBID.STEP",
+      DS (f_jobstep) },
+    { "jobidraw", TR_FIELD_STR, 12, "the job's own id", M (job_id) },
+    { "stepid", TR_FIELD_STR, 8, "step id: batch, extern, 0, 1, ...",
+      M (step_id) },
+    { "arrayjobid", TR_FIELD_STR, 10, "array master job id",
+      M (array_job_id) },
+    { "arraytaskid", TR_FIELD_COUNT, 6, "index within the array",
+      M (array_task_id) },
+    { "hetjobid", TR_FIELD_STR, 10, "heterogeneous job leader's id",
+      M (het_job_id) },
+    { "hetcomponent", TR_FIELD_COUNT, 6, "heterogeneous job component",
+      M (het_component) },
+    { "jobname", TR_FIELD_STR, 16, "job name", M (job_name) },
+    { "stepname", TR_FIELD_STR, 12, "step name", M (step_name) },
+    { "group", TR_FIELD_STR, 24, "step group used for recommendations "
+      "and regressions", M (group) },
+    { "cluster", TR_FIELD_STR, 10, "cluster name", M (cluster) },
+    { "scheduler", TR_FIELD_STR, 9, "slurm, pbs, torque, lsf, none",
+      M (scheduler) },
+    { "user", TR_FIELD_STR, 10, "user name", M (user) },
+    { "uid", TR_FIELD_COUNT, 6, "numeric user id", M (uid) },
+    { "account", TR_FIELD_STR, 10, "charge account", M (account) },
+    { "partition", TR_FIELD_STR, 10, "partition or queue", M (partition) },
+    { "qos", TR_FIELD_STR, 8, "quality of service", M (qos) },
+    { "nodelist", TR_FIELD_STR, 16, "nodes that sent a record", M (node) },
+    { "nnodes", TR_FIELD_COUNT, 6, "nodes that sent a record", M (nodes) },
+    { "nodesexpected", TR_FIELD_COUNT, 6, "nodes the scheduler gave the "
+      "job", M (nodes_expected) },
+    { "ntasks", TR_FIELD_COUNT, 6, "tasks seen", M (tasks) },
+    { "state", TR_FIELD_STR, 10, "completed, failed, cancelled, timeout, "
+      "oom, incomplete, running, unknown (the worst node)", M (state) },
+    { "exitcode", TR_FIELD_COUNT, 4, "exit code (the largest node's)",
+      M (exit_code) },
+    { "signal", TR_FIELD_COUNT, 4, "signal that ended the step",
+      M (signal) },
+    { "reason", TR_FIELD_STR, 30, "how it ended, in words", M (reason) },
+    { "start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
+    { "end", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
+    { "elapsed", TR_FIELD_SECONDS, 10, "wall-clock time, the longest node",
+      M (elapsed_s) },
+    { "timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
+      M (time_limit_s) },
+    { "reqcpus", TR_FIELD_NUM, 7, "cores allocated, all nodes",
+      M (req_cores) },
+    { "cpuspertask", TR_FIELD_COUNT, 5, "--cpus-per-task",
+      M (req_cpus_per_task) },
+    { "reqmem", TR_FIELD_BYTES, 8, "memory requested per node",
+      M (req_mem_bytes) },
+    { "reqgpus", TR_FIELD_STR, 8, "GPUs requested or bound", M (gpus) },
+    { "totalcpu", TR_FIELD_SECONDS, 10, "CPU time, all nodes", M (cpu_s) },
+    { "usercpu", TR_FIELD_SECONDS, 10, "user CPU time", M (user_s) },
+    { "systemcpu", TR_FIELD_SECONDS, 10, "system CPU time", M (system_s) },
+    { "cpueff", TR_FIELD_FRACTION, 7, "CPU time over allocated core time",
+      D (f_cpu_eff) },
+    { "avgcpus", TR_FIELD_NUM, 7, "cores busy on average, all nodes",
+      D (f_avg_cores) },
+    { "peakcpus", TR_FIELD_NUM, 7, "most cores busy at once on one node "
+      "(series)", M (cpu_peak_cores) },
+    { "throttled", TR_FIELD_SECONDS, 10, "time throttled by a CPU quota",
+      M (throttled_s) },
+    { "runqwait", TR_FIELD_SECONDS, 10, "time runnable but waiting for a "
+      "CPU, summed over processes", M (runq_wait_s) },
+    { "nodecpumax", TR_FIELD_SECONDS, 10, "CPU time of the busiest node",
+      M (node_cpu_max_s) },
+    { "nodecpumin", TR_FIELD_SECONDS, 10, "CPU time of the idlest node",
+      M (node_cpu_min_s) },
+    { "nodebalance", TR_FIELD_FRACTION, 7, "idlest node's CPU time over "
+      "the busiest's (multi-node steps)", D (f_balance) },
+    { "mempeak", TR_FIELD_BYTES, 8, "exact peak memory of the largest "
+      "node", M (mem_peak_bytes) },
+    { "mempeaksum", TR_FIELD_BYTES, 8, "nodes' peaks added up",
+      M (mem_peak_sum_bytes) },
+    { "memlimit", TR_FIELD_BYTES, 8, "memory limit enforced",
+      M (mem_limit_bytes) },
+    { "memeff", TR_FIELD_FRACTION, 7, "peak memory over the request",
+      D (f_mem_eff) },
+    { "swap", TR_FIELD_BYTES, 8, "swap in use at the end", M (swap_bytes) },
+    { "oomkills", TR_FIELD_COUNT, 4, "processes killed by the OOM killer",
+      M (oom_kills) },
+    { "psicpu", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
+      "for a CPU", D (f_psi_cpu) },
+    { "psimem", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
+      "for memory", D (f_psi_mem) },
+    { "psimemfull", TR_FIELD_FRACTION, 7, "fraction of time all tasks "
+      "waited for memory", D (f_psi_mem_full) },
+    { "psiio", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
+      "for I/O", D (f_psi_io) },
+    { "psiiofull", TR_FIELD_FRACTION, 7, "fraction of time all tasks "
+      "waited for I/O", D (f_psi_io_full) },
+    { "psicputime", TR_FIELD_SECONDS, 10, "time some task waited for a "
+      "CPU", M (psi_cpu_some_s) },
+    { "psimemtime", TR_FIELD_SECONDS, 10, "time some task waited for "
+      "memory", M (psi_mem_some_s) },
+    { "psimemfulltime", TR_FIELD_SECONDS, 10, "time all tasks waited for "
+      "memory", M (psi_mem_full_s) },
+    { "psiiotime", TR_FIELD_SECONDS, 10, "time some task waited for I/O",
+      M (psi_io_some_s) },
+    { "psiiofulltime", TR_FIELD_SECONDS, 10, "time all tasks waited for "
+      "I/O", M (psi_io_full_s) },
+    { "readbytes", TR_FIELD_BYTES, 8, "bytes read from storage",
+      M (read_bytes) },
+    { "writebytes", TR_FIELD_BYTES, 8, "bytes written to storage",
+      M (write_bytes) },
+    { "rchar", TR_FIELD_BYTES, 8, "bytes read by calls (cache hits too)",
+      M (rchar) },
+    { "wchar", TR_FIELD_BYTES, 8, "bytes written by calls", M (wchar) },
+    { "netrx", TR_FIELD_BYTES, 8, "bytes received (own network namespace "
+      "only)", M (net_rx_bytes) },
+    { "nettx", TR_FIELD_BYTES, 8, "bytes sent (own network namespace "
+      "only)", M (net_tx_bytes) },
+    { "ngpus", TR_FIELD_COUNT, 5, "GPUs measured", M (gpus_used) },
+    { "gpuutil", TR_FIELD_NUM, 7, "mean GPU utilisation, percent",
+      M (gpu_util_mean_pct) },
+    { "gpumem", TR_FIELD_BYTES, 8, "peak GPU memory", M (gpu_mem_peak_bytes) },
+    { "nprocs", TR_FIELD_COUNT, 6, "processes seen", M (nprocs) },
+    { "idle", TR_FIELD_FRACTION, 7, "fraction of time idle (no CPU, no "
+      "I/O)", D (f_idle_frac) },
+    { "idletime", TR_FIELD_SECONDS, 10, "time idle", M (idle_s) },
+    { "idlelongest", TR_FIELD_SECONDS, 10, "longest idle stretch",
+      M (idle_longest_s) },
+    { "allocch", TR_FIELD_NUM, 9, "core-hours allocated", D (f_alloc_ch) },
+    { "usedch", TR_FIELD_NUM, 9, "core-hours used", D (f_used_ch) },
+    { "complete", TR_FIELD_COUNT, 3, "1: every task's end was seen",
+      M (complete) },
+    { "exact", TR_FIELD_COUNT, 3, "1: CPU and memory are kernel totals",
+      M (exact) },
+    { "tools", TR_FIELD_STR, 30, "busiest programs, NAME=CPU-SECONDS",
+      M (tools) },
+    { "tags", TR_FIELD_STR, 20, "tags, KEY=VALUE;...", M (tags) },
+    { "signature", TR_FIELD_STR, 9, "valid or unsigned", M (sig) },
+    { "path", TR_FIELD_STR, 40, "the record, relative to the store",
+      M (path) },
+    { NULL, 0, 0, NULL, 0, NULL, NULL },
+};
+
+#undef M
+#undef D
+#undef DS
+
+static const char **str_member (tr_stepsum_t *row, const tr_field_t *f)
+{
+    return (const char **)(void *)((char *)row + f->offset);
+}
+
+static double *num_member (tr_stepsum_t *row, const tr_field_t *f)
+{
+    return (double *)(void *)((char *)row + f->offset);
+}
+
+void tr_stepsum_init (tr_stepsum_t *row)
+{
+    memset (row, 0, sizeof (*row));
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++) {
+        if (f->offset == (size_t)-1)
+            continue;
+        if (f->kind == TR_FIELD_STR)
+            *str_member (row, f) = "";
+        else
+            *num_member (row, f) = NAN;
+    }
+}
+
+const tr_field_t *tr_stepsum_field (const char *name)
+{
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
+        if (!strcasecmp (f->name, name))
+            return f;
+    return NULL;
+}
+
+double tr_stepsum_num (const tr_stepsum_t *row, const tr_field_t *f)
+{
+    if (f->kind == TR_FIELD_STR)
+        return NAN;
+    if (f->num)
+        return f->num (row);
+    return *num_member ((tr_stepsum_t *)row, f);
+}
+
+const char *tr_stepsum_str (const tr_stepsum_t *row,
+                            const tr_field_t *f,
+                            char *buf,
+                            size_t size)
+{
+    if (f->kind != TR_FIELD_STR)
+        return "";
+    if (f->str)
+        return f->str (row, buf, size);
+    return *str_member ((tr_stepsum_t *)row, f);
+}
+
+/* Derived values */
+
+double tr_stepsum_cpu_eff (const tr_stepsum_t *row)
+{
+    if (!(row->elapsed_s > 0) || !(row->req_cores > 0) || isnan (row->cpu_s))
+        return NAN;
+    return row->cpu_s / (row->elapsed_s * row->req_cores);
+}
+
+double tr_stepsum_mem_eff (const tr_stepsum_t *row)
+{
+    if (!(row->req_mem_bytes > 0) || isnan (row->mem_peak_bytes))
+        return NAN;
+    return row->mem_peak_bytes / row->req_mem_bytes;
+}
+
+double tr_stepsum_frac (double stalled_s, const tr_stepsum_t *row)
+{
+    double f;
+
+    if (isnan (stalled_s) || !(row->elapsed_s > 0))
+        return NAN;
+    f = stalled_s / row->elapsed_s;
+    return f > 1 ? 1 : f;
+}
+
+/* From a record */
+
+static json_t *get (json_t *o, const char *k)
+{
+    return json_object_get (o, k);
+}
+
+static double num_or_nan (json_t *o, const char *k)
+{
+    json_t *v = json_object_get (o, k);
+
+    return json_is_number (v) ? json_number_value (v) : NAN;
+}
+
+static const char *str_or_empty (json_t *o, const char *k)
+{
+    const char *s = json_string_value (json_object_get (o, k));
+
+    return s ? s : "";
+}
+
+/* Append s to sb with '\\', ';' and '=' escaped by '\\'. */
+static int append_escaped (tr_strbuf_t *sb, const char *s)
+{
+    for (; *s; s++) {
+        if ((*s == '\\' || *s == ';' || *s == '=')
+            && tr_strbuf_append (sb, "\\", 1) < 0)
+            return -1;
+        if (tr_strbuf_append (sb, s, 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int cmp_keys (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *tags_string (json_t *tags, tr_strpool_t *pool)
+{
+    const char *keys[64], *key, *s = NULL;
+    size_t n = 0;
+    json_t *v;
+    tr_strbuf_t sb = { 0 };
+    int rc = 0;
+
+    json_object_foreach (tags, key, v) {
+        if (n < 64)
+            keys[n++] = key;
+    }
+    if (n == 0)
+        return tr_strpool_intern (pool, "");
+    qsort (keys, n, sizeof (keys[0]), cmp_keys);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const char *val = json_string_value (json_object_get (tags, keys[i]));
+
+        rc = (i && tr_strbuf_puts (&sb, ";") < 0)
+             || append_escaped (&sb, keys[i]) < 0
+             || tr_strbuf_puts (&sb, "=") < 0
+             || append_escaped (&sb, val ? val : "") < 0 ? -1 : 0;
+    }
+    if (rc == 0)
+        s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
+    tr_strbuf_free (&sb);
+    return s;
+}
+
+static const char *tools_string (json_t *tools, tr_strpool_t *pool)
+{
+    tr_strbuf_t sb = { 0 };
+    json_t *t;
+    size_t i;
+    const char *s = NULL;
+    int rc = 0;
+
+    /* the collectors write tools busiest first */
+    json_array_foreach (tools, i, t) {
+        if (i >= 5 || rc < 0)
+            break;
+        rc = (i && tr_strbuf_puts (&sb, ";") < 0)
+             || append_escaped (&sb, str_or_empty (t, "name")) < 0
+             || tr_strbuf_printf (&sb, "=%.3f",
+                                  json_number_value (get (t, "cpu_s"))) < 0
+                 ? -1 : 0;
+    }
+    if (rc == 0)
+        s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
+    tr_strbuf_free (&sb);
+    return s;
+}
+
+/* The tag value of key in a tags string, unescaped into buf. */
+static bool tag_value (const char *tags, const char *key, char *buf,
+                       size_t size)
+{
+    size_t klen = strlen (key);
+    const char *p = tags;
+
+    while (p && *p) {
+        if (!strncmp (p, key, klen) && p[klen] == '=') {
+            size_t n = 0;
+
+            for (p += klen + 1; *p && *p != ';'; p++) {
+                if (*p == '\\' && p[1])
+                    p++;
+                if (n + 1 < size)
+                    buf[n++] = *p;
+            }
+            buf[n] = '\0';
+            return true;
+        }
+        /* to the next unescaped ';' */
+        while (*p && *p != ';') {
+            if (*p == '\\' && p[1])
+                p++;
+            p++;
+        }
+        if (*p == ';')
+            p++;
+    }
+    return false;
+}
+
+const char *tr_stepsum_group (char *buf,
+                              size_t size,
+                              const char *job_name,
+                              const char *step_id,
+                              const char *step_name,
+                              const char *tags)
+{
+    char base[512];
+    const char *step = step_id ? step_id : "";
+    size_t len;
+
+    if (!tags || !tag_value (tags, "group", base, sizeof (base)) || !*base) {
+        const char *name = job_name ? job_name : "";
+        const char *end;
+
+        len = strlen (name);
+        if (!strncmp (name, "nf-", 3) && len > 3) {
+            /* nf-NAME_(tag): a process name has no '(', the tag may */
+            const char *tag = strstr (name + 3, "_(");
+
+            name += 3;
+            len = tag && name[strlen (name) - 1] == ')'
+                      ? (size_t)(tag - name) : strlen (name);
+        }
+        else if (!strncmp (name, "snakejob.", 9)
+                 && (end = strchr (name + 9, '.')) && end > name + 9) {
+            name += 9;
+            len = (size_t)(end - name);
+        }
+        snprintf (base, sizeof (base), "%.*s", (int)len, name);
+    }
+    if (step_name && *step_name && (*step >= '0' && *step <= '9'))
+        step = step_name;
+    snprintf (buf, size, "%s/%s", base, step);
+    return buf;
+}
+
+/* Idle time and the longest idle stretch from the series: a bucket is
+ * idle when its mean CPU and storage I/O are both below the fixed
+ * thresholds.  Buckets end at the next bucket's start (the last one at
+ * the interval, or the end of the step).
+ */
+static void series_idle (json_t *series, double elapsed, tr_stepsum_t *row)
+{
+    json_t *t = get (series, "t_s"), *m = get (series, "metrics");
+    json_t *cpu = get (get (m, "cpu_cores"), "mean");
+    json_t *rd = get (get (m, "io_read_Bps"), "mean");
+    json_t *wr = get (get (m, "io_write_Bps"), "mean");
+    json_t *cmax = get (get (m, "cpu_cores"), "max");
+    double interval = num_or_nan (series, "interval_s");
+    double idle = 0, run = 0, longest = 0, peak = NAN;
+    size_t n = json_array_size (t);
+
+    for (size_t i = 0; i < json_array_size (cmax); i++) {
+        double v = json_number_value (json_array_get (cmax, i));
+        if (isnan (peak) || v > peak)
+            peak = v;
+    }
+    row->cpu_peak_cores = peak;
+    if (n == 0 || json_array_size (cpu) != n || !(interval > 0))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        double start = json_number_value (json_array_get (t, i));
+        double end = i + 1 < n ? json_number_value (json_array_get (t, i + 1))
+                               : start + interval;
+        double io = 0;
+
+        if (elapsed > 0 && end > elapsed)
+            end = elapsed > start ? elapsed : start;
+        if (json_array_size (rd) == n)
+            io += json_number_value (json_array_get (rd, i));
+        if (json_array_size (wr) == n)
+            io += json_number_value (json_array_get (wr, i));
+        if (json_number_value (json_array_get (cpu, i)) < TR_STEPSUM_IDLE_CORES
+            && io < TR_STEPSUM_IDLE_IO_BPS) {
+            idle += end - start;
+            run += end - start;
+            if (run > longest)
+                longest = run;
+        }
+        else
+            run = 0;
+    }
+    row->idle_s = idle;
+    row->idle_longest_s = longest;
+}
+
+static void from_pressure (json_t *p, tr_stepsum_t *row)
+{
+    bool delay = !strcmp (str_or_empty (p, "source"), "delayacct");
+    const char *some = delay ? "delay_s" : "some_s";
+
+    if (!p)
+        return;
+    row->psi_cpu_some_s = num_or_nan (get (p, "cpu"), some);
+    row->psi_mem_some_s = num_or_nan (get (p, "memory"), some);
+    row->psi_io_some_s = num_or_nan (get (p, "io"), some);
+    if (!delay) {
+        row->psi_mem_full_s = num_or_nan (get (p, "memory"), "full_s");
+        row->psi_io_full_s = num_or_nan (get (p, "io"), "full_s");
+    }
+}
+
+static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
+{
+    json_t *io = get (sum, "io"), *proc = get (io, "proc");
+    json_t *net = get (sum, "network"), *gpu = get (sum, "gpu"), *v;
+    size_t i;
+
+    if (io && strcmp (str_or_empty (io, "source"), "none")
+        && get (io, "read_bytes")) {
+        row->read_bytes = num_or_nan (io, "read_bytes");
+        row->write_bytes = num_or_nan (io, "write_bytes");
+    }
+    else if (proc) {
+        row->read_bytes = num_or_nan (proc, "read_bytes");
+        row->write_bytes = num_or_nan (proc, "write_bytes");
+    }
+    row->rchar = num_or_nan (proc, "rchar");
+    row->wchar = num_or_nan (proc, "wchar");
+    if (net && !strcmp (str_or_empty (net, "scope"), "namespace")) {
+        row->net_rx_bytes = row->net_tx_bytes = 0;
+        json_array_foreach (get (net, "interfaces"), i, v) {
+            row->net_rx_bytes += json_number_value (get (v, "rx_bytes"));
+            row->net_tx_bytes += json_number_value (get (v, "tx_bytes"));
+        }
+    }
+    if (gpu) {
+        double util = 0, peak = NAN;
+        size_t n = json_array_size (get (gpu, "devices"));
+
+        json_array_foreach (get (gpu, "devices"), i, v) {
+            double m = num_or_nan (v, "step_mem_peak_bytes");
+
+            if (isnan (m))
+                m = num_or_nan (v, "mem_used_peak_bytes");
+            if (!isnan (m) && (isnan (peak) || m > peak))
+                peak = m;
+            util += json_number_value (get (v, "util_mean_pct"));
+        }
+        row->gpus_used = (double)n;
+        row->gpu_util_mean_pct = n ? util / (double)n : NAN;
+        row->gpu_mem_peak_bytes = peak;
+    }
+}
+
+static double oom_kills (json_t *sum, json_t *tasks)
+{
+    json_t *mem = get (sum, "memory"), *t;
+    double n = num_or_nan (mem, "oom_kill_events");
+    size_t i;
+
+    if (isnan (n))
+        n = num_or_nan (sum, "x_oom_kill_events");
+    if (isnan (n)) {
+        n = 0;
+        json_array_foreach (tasks, i, t) {
+            if (json_is_true (get (t, "oom_killed")))
+                n++;
+        }
+    }
+    return n;
+}
+
+#define INTERN(member, value)                                              \
+    do {                                                                   \
+        if (!(row->member = tr_strpool_intern (pool, (value))))            \
+            return -1;                                                     \
+    } while (0)
+
+int tr_stepsum_from_record (tr_stepsum_t *row,
+                            json_t *rec,
+                            const char *sig,
+                            const char *path,
+                            tr_strpool_t *pool)
+{
+    json_t *id = get (rec, "identity"), *req = get (rec, "request");
+    json_t *t = get (rec, "time"), *sum = get (rec, "summary");
+    json_t *cpu = get (sum, "cpu"), *mem = get (sum, "memory");
+    json_t *oc = get (rec, "outcome");
+    char group[600];
+
+    tr_stepsum_init (row);
+    INTERN (scheduler, str_or_empty (id, "scheduler"));
+    INTERN (cluster, str_or_empty (id, "cluster"));
+    INTERN (job_id, str_or_empty (id, "job_id"));
+    INTERN (array_job_id, str_or_empty (id, "array_job_id"));
+    INTERN (het_job_id, str_or_empty (id, "het_job_id"));
+    INTERN (step_id, str_or_empty (id, "step_id"));
+    INTERN (step_name, str_or_empty (id, "step_name"));
+    INTERN (job_name, str_or_empty (id, "job_name"));
+    INTERN (node, str_or_empty (id, "node"));
+    INTERN (user, str_or_empty (id, "user"));
+    INTERN (account, str_or_empty (id, "account"));
+    INTERN (partition, str_or_empty (id, "partition"));
+    INTERN (qos, str_or_empty (id, "qos"));
+    if (!(row->tags = tags_string (get (rec, "tags"), pool)))
+        return -1;
+    tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
+                      row->step_name, row->tags);
+    INTERN (group, group);
+    INTERN (state, str_or_empty (oc, "state"));
+    INTERN (reason, str_or_empty (oc, "reason"));
+    INTERN (gpus, str_or_empty (req, "gpus"));
+    if (!(row->tools = tools_string (get (rec, "tools"), pool)))
+        return -1;
+    INTERN (sig, sig);
+    INTERN (path, path);
+    row->array_task_id = num_or_nan (id, "array_task_id");
+    row->het_component = num_or_nan (id, "het_component");
+    row->uid = num_or_nan (id, "uid");
+
+    row->nodes = 1;
+    row->nodes_expected = num_or_nan (req, "nodes");
+    row->tasks = (double)json_array_size (get (oc, "tasks"));
+    row->req_cpus_per_task = num_or_nan (req, "cpus_per_task");
+    row->req_cores = tr_merge_request_cores (req);
+    if (!(row->req_cores > 0))
+        row->req_cores = NAN;
+    row->req_mem_bytes = num_or_nan (req, "mem_bytes");
+    if (!(row->req_mem_bytes > 0))
+        row->req_mem_bytes = NAN;
+    row->time_limit_s = num_or_nan (req, "time_limit_s");
+
+    row->start_ms = num_or_nan (t, "start_unix_ms");
+    row->end_ms = num_or_nan (t, "end_unix_ms");
+    row->elapsed_s = num_or_nan (t, "elapsed_s");
+    if (isnan (row->elapsed_s) && !isnan (row->end_ms))
+        row->elapsed_s = (row->end_ms - row->start_ms) / 1000.0;
+    row->exit_code = num_or_nan (oc, "exit_code");
+    row->signal = num_or_nan (oc, "signal");
+    row->complete = json_is_true (get (oc, "complete")) ? 1 : 0;
+    row->exact = json_is_true (get (cpu, "exact"))
+                 && json_is_true (get (mem, "exact")) ? 1 : 0;
+
+    row->cpu_s = num_or_nan (cpu, "total_s");
+    row->user_s = num_or_nan (cpu, "user_s");
+    row->system_s = num_or_nan (cpu, "system_s");
+    row->throttled_s = num_or_nan (cpu, "throttled_s");
+    row->runq_wait_s = num_or_nan (cpu, "runq_wait_s");
+    row->node_cpu_max_s = row->node_cpu_min_s = row->cpu_s;
+
+    row->mem_peak_bytes = row->mem_peak_sum_bytes =
+        num_or_nan (mem, "peak_bytes");
+    row->mem_limit_bytes = num_or_nan (mem, "limit_bytes");
+    row->swap_bytes = num_or_nan (mem, "swap_bytes");
+    row->oom_kills = oom_kills (sum, get (oc, "tasks"));
+    from_pressure (get (sum, "pressure"), row);
+    from_io_net_gpu (sum, row);
+    row->nprocs = num_or_nan (get (sum, "processes"), "count");
+    series_idle (get (rec, "series"), row->elapsed_s, row);
+    return 0;
+}
+
+#undef INTERN
+
+/* Merging the nodes of a step */
+
+static double add (double a, double b)
+{
+    if (isnan (a))
+        return b;
+    if (isnan (b))
+        return a;
+    return a + b;
+}
+
+static double max2 (double a, double b)
+{
+    return isnan (a) || b > a ? b : a;
+}
+
+static double min2 (double a, double b)
+{
+    return isnan (a) || b < a ? b : a;
+}
+
+/* A sum that is only meaningful when every node has it. */
+static double add_all (double a, double b)
+{
+    return isnan (a) || isnan (b) ? NAN : a + b;
+}
+
+#define NODE_LIST_MAX 4096
+
+int tr_stepsum_merge (tr_stepsum_t *dst,
+                      const tr_stepsum_t *src,
+                      tr_strpool_t *pool)
+{
+    if (strlen (dst->node) < NODE_LIST_MAX) {
+        tr_strbuf_t sb = { 0 };
+        const char *s = NULL;
+
+        if (tr_strbuf_printf (&sb, "%s,%s", dst->node, src->node) == 0)
+            s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
+        tr_strbuf_free (&sb);
+        if (!s)
+            return -1;
+        dst->node = s;
+    }
+    if (tr_merge_state_rank (src->state) > tr_merge_state_rank (dst->state)) {
+        dst->state = src->state;
+        dst->reason = src->reason;
+    }
+    if (!*dst->reason)
+        dst->reason = src->reason;
+    dst->nodes = add (dst->nodes, src->nodes);
+    dst->nodes_expected = max2 (dst->nodes_expected, src->nodes_expected);
+    dst->tasks = add (dst->tasks, src->tasks);
+    dst->req_cores = add_all (dst->req_cores, src->req_cores);
+    dst->req_mem_bytes = max2 (dst->req_mem_bytes, src->req_mem_bytes);
+    dst->time_limit_s = max2 (dst->time_limit_s, src->time_limit_s);
+    dst->start_ms = min2 (dst->start_ms, src->start_ms);
+    dst->end_ms = isnan (dst->end_ms) || isnan (src->end_ms)
+                      ? NAN : max2 (dst->end_ms, src->end_ms);
+    dst->elapsed_s = max2 (dst->elapsed_s, src->elapsed_s);
+    dst->exit_code = max2 (dst->exit_code, src->exit_code);
+    if (isnan (dst->signal) || dst->signal == 0)
+        dst->signal = src->signal;
+    dst->complete = dst->complete && src->complete ? 1 : 0;
+    dst->exact = dst->exact && src->exact ? 1 : 0;
+    dst->cpu_s = add (dst->cpu_s, src->cpu_s);
+    dst->user_s = add (dst->user_s, src->user_s);
+    dst->system_s = add (dst->system_s, src->system_s);
+    dst->cpu_peak_cores = max2 (dst->cpu_peak_cores, src->cpu_peak_cores);
+    dst->throttled_s = add (dst->throttled_s, src->throttled_s);
+    dst->runq_wait_s = add (dst->runq_wait_s, src->runq_wait_s);
+    dst->node_cpu_max_s = max2 (dst->node_cpu_max_s, src->node_cpu_max_s);
+    dst->node_cpu_min_s = min2 (dst->node_cpu_min_s, src->node_cpu_min_s);
+    dst->mem_peak_bytes = max2 (dst->mem_peak_bytes, src->mem_peak_bytes);
+    dst->mem_peak_sum_bytes =
+        add (dst->mem_peak_sum_bytes, src->mem_peak_sum_bytes);
+    dst->mem_limit_bytes = max2 (dst->mem_limit_bytes, src->mem_limit_bytes);
+    dst->swap_bytes = add (dst->swap_bytes, src->swap_bytes);
+    dst->oom_kills = add (dst->oom_kills, src->oom_kills);
+    /* stall time: the worst node, as a fraction of the step's time */
+    dst->psi_cpu_some_s = max2 (dst->psi_cpu_some_s, src->psi_cpu_some_s);
+    dst->psi_mem_some_s = max2 (dst->psi_mem_some_s, src->psi_mem_some_s);
+    dst->psi_mem_full_s = max2 (dst->psi_mem_full_s, src->psi_mem_full_s);
+    dst->psi_io_some_s = max2 (dst->psi_io_some_s, src->psi_io_some_s);
+    dst->psi_io_full_s = max2 (dst->psi_io_full_s, src->psi_io_full_s);
+    dst->read_bytes = add (dst->read_bytes, src->read_bytes);
+    dst->write_bytes = add (dst->write_bytes, src->write_bytes);
+    dst->rchar = add (dst->rchar, src->rchar);
+    dst->wchar = add (dst->wchar, src->wchar);
+    dst->net_rx_bytes = add (dst->net_rx_bytes, src->net_rx_bytes);
+    dst->net_tx_bytes = add (dst->net_tx_bytes, src->net_tx_bytes);
+    if (src->gpus_used > 0) {
+        double n = dst->gpus_used > 0 ? dst->gpus_used : 0;
+
+        dst->gpu_util_mean_pct =
+            n > 0 ? (dst->gpu_util_mean_pct * n
+                     + src->gpu_util_mean_pct * src->gpus_used)
+                        / (n + src->gpus_used)
+                  : src->gpu_util_mean_pct;
+        dst->gpus_used = n + src->gpus_used;
+    }
+    dst->gpu_mem_peak_bytes =
+        max2 (dst->gpu_mem_peak_bytes, src->gpu_mem_peak_bytes);
+    dst->nprocs = add (dst->nprocs, src->nprocs);
+    /* idle only where every node was: the least idle node */
+    dst->idle_s = min2 (dst->idle_s, src->idle_s);
+    dst->idle_longest_s = min2 (dst->idle_longest_s, src->idle_longest_s);
+    if (strcmp (dst->sig, src->sig))
+        dst->sig = tr_strpool_intern (pool, TR_STEPSUM_SIG_UNSIGNED);
+    return 0;
+}
+
+/* Text */
+
+static int fmt_bytes (tr_strbuf_t *sb, double v)
+{
+    static const char units[] = "KMGTPE";
+    int u = -1;
+
+    if (v < 1024)
+        return tr_strbuf_printf (sb, "%.0f", v);
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    return tr_strbuf_printf (sb, v < 10 ? "%.2f%c" : v < 100 ? "%.1f%c"
+                                                             : "%.0f%c",
+                             v, units[u]);
+}
+
+static int fmt_seconds (tr_strbuf_t *sb, double v)
+{
+    long long s = llround (v < 0 ? 0 : v);
+
+    if (s >= 86400)
+        return tr_strbuf_printf (sb, "%lld-%02lld:%02lld:%02lld", s / 86400,
+                                 (s / 3600) % 24, (s / 60) % 60, s % 60);
+    return tr_strbuf_printf (sb, "%02lld:%02lld:%02lld", s / 3600,
+                             (s / 60) % 60, s % 60);
+}
+
+static int fmt_time (tr_strbuf_t *sb, double ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    char buf[64];
+
+    if (!localtime_r (&t, &tm) || !strftime (buf, sizeof (buf),
+                                             "%Y-%m-%dT%H:%M:%S", &tm))
+        return tr_strbuf_printf (sb, "%.0f", ms);
+    return tr_strbuf_puts (sb, buf);
+}
+
+int tr_stepsum_format (tr_strbuf_t *sb,
+                       const tr_stepsum_t *row,
+                       const tr_field_t *f,
+                       bool raw)
+{
+    char buf[600];
+    double v;
+
+    if (f->kind == TR_FIELD_STR)
+        return tr_strbuf_puts (sb, tr_stepsum_str (row, f, buf,
+                                                   sizeof (buf)));
+    v = tr_stepsum_num (row, f);
+    if (isnan (v) || isinf (v))
+        return 0;
+    if (raw)
+        return tr_strbuf_printf (sb, f->kind == TR_FIELD_COUNT
+                                         || f->kind == TR_FIELD_TIME
+                                     ? "%.0f" : "%.17g", v);
+    switch (f->kind) {
+    case TR_FIELD_BYTES:
+        return fmt_bytes (sb, v);
+    case TR_FIELD_SECONDS:
+        return fmt_seconds (sb, v);
+    case TR_FIELD_TIME:
+        return fmt_time (sb, v);
+    case TR_FIELD_FRACTION:
+        return tr_strbuf_printf (sb, "%.1f%%", 100 * v);
+    case TR_FIELD_COUNT:
+        return tr_strbuf_printf (sb, "%.0f", v);
+    default:
+        return tr_strbuf_printf (sb, "%.2f", v);
+    }
+}
+
+int tr_stepsum_cmp (const tr_stepsum_t *a,
+                    const tr_stepsum_t *b,
+                    const tr_field_t *f)
+{
+    double x, y;
+
+    if (f->kind == TR_FIELD_STR) {
+        char ba[600], bb[600];
+
+        return tr_merge_natcmp (tr_stepsum_str (a, f, ba, sizeof (ba)),
+                                tr_stepsum_str (b, f, bb, sizeof (bb)));
+    }
+    x = tr_stepsum_num (a, f);
+    y = tr_stepsum_num (b, f);
+    if (isnan (x) || isnan (y))
+        return isnan (x) - isnan (y);
+    return (x > y) - (x < y);
+}
+
+json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
+{
+    json_t *o = json_object ();
+    char buf[600];
+
+    if (!o)
+        return NULL;
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++) {
+        json_t *v;
+
+        if (f->kind == TR_FIELD_STR) {
+            const char *s = tr_stepsum_str (row, f, buf, sizeof (buf));
+
+            if (!*s)
+                continue;
+            v = json_string_nocheck (s);
+        }
+        else {
+            double d = tr_stepsum_num (row, f);
+
+            if (isnan (d) || isinf (d))
+                continue;
+            if ((f->kind == TR_FIELD_COUNT || f->kind == TR_FIELD_TIME)
+                && d == floor (d) && fabs (d) < 9e15)
+                v = json_integer ((json_int_t)d);
+            else
+                v = json_real (d);
+        }
+        if (!v || json_object_set_new_nocheck (o, f->name, v) < 0) {
+            json_decref (o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+/* Index lines */
+
+#define TSV_MAGIC "#tracer-stepsum 1"
+
+int tr_stepsum_tsv_header (tr_strbuf_t *sb)
+{
+    if (tr_strbuf_puts (sb, TSV_MAGIC) < 0)
+        return -1;
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
+        if (f->offset != (size_t)-1
+            && tr_strbuf_printf (sb, "\t%s", f->name) < 0)
+            return -1;
+    return 0;
+}
+
+int tr_stepsum_tsv_check_header (const char *hdr, tr_error_t *error)
+{
+    tr_strbuf_t sb = { 0 };
+    int rc = -1;
+
+    if (tr_stepsum_tsv_header (&sb) < 0) {
+        tr_errprintf (error, "out of memory");
+        errno = ENOMEM;
+    }
+    else if (strcmp (hdr, tr_strbuf_str (&sb))) {
+        tr_errprintf (error, "not a version 1 step summary file (header "
+                      "\"%.40s\")", hdr);
+        errno = EINVAL;
+    }
+    else
+        rc = 0;
+    tr_strbuf_free (&sb);
+    return rc;
+}
+
+int tr_stepsum_to_tsv (tr_strbuf_t *sb, const tr_stepsum_t *row)
+{
+    bool first = true;
+
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++) {
+        if (f->offset == (size_t)-1)
+            continue;
+        if (!first && tr_strbuf_append (sb, "\t", 1) < 0)
+            return -1;
+        first = false;
+        if (f->kind == TR_FIELD_STR) {
+            for (const char *s = *str_member ((tr_stepsum_t *)row, f); *s;
+                 s++) {
+                const char *esc = *s == '\\' ? "\\\\" : *s == '\t' ? "\\t"
+                                  : *s == '\n'               ? "\\n"
+                                                             : NULL;
+                if (esc ? tr_strbuf_puts (sb, esc) < 0
+                        : tr_strbuf_append (sb, s, 1) < 0)
+                    return -1;
+            }
+        }
+        else {
+            double v = *num_member ((tr_stepsum_t *)row, f);
+
+            if (!isnan (v) && !isinf (v)
+                && tr_strbuf_printf (sb, "%.17g", v) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Unescape a field in place. */
+static int unescape (char *s)
+{
+    char *w = s;
+
+    for (; *s; s++) {
+        if (*s == '\\') {
+            s++;
+            if (*s == '\\')
+                *w++ = '\\';
+            else if (*s == 't')
+                *w++ = '\t';
+            else if (*s == 'n')
+                *w++ = '\n';
+            else
+                return -1;
+        }
+        else
+            *w++ = *s;
+    }
+    *w = '\0';
+    return 0;
+}
+
+int tr_stepsum_from_tsv (tr_stepsum_t *row,
+                         char *line,
+                         tr_strpool_t *pool,
+                         tr_error_t *error)
+{
+    char *p = line;
+
+    tr_stepsum_init (row);
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++) {
+        char *tab, *end;
+
+        if (f->offset == (size_t)-1)
+            continue;
+        if (!p) {
+            tr_errprintf (error, "field %s: missing", f->name);
+            errno = EINVAL;
+            return -1;
+        }
+        if ((tab = strchr (p, '\t')))
+            *tab = '\0';
+        if (f->kind == TR_FIELD_STR) {
+            const char *s;
+
+            if (unescape (p) < 0) {
+                tr_errprintf (error, "field %s: bad escape", f->name);
+                errno = EINVAL;
+                return -1;
+            }
+            if (!(s = tr_strpool_intern (pool, p))) {
+                tr_errprintf (error, "out of memory");
+                return -1;
+            }
+            *str_member (row, f) = s;
+        }
+        else if (*p) {
+            double v;
+
+            errno = 0;
+            v = strtod (p, &end);
+            if (errno || *end || isnan (v) || isinf (v)) {
+                tr_errprintf (error, "field %s: \"%.30s\" is not a number",
+                              f->name, p);
+                errno = EINVAL;
+                return -1;
+            }
+            *num_member (row, f) = v;
+        }
+        p = tab ? tab + 1 : NULL;
+    }
+    if (p) {
+        tr_errprintf (error, "more fields than the header names");
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
