@@ -640,7 +640,12 @@ static void rule_gpu_idle (struct diag *d)
 static void rule_cpu_bound (struct diag *d)
 {
     bool busy = d->eff >= d->t->cpu_bound_efficiency;
-    bool waiting = d->psi_cpu >= d->t->cpu_pressure;
+    /* Waiting for a CPU while the step's own cores sit mostly idle is
+     * someone else's load or the kernel's (an I/O-bound step shows it),
+     * not a step short of cores.
+     */
+    bool waiting = d->psi_cpu >= d->t->cpu_pressure
+                   && !(d->eff < d->t->low_efficiency);
     char b1[32], b2[32];
 
     if (d->is_short || !(busy || waiting))

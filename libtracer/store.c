@@ -2,8 +2,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The record store: one file per (job, step, node) under a hashed job
- * directory, plus per-day marker files for time-window scans (layout in
- * store.h).  Root daemons on many nodes write it concurrently over NFS or
+ * directory, plus one marker file per record under the record's day for
+ * time-window scans (layout in store.h).  Root daemons on many nodes write it concurrently over NFS or
  * Lustre, and users' CLIs read it, so: no locks, no appends, every file
  * written by rename, and every lookup below the root made with *at() and
  * O_NOFOLLOW from the root fd taken at open, so a symlink inside the
@@ -40,7 +40,7 @@ struct tr_store {
 enum list_kind {
     LIST_DIRS,    /* subdirectories (opened later with O_NOFOLLOW) */
     LIST_RECORDS, /* regular files named *.json */
-    LIST_MARKERS, /* regular files with a path-safe name */
+    LIST_MARKERS, /* regular files named like a day marker */
 };
 
 /* The path components of a record, borrowed from the record. */
@@ -99,6 +99,25 @@ static uint32_t fnv1a32 (const char *s)
 static unsigned int bucket_of (const char *job_id)
 {
     return fnv1a32 (job_id) & 0xfffu;
+}
+
+uint32_t tr_store_job_hash (const char *job_id)
+{
+    return fnv1a32 (job_id ? job_id : "");
+}
+
+/* FNV-1a, 64 bit, for the marker of a record whose full name is too
+ * long: 16 hex digits keep it unique per record without the ids.
+ */
+static uint64_t fnv1a64 (const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
 }
 
 static const char *ident_str (json_t *identity, const char *key)
@@ -166,6 +185,22 @@ static int job_relpath (char *buf,
                      job_id);
 }
 
+int tr_store_record_path (char *buf,
+                          size_t size,
+                          const char *cluster,
+                          const char *job_id,
+                          const char *step_id,
+                          const char *node)
+{
+    if (!tr_record_id_is_safe (cluster) || !tr_record_id_is_safe (job_id)
+        || !tr_record_id_is_safe (step_id) || !tr_record_id_is_safe (node)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return fmt_path (buf, size, "%s/jobs/%03x/%s/%s.%s.json", cluster,
+                     bucket_of (job_id), job_id, step_id, node);
+}
+
 char *tr_store_relpath (json_t *rec)
 {
     struct ident id = { NULL, NULL, NULL, NULL };
@@ -174,8 +209,8 @@ char *tr_store_relpath (json_t *rec)
 
     if (get_ident (rec, &id, NULL) < 0)
         return NULL;
-    if (fmt_path (buf, sizeof (buf), "%s/jobs/%03x/%s/%s.%s.json", id.cluster,
-                  bucket_of (id.job_id), id.job_id, id.step_id, id.node)
+    if (tr_store_record_path (buf, sizeof (buf), id.cluster, id.job_id,
+                              id.step_id, id.node)
         < 0)
         return NULL;
     if (!(s = strdup (buf)))
@@ -326,6 +361,15 @@ const char *tr_store_root (tr_store_t *store)
     return store ? store->root : NULL;
 }
 
+int tr_store_rootfd (tr_store_t *store)
+{
+    if (!store) {
+        errno = EINVAL;
+        return -1;
+    }
+    return store->rootfd;
+}
+
 /* The UTC day ("YYYY-MM-DD") of a time in seconds. */
 static int format_day (time_t t, char *buf, size_t size)
 {
@@ -389,9 +433,31 @@ static int record_owner (tr_store_t *store,
     return 0;
 }
 
-/* Create the empty day marker for a job.  O_EXCL means an existing
- * marker (another step or node of the job got there first) is left
- * alone, and a symlink at the name is never followed.
+/* The day marker's name for a record: "<job_id>@<step_id>@<node>", or,
+ * when that exceeds NAME_MAX (ids may be 128 bytes each),
+ * "<job_id>@<16 hex digits of FNV-1a 64 of the record's file name>".
+ * '@' is outside the path-safe set, so it cannot occur in an id.
+ */
+static int marker_name (char *buf, size_t size, const struct ident *id)
+{
+    char file[NAME_MAX + 1];
+
+    if (fmt_path (buf, size, "%s@%s@%s", id->job_id, id->step_id, id->node)
+        == 0)
+        return 0;
+    if (fmt_path (file, sizeof (file), "%s.%s.json", id->step_id, id->node)
+        < 0)
+        return -1;
+    return fmt_path (buf, size, "%s@%016llx", id->job_id,
+                     (unsigned long long)fnv1a64 (file));
+}
+
+/* Create the empty day marker for a record.  One marker per record
+ * (not per job) means every new record creates an entry, so the day
+ * directory's mtime changes whenever a record lands on that day: the
+ * summary index relies on that to know a day is unchanged with one stat.
+ * O_EXCL means an existing marker (a re-delivery of the same record) is
+ * left alone, and a symlink at the name is never followed.
  */
 static int put_marker (tr_store_t *store,
                        const struct ident *id,
@@ -400,27 +466,29 @@ static int put_marker (tr_store_t *store,
                        tr_error_t *error)
 {
     char rel[PATH_MAX];
+    char name[NAME_MAX + 1];
     struct stat st;
     int dfd;
     int fd;
 
-    if (fmt_path (rel, sizeof (rel), "%s/days/%s", id->cluster, day) < 0)
+    if (fmt_path (rel, sizeof (rel), "%s/days/%s", id->cluster, day) < 0
+        || marker_name (name, sizeof (name), id) < 0)
         return tr_errprintf (error, "marker %s: %s", id->job_id,
                              strerror (errno));
     dfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
     if (dfd < 0)
         return -1;
-    fd = openat (dfd, id->job_id,
+    fd = openat (dfd, name,
                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno != EEXIST)
             goto error;
-        if (fstatat (dfd, id->job_id, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             goto error;
         if (!S_ISREG (st.st_mode)) {
             errno = EEXIST;
             tr_errprintf (error, "marker %s/%s/%s: not a regular file",
-                          store->root, rel, id->job_id);
+                          store->root, rel, name);
             close_keep_errno (dfd);
             return -1;
         }
@@ -443,9 +511,9 @@ static int put_marker (tr_store_t *store,
     return 0;
 error_unlink:
     close_keep_errno (fd);
-    unlink_keep_errno (dfd, id->job_id);
+    unlink_keep_errno (dfd, name);
 error:
-    tr_errprintf (error, "marker %s/%s/%s: %s", store->root, rel, id->job_id,
+    tr_errprintf (error, "marker %s/%s/%s: %s", store->root, rel, name,
                   strerror (errno));
     close_keep_errno (dfd);
     return -1;
@@ -546,6 +614,30 @@ static bool has_suffix (const char *s, const char *suffix)
     return n > m && strcmp (s + n - m, suffix) == 0;
 }
 
+/* A day marker's name: "<job_id>" (one marker per job, as stores
+ * written before per-record markers have), "<job_id>@<step_id>@<node>"
+ * or "<job_id>@<hash>": at most three '@'-separated parts, each safe.
+ */
+static bool marker_is_valid (const char *s)
+{
+    char part[NAME_MAX + 1];
+    int nparts = 0;
+
+    for (;;) {
+        size_t n = strcspn (s, "@");
+
+        if (n >= sizeof (part) || ++nparts > 3)
+            return false;
+        memcpy (part, s, n);
+        part[n] = '\0';
+        if (!tr_record_id_is_safe (part))
+            return false;
+        if (s[n] == '\0')
+            return true;
+        s += n + 1;
+    }
+}
+
 static bool is_day_name (const char *s)
 {
     if (strlen (s) != 10)
@@ -592,7 +684,7 @@ static bool entry_matches (int fd, const struct dirent *de, enum list_kind k)
         return false; /* ".", "..", and temporaries being written */
     if (k == LIST_RECORDS && !has_suffix (de->d_name, ".json"))
         return false;
-    if (k == LIST_MARKERS && !tr_record_id_is_safe (de->d_name))
+    if (k == LIST_MARKERS && !marker_is_valid (de->d_name))
         return false;
     if (type == DT_UNKNOWN) {
         if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -784,9 +876,10 @@ static int cmp_seen_seq (const void *a, const void *b)
 }
 
 /* Collect the job ids of every marker in days [from_day, to_day] into
- * *seenp: day by day, sorted within a day, each id once (a job that ran
- * over midnight has markers on both days only if its steps ended on
- * both, but it is listed once).
+ * *seenp: day by day, sorted within a day, each id once (a job has a
+ * marker per record, and markers on two days when its steps ended on
+ * both, but it is listed once).  The id is the marker's name up to its
+ * first '@' (all of it for a per-job marker).
  */
 static int collect_window (tr_store_t *store,
                            const char *cluster,
@@ -834,6 +927,14 @@ static int collect_window (tr_store_t *store,
                           days[d], strerror (errno));
             goto error;
         }
+        /* Cut "<job_id>@..." to the job id and sort again: the listing
+         * is in marker-name order, where "10050@..." comes before
+         * "1005@..." ('0' < '@'), not in job-id order.
+         */
+        for (size_t j = 0; j < njobs; j++)
+            jobs[j][strcspn (jobs[j], "@")] = '\0';
+        if (njobs > 1)
+            qsort (jobs, njobs, sizeof (*jobs), cmp_names);
         for (size_t j = 0; j < njobs; j++) {
             if (n == cap) {
                 size_t ncap = cap ? cap * 2 : 64;

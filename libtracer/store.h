@@ -5,6 +5,8 @@
 #define TRACER_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 #include <jansson.h>
@@ -16,15 +18,26 @@
  * spool, which uses the same layout).  Layout, relative to the root:
  *
  *   <cluster>/jobs/<bucket>/<job_id>/<step_id>.<node>.json
- *   <cluster>/days/<YYYY-MM-DD>/<job_id>        (empty marker files)
+ *   <cluster>/days/<YYYY-MM-DD>/<job_id>@<step_id>@<node>  (empty markers)
+ *   <cluster>/index/<YYYY-MM-DD>/...          (summary index, index.h)
  *
  * <bucket> is 3 hex digits of a hash of the job id, so lookup by job id
  * is O(1) and no directory grows past a few thousand entries.  The day
- * markers, keyed by the record's end time (UTC), make a time-window scan
- * proportional to the window.  Writers never append to shared files and
- * never lock: each record is one file written to a temporary name,
- * fsync'ed and renamed into place, so concurrent writers from many nodes
- * on NFS or Lustre are safe, and a re-delivered record replaces itself.
+ * markers, one per record and keyed by the record's end time (UTC), make
+ * a time-window scan proportional to the window; because every new
+ * record creates a marker, a day directory's mtime changes whenever a
+ * record lands on that day, which is what lets the summary index tell
+ * with one stat that a day is unchanged.  '@' is not path-safe, so it
+ * cannot occur in an id and separates the parts safely.  A marker name
+ * that would exceed NAME_MAX is "<job_id>@<16 hex digits>" (a hash of the
+ * record's file name) instead, and stores written before per-record
+ * markers have one marker per job, named "<job_id>": readers take the
+ * job id from the name up to the first '@' and, for these two forms,
+ * list the job's directory.
+ * Writers never append to shared files and never lock: each record is
+ * one file written to a temporary name, fsync'ed and renamed into place,
+ * so concurrent writers from many nodes on NFS or Lustre are safe, and a
+ * re-delivered record replaces itself (its marker exists already).
  * Nothing is opened through a symlink.
  */
 typedef struct tr_store tr_store_t;
@@ -58,6 +71,30 @@ void tr_store_destroy (tr_store_t *store);
 /* The root path.  Borrowed. */
 const char *tr_store_root (tr_store_t *store);
 
+/* The root directory's descriptor, for *at() lookups below it (with
+ * O_NOFOLLOW, as the store itself does).  Borrowed: valid until
+ * tr_store_destroy.  -1 with errno = EINVAL for a NULL store.
+ */
+int tr_store_rootfd (tr_store_t *store);
+
+/* The hash that picks a job's bucket (bucket = hash & 0xfff): FNV-1a,
+ * 32 bit, of the job id.  Fixed forever, because it is in the layout;
+ * also what splits a store into shards (hash % n), so that with n a
+ * divisor of 4096 a shard is a set of whole buckets.
+ */
+uint32_t tr_store_job_hash (const char *job_id);
+
+/* Format the path of the record (cluster, job_id, step_id, node),
+ * relative to the root, into buf.  Returns 0, or -1 with errno = EINVAL
+ * (an id not path-safe) or ENAMETOOLONG (buf too small).
+ */
+int tr_store_record_path (char *buf,
+                          size_t size,
+                          const char *cluster,
+                          const char *job_id,
+                          const char *step_id,
+                          const char *node);
+
 /* The record's path relative to the root, computed from its identity
  * (cluster, job_id, step_id, node), which must be path-safe.  Caller
  * must free() the result.  NULL with errno = EINVAL if unsafe.
@@ -65,7 +102,7 @@ const char *tr_store_root (tr_store_t *store);
 char *tr_store_relpath (json_t *rec);
 
 /* Write a record (serialized with tr_record_dumps) atomically to its
- * place, then its day marker.  Returns 0, or -1 with errno preserved
+ * place, then its day marker (created once: a re-delivery leaves it).  Returns 0, or -1 with errno preserved
  * (ENOSPC, EROFS, EACCES, ...) and the reason in error; on failure no
  * partial file is left in place.
  * EINVAL: an identity member is not path-safe, the time or (with
@@ -94,10 +131,11 @@ int tr_store_foreach_job (tr_store_t *store,
                           void *arg,
                           tr_error_t *error);
 
-/* Call fn for every record of jobs whose day marker lies in [from, to]
+/* Call fn for every record of jobs with a day marker in [from, to]
  * (UTC days, inclusive).  Returns the number of records or -1.
  * Jobs are visited day by day, in job-id (string) order within a day,
- * each job once even when it has markers on several days; each job's
+ * each job once even when it has several markers (one per record, on one
+ * or several days, and per-job markers of older stores); each job's
  * records as for tr_store_foreach_job (all of them, including steps that
  * ended outside the window).  Markers of jobs without records are
  * skipped.  EINVAL if from > to.

@@ -324,4 +324,16 @@ test_expect_success 'the root components document their security model' '
     done
 '
 
+test_expect_success 'tracer-report(1) documents every field of --helpformat' '
+    "$TRACER_BUILDDIR/analysis/tracer-report" --helpformat >fields &&
+    test $(wc -l <fields) -gt 50 &&
+    sed -n "/^\.SH FIELDS/,/^\.SH /p" "$src/analysis/tracer-report.1.in" \
+        >fields.man &&
+    rc=0 &&
+    while read -r f kind help; do
+        grep -qx "\.B $f" fields.man || { echo "no field $f"; rc=1; }
+    done <fields &&
+    test $rc = 0
+'
+
 test_done

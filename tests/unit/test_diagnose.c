@@ -228,6 +228,9 @@ static const struct rule_case rule_cases[] = {
       { SET (psi_cpu_some_s, 0.2 * HOUR) }, "cpu-bound", true, "info" },
     { "cpu-bound near miss: CPU pressure 19%", NULL,
       { SET (psi_cpu_some_s, 0.19 * HOUR) }, "cpu-bound", false, NULL },
+    { "not cpu-bound: CPU pressure, but the cores mostly idle", NULL,
+      { SET (psi_cpu_some_s, 0.3 * HOUR), SET (cpu_s, 0.1 * 4 * HOUR) },
+      "cpu-bound", false, NULL },
 
     /* io-bound */
     { "io-bound", NULL,

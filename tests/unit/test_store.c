@@ -2,7 +2,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Unit tests for libtracer/store.c: the on-disk layout (exact paths,
- * buckets, day markers), ownership and modes, idempotent re-delivery,
+ * buckets, per-record day markers and the older per-job ones), ownership
+ * and modes, idempotent re-delivery,
  * listing by job, by time window and in full, and refusal of unsafe ids,
  * planted symlinks and failed writes without leaving anything behind.
  * Runs as root (records are chowned to the job's user).
@@ -19,11 +20,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -272,10 +275,30 @@ static void test_relpath_layout (void **state)
         json_t *rec =
             make_rec ("c1", cases[i].job, "batch", "n001", 1000, MAR01_NOON_MS);
         char *rel = tr_store_relpath (rec);
+        char buf[PATH_MAX];
         assert_non_null (rel);
         assert_string_equal (rel, cases[i].expect);
+        /* The same path from the ids, and the bucket from the hash. */
+        assert_int_equal (tr_store_record_path (buf, sizeof (buf), "c1",
+                                                cases[i].job, "batch", "n001"),
+                          0);
+        assert_string_equal (buf, cases[i].expect);
+        snprintf (buf, sizeof (buf), "c1/jobs/%03x/",
+                  (unsigned)(tr_store_job_hash (cases[i].job) & 0xfff));
+        assert_int_equal (strncmp (rel, buf, strlen (buf)), 0);
         free (rel);
         json_decref (rec);
+    }
+    {
+        char buf[64];
+        assert_int_equal (tr_store_record_path (buf, sizeof (buf), "c1",
+                                                "1@2", "0", "n1"),
+                          -1);
+        assert_int_equal (errno, EINVAL);
+        assert_int_equal (tr_store_record_path (buf, 10, "c1", "12345", "0",
+                                                "n1"),
+                          -1);
+        assert_int_equal (errno, ENAMETOOLONG);
     }
 }
 
@@ -315,7 +338,7 @@ static void test_put_layout_owner_mode (void **state)
     assert_int_equal (stat (p, &st), 0);
     assert_int_equal (st.st_mode & 07777, 0755);
 
-    pathf (p, sizeof (p), "%s/c1/days/2024-03-02/12345", f->root);
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-02/12345@batch@n001", f->root);
     assert_int_equal (lstat (p, &st), 0);
     assert_true (S_ISREG (st.st_mode));
     assert_int_equal (st.st_size, 0);
@@ -329,7 +352,7 @@ static void test_put_layout_owner_mode (void **state)
     /* No end time yet (a snapshot): the start's day. */
     rec = make_rec ("c1", "777", "0", "n002", 4321, -1);
     put_ok (f->store, rec);
-    pathf (p, sizeof (p), "%s/c1/days/2024-03-01/777", f->root);
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-01/777@0@n002", f->root);
     assert_int_equal (lstat (p, &st), 0);
 
     /* A fixed owner instead of the job's. */
@@ -515,6 +538,119 @@ static void test_foreach_window (void **state)
     assert_int_equal (s.n, 0);
 }
 
+/* Set a directory's mtime to a fixed past time, so that a change is
+ * visible whatever the file system's timestamp granularity.
+ */
+static void set_old_mtime (const char *path)
+{
+    struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+
+    assert_int_equal (utimensat (AT_FDCWD, path, ts, 0), 0);
+}
+
+static long long mtime_ns (const char *path)
+{
+    struct stat st;
+
+    assert_int_equal (stat (path, &st), 0);
+    return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+static uint64_t fnv64 (const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void test_markers_per_record (void **state)
+{
+    struct fixture *f = *state;
+    char day[PATH_MAX];
+    char p[PATH_MAX];
+    char id[3][129];
+    char file[300];
+    struct seen s = { 0 };
+    struct stat st;
+    const char *marker_names[] = { "1001@0@n001", "1001@0@n002",
+                                   "1001@batch@n001" };
+
+    pathf (day, sizeof (day), "%s/c1/days/2024-03-01", f->root);
+    put_ok (f->store,
+            make_rec ("c1", "1001", "0", "n001", 1000, MAR01_NOON_MS));
+    /* Another node and another step of the same job, the same day: each
+     * record gets its own marker, and each changes the day's mtime.
+     */
+    set_old_mtime (day);
+    put_ok (f->store,
+            make_rec ("c1", "1001", "0", "n002", 1000, MAR01_NOON_MS));
+    assert_true (mtime_ns (day) != 1000000000LL * 1000000000LL);
+    set_old_mtime (day);
+    put_ok (f->store,
+            make_rec ("c1", "1001", "batch", "n001", 1000, MAR01_NOON_MS));
+    assert_true (mtime_ns (day) != 1000000000LL * 1000000000LL);
+    for (size_t i = 0; i < 3; i++) {
+        pathf (p, sizeof (p), "%s/%s", day, marker_names[i]);
+        assert_int_equal (lstat (p, &st), 0);
+        assert_true (S_ISREG (st.st_mode));
+        assert_int_equal (st.st_size, 0);
+    }
+    /* A re-delivery adds nothing: the day is unchanged. */
+    set_old_mtime (day);
+    put_ok (f->store,
+            make_rec ("c1", "1001", "0", "n002", 1000, MAR01_NOON_MS));
+    assert_int_equal (mtime_ns (day), 1000000000LL * 1000000000LL);
+
+    /* Ids too long for "<job>@<step>@<node>" within NAME_MAX: the marker
+     * is the job id and a hash of the record's file name.
+     */
+    for (int i = 0; i < 3; i++) {
+        memset (id[i], 'a' + i, 100);
+        id[i][100] = '\0';
+    }
+    put_ok (f->store, make_rec ("c1", id[0], id[1], id[2], 1000,
+                                MAR01_NOON_MS));
+    snprintf (file, sizeof (file), "%s.%s.json", id[1], id[2]);
+    pathf (p, sizeof (p), "%s/%s@%016llx", day, id[0],
+           (unsigned long long)fnv64 (file));
+    assert_int_equal (lstat (p, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+
+    /* The window lists each job once, in job-id order, whatever its
+     * markers: several per-record ones (1001), a hashed one, an old
+     * per-job one (10050, made by renaming its new marker), and a job
+     * whose id sorts differently from its markers ("10050@" < "1005@").
+     */
+    put_ok (f->store,
+            make_rec ("c1", "10050", "0", "n001", 1000, MAR01_NOON_MS));
+    put_ok (f->store,
+            make_rec ("c1", "1005", "0", "n001", 1000, MAR01_NOON_MS));
+    char from[PATH_MAX];
+    pathf (from, sizeof (from), "%s/10050@0@n001", day);
+    pathf (p, sizeof (p), "%s/10050", day);
+    assert_int_equal (rename (from, p), 0);
+    /* Names that are not markers: too many parts, an unsafe part. */
+    pathf (p, sizeof (p), "%s/1005@0@n001@x", day);
+    assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+    pathf (p, sizeof (p), "%s/1099@@n001", day);
+    assert_int_equal (close (open (p, O_CREAT | O_WRONLY, 0600)), 0);
+    time_t t0 = (time_t)(MAR01_NOON_MS / 1000);
+    assert_int_equal (tr_store_foreach_window (f->store, "c1", t0, t0, collect,
+                                               &s, NULL),
+                      6);
+    assert_non_null (strstr (s.paths[0], "/1001/0.n001.json"));
+    assert_non_null (strstr (s.paths[1], "/1001/0.n002.json"));
+    assert_non_null (strstr (s.paths[2], "/1001/batch.n001.json"));
+    assert_non_null (strstr (s.paths[3], "/1005/0.n001.json"));
+    assert_non_null (strstr (s.paths[4], "/10050/0.n001.json"));
+    assert_non_null (strstr (s.paths[5], id[0]));
+    seen_free (&s);
+}
+
 static void test_unsafe_ids (void **state)
 {
     struct fixture *f = *state;
@@ -627,7 +763,8 @@ static void test_planted_symlinks (void **state)
     assert_int_equal (chmod (victim, 0600), 0);
     assert_int_equal (symlink (victim,
                                pathf (p, sizeof (p),
-                                      "%s/c1/days/2024-03-01/1001", f->root)),
+                                      "%s/c1/days/2024-03-01/1001@0@n001",
+                                      f->root)),
                       0);
     assert_int_equal (tr_store_put (f->store, rec, &e), -1);
     assert_int_equal (errno, EEXIST);
@@ -817,6 +954,8 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_reput_no_duplicate, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_foreach_window, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_markers_per_record, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_unsafe_ids, setup, teardown),
         cmocka_unit_test_setup_teardown (test_planted_symlinks, setup,
                                          teardown),
