@@ -406,7 +406,7 @@ static int settle (struct rep *r, int argc, char **argv)
     if (r->mode == MODE_LIVE) {
         if (r->nfiles || r->store_path || r->nmerge)
             return bad ("--live reads this node's snapshots, not %s",
-                        r->store_path ? "a store" : "files");
+                        r->store_path ? "a store" : "record files");
         return EXIT_OK;
     }
     if (r->jobs_arg && !(r->q.jobs = tr_when_jobsel_parse (r->jobs_arg,
