@@ -1,63 +1,90 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * tracer-report: read records from the store (by job id) or from files,
- * verify every signature, and print the job view.  A record that fails
- * verification is never shown as if it were authentic: tampered, forged
- * and unsigned records each get their own message and exit status.
- * With --live it lists the steps running on this node instead, from the
- * snapshots tracerd keeps of them.
+ * tracer-report: what job steps used, from tracer records, for users and
+ * admins, the way sacct lists jobs.  -j shows jobs in full (view.c);
+ * filters give a listing (rows.c); --summary, --recommend,
+ * --regressions and --waste analyse many runs (analyze.c); --live shows
+ * the steps running on this node (live.c).  This file parses the
+ * command line and decides which.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "libtracer/conf.h"
 #include "libtracer/record.h"
-#include "libtracer/report.h"
-#include "libtracer/sign.h"
-#include "libtracer/store.h"
-
-enum {
-    EXIT_OK = 0,
-    EXIT_RUNTIME = 1,
-    EXIT_USAGE = 2,
-    EXIT_TAMPERED = 3,
-    EXIT_UNSIGNED = 4,
-    EXIT_FORGED = 5,
-};
-
-static struct {
-    tr_conf_t *conf;
-    bool allow_unsigned;
-    bool json;
-    bool live;
-    json_t *recs;
-    json_t *notes;
-    int worst;          /* exit status from verification */
-    int errors;
-} r;
+#include "cli.h"
 
 static void usage (FILE *f)
 {
     fprintf (f,
              "Usage: tracer-report [OPTIONS] -j JOBID[,JOBID...]\n"
              "       tracer-report [OPTIONS] RECORD-FILE...\n"
-             "       tracer-report --live [-j JOBID[,JOBID...]] [OPTIONS]\n"
+             "       tracer-report [FILTERS] [-o FIELDS] [-P] [-n] [--json]\n"
+             "       tracer-report [FILTERS] --summary[=array|group|name] | "
+             "--recommend |\n"
+             "                     --regressions | --waste [--by=KEY]\n"
+             "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "Show what job steps used, from tracer records.\n\n"
-             "  -j, --jobs=LIST       job ids to show (comma-separated)\n"
+             "Selection (a listing without -j shows steps since midnight):\n"
+             "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
+             "  -u, --user=LIST       users (names or uids)\n"
+             "  -a, --allusers        every user's steps (admins)\n"
+             "  -A, --account=LIST    accounts\n"
+             "  -p, --partition=LIST  partitions\n"
+             "  -s, --state=LIST      CD, F, CA, TO, OOM, R, NF (or long "
+             "names)\n"
+             "  -S, --starttime=TIME  steps running at or after TIME (sacct's "
+             "forms,\n"
+             "                        e.g. 2026-11-01, now-7days, 08:00)\n"
+             "  -E, --endtime=TIME    steps running at or before TIME\n"
+             "      --name=LIST       job names or step groups\n"
+             "      --tag=KEY=VALUE   records with this tag (repeatable)\n"
+             "Output:\n"
+             "  -o, --format=LIST     fields, FIELD[%%WIDTH],... "
+             "(--helpformat)\n"
+             "  -e, --helpformat      list the fields and exit\n"
+             "  -P, --parsable2       '|' between fields, no padding\n"
+             "  -n, --noheader        no header line\n"
+             "      --sort=LIST       sort by fields, '-FIELD' descending\n"
+             "  -l, --list            a listing even with -j\n"
+             "      --json            JSON (see tracer-report(1))\n"
+             "Analyses over many runs:\n"
+             "      --summary[=KEY]   per array job (default), step group or "
+             "job name\n"
+             "      --recommend       what to request next time, per step "
+             "group\n"
+             "      --output=FORM     table, sbatch, nextflow, snakemake or "
+             "json\n"
+             "      --last=N          the newest N runs of each group\n"
+             "      --regressions     runs that drifted from their history\n"
+             "      --waste           allocated against used, and cost\n"
+             "      --by=KEY          user, account, partition, step, tool "
+             "or group\n"
+             "Scale:\n"
+             "      --rows            print the selected summaries (for "
+             "--merge)\n"
+             "      --shard=I/N       only jobs in shard I of N (0-based)\n"
+             "      --merge FILE...   read summaries from --rows files, not "
+             "the store\n"
+             "      --reindex         bring the summary index up to date "
+             "(admins)\n"
+             "      --no-index        read every record, not the index\n"
+             "Sources:\n"
              "      --live            list the steps running on this node\n"
              "  -M, --cluster=NAME    cluster (default: cluster.name from "
              "the config)\n"
              "      --store=DIR       read the store at DIR\n"
              "  -c, --config=FILE     configuration file (default %s)\n"
-             "      --allow-unsigned  show unsigned records (marked as such)\n"
-             "      --json            print the verified records as JSON\n"
+             "      --allow-unsigned  use unsigned records (marked as such)\n"
              "  -h, --help            show this help and exit\n"
              "  -V, --version         show the version and exit\n\n"
              "Exit status: 0 ok, 1 runtime error or no records, 2 usage or "
@@ -68,137 +95,280 @@ static void usage (FILE *f)
              tr_conf_default_path ());
 }
 
-static void set_worst (int code)
+enum {
+    OPT_STORE = 256,
+    OPT_UNSIGNED,
+    OPT_JSON,
+    OPT_LIVE,
+    OPT_NAME,
+    OPT_TAG,
+    OPT_SORT,
+    OPT_SUMMARY,
+    OPT_RECOMMEND,
+    OPT_OUTPUT,
+    OPT_LAST,
+    OPT_REGRESS,
+    OPT_WASTE,
+    OPT_BY,
+    OPT_ROWS,
+    OPT_SHARD,
+    OPT_MERGE,
+    OPT_REINDEX,
+    OPT_NOINDEX,
+};
+
+static const struct option opts[] = {
+    { "jobs", required_argument, NULL, 'j' },
+    { "user", required_argument, NULL, 'u' },
+    { "allusers", no_argument, NULL, 'a' },
+    { "account", required_argument, NULL, 'A' },
+    { "partition", required_argument, NULL, 'p' },
+    { "state", required_argument, NULL, 's' },
+    { "starttime", required_argument, NULL, 'S' },
+    { "endtime", required_argument, NULL, 'E' },
+    { "name", required_argument, NULL, OPT_NAME },
+    { "tag", required_argument, NULL, OPT_TAG },
+    { "format", required_argument, NULL, 'o' },
+    { "helpformat", no_argument, NULL, 'e' },
+    { "parsable2", no_argument, NULL, 'P' },
+    { "noheader", no_argument, NULL, 'n' },
+    { "sort", required_argument, NULL, OPT_SORT },
+    { "list", no_argument, NULL, 'l' },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "summary", optional_argument, NULL, OPT_SUMMARY },
+    { "recommend", no_argument, NULL, OPT_RECOMMEND },
+    { "output", required_argument, NULL, OPT_OUTPUT },
+    { "last", required_argument, NULL, OPT_LAST },
+    { "regressions", no_argument, NULL, OPT_REGRESS },
+    { "waste", no_argument, NULL, OPT_WASTE },
+    { "by", required_argument, NULL, OPT_BY },
+    { "rows", no_argument, NULL, OPT_ROWS },
+    { "shard", required_argument, NULL, OPT_SHARD },
+    { "merge", no_argument, NULL, OPT_MERGE },
+    { "reindex", no_argument, NULL, OPT_REINDEX },
+    { "no-index", no_argument, NULL, OPT_NOINDEX },
+    { "live", no_argument, NULL, OPT_LIVE },
+    { "cluster", required_argument, NULL, 'M' },
+    { "store", required_argument, NULL, OPT_STORE },
+    { "config", required_argument, NULL, 'c' },
+    { "allow-unsigned", no_argument, NULL, OPT_UNSIGNED },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+static int bad (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* Say what is wrong with the command line; the exit status for it. */
+static int bad (const char *fmt, ...)
 {
-    /* forged > tampered > unsigned: report the most serious */
-    static const int rank[] = { [EXIT_OK] = 0, [EXIT_RUNTIME] = 1,
-                                [EXIT_USAGE] = 1, [EXIT_UNSIGNED] = 2,
-                                [EXIT_TAMPERED] = 3, [EXIT_FORGED] = 4 };
-    if (rank[code] > rank[r.worst])
-        r.worst = code;
+    va_list ap;
+
+    fprintf (stderr, "tracer-report: ");
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "\n");
+    return EXIT_USAGE;
 }
 
-static int add_record (const char *path, void *arg)
+static int set_mode (struct rep *r, enum rep_mode mode)
 {
-    tr_error_t error;
-    json_t *rec;
-    uid_t signer = (uid_t)-1;
-    tr_sig_status_t st;
-    char note[300];
-
-    if (!(rec = tr_record_load (path, &error))) {
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
-        r.errors++;
-        return 0;
-    }
-    st = tr_sign_verify (rec, r.conf->munge_socket, r.conf->signer_uids,
-                         r.conf->n_signer_uids, &signer, &error);
-    switch (st) {
-    case TR_SIG_VALID:
-        snprintf (note, sizeof (note), "signature valid (uid %d)",
-                  (int)signer);
-        break;
-    case TR_SIG_VALID_OLD:
-        snprintf (note, sizeof (note),
-                  "signature valid (uid %d; credential expired or replayed, "
-                  "as expected for an older record)", (int)signer);
-        break;
-    case TR_SIG_UNSIGNED:
-        if (r.allow_unsigned) {
-            snprintf (note, sizeof (note), "UNSIGNED: %s", error.text);
-            break;
-        }
-        fprintf (stderr, "tracer-report: %s: %s (use --allow-unsigned to "
-                 "show it anyway)\n", path, error.text);
-        set_worst (EXIT_UNSIGNED);
-        json_decref (rec);
-        return 0;
-    case TR_SIG_TAMPERED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
-                 error.text);
-        set_worst (EXIT_TAMPERED);
-        json_decref (rec);
-        return 0;
-    case TR_SIG_FORGED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
-                 error.text);
-        set_worst (EXIT_FORGED);
-        json_decref (rec);
-        return 0;
-    case TR_SIG_ERROR:
-    default:
-        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
-                 path, error.text);
-        r.errors++;
-        json_decref (rec);
-        return 0;
-    }
-    {
-        char key[32];
-        snprintf (key, sizeof (key), "%zu", json_array_size (r.recs));
-        json_object_set_new (r.notes, key, json_string (note));
-    }
-    json_array_append_new (r.recs, rec);
-    return 0;
-}
-
-static int show_jobs (const char *list, const char *cluster,
-                      const char *store_path)
-{
-    tr_store_t *store;
-    tr_error_t error;
-    char buf[4096], *tok, *save = NULL;
-
-    if (snprintf (buf, sizeof (buf), "%s", list) >= (int)sizeof (buf)) {
-        fprintf (stderr, "tracer-report: job list too long\n");
-        return EXIT_USAGE;
-    }
-    if (!(store = tr_store_open (store_path, NULL, &error))) {
-        fprintf (stderr, "tracer-report: store %s: %s\n", store_path,
-                 tr_error_str (&error));
-        return EXIT_RUNTIME;
-    }
-    for (tok = strtok_r (buf, ",", &save); tok;
-         tok = strtok_r (NULL, ",", &save)) {
-        if (!tr_record_id_is_safe (tok)) {
-            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
-                     tok);
-            tr_store_destroy (store);
-            return EXIT_USAGE;
-        }
-        if (tr_store_foreach_job (store, cluster, tok, add_record, NULL,
-                                  &error) < 0) {
-            if (errno == ENOENT)
-                fprintf (stderr, "tracer-report: job %s: no records in %s "
-                         "(cluster %s)\n", tok, store_path, cluster);
-            else
-                fprintf (stderr, "tracer-report: job %s: %s\n", tok,
-                         tr_error_str (&error));
-            r.errors++;
-        }
-    }
-    tr_store_destroy (store);
+    if (r->mode != MODE_VIEW && r->mode != mode)
+        return bad ("choose one of --summary, --recommend, --regressions, "
+                    "--waste, --rows, --reindex, --live");
+    r->mode = mode;
     return EXIT_OK;
 }
 
-/* Does the comma-separated list name item? */
-static bool list_has (const char *list, const char *item)
+static int parse_uint (const char *s, unsigned max, unsigned *out)
 {
-    size_t len = strlen (item);
+    char *end;
+    unsigned long v;
 
-    for (const char *p = list; p; p = strchr (p, ',')) {
-        if (*p == ',')
-            p++;
-        if (!strncmp (p, item, len) && (p[len] == ',' || p[len] == '\0'))
-            return true;
+    errno = 0;
+    v = strtoul (s, &end, 10);
+    if (errno || end == s || *end || v > max || *s == '-')
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_shard (struct rep *r, char *s)
+{
+    char *slash = strchr (s, '/');
+
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    if (parse_uint (s, 1000000, &r->shard_i) < 0
+        || parse_uint (slash + 1, 1000000, &r->shard_n) < 0
+        || r->shard_n == 0 || r->shard_i >= r->shard_n)
+        return -1;
+    return 0;
+}
+
+static int parse_time (struct rep *r, const char *s, bool end)
+{
+    tr_error_t error;
+    time_t t;
+
+    if (tr_when_parse (s, time (NULL), end, &t, &error) < 0) {
+        fprintf (stderr, "tracer-report: %s: %s\n", end ? "-E" : "-S",
+                 tr_error_str (&error));
+        return EXIT_USAGE;
     }
+    if (end) {
+        r->q.to = t;
+        r->to_given = true;
+    }
+    else {
+        r->q.from = t;
+        r->from_given = true;
+    }
+    return EXIT_OK;
+}
+
+/* One option; EXIT_OK or an exit status to leave with (-1: exit 0). */
+static int parse_opt (struct rep *r, int c, char *arg)
+{
+    tr_error_t error;
+
+    switch (c) {
+    case 'j':
+        r->jobs_arg = arg;
+        return EXIT_OK;
+    case 'u':
+        return tr_query_add_list (r->q.users, &r->q.nusers, arg, "--user",
+                                  &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case 'a':
+        r->all_users = true;
+        return EXIT_OK;
+    case 'A':
+        return tr_query_add_list (r->q.accounts, &r->q.naccounts, arg,
+                                  "--account", &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case 'p':
+        return tr_query_add_list (r->q.partitions, &r->q.npartitions, arg,
+                                  "--partition", &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case 's':
+        return tr_query_add_states (&r->q, arg, &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case 'S':
+    case 'E':
+        return parse_time (r, arg, c == 'E');
+    case OPT_NAME:
+        return tr_query_add_list (r->q.names, &r->q.nnames, arg, "--name",
+                                  &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case OPT_TAG:
+        return tr_query_add_tag (&r->q, arg, &error) < 0
+                   ? bad ("%s", tr_error_str (&error)) : EXIT_OK;
+    case 'o':
+        r->format = arg;
+        r->list_given = true;
+        return EXIT_OK;
+    case 'P':
+        r->parsable = r->list_given = true;
+        return EXIT_OK;
+    case 'n':
+        r->noheader = r->list_given = true;
+        return EXIT_OK;
+    case 'l':
+        r->list_given = true;
+        return EXIT_OK;
+    case OPT_SORT:
+        r->sort = arg;
+        return EXIT_OK;
+    case OPT_JSON:
+        r->json = true;
+        return EXIT_OK;
+    case OPT_SUMMARY:
+        r->by = arg ? arg : "array";
+        return set_mode (r, MODE_SUMMARY);
+    case OPT_RECOMMEND:
+        return set_mode (r, MODE_RECOMMEND);
+    case OPT_OUTPUT:
+        if (strcmp (arg, "table") && strcmp (arg, "sbatch")
+            && strcmp (arg, "nextflow") && strcmp (arg, "snakemake")
+            && strcmp (arg, "json"))
+            return bad ("--output: '%s' is not table, sbatch, nextflow, "
+                        "snakemake or json", arg);
+        r->output = arg;
+        return EXIT_OK;
+    case OPT_LAST:
+        return parse_uint (arg, 1000000, &r->last_n) < 0 || !r->last_n
+                   ? bad ("--last: '%s' is not a number of runs", arg)
+                   : EXIT_OK;
+    case OPT_REGRESS:
+        return set_mode (r, MODE_REGRESS);
+    case OPT_WASTE:
+        return set_mode (r, MODE_WASTE);
+    case OPT_BY:
+        r->by = arg;
+        return EXIT_OK;
+    case OPT_ROWS:
+        return set_mode (r, MODE_ROWS);
+    case OPT_SHARD:
+        return parse_shard (r, arg) < 0
+                   ? bad ("--shard: '%s' is not I/N with 0 <= I < N", arg)
+                   : EXIT_OK;
+    case OPT_MERGE:
+        r->nmerge = -1;         /* the operands are --rows files */
+        return EXIT_OK;
+    case OPT_REINDEX:
+        return set_mode (r, MODE_REINDEX);
+    case OPT_NOINDEX:
+        r->no_index = true;
+        return EXIT_OK;
+    case OPT_LIVE:
+        return set_mode (r, MODE_LIVE);
+    case 'M':
+        r->cluster = arg;
+        return EXIT_OK;
+    case OPT_STORE:
+        r->store_path = arg;
+        return EXIT_OK;
+    case OPT_UNSIGNED:
+        r->allow_unsigned = true;
+        return EXIT_OK;
+    case 'h':
+        usage (stdout);
+        return -1;
+    case 'V':
+        printf ("tracer-report %s\n", TRACER_VERSION);
+        return -1;
+    default:
+        usage (stderr);
+        return EXIT_USAGE;
+    }
+}
+
+/* Root, or a member of report.admin_group. */
+static bool is_admin (const tr_conf_t *conf)
+{
+    gid_t groups[1024];
+    int n;
+
+    if (geteuid () == 0)
+        return true;
+    if (!conf->admin_group_set)
+        return false;
+    if (getegid () == conf->admin_gid)
+        return true;
+    n = getgroups (1024, groups);
+    for (int i = 0; i < n; i++)
+        if (groups[i] == conf->admin_gid)
+            return true;
     return false;
 }
 
-/* Every job id in the list is path-safe (the store's rule, kept for
- * --live so the same list means the same in both).
+/* Is every id in the comma-separated list path-safe?  Says which is
+ * not.
  */
-static bool jobs_valid (const char *list)
+static bool ids_safe (const char *list)
 {
     char id[256];
     const char *p = list, *end;
@@ -208,7 +378,7 @@ static bool jobs_valid (const char *list)
         if (snprintf (id, sizeof (id), "%.*s",
                       (int)(end ? (size_t)(end - p) : strlen (p)), p)
                 >= (int)sizeof (id)
-            || (*id && !tr_record_id_is_safe (id))) {
+            || !tr_record_id_is_safe (id)) {
             fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
                      id);
             return false;
@@ -218,199 +388,139 @@ static bool jobs_valid (const char *list)
     return true;
 }
 
-/* Is a live entry one of the jobs (and cluster) asked for?  An entry
- * that could not be read is judged by its file name,
- * <cluster>@<job>@<step>@<node>.json.
- */
-static bool live_wanted (json_t *e, const char *jobs, const char *cluster)
+/* What the operands and options ask for, checked for sense. */
+static int settle (struct rep *r, int argc, char **argv)
 {
-    json_t *id = json_object_get (json_object_get (e, "record"), "identity");
-    const char *file = json_string_value (json_object_get (e, "file"));
-    const char *base = file ? strrchr (file, '/') : NULL;
-    char c[256] = "", j[256] = "";
-
-    if (id) {
-        snprintf (c, sizeof (c), "%s",
-                  json_string_value (json_object_get (id, "cluster")));
-        snprintf (j, sizeof (j), "%s",
-                  json_string_value (json_object_get (id, "job_id")));
-    }
-    else if (base && sscanf (base + 1, "%255[^@]@%255[^@]@", c, j) != 2)
-        return !jobs && !cluster;
-    return (!jobs || list_has (jobs, j)) && (!cluster || !strcmp (c, cluster));
-}
-
-/* The detailed view of one live snapshot, with its age on the Record:
- * line.
- */
-static int show_live_one (json_t *e)
-{
-    json_t *recs = json_array (), *notes = json_object ();
-    char note[300];
-    int rc = -1;
-
-    if (json_is_true (json_object_get (e, "stale")))
-        snprintf (note, sizeof (note), "live snapshot, %.0f s old; STALE: %s",
-                  json_number_value (json_object_get (e, "age_s")),
-                  json_string_value (json_object_get (e, "stale_reason")));
-    else
-        snprintf (note, sizeof (note), "live snapshot, %.0f s old (not "
-                  "signed; the final record will be)",
-                  json_number_value (json_object_get (e, "age_s")));
-    if (recs && notes
-        && json_array_append (recs, json_object_get (e, "record")) == 0
-        && json_object_set_new (notes, "0", json_string (note)) == 0)
-        rc = tr_report_job_view (stdout, recs, notes);
-    json_decref (recs);
-    json_decref (notes);
-    return rc;
-}
-
-/* Print the live entries that were asked for: as JSON, as a line that
- * there are none, in the detailed view when one job was asked for and
- * one step matched, else as the table.
- */
-static void print_live (json_t *shown,
-                        bool filtered,
-                        bool by_job,
-                        const char *dir)
-{
-    if (r.json) {
-        char *s = json_dumps (shown, JSON_INDENT (2) | JSON_SORT_KEYS);
-        if (s)
-            printf ("%s\n", s);
-        free (s);
-    }
-    else if (json_array_size (shown) == 0)
-        printf ("No %ssteps running on this node (%s).\n",
-                filtered ? "matching " : "", dir);
-    else if (by_job && json_array_size (shown) == 1)
-        show_live_one (json_array_get (shown, 0));
-    else
-        tr_report_live_view (stdout, shown);
-}
-
-/* --live: the snapshots in <daemon.state_dir>/live, filtered. */
-static int show_live (const char *jobs, const char *cluster)
-{
-    struct tr_report_live_opts lo = {
-        .snapshot_interval_s = r.conf->snapshot_interval_s,
-    };
-    char dir[4096];
     tr_error_t error;
-    json_t *all, *shown, *e;
-    size_t i;
-    int rc = EXIT_OK;
 
-    if (jobs && !jobs_valid (jobs))
-        return EXIT_USAGE;
-    if (snprintf (dir, sizeof (dir), "%s/live", r.conf->state_dir)
-        >= (int)sizeof (dir)) {
-        fprintf (stderr, "tracer-report: daemon.state_dir is too long\n");
-        return EXIT_USAGE;
+    if (r->nmerge < 0) {
+        r->merge_files = argv + optind;
+        r->nmerge = argc - optind;
+        if (r->nmerge == 0)
+            return bad ("--merge needs --rows files");
     }
-    /* Only root asks tracerd whether it runs: it refuses, and logs, the
-     * users it does not admit.  For them the age of a snapshot decides.
+    else {
+        r->files = argv + optind;
+        r->nfiles = argc - optind;
+    }
+    if (r->mode == MODE_LIVE) {
+        if (r->nfiles || r->store_path || r->nmerge)
+            return bad ("--live reads this node's snapshots, not %s",
+                        r->store_path ? "a store" : "record files");
+        return EXIT_OK;
+    }
+    if (r->jobs_arg && !(r->q.jobs = tr_when_jobsel_parse (r->jobs_arg,
+                                                           &error))) {
+        /* tracer-run's own ids (run.TIME.PID) are no scheduler's: the
+         * job view looks them up as they are
+         */
+        if (r->mode != MODE_VIEW || r->list_given
+            || !strpbrk (r->jobs_arg, "abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+            || !ids_safe (r->jobs_arg))
+            return bad ("-j: %s", tr_error_str (&error));
+    }
+    if (r->mode == MODE_VIEW && !r->list_given
+        && (r->jobs_arg || r->nfiles) && !r->nmerge)
+        return EXIT_OK;
+    if (r->nfiles)
+        return bad ("record files are shown with the job view only "
+                    "(drop the listing options)");
+    if (r->mode == MODE_VIEW)
+        r->mode = MODE_LIST;
+    /* sacct's default: since midnight, unless jobs were named */
+    if (!r->from_given && !r->q.jobs && r->mode == MODE_LIST) {
+        time_t now = time (NULL);
+        struct tm tm;
+
+        localtime_r (&now, &tm);
+        tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+        tm.tm_isdst = -1;
+        r->q.from = mktime (&tm);
+    }
+    if (r->from_given && r->to_given && r->q.from > r->q.to)
+        return bad ("-S is after -E");
+    r->admin = is_admin (r->conf);
+    if (r->mode == MODE_REINDEX && !r->admin)
+        return bad ("--reindex writes the index of every user's records: "
+                    "root and report.admin_group only");
+    /* sacct shows the caller's own jobs unless asked for more, and
+     * nobody but an admin may ask
      */
-    if (geteuid () == 0)
-        lo.daemon = tr_report_daemon_state (r.conf->socket_path, 1000);
-    if (!(all = tr_report_live_scan (dir, &lo, &error))) {
-        if (errno != ENOENT) {
-            fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
-            return EXIT_RUNTIME;
-        }
-        /* No daemon made it: nothing runs under tracer here. */
-        all = json_array ();
+    if (!r->admin && (r->all_users || r->q.nusers)) {
+        char uid[32];
+
+        snprintf (uid, sizeof (uid), "%u", (unsigned)getuid ());
+        for (size_t i = 0; i < r->q.nusers; i++)
+            if (strcmp (r->q.users[i], uid)) {
+                fprintf (stderr, "tracer-report: note: only %s's records "
+                         "are shown (not an admin)\n", uid);
+                break;
+            }
     }
-    if (!all || !(shown = json_array ())) {
-        json_decref (all);
+    if (!r->admin || (!r->all_users && !r->q.nusers && !r->q.jobs)) {
+        r->q.only_uid = true;
+        r->q.uid = getuid ();
+    }
+    return EXIT_OK;
+}
+
+static int run (struct rep *r)
+{
+    tr_rowset_t *set;
+    int rc;
+
+    if (r->mode == MODE_LIVE)
+        return rep_live (r);
+    if (r->mode == MODE_VIEW)
+        return rep_view (r);
+    if (!(set = tr_rowset_create ())) {
         fprintf (stderr, "tracer-report: out of memory\n");
         return EXIT_RUNTIME;
     }
-    json_array_foreach (all, i, e) {
-        if (!live_wanted (e, jobs, cluster))
-            continue;
-        if (json_object_get (e, "error")) {
-            fprintf (stderr, "tracer-report: %s\n",
-                     json_string_value (json_object_get (e, "error")));
-            rc = EXIT_RUNTIME;
-        }
-        else if (json_array_append (shown, e) < 0) {
-            fprintf (stderr, "tracer-report: out of memory\n");
-            rc = EXIT_RUNTIME;
-        }
+    rc = rep_collect (r, set);
+    if (rc == EXIT_OK) {
+        if (r->mode == MODE_LIST)
+            rc = rep_list (r, set);
+        else if (r->mode == MODE_ROWS || r->mode == MODE_REINDEX)
+            rc = rep_rows (r, set);
+        else
+            rc = rep_analyze (r, set);
     }
-    print_live (shown, jobs || cluster, jobs != NULL, dir);
-    json_decref (shown);
-    json_decref (all);
+    tr_rowset_destroy (set);
+    if (rc == EXIT_OK && r->worst != EXIT_OK)
+        rc = r->worst;
     return rc;
 }
 
 int main (int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "jobs", required_argument, NULL, 'j' },
-        { "cluster", required_argument, NULL, 'M' },
-        { "store", required_argument, NULL, 'S' },
-        { "config", required_argument, NULL, 'c' },
-        { "allow-unsigned", no_argument, NULL, 'U' },
-        { "json", no_argument, NULL, 'J' },
-        { "live", no_argument, NULL, 'L' },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *jobs = NULL, *cluster = NULL, *store_path = NULL;
+    struct rep r = { .mode = MODE_VIEW };
     const char *conf_path = tr_conf_default_path ();
     bool conf_explicit = getenv ("TRACER_CONF") && *getenv ("TRACER_CONF");
+    bool helpformat = false;
     tr_error_t error;
     int c, rc = EXIT_OK;
 
-    while ((c = getopt_long (argc, argv, "j:M:c:hV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            jobs = optarg;
-            break;
-        case 'M':
-            cluster = optarg;
-            break;
-        case 'S':
-            store_path = optarg;
-            break;
-        case 'c':
+    while ((c = getopt_long (argc, argv, "j:u:aA:p:s:S:E:o:ePnlM:c:hV", opts,
+                             NULL)) != -1) {
+        if (c == 'c') {
             conf_path = optarg;
             conf_explicit = true;
-            break;
-        case 'U':
-            r.allow_unsigned = true;
-            break;
-        case 'J':
-            r.json = true;
-            break;
-        case 'L':
-            r.live = true;
-            break;
-        case 'h':
-            usage (stdout);
-            return EXIT_OK;
-        case 'V':
-            printf ("tracer-report %s\n", TRACER_VERSION);
-            return EXIT_OK;
-        default:
-            usage (stderr);
-            return EXIT_USAGE;
+            continue;
         }
+        if (c == 'e') {
+            helpformat = true;
+            continue;
+        }
+        if ((rc = parse_opt (&r, c, optarg)) != EXIT_OK)
+            return rc < 0 ? EXIT_OK : rc;
     }
-    if (r.live && (optind < argc || store_path)) {
-        fprintf (stderr, "tracer-report: --live reads this node's snapshots, "
-                 "not %s\n", store_path ? "a store" : "record files");
-        usage (stderr);
-        return EXIT_USAGE;
-    }
-    if (!r.live && !jobs && optind >= argc) {
-        fprintf (stderr, "tracer-report: give -j JOBID or record files\n");
-        usage (stderr);
-        return EXIT_USAGE;
+    if (helpformat) {
+        tr_query_print_fields (stdout, NULL);
+        printf ("%-15s %-9s %s\n", "diagnosis", "text",
+                "diagnosis codes (see tracer-report(1))");
+        return EXIT_OK;
     }
     if (!(r.conf = tr_conf_create ()) || !(r.recs = json_array ())
         || !(r.notes = json_object ())) {
@@ -421,33 +531,10 @@ int main (int argc, char **argv)
         && !(errno == ENOENT && !conf_explicit)) {
         fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
         rc = EXIT_USAGE;
-        goto out;
     }
-    if (r.live) {
-        rc = show_live (jobs, cluster);
-        goto out;
-    }
-    if (jobs) {
-        rc = show_jobs (jobs, cluster ? cluster : r.conf->cluster_name,
-                        store_path ? store_path : r.conf->store_path);
-        if (rc != EXIT_OK)
-            goto out;
-    }
-    for (int i = optind; i < argc; i++)
-        add_record (argv[i], NULL);
-    if (r.json) {
-        char *s = json_dumps (r.recs, JSON_INDENT (2) | JSON_SORT_KEYS);
-        if (s)
-            printf ("%s\n", s);
-        free (s);
-    }
-    else
-        tr_report_job_view (stdout, r.recs, r.notes);
-    if (r.worst != EXIT_OK)
-        rc = r.worst;
-    else if (r.errors || json_array_size (r.recs) == 0)
-        rc = EXIT_RUNTIME;
-out:
+    else if ((rc = settle (&r, argc, argv)) == EXIT_OK)
+        rc = run (&r);
+    tr_when_jobsel_destroy (r.q.jobs);
     json_decref (r.recs);
     json_decref (r.notes);
     tr_conf_destroy (r.conf);

@@ -7,7 +7,9 @@
  * than its document API: the file is a two-level mapping, so anything
  * deeper is rejected the moment it appears and no tree is ever built.
  * A load works on a copy of the configuration and swaps it in only when
- * the whole file is valid, so a bad file never half-applies.
+ * the whole file is valid, so a bad file never half-applies.  The report
+ * section holds subsections (report.diagnosis, ...), one level deeper,
+ * and report.cost.partitions is the one key whose value is a mapping.
  */
 #include "config.h"
 
@@ -40,25 +42,32 @@
 #define CONF_MAX_SIZE (1024 * 1024)
 
 enum {
-    CONF_MAX_LIST = 256,  /* entries in a user or pattern list */
+    CONF_MAX_LIST = 256,    /* entries in a user or pattern list */
     CONF_MAX_PATTERN = 512, /* bytes of one pattern */
-    CONF_MAX_NAME = 64,   /* cluster.name length */
-    CONF_SHOW_MAX = 64,   /* bytes of a bad value quoted in a message */
-    CONF_SUGGEST_MAX = 2, /* edit distance for "did you mean" */
+    CONF_MAX_NAME = 64,     /* cluster.name length */
+    CONF_SHOW_MAX = 64,     /* bytes of a bad value quoted in a message */
+    CONF_SUGGEST_MAX = 2,   /* edit distance for "did you mean" */
+    CONF_MAX_TEXT = 16,     /* bytes of a K_TEXT value (a currency) */
+    CONF_MAX_KEY = 64,      /* "section.subsection.key" */
 };
 
 enum ktype {
-    K_NAME,   /* path-safe identifier */
-    K_PATH,   /* absolute path */
-    K_MODE,   /* octal permission bits */
-    K_NUMBER, /* real number within [min, max] ((min, max] if min_open) */
-    K_BOOL,   /* true or false */
-    K_ENUM,   /* one of enums[] */
-    K_LOG,    /* "syslog", "stderr" or an absolute path */
-    K_OWNER,  /* "job" or a user */
-    K_GROUP,  /* group name or gid */
-    K_USERS,  /* list of user names or uids */
-    K_PATTERNS, /* list of POSIX extended regular expressions */
+    K_NAME,       /* path-safe identifier */
+    K_PATH,       /* absolute path */
+    K_MODE,       /* octal permission bits */
+    K_NUMBER,     /* real number within [min, max] ((min, max] if min_open) */
+    K_BOOL,       /* true or false */
+    K_ENUM,       /* one of enums[] */
+    K_LOG,        /* "syslog", "stderr" or an absolute path */
+    K_OWNER,      /* "job" or a user */
+    K_GROUP,      /* group name or gid */
+    K_USERS,      /* list of user names or uids */
+    K_PATTERNS,   /* list of POSIX extended regular expressions */
+    K_TEXT,       /* short free text without control characters */
+    K_COUNT,      /* whole number within [min, max], stored as int */
+    K_BYTES,      /* bytes, optionally with a K, M, G, T or P (1024) unit */
+    K_DURATION,   /* seconds, optionally with a s, m, min, h or d unit */
+    K_PARTITIONS, /* report.cost.partitions: name -> prices */
 };
 
 struct enum_name {
@@ -72,9 +81,9 @@ struct key {
     enum ktype type;
     size_t off;     /* the value in tr_conf_t */
     size_t off_aux; /* K_OWNER: is_job flag, K_GROUP: set flag,
-                        K_USERS: element count */
+                        K_USERS, K_PARTITIONS: element count */
     bool optional;  /* an empty value unsets it */
-    double min;     /* K_NUMBER */
+    double min;     /* K_NUMBER, K_COUNT, K_BYTES, K_DURATION */
     double max;
     bool min_open;
     bool add_root;                 /* K_USERS: root is always in the list */
@@ -350,14 +359,365 @@ static const struct key schema[] = {
       .doc_default = "unset",
       .desc = "group (name or gid) whose members may read every user's "
               "records" },
+    { .section = "report.diagnosis",
+      .name = "cpu_bound_efficiency",
+      .type = K_NUMBER,
+      .off = F (diagnosis.cpu_bound_efficiency),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.9",
+      .doc_default = "0.9",
+      .desc = "CPU efficiency (CPU time over allocated core time) at or "
+              "above which a step is CPU-bound" },
+    { .section = "report.diagnosis",
+      .name = "cpu_pressure",
+      .type = K_NUMBER,
+      .off = F (diagnosis.cpu_pressure),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.2",
+      .doc_default = "0.2",
+      .desc = "fraction of the time some task waited for a CPU (PSI) at or "
+              "above which a step is CPU-bound" },
+    { .section = "report.diagnosis",
+      .name = "cpu_pressure_starved",
+      .type = K_NUMBER,
+      .off = F (diagnosis.cpu_pressure_starved),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.05",
+      .doc_default = "0.05",
+      .desc = "CPU pressure at or above which a step of low CPU efficiency "
+              "is short of CPU, not over-allocated" },
+    { .section = "report.diagnosis",
+      .name = "low_efficiency",
+      .type = K_NUMBER,
+      .off = F (diagnosis.low_efficiency),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.5",
+      .doc_default = "0.5",
+      .desc = "CPU efficiency below which a step is over-allocated, or "
+              "I/O-bound when it waits on I/O" },
+    { .section = "report.diagnosis",
+      .name = "io_pressure",
+      .type = K_NUMBER,
+      .off = F (diagnosis.io_pressure),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.2",
+      .doc_default = "0.2",
+      .desc = "fraction of the time some task waited for I/O (PSI) at or "
+              "above which a step of low CPU efficiency is I/O-bound" },
+    { .section = "report.diagnosis",
+      .name = "mem_pressure",
+      .type = K_NUMBER,
+      .off = F (diagnosis.mem_pressure),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.1",
+      .doc_default = "0.1",
+      .desc = "fraction of the time some task waited for memory (PSI) above "
+              "which a step is under memory pressure" },
+    { .section = "report.diagnosis",
+      .name = "mem_near_limit",
+      .type = K_NUMBER,
+      .off = F (diagnosis.mem_near_limit),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.95",
+      .doc_default = "0.95",
+      .desc = "peak memory over the memory limit at or above which a step is "
+              "under memory pressure" },
+    { .section = "report.diagnosis",
+      .name = "swap_min",
+      .type = K_BYTES,
+      .off = F (diagnosis.swap_min),
+      .min = 0,
+      .max = 1125899906842624.0,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "swap use above which a step is under memory pressure" },
+    { .section = "report.diagnosis",
+      .name = "mem_low_fraction",
+      .type = K_NUMBER,
+      .off = F (diagnosis.mem_low_fraction),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.5",
+      .doc_default = "0.5",
+      .desc = "peak memory over the memory request below which memory is "
+              "over-allocated" },
+    { .section = "report.diagnosis",
+      .name = "mem_min_request",
+      .type = K_BYTES,
+      .off = F (diagnosis.mem_min_request),
+      .min = 0,
+      .max = 1125899906842624.0,
+      .dflt = "1G",
+      .doc_default = "1G",
+      .desc = "memory requests up to this size are never called "
+              "over-allocated" },
+    { .section = "report.diagnosis",
+      .name = "idle_fraction",
+      .type = K_NUMBER,
+      .off = F (diagnosis.idle_fraction),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.5",
+      .doc_default = "0.5",
+      .desc = "fraction of the time without CPU or storage I/O above which a "
+              "step is idle" },
+    { .section = "report.diagnosis",
+      .name = "idle_min_elapsed",
+      .type = K_DURATION,
+      .off = F (diagnosis.idle_min_elapsed),
+      .min = 0,
+      .max = 31536000,
+      .dflt = "1min",
+      .doc_default = "1min",
+      .desc = "shortest step that can be called idle" },
+    { .section = "report.diagnosis",
+      .name = "stalled_after",
+      .type = K_DURATION,
+      .off = F (diagnosis.stalled_after),
+      .min = 0,
+      .max = 31536000,
+      .dflt = "10min",
+      .doc_default = "10min",
+      .desc = "longest stretch without CPU or storage I/O at or above which "
+              "a step is stalled" },
+    { .section = "report.diagnosis",
+      .name = "throttled_fraction",
+      .type = K_NUMBER,
+      .off = F (diagnosis.throttled_fraction),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.05",
+      .doc_default = "0.05",
+      .desc = "fraction of the time throttled by the CPU quota above which a "
+              "step is throttled" },
+    { .section = "report.diagnosis",
+      .name = "imbalance",
+      .type = K_NUMBER,
+      .off = F (diagnosis.imbalance),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.5",
+      .doc_default = "0.5",
+      .desc = "the idlest node's CPU time over the busiest's below which a "
+              "multi-node step is imbalanced" },
+    { .section = "report.diagnosis",
+      .name = "short_step",
+      .type = K_DURATION,
+      .off = F (diagnosis.short_step),
+      .min = 0,
+      .max = 31536000,
+      .dflt = "10s",
+      .doc_default = "10s",
+      .desc = "steps shorter than this are only checked for failures, OOM "
+              "kills and missing data" },
+    { .section = "report.diagnosis",
+      .name = "gpu_idle_pct",
+      .type = K_NUMBER,
+      .off = F (diagnosis.gpu_idle_pct),
+      .min = 0,
+      .max = 100,
+      .dflt = "10",
+      .doc_default = "10",
+      .desc = "mean GPU utilisation in percent below which a step's GPUs are "
+              "idle" },
+    { .section = "report.recommend",
+      .name = "mem_quantile",
+      .type = K_NUMBER,
+      .off = F (recommend.mem_quantile),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.95",
+      .doc_default = "0.95",
+      .desc = "quantile of a step group's peak memory that the memory "
+              "recommendation starts from" },
+    { .section = "report.recommend",
+      .name = "mem_headroom",
+      .type = K_NUMBER,
+      .off = F (recommend.mem_headroom),
+      .min = 0,
+      .max = 10,
+      .dflt = "0.2",
+      .doc_default = "0.2",
+      .desc = "fraction added to the memory quantile (0.2: 20% more)" },
+    { .section = "report.recommend",
+      .name = "time_quantile",
+      .type = K_NUMBER,
+      .off = F (recommend.time_quantile),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.95",
+      .doc_default = "0.95",
+      .desc = "quantile of a step group's elapsed time that the time "
+              "recommendation starts from" },
+    { .section = "report.recommend",
+      .name = "time_margin",
+      .type = K_NUMBER,
+      .off = F (recommend.time_margin),
+      .min = 0,
+      .max = 10,
+      .dflt = "0.25",
+      .doc_default = "0.25",
+      .desc = "fraction added to the time quantile (0.25: 25% more)" },
+    { .section = "report.recommend",
+      .name = "cpu_quantile",
+      .type = K_NUMBER,
+      .off = F (recommend.cpu_quantile),
+      .min = 0,
+      .max = 1,
+      .dflt = "0.9",
+      .doc_default = "0.9",
+      .desc = "quantile of a step group's average busy cores that the CPU "
+              "recommendation starts from" },
+    { .section = "report.recommend",
+      .name = "min_runs",
+      .type = K_COUNT,
+      .off = F (recommend.min_runs),
+      .min = 1,
+      .max = 1000000,
+      .dflt = "3",
+      .doc_default = "3",
+      .desc = "fewest runs of a step group before anything is recommended "
+              "for it" },
+    { .section = "report.recommend",
+      .name = "last_runs",
+      .type = K_COUNT,
+      .off = F (recommend.last_runs),
+      .min = 0,
+      .max = 1000000,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "use only the newest this many runs of a step group (0: all)" },
+    { .section = "report.recommend",
+      .name = "mem_min",
+      .type = K_BYTES,
+      .off = F (recommend.mem_min),
+      .min = 0,
+      .max = 1125899906842624.0,
+      .dflt = "256M",
+      .doc_default = "256M",
+      .desc = "smallest memory request recommended" },
+    { .section = "report.recommend",
+      .name = "time_min",
+      .type = K_DURATION,
+      .off = F (recommend.time_min),
+      .min = 0,
+      .max = 31536000,
+      .dflt = "5min",
+      .doc_default = "5min",
+      .desc = "shortest time limit recommended" },
+    { .section = "report.regression",
+      .name = "min_history",
+      .type = K_COUNT,
+      .off = F (regression.min_history),
+      .min = 2,
+      .max = 100000,
+      .dflt = "5",
+      .doc_default = "5",
+      .desc = "earlier runs a step group needs before a run is compared with "
+              "them" },
+    { .section = "report.regression",
+      .name = "max_history",
+      .type = K_COUNT,
+      .off = F (regression.max_history),
+      .min = 2,
+      .max = 100000,
+      .dflt = "30",
+      .doc_default = "30",
+      .desc = "newest earlier runs a run is compared with (at least "
+              "min_history)" },
+    { .section = "report.regression",
+      .name = "z",
+      .type = K_NUMBER,
+      .off = F (regression.z),
+      .min = 0,
+      .max = 1000,
+      .min_open = true,
+      .dflt = "4",
+      .doc_default = "4",
+      .desc = "robust z-score (distance from the history's median in MADs "
+              "scaled by 1.4826) beyond which a run is a regression" },
+    { .section = "report.regression",
+      .name = "ratio",
+      .type = K_NUMBER,
+      .off = F (regression.ratio),
+      .min = 1,
+      .max = 1000,
+      .min_open = true,
+      .dflt = "1.5",
+      .doc_default = "1.5",
+      .desc = "ratio to the history's median beyond which a run is a "
+              "regression" },
+    { .section = "report.cost",
+      .name = "core_hour",
+      .type = K_NUMBER,
+      .off = F (cost.core_hour),
+      .min = 0,
+      .max = 1000000,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "price of one allocated core for one hour (0 everywhere: no "
+              "money shown)" },
+    { .section = "report.cost",
+      .name = "gb_hour",
+      .type = K_NUMBER,
+      .off = F (cost.gb_hour),
+      .min = 0,
+      .max = 1000000,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "price of one GiB of requested memory for one hour" },
+    { .section = "report.cost",
+      .name = "gpu_hour",
+      .type = K_NUMBER,
+      .off = F (cost.gpu_hour),
+      .min = 0,
+      .max = 1000000,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "price of one allocated GPU for one hour" },
+    { .section = "report.cost",
+      .name = "currency",
+      .type = K_TEXT,
+      .off = F (cost.currency),
+      .dflt = "",
+      .doc_default = "\"\"",
+      .desc = "currency written after amounts of money, e.g. EUR (up to 16 "
+              "bytes)" },
+    { .section = "report.cost",
+      .name = "partitions",
+      .type = K_PARTITIONS,
+      .off = F (cost.partitions),
+      .off_aux = F (cost.n_partitions),
+      .doc_default = "{}",
+      .desc = "prices per partition, NAME: {core_hour, gb_hour, gpu_hour}; a "
+              "price a partition leaves out is the report.cost one (at most "
+              "256 partitions)" },
 };
 
 #undef F
 
 #define NKEYS (sizeof (schema) / sizeof (schema[0]))
 
+/* A dotted name is a subsection, a mapping under its parent's key. */
 static const char *const sections[] = {
-    "cluster", "store", "spool", "daemon", "sampling", "signing", "report",
+    "cluster",
+    "store",
+    "spool",
+    "daemon",
+    "sampling",
+    "signing",
+    "report",
+    "report.diagnosis",
+    "report.recommend",
+    "report.regression",
+    "report.cost",
 };
 
 #define NSECTIONS (sizeof (sections) / sizeof (sections[0]))
@@ -383,7 +743,17 @@ struct parser {
 /* Is this a string-valued row (the conf owns a char *)? */
 static bool is_string_key (const struct key *k)
 {
-    return k->type == K_NAME || k->type == K_PATH || k->type == K_LOG;
+    return k->type == K_NAME || k->type == K_PATH || k->type == K_LOG
+           || k->type == K_TEXT;
+}
+
+static void partitions_free (struct tr_conf_partition_cost *list, size_t n)
+{
+    if (list) {
+        for (size_t i = 0; i < n; i++)
+            free (list[i].name);
+        free (list);
+    }
 }
 
 static void patterns_free (char **list)
@@ -415,6 +785,13 @@ static void conf_clear (tr_conf_t *conf)
             patterns_free (*FIELD (conf, k->off, char **));
             *FIELD (conf, k->off, char **) = NULL;
         }
+        else if (k->type == K_PARTITIONS) {
+            struct tr_conf_partition_cost **pp =
+                FIELD (conf, k->off, struct tr_conf_partition_cost *);
+            partitions_free (*pp, *FIELD (conf, k->off_aux, size_t));
+            *pp = NULL;
+            *FIELD (conf, k->off_aux, size_t) = 0;
+        }
     }
 }
 
@@ -430,6 +807,10 @@ static int conf_copy (tr_conf_t *dst, const tr_conf_t *src)
             *FIELD (dst, k->off, uid_t *) = NULL;
         else if (k->type == K_PATTERNS)
             *FIELD (dst, k->off, char **) = NULL;
+        else if (k->type == K_PARTITIONS) {
+            *FIELD (dst, k->off, struct tr_conf_partition_cost *) = NULL;
+            *FIELD (dst, k->off_aux, size_t) = 0;
+        }
     }
     for (size_t i = 0; i < NKEYS; i++) {
         const struct key *k = &schema[i];
@@ -462,6 +843,26 @@ static int conf_copy (tr_conf_t *dst, const tr_conf_t *src)
             *FIELD (dst, k->off, char **) = copy;
             for (size_t j = 0; j < n; j++) {
                 if (!(copy[j] = strdup ((*sl)[j])))
+                    goto nomem;
+            }
+        }
+        else if (k->type == K_PARTITIONS) {
+            const struct tr_conf_partition_cost *pl =
+                *FIELD (src, k->off, struct tr_conf_partition_cost *);
+            size_t n = *FIELD (src, k->off_aux, size_t);
+            struct tr_conf_partition_cost *copy;
+            if (!pl || n == 0)
+                continue;
+            if (!(copy = calloc (n, sizeof (*copy))))
+                goto nomem;
+            /* Names NULL until copied, so conf_clear can free a half
+             * copy.
+             */
+            *FIELD (dst, k->off, struct tr_conf_partition_cost *) = copy;
+            *FIELD (dst, k->off_aux, size_t) = n;
+            for (size_t j = 0; j < n; j++) {
+                copy[j] = pl[j];
+                if (!(copy[j].name = strdup (pl[j].name)))
                     goto nomem;
             }
         }
@@ -579,10 +980,29 @@ static bool near (size_t d, const char *typed)
     return d <= CONF_SUGGEST_MAX && d < strlen (typed);
 }
 
-static int section_index (const char *name)
+/* The last part of a section's name ("diagnosis" of
+ * "report.diagnosis"), and whether the section sits directly in parent
+ * (NULL: the top level).
+ */
+static const char *section_leaf (const char *section, const char *parent)
+{
+    size_t pl;
+
+    if (!parent)
+        return strchr (section, '.') ? NULL : section;
+    pl = strlen (parent);
+    if (strncmp (section, parent, pl) || section[pl] != '.'
+        || strchr (section + pl + 1, '.'))
+        return NULL;
+    return section + pl + 1;
+}
+
+/* The section called name in parent (NULL: a top-level section). */
+static int section_index (const char *parent, const char *name)
 {
     for (size_t i = 0; i < NSECTIONS; i++) {
-        if (!strcmp (sections[i], name))
+        const char *leaf = section_leaf (sections[i], parent);
+        if (leaf && !strcmp (leaf, name))
             return (int)i;
     }
     return -1;
@@ -936,6 +1356,104 @@ static int parse_number (const char *s, double *vp)
     return 0;
 }
 
+/* A number followed by a unit from units[] (each "suffix", factor),
+ * the first being the bare number's.  Units are compared exactly, so
+ * "5S" or "1 G" are errors rather than guesses.
+ */
+struct unit {
+    const char *suffix;
+    double factor;
+};
+
+static int parse_with_unit (const char *s, const struct unit *units, double *vp)
+{
+    size_t n = strspn (s, "0123456789+-.eE");
+    char num[64];
+    double v;
+
+    if (n == 0 || n >= sizeof (num))
+        return -1;
+    memcpy (num, s, n);
+    num[n] = '\0';
+    if (parse_number (num, &v) < 0)
+        return -1;
+    for (const struct unit *u = units; u->suffix; u++) {
+        if (!strcmp (s + n, u->suffix)) {
+            v *= u->factor;
+            if (!isfinite (v))
+                return -1;
+            *vp = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Sizes use binary units, as Slurm's --mem does: 1G is 1024M. */
+static const struct unit byte_units[] = {
+    { "", 1.0 },
+    { "B", 1.0 },
+    { "K", 1024.0 },
+    { "KB", 1024.0 },
+    { "KiB", 1024.0 },
+    { "k", 1024.0 },
+    { "M", 1048576.0 },
+    { "MB", 1048576.0 },
+    { "MiB", 1048576.0 },
+    { "G", 1073741824.0 },
+    { "GB", 1073741824.0 },
+    { "GiB", 1073741824.0 },
+    { "T", 1099511627776.0 },
+    { "TB", 1099511627776.0 },
+    { "TiB", 1099511627776.0 },
+    { "P", 1125899906842624.0 },
+    { "PB", 1125899906842624.0 },
+    { "PiB", 1125899906842624.0 },
+    { NULL, 0 },
+};
+
+/* A bare number stays seconds, as every other duration in the file. */
+static const struct unit time_units[] = {
+    { "", 1.0 },     { "s", 1.0 },     { "m", 60.0 }, { "min", 60.0 },
+    { "h", 3600.0 }, { "d", 86400.0 }, { NULL, 0 },
+};
+
+/* A limit as the docs write it: "1G", "10min", else %g. */
+static const char *show_limit (const struct key *k,
+                               double v,
+                               char *buf,
+                               size_t size)
+{
+    static const struct unit bytes[] = {
+        { "P", 1125899906842624.0 },
+        { "T", 1099511627776.0 },
+        { "G", 1073741824.0 },
+        { "M", 1048576.0 },
+        { "K", 1024.0 },
+        { NULL, 0 },
+    };
+    static const struct unit times[] = {
+        { "d", 86400.0 },
+        { "h", 3600.0 },
+        { "min", 60.0 },
+        { NULL, 0 },
+    };
+    const struct unit *u = NULL;
+
+    if (k->type == K_BYTES)
+        u = bytes;
+    else if (k->type == K_DURATION)
+        u = times;
+    for (; v != 0 && u && u->suffix; u++) {
+        if (fmod (v, u->factor) == 0) {
+            snprintf (buf, size, "%.15g%s", v / u->factor, u->suffix);
+            return buf;
+        }
+    }
+    snprintf (buf, size, "%.15g", v);
+    return buf;
+}
+
 /* YAML 1.2 core schema booleans; yes/no/on/off (YAML 1.1) are not taken,
  * as they are in no YAML library's default schema any more.
  */
@@ -988,20 +1506,70 @@ static int set_enum (struct parser *p,
                      show (p, s));
 }
 
+/* K_NUMBER, K_COUNT, K_BYTES and K_DURATION: a number, checked against
+ * the key's range in the key's own units.
+ */
 static int set_number (struct parser *p,
                        const struct key *k,
                        const yaml_mark_t *m,
                        const char *s)
 {
+    char lo[32], hi[32];
     double v;
 
-    if (parse_number (s, &v) < 0)
-        return fail_key (p, k, m, "expected a number, got '%s'", show (p, s));
+    switch (k->type) {
+    case K_BYTES:
+        if (parse_with_unit (s, byte_units, &v) < 0)
+            return fail_key (p, k, m,
+                             "expected a size (bytes, or a number with K, "
+                             "M, G, T or P), got '%s'",
+                             show (p, s));
+        break;
+    case K_DURATION:
+        if (parse_with_unit (s, time_units, &v) < 0)
+            return fail_key (p, k, m,
+                             "expected a duration (seconds, or a number "
+                             "with s, min, h or d), got '%s'",
+                             show (p, s));
+        break;
+    case K_COUNT:
+        if (parse_number (s, &v) < 0 || v != floor (v))
+            return fail_key (p, k, m, "expected a whole number, got '%s'",
+                             show (p, s));
+        break;
+    default:
+        if (parse_number (s, &v) < 0)
+            return fail_key (p, k, m, "expected a number, got '%s'",
+                             show (p, s));
+        break;
+    }
     if (v > k->max || v < k->min || (k->min_open && v == k->min))
-        return fail_key (p, k, m, "%s is out of range %c%g, %g]", show (p, s),
-                         k->min_open ? '(' : '[', k->min, k->max);
-    *FIELD (p->conf, k->off, double) = v;
+        return fail_key (p, k, m, "%s is out of range %c%s, %s]", show (p, s),
+                         k->min_open ? '(' : '[',
+                         show_limit (k, k->min, lo, sizeof (lo)),
+                         show_limit (k, k->max, hi, sizeof (hi)));
+    if (k->type == K_COUNT)
+        *FIELD (p->conf, k->off, int) = (int)v;
+    else
+        *FIELD (p->conf, k->off, double) = v;
     return 0;
+}
+
+/* Free text, such as a currency: printed next to numbers, so bounded and
+ * free of control characters.
+ */
+static int set_text (struct parser *p,
+                     const struct key *k,
+                     const yaml_mark_t *m,
+                     const char *s)
+{
+    if (strlen (s) > CONF_MAX_TEXT)
+        return fail_key (p, k, m, "'%s' is longer than %d bytes", show (p, s),
+                         CONF_MAX_TEXT);
+    if (has_control (s))
+        return fail_key (p, k, m, "'%s' contains a control character",
+                         show (p, s));
+    return set_string (p, k, s);
 }
 
 /* Set a scalar-valued key from its text.  Null values were handled by
@@ -1038,7 +1606,12 @@ static int set_scalar (struct parser *p,
             return fail_key (p, k, m, "'%s' is not an octal mode", show (p, s));
         return 0;
     case K_NUMBER:
+    case K_COUNT:
+    case K_BYTES:
+    case K_DURATION:
         return set_number (p, k, m, s);
+    case K_TEXT:
+        return set_text (p, k, m, s);
     case K_BOOL:
         if (parse_bool (s, FIELD (p->conf, k->off, bool)) < 0)
             return fail_key (p, k, m, "expected true or false, got '%s'",
@@ -1062,6 +1635,7 @@ static int set_scalar (struct parser *p,
         return 0;
     case K_USERS:
     case K_PATTERNS:
+    case K_PARTITIONS:
         break;
     }
     errno = EINVAL;
@@ -1240,6 +1814,175 @@ error:
     return -1;
 }
 
+/* The prices of one partition into pc; the value's first event is ev
+ * (consumed here).  Each price is a number in the range of the
+ * report.cost key of the same name.
+ */
+static int parse_prices (struct parser *p,
+                         const struct key *k,
+                         struct tr_conf_partition_cost *pc,
+                         yaml_event_t *ev)
+{
+    static const char *const names[] = { "core_hour", "gb_hour", "gpu_hour" };
+    double *slot[] = { &pc->core_hour, &pc->gb_hour, &pc->gpu_hour };
+    int line[3] = { 0, 0, 0 };
+
+    if (ev->type == YAML_SCALAR_EVENT && is_null (ev)) {
+        fail_key (p, k, &ev->start_mark,
+                  "partition '%s': missing value (write {} for the "
+                  "report.cost prices)",
+                  show (p, pc->name));
+        goto error_event;
+    }
+    if (ev->type != YAML_MAPPING_START_EVENT) {
+        fail_key (p, k, &ev->start_mark,
+                  "partition '%s': expected a mapping of prices, got a %s",
+                  show (p, pc->name), event_kind (ev));
+        goto error_event;
+    }
+    yaml_event_delete (ev);
+    for (;;) {
+        yaml_event_t val;
+        const char *name;
+        double v;
+        int i;
+
+        if (next_event (p, ev) < 0)
+            return -1;
+        if (ev->type == YAML_MAPPING_END_EVENT)
+            break;
+        if (ev->type != YAML_SCALAR_EVENT) {
+            fail_key (p, k, &ev->start_mark,
+                      "partition '%s': expected a price name, got a %s",
+                      show (p, pc->name), event_kind (ev));
+            goto error_event;
+        }
+        name = (const char *)ev->data.scalar.value;
+        for (i = 0; i < 3 && strcmp (names[i], name); i++)
+            ;
+        if (i == 3) {
+            fail_key (p, k, &ev->start_mark,
+                      "partition '%s': unknown key '%s' (expected "
+                      "core_hour, gb_hour or gpu_hour)",
+                      pc->name, show (p, name));
+            goto error_event;
+        }
+        if (line[i]) {
+            fail_key (p, k, &ev->start_mark,
+                      "partition '%s': duplicate key '%s' (first at line "
+                      "%d)",
+                      pc->name, names[i], line[i]);
+            goto error_event;
+        }
+        line[i] = (int)ev->start_mark.line + 1;
+        yaml_event_delete (ev);
+        if (next_event (p, &val) < 0)
+            return -1;
+        if (val.type != YAML_SCALAR_EVENT || is_null (&val)) {
+            fail_key (p, k, &val.start_mark,
+                      "partition '%s': %s: expected a number, got %s", pc->name,
+                      names[i],
+                      val.type == YAML_SCALAR_EVENT ? "nothing"
+                                                    : event_kind (&val));
+            yaml_event_delete (&val);
+            return -1;
+        }
+        if (parse_number ((const char *)val.data.scalar.value, &v) < 0 || v < 0
+            || v > 1000000) {
+            fail_key (p, k, &val.start_mark,
+                      "partition '%s': %s: '%s' is not a price in [0, "
+                      "1000000]",
+                      pc->name, names[i],
+                      show (p, (const char *)val.data.scalar.value));
+            yaml_event_delete (&val);
+            return -1;
+        }
+        yaml_event_delete (&val);
+        *slot[i] = v;
+    }
+    yaml_event_delete (ev);
+    return 0;
+error_event:
+    yaml_event_delete (ev);
+    return -1;
+}
+
+/* report.cost.partitions, a mapping of partition names to prices; the
+ * MAPPING_START event was consumed.  The list replaces the previous one
+ * only when all of it is valid.
+ */
+static int parse_partitions (struct parser *p, const struct key *k)
+{
+    struct tr_conf_partition_cost *list, **lp;
+    size_t n = 0;
+    yaml_event_t ev;
+
+    if (!(list = calloc (CONF_MAX_LIST, sizeof (*list))))
+        return nomem (p);
+    for (;;) {
+        struct tr_conf_partition_cost *pc;
+        const char *name;
+
+        if (next_event (p, &ev) < 0)
+            goto error;
+        if (ev.type == YAML_MAPPING_END_EVENT) {
+            yaml_event_delete (&ev);
+            break;
+        }
+        if (ev.type != YAML_SCALAR_EVENT) {
+            fail_key (p, k, &ev.start_mark,
+                      "expected a partition name, got a %s", event_kind (&ev));
+            goto error_event;
+        }
+        name = (const char *)ev.data.scalar.value;
+        if (!valid_name (name)) {
+            fail_key (p, k, &ev.start_mark,
+                      "'%s' is not a valid partition name (1 to %d of "
+                      "A-Z a-z 0-9 . _ -, not starting with '.')",
+                      show (p, name), CONF_MAX_NAME);
+            goto error_event;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!strcmp (list[i].name, name)) {
+                fail_key (p, k, &ev.start_mark, "duplicate partition '%s'",
+                          name);
+                goto error_event;
+            }
+        }
+        if (n >= CONF_MAX_LIST) {
+            fail_key (p, k, &ev.start_mark, "more than %d partitions",
+                      CONF_MAX_LIST);
+            goto error_event;
+        }
+        pc = &list[n];
+        if (!(pc->name = strdup (name))) {
+            nomem (p);
+            goto error_event;
+        }
+        pc->core_hour = pc->gb_hour = pc->gpu_hour = NAN;
+        n++;
+        yaml_event_delete (&ev);
+        if (next_event (p, &ev) < 0)
+            goto error;
+        if (parse_prices (p, k, pc, &ev) < 0)
+            goto error;
+    }
+    lp = FIELD (p->conf, k->off, struct tr_conf_partition_cost *);
+    partitions_free (*lp, *FIELD (p->conf, k->off_aux, size_t));
+    if (n == 0) {
+        free (list);
+        list = NULL;
+    }
+    *lp = list;
+    *FIELD (p->conf, k->off_aux, size_t) = n;
+    return 0;
+error_event:
+    yaml_event_delete (&ev);
+error:
+    partitions_free (list, n);
+    return -1;
+}
+
 /* The value of key k, at the next event. */
 static int parse_value (struct parser *p, const struct key *k)
 {
@@ -1272,6 +2015,18 @@ static int parse_value (struct parser *p, const struct key *k)
                            "%s",
                            event_kind (&ev));
     }
+    else if (k->type == K_PARTITIONS) {
+        if (ev.type == YAML_MAPPING_START_EVENT)
+            rc = parse_partitions (p, k);
+        else if (ev.type == YAML_SCALAR_EVENT && is_null (&ev))
+            rc = fail_key (p, k, &ev.start_mark,
+                           "missing value (write {} for no partitions)");
+        else
+            rc = fail_key (p, k, &ev.start_mark,
+                           "expected a mapping of partition names to "
+                           "prices, got a %s",
+                           event_kind (&ev));
+    }
     else if (ev.type != YAML_SCALAR_EVENT)
         rc = fail_key (p, k, &ev.start_mark,
                        "expected a single value, got a %s", event_kind (&ev));
@@ -1284,13 +2039,51 @@ static int parse_value (struct parser *p, const struct key *k)
     return rc;
 }
 
+/* The key whose full dotted name is full ("report.cost.gb_hour"). */
+static int full_key_index (const char *full)
+{
+    const char *dot = strrchr (full, '.');
+    char section[CONF_MAX_KEY];
+    size_t sl;
+
+    if (!dot || (sl = (size_t)(dot - full)) >= sizeof (section))
+        return -1;
+    memcpy (section, full, sl);
+    section[sl] = '\0';
+    return key_index (section, dot + 1);
+}
+
+/* How to write a key whose dotted name was used as a YAML key: the key
+ * under its innermost section, and that section inside its parents.
+ */
+static int fail_dotted (struct parser *p,
+                        const yaml_mark_t *m,
+                        const char *head,
+                        const struct key *k)
+{
+    const char *dot = strrchr (k->section, '.');
+
+    if (!dot)
+        return fail_at (p, m, EINVAL,
+                        "%s (write '%s.%s' as key '%s' under a '%s:' "
+                        "section)",
+                        head, k->section, k->name, k->name, k->section);
+    return fail_at (p, m, EINVAL,
+                    "%s (write '%s.%s' as key '%s' under '%s:' in the "
+                    "'%.*s:' section)",
+                    head, k->section, k->name, k->name, dot + 1,
+                    (int)(dot - k->section), k->section);
+}
+
 static int unknown_key (struct parser *p,
                         const char *section,
                         const yaml_mark_t *m,
                         const char *name)
 {
-    const struct key *best = NULL;
+    const char *best = NULL;
     size_t best_d = SIZE_MAX;
+    char full[CONF_MAX_KEY * 2];
+    int ki, n;
 
     for (size_t i = 0; i < NKEYS; i++) {
         size_t d;
@@ -1298,7 +2091,18 @@ static int unknown_key (struct parser *p,
             continue;
         d = edit_distance (name, schema[i].name);
         if (near (d, name) && d < best_d) {
-            best = &schema[i];
+            best = schema[i].name;
+            best_d = d;
+        }
+    }
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        const char *leaf = section_leaf (sections[i], section);
+        size_t d;
+        if (!leaf)
+            continue;
+        d = edit_distance (name, leaf);
+        if (near (d, name) && d < best_d) {
+            best = leaf;
             best_d = d;
         }
     }
@@ -1306,7 +2110,16 @@ static int unknown_key (struct parser *p,
         return fail_at (p, m, EINVAL,
                         "unknown key '%s' in section '%s' (did you mean "
                         "'%s'?)",
-                        show (p, name), section, best->name);
+                        show (p, name), section, best);
+    /* "diagnosis.io_pressure: 0.3" under report: */
+    n = snprintf (full, sizeof (full), "%s.%s", section, name);
+    if (n > 0 && (size_t)n < sizeof (full) && strchr (name, '.')
+        && (ki = full_key_index (full)) >= 0) {
+        char head[CONF_MAX_KEY * 3];
+        snprintf (head, sizeof (head), "unknown key '%s' in section '%s'",
+                  show (p, name), section);
+        return fail_dotted (p, m, head, &schema[ki]);
+    }
     /* Right key, wrong section. */
     for (size_t i = 0; i < NKEYS; i++) {
         if (!strcmp (schema[i].name, name))
@@ -1326,10 +2139,13 @@ static int unknown_section (struct parser *p,
 {
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
-    const char *dot = strchr (name, '.');
+    int ki;
 
     for (size_t i = 0; i < NSECTIONS; i++) {
-        size_t d = edit_distance (name, sections[i]);
+        size_t d;
+        if (strchr (sections[i], '.'))
+            continue;
+        d = edit_distance (name, sections[i]);
         if (near (d, name) && d < best_d) {
             best = sections[i];
             best_d = d;
@@ -1342,22 +2158,54 @@ static int unknown_section (struct parser *p,
     /* "sampling.interval: 2" at the top level: the docs' key notation
      * written literally.
      */
-    if (dot) {
-        for (size_t i = 0; i < NKEYS; i++) {
-            const struct key *k = &schema[i];
-            size_t sl = strlen (k->section);
-            if (sl == (size_t)(dot - name) && !strncmp (name, k->section, sl)
-                && !strcmp (dot + 1, k->name))
-                return fail_at (p, m, EINVAL,
-                                "unknown section '%s' (write '%s' as key "
-                                "'%s' under a '%s:' section)",
-                                show (p, name), name, k->name, k->section);
-        }
+    if ((ki = full_key_index (name)) >= 0) {
+        char head[CONF_MAX_KEY * 3];
+        snprintf (head, sizeof (head), "unknown section '%s'", show (p, name));
+        return fail_dotted (p, m, head, &schema[ki]);
+    }
+    /* A subsection at the top level, by its full or its own name. */
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        const char *dot = strrchr (sections[i], '.');
+        if (dot && (!strcmp (sections[i], name) || !strcmp (dot + 1, name)))
+            return fail_at (p, m, EINVAL,
+                            "unknown section '%s' (write it as '%s:' in the "
+                            "'%.*s:' section)",
+                            show (p, name), dot + 1, (int)(dot - sections[i]),
+                            sections[i]);
     }
     return fail_at (p, m, EINVAL, "unknown section '%s'", show (p, name));
 }
 
-/* The keys of section si; its MAPPING_START was consumed. */
+static int parse_section (struct parser *p, int si);
+
+/* The value of section si, whose name was just read: a mapping of keys,
+ * or a null for a section whose keys are all commented out (as in the
+ * shipped file once an admin uncomments a section header only).
+ */
+static int parse_section_value (struct parser *p, int si)
+{
+    yaml_event_t val;
+
+    if (next_event (p, &val) < 0)
+        return -1;
+    if (val.type == YAML_MAPPING_START_EVENT) {
+        yaml_event_delete (&val);
+        return parse_section (p, si);
+    }
+    if (val.type == YAML_SCALAR_EVENT && is_null (&val)) {
+        yaml_event_delete (&val);
+        return 0;
+    }
+    fail_at (p, &val.start_mark, EINVAL,
+             "section '%s': expected a mapping of keys, got a %s", sections[si],
+             event_kind (&val));
+    yaml_event_delete (&val);
+    return -1;
+}
+
+/* The keys and subsections of section si; its MAPPING_START was
+ * consumed.
+ */
 static int parse_section (struct parser *p, int si)
 {
     const char *section = sections[si];
@@ -1365,7 +2213,7 @@ static int parse_section (struct parser *p, int si)
     for (;;) {
         yaml_event_t ev;
         const char *name;
-        int ki;
+        int ki, sub;
 
         if (next_event (p, &ev) < 0)
             return -1;
@@ -1380,21 +2228,35 @@ static int parse_section (struct parser *p, int si)
             goto error;
         }
         name = (const char *)ev.data.scalar.value;
-        if ((ki = key_index (section, name)) < 0) {
-            unknown_key (p, section, &ev.start_mark, name);
-            goto error;
+        if ((ki = key_index (section, name)) >= 0) {
+            if (p->key_line[ki]) {
+                fail_at (p, &ev.start_mark, EINVAL,
+                         "duplicate key '%s' in section '%s' (first at line "
+                         "%d)",
+                         name, section, p->key_line[ki]);
+                goto error;
+            }
+            p->key_line[ki] = (int)ev.start_mark.line + 1;
+            yaml_event_delete (&ev);
+            if (parse_value (p, &schema[ki]) < 0)
+                return -1;
+            continue;
         }
-        if (p->key_line[ki]) {
-            fail_at (p, &ev.start_mark, EINVAL,
-                     "duplicate key '%s' in section '%s' (first at line %d)",
-                     name, section, p->key_line[ki]);
-            goto error;
+        if ((sub = section_index (section, name)) >= 0) {
+            if (p->section_line[sub]) {
+                fail_at (p, &ev.start_mark, EINVAL,
+                         "duplicate key '%s' in section '%s' (first at line "
+                         "%d)",
+                         name, section, p->section_line[sub]);
+                goto error;
+            }
+            p->section_line[sub] = (int)ev.start_mark.line + 1;
+            yaml_event_delete (&ev);
+            if (parse_section_value (p, sub) < 0)
+                return -1;
+            continue;
         }
-        p->key_line[ki] = (int)ev.start_mark.line + 1;
-        yaml_event_delete (&ev);
-        if (parse_value (p, &schema[ki]) < 0)
-            return -1;
-        continue;
+        unknown_key (p, section, &ev.start_mark, name);
 error:
         yaml_event_delete (&ev);
         return -1;
@@ -1405,7 +2267,7 @@ error:
 static int parse_sections (struct parser *p)
 {
     for (;;) {
-        yaml_event_t ev, val;
+        yaml_event_t ev;
         const char *name;
         int si;
 
@@ -1421,7 +2283,7 @@ static int parse_sections (struct parser *p)
             goto error;
         }
         name = (const char *)ev.data.scalar.value;
-        if ((si = section_index (name)) < 0) {
+        if ((si = section_index (NULL, name)) < 0) {
             unknown_section (p, &ev.start_mark, name);
             goto error;
         }
@@ -1433,26 +2295,8 @@ static int parse_sections (struct parser *p)
         }
         p->section_line[si] = (int)ev.start_mark.line + 1;
         yaml_event_delete (&ev);
-
-        if (next_event (p, &val) < 0)
+        if (parse_section_value (p, si) < 0)
             return -1;
-        if (val.type == YAML_MAPPING_START_EVENT) {
-            yaml_event_delete (&val);
-            if (parse_section (p, si) < 0)
-                return -1;
-        }
-        /* "section:" with every key commented out, as in the shipped
-         * file once an admin uncomments a section header only.
-         */
-        else if (val.type == YAML_SCALAR_EVENT && is_null (&val))
-            yaml_event_delete (&val);
-        else {
-            fail_at (p, &val.start_mark, EINVAL,
-                     "section '%s': expected a mapping of keys, got a %s",
-                     sections[si], event_kind (&val));
-            yaml_event_delete (&val);
-            return -1;
-        }
         continue;
 error:
         yaml_event_delete (&ev);
@@ -1530,6 +2374,8 @@ static int check_relations (struct parser *p)
     const tr_conf_t *c = p->conf;
     int ri = key_index ("spool", "retry_interval");
     int rm = key_index ("spool", "retry_max");
+    int hmin = key_index ("report.regression", "min_history");
+    int hmax = key_index ("report.regression", "max_history");
 
     if (c->spool_retry_max_s < c->spool_retry_s) {
         if (p->key_line[rm])
@@ -1539,6 +2385,18 @@ static int check_relations (struct parser *p)
         return fail_key (p, &schema[ri], &p->value_mark[ri],
                          "%g is greater than spool.retry_max (%g)",
                          c->spool_retry_s, c->spool_retry_max_s);
+    }
+    if (c->regression.max_history < c->regression.min_history) {
+        if (p->key_line[hmax])
+            return fail_key (p, &schema[hmax], &p->value_mark[hmax],
+                             "%d is less than "
+                             "report.regression.min_history (%d)",
+                             c->regression.max_history,
+                             c->regression.min_history);
+        return fail_key (p, &schema[hmin], &p->value_mark[hmin],
+                         "%d is greater than report.regression.max_history "
+                         "(%d)",
+                         c->regression.min_history, c->regression.max_history);
     }
     return 0;
 }
@@ -1759,6 +2617,30 @@ const char *tr_conf_default_path (void)
     return SYSCONFDIR "/tracer/tracer.yaml";
 }
 
+void tr_conf_cost_rates (const tr_conf_t *conf,
+                         const char *partition,
+                         double *core_hour,
+                         double *gb_hour,
+                         double *gpu_hour)
+{
+    const struct tr_conf_cost *c = &conf->cost;
+    const struct tr_conf_partition_cost *pc = NULL;
+
+    for (size_t i = 0; partition && i < c->n_partitions; i++) {
+        if (!strcmp (c->partitions[i].name, partition)) {
+            pc = &c->partitions[i];
+            break;
+        }
+    }
+    if (core_hour)
+        *core_hour =
+            pc && !isnan (pc->core_hour) ? pc->core_hour : c->core_hour;
+    if (gb_hour)
+        *gb_hour = pc && !isnan (pc->gb_hour) ? pc->gb_hour : c->gb_hour;
+    if (gpu_hour)
+        *gpu_hour = pc && !isnan (pc->gpu_hour) ? pc->gpu_hour : c->gpu_hour;
+}
+
 int tr_conf_foreach_key (tr_conf_key_f fn, void *arg)
 {
     if (!fn) {
@@ -1766,7 +2648,7 @@ int tr_conf_foreach_key (tr_conf_key_f fn, void *arg)
         return -1;
     }
     for (size_t i = 0; i < NKEYS; i++) {
-        char full[64];
+        char full[CONF_MAX_KEY];
         const struct key *k = &schema[i];
 
         int n = snprintf (full, sizeof (full), "%s.%s", k->section, k->name);

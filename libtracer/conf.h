@@ -17,6 +17,80 @@
  *
  * Strings are owned by the conf and freed by tr_conf_destroy().
  */
+/* The thresholds of the per-step diagnosis, section report.diagnosis
+ * (diagnose.h; every rule is described in doc/diagnosis.md).  Fractions
+ * are 0..1 of the step's elapsed time or of a request, bytes are bytes
+ * and durations seconds.  tr_diag_defaults() gives the same defaults as
+ * tr_conf_create().
+ */
+struct tr_diag_thresholds {
+    double cpu_bound_efficiency; /* report.diagnosis.cpu_bound_efficiency */
+    double cpu_pressure;         /* report.diagnosis.cpu_pressure */
+    double cpu_pressure_starved; /* report.diagnosis.cpu_pressure_starved */
+    double low_efficiency;       /* report.diagnosis.low_efficiency */
+    double io_pressure;          /* report.diagnosis.io_pressure */
+    double mem_pressure;         /* report.diagnosis.mem_pressure */
+    double mem_near_limit;       /* report.diagnosis.mem_near_limit */
+    double swap_min;             /* report.diagnosis.swap_min (bytes) */
+    double mem_low_fraction;     /* report.diagnosis.mem_low_fraction */
+    double mem_min_request;      /* report.diagnosis.mem_min_request */
+    double idle_fraction;        /* report.diagnosis.idle_fraction */
+    double idle_min_elapsed;     /* report.diagnosis.idle_min_elapsed */
+    double stalled_after;        /* report.diagnosis.stalled_after */
+    double throttled_fraction;   /* report.diagnosis.throttled_fraction */
+    double imbalance;            /* report.diagnosis.imbalance */
+    double short_step;           /* report.diagnosis.short_step */
+    double gpu_idle_pct;         /* report.diagnosis.gpu_idle_pct */
+};
+
+/* How requests are computed from a step group's history, section
+ * report.recommend.  Quantiles are 0..1 (type 7, stats.h), headroom and margin
+ * fractions added on top (0.2 = 20%).
+ */
+struct tr_conf_recommend {
+    double mem_quantile;  /* report.recommend.mem_quantile */
+    double mem_headroom;  /* report.recommend.mem_headroom */
+    double time_quantile; /* report.recommend.time_quantile */
+    double time_margin;   /* report.recommend.time_margin */
+    double cpu_quantile;  /* report.recommend.cpu_quantile */
+    int min_runs;         /* report.recommend.min_runs */
+    int last_runs;        /* report.recommend.last_runs (0: all) */
+    double mem_min;       /* report.recommend.mem_min (bytes) */
+    double time_min;      /* report.recommend.time_min (seconds) */
+};
+
+/* When a run is slower or bigger than its group's own history, section
+ * report.regression.
+ */
+struct tr_conf_regression {
+    int min_history; /* report.regression.min_history */
+    int max_history; /* report.regression.max_history */
+    double z;        /* report.regression.z (robust z-score, MAD) */
+    double ratio;    /* report.regression.ratio (to the median) */
+};
+
+/* Prices of one partition; NAN where the partition does not set one
+ * (the report.cost rate applies).
+ */
+struct tr_conf_partition_cost {
+    char *name;
+    double core_hour;
+    double gb_hour;
+    double gpu_hour;
+};
+
+/* Section report.cost: money per core-hour, GiB-hour of requested memory and
+ * GPU-hour (0: no money shown), overridden per partition.
+ */
+struct tr_conf_cost {
+    double core_hour; /* report.cost.core_hour */
+    double gb_hour;   /* report.cost.gb_hour */
+    double gpu_hour;  /* report.cost.gpu_hour */
+    char *currency;   /* report.cost.currency (never NULL once loaded) */
+    struct tr_conf_partition_cost *partitions; /* report.cost.partitions */
+    size_t n_partitions;
+};
+
 typedef struct tr_conf {
     /* cluster: */
     char *cluster_name;        /* cluster.name (default "default") */
@@ -63,6 +137,10 @@ typedef struct tr_conf {
     /* report: */
     bool admin_group_set;
     gid_t admin_gid;           /* report.admin_group */
+    struct tr_diag_thresholds diagnosis;
+    struct tr_conf_recommend recommend;
+    struct tr_conf_regression regression;
+    struct tr_conf_cost cost;
 } tr_conf_t;
 
 /* A new configuration holding the built-in defaults.
@@ -99,7 +177,18 @@ int tr_conf_load_string (tr_conf_t *conf,
  */
 const char *tr_conf_default_path (void);
 
-/* Call fn for every key of the schema ("section.key", a one-line
+/* The prices that apply to a partition: its report.cost.partitions
+ * entry where it sets one, else the report.cost rate.  partition may be
+ * NULL or "".  Any output pointer may be NULL.
+ */
+void tr_conf_cost_rates (const tr_conf_t *conf,
+                         const char *partition,
+                         double *core_hour,
+                         double *gb_hour,
+                         double *gpu_hour);
+
+/* Call fn for every key of the schema ("section.key", or
+ * "section.subsection.key" for the nested report sections, a one-line
  * description, the default as text).  Returns 0.
  */
 typedef void (*tr_conf_key_f) (const char *key,

@@ -23,10 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diagnose.h"
 #include "merge.h"
 #include "proto.h"
 #include "record.h"
 #include "report.h"
+#include "stepsum.h"
 
 const char *tr_report_bytes (char *buf, size_t size, double bytes)
 {
@@ -116,7 +118,75 @@ static void print_nodes (FILE *out, json_t *step)
     fprintf (out, "\n");
 }
 
-static void print_step (FILE *out, json_t *rec, json_t *step, const char *note)
+static void print_io (FILE *out, json_t *io, long long nodes);
+static void print_network (FILE *out, json_t *net);
+static void print_tools (FILE *out, json_t *tools);
+
+/* The lines every step gets from its summary: stalls, GPUs, the
+ * diagnosis and what to request next time.
+ */
+static void print_summary_lines (FILE *out,
+                                 const tr_stepsum_t *sum,
+                                 const struct tr_report_view_opts *opts)
+{
+    struct tr_diag_thresholds defaults;
+    const struct tr_diag_thresholds *t = opts ? opts->diag : NULL;
+    double cpu = tr_stepsum_frac (sum->psi_cpu_some_s, sum);
+    double mem = tr_stepsum_frac (sum->psi_mem_some_s, sum);
+    double io = tr_stepsum_frac (sum->psi_io_some_s, sum);
+    char b1[32], b2[32], line[1024];
+    json_t *findings;
+
+    if (!isnan (cpu) || !isnan (mem) || !isnan (io)) {
+        fprintf (out, "    Stalled:       ");
+        if (!isnan (cpu))
+            fprintf (out, "CPU %.1f%%", 100 * cpu);
+        if (!isnan (mem))
+            fprintf (out, "%smemory %.1f%%", isnan (cpu) ? "" : ", ",
+                     100 * mem);
+        if (!isnan (io))
+            fprintf (out, "%sI/O %.1f%%", isnan (cpu) && isnan (mem)
+                                              ? "" : ", ", 100 * io);
+        fprintf (out, " of the time (some task waiting%s)\n",
+                 sum->nodes > 1 ? ", the worst node" : "");
+    }
+    if (sum->gpus_used > 0) {
+        fprintf (out, "    GPUs:          %.0f, utilisation %.0f%% on "
+                 "average", sum->gpus_used, sum->gpu_util_mean_pct);
+        if (!isnan (sum->gpu_mem_peak_bytes))
+            fprintf (out, ", memory peak %s",
+                     tr_report_bytes (b1, sizeof (b1),
+                                      sum->gpu_mem_peak_bytes));
+        fprintf (out, "\n");
+    }
+    else if (*sum->gpus)
+        fprintf (out, "    GPUs:          %s requested, none measured\n",
+                 sum->gpus);
+    if (sum->idle_s > 0 && sum->elapsed_s > 0)
+        fprintf (out, "    Idle:          %s of %s (longest stretch %s)\n",
+                 tr_report_duration (b1, sizeof (b1), sum->idle_s),
+                 tr_report_duration (b2, sizeof (b2), sum->elapsed_s),
+                 tr_report_duration (line, sizeof (line),
+                                     sum->idle_longest_s));
+    if (!t) {
+        tr_diag_defaults (&defaults);
+        t = &defaults;
+    }
+    if ((findings = tr_diagnose (sum, t))) {
+        fprintf (out, "    Diagnosis:     %s\n",
+                 tr_diag_line (findings, line, sizeof (line)));
+        json_decref (findings);
+    }
+    if (opts && opts->next_time)
+        opts->next_time (out, sum, opts->arg);
+}
+
+static void print_step (FILE *out,
+                        json_t *rec,
+                        json_t *step,
+                        const char *note,
+                        const tr_stepsum_t *stepsum,
+                        const struct tr_report_view_opts *opts)
 {
     json_t *id = json_object_get (rec, "identity");
     json_t *req = json_object_get (rec, "request");
@@ -171,6 +241,13 @@ static void print_step (FILE *out, json_t *rec, json_t *step, const char *note)
     if (ntasks)
         fprintf (out, "    Tasks:         %zu\n", ntasks);
     print_nodes (out, step);
+    if (step) {
+        print_io (out, json_object_get (step, "io"), 1);
+        print_network (out, json_object_get (step, "network"));
+        print_tools (out, json_object_get (step, "tools"));
+    }
+    if (stepsum)
+        print_summary_lines (out, stepsum, opts);
     if (note && *note)
         fprintf (out, "    Record:        %s\n", note);
 }
@@ -332,7 +409,11 @@ static void print_tools (FILE *out, json_t *tools)
 /* A step with records from several nodes: the totals, then one line per
  * node.
  */
-static void print_merged (FILE *out, json_t *step, json_t *notes)
+static void print_merged (FILE *out,
+                          json_t *step,
+                          json_t *notes,
+                          const tr_stepsum_t *sum,
+                          const struct tr_report_view_opts *opts)
 {
     json_t *cpu = json_object_get (step, "cpu");
     json_t *mem = json_object_get (step, "memory");
@@ -394,6 +475,8 @@ static void print_merged (FILE *out, json_t *step, json_t *notes)
     print_io (out, json_object_get (step, "io"), reported);
     print_network (out, json_object_get (step, "network"));
     print_tools (out, json_object_get (step, "tools"));
+    if (sum)
+        print_summary_lines (out, sum, opts);
     complete = json_is_true (json_object_get (step, "complete"));
     exact = json_is_true (json_object_get (step, "exact"));
     fprintf (out, "    Records:       %s; %s\n",
@@ -429,20 +512,57 @@ static void print_job (FILE *out, json_t *rec, bool first)
     fprintf (out, "\n");
 }
 
-int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)
+/* The summary of a merged step: its counted rows' records added up.
+ * false when it cannot be had (out of memory): the view goes on
+ * without the summary lines.
+ */
+static bool step_summary (json_t *recs, json_t *step, tr_strpool_t *pool,
+                          tr_stepsum_t *sum)
+{
+    json_t *row;
+    size_t i;
+    bool first = true;
+
+    json_array_foreach (json_object_get (step, "rows"), i, row)
+    {
+        json_t *rec = json_array_get (recs, (size_t)ival (row, "index"));
+        tr_stepsum_t one;
+
+        if (!json_is_true (json_object_get (row, "counted")))
+            continue;
+        if (tr_stepsum_from_record (first ? sum : &one, rec, "", "", pool)
+                < 0
+            || (!first && tr_stepsum_merge (sum, &one, pool) < 0))
+            return false;
+        first = false;
+    }
+    return !first;
+}
+
+int tr_report_job_view_ex (FILE *out,
+                           json_t *recs,
+                           json_t *notes,
+                           const struct tr_report_view_opts *opts)
 {
     json_t *steps, *step, *prev = NULL;
+    tr_strpool_t *pool;
     size_t i;
 
     if (json_array_size (recs) == 0)
         return 0;
-    if (!(steps = tr_merge_steps (recs)))
+    if (!(pool = tr_strpool_create ()))
         return -1;
+    if (!(steps = tr_merge_steps (recs))) {
+        tr_strpool_destroy (pool);
+        return -1;
+    }
     json_array_foreach (steps, i, step)
     {
         json_t *rows = json_object_get (step, "rows");
         long long idx = ival (json_array_get (rows, 0), "index");
         json_t *rec = json_array_get (recs, (size_t)idx);
+        tr_stepsum_t sum;
+        bool have = step_summary (recs, step, pool, &sum);
 
         if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
             || strcmp (str (prev, "cluster"), str (step, "cluster")))
@@ -457,15 +577,22 @@ int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)
             for (size_t r = 0; r < n; r++) {
                 idx = ival (json_array_get (rows, r), "index");
                 print_step (out, json_array_get (recs, (size_t)idx),
-                            r + 1 == n ? step : NULL, note_of (notes, idx));
+                            r + 1 == n ? step : NULL, note_of (notes, idx),
+                            r + 1 == n && have ? &sum : NULL, opts);
             }
         }
         else
-            print_merged (out, step, notes);
+            print_merged (out, step, notes, have ? &sum : NULL, opts);
         prev = step;
     }
     json_decref (steps);
+    tr_strpool_destroy (pool);
     return 0;
+}
+
+int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)
+{
+    return tr_report_job_view_ex (out, recs, notes, NULL);
 }
 
 /* Live snapshots.  tracerd rewrites each running step's snapshot every

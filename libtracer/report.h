@@ -30,6 +30,24 @@
  */
 int tr_report_job_view (FILE *out, json_t *recs, json_t *notes);
 
+/* What the job view adds to each step besides the records' own figures:
+ * the stall fractions, GPUs and idle time of the step's summary
+ * (stepsum.h), its diagnosis under diag (NULL: the default thresholds)
+ * and, from next_time when set, what to request next time.
+ */
+struct tr_diag_thresholds;
+struct tr_stepsum;
+struct tr_report_view_opts {
+    const struct tr_diag_thresholds *diag;
+    void (*next_time) (FILE *out, const struct tr_stepsum *step, void *arg);
+    void *arg;
+};
+
+int tr_report_job_view_ex (FILE *out,
+                           json_t *recs,
+                           json_t *notes,
+                           const struct tr_report_view_opts *opts);
+
 /* "1.5 GiB"-style size into buf. */
 const char *tr_report_bytes (char *buf, size_t size, double bytes);
 

@@ -292,7 +292,7 @@ const tr_field_t tr_stepsum_fields[] = {
       M (elapsed_s) },
     { "timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
       M (time_limit_s) },
-    { "reqcpus", TR_FIELD_NUM, 7, "cores allocated, all nodes",
+    { "reqcpus", TR_FIELD_COUNT, 7, "cores allocated, all nodes",
       M (req_cores) },
     { "cpuspertask", TR_FIELD_COUNT, 5, "--cpus-per-task",
       M (req_cpus_per_task) },

@@ -7,8 +7,8 @@
  * write it concurrently over NFS or Lustre, and users' CLIs read it, so:
  * no locks, no appends, every file written by rename, and every lookup
  * below the root made with *at() and O_NOFOLLOW from the root fd taken at
- * open, so a symlink inside the store is never followed.  The root itself may be reached through a
- * symlink an administrator made.
+ * open, so a symlink inside the store is never followed.  The root itself
+ * may be reached through a symlink an administrator made.
  */
 #include "config.h"
 

@@ -33,9 +33,24 @@ test_expect_success 'tracer-run --interval out of range exits 2' '
     test_expect_code 2 $B/collector/tracer-run -i 0.01 -- true 2>err &&
     grep -q "expected seconds in \[0.1, 3600\]" err
 '
-test_expect_success 'tracer-report without jobs or files exits 2' '
-    test_expect_code 2 $B/analysis/tracer-report 2>err &&
-    grep -q "give -j JOBID or record files" err
+test_expect_success 'tracer-report without jobs or files lists; bad filters exit 2' '
+    mkdir -p empty-store &&
+    TRACER_CONF= $B/analysis/tracer-report --store=empty-store \
+        -P -o jobid,state >out &&
+    echo "Jobid|State" >expect &&
+    test_cmp expect out &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. -s BOGUS 2>err &&
+    grep -q "BOGUS. is not a state" err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. -S yesterdayish \
+        2>err &&
+    grep -q "yesterdayish" err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. -o nosuch 2>err &&
+    grep -q "nosuch. is not a field" err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. -j 12_[3 2>err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. --recommend \
+        --waste 2>err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. --output=xml \
+        2>err
 '
 test_expect_success 'tracer-report refuses a job id with a path in it' '
     test_expect_code 2 $B/analysis/tracer-report --store=. -j ../../etc 2>err &&

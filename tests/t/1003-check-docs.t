@@ -48,18 +48,19 @@ roff_opt ()
     printf '%s\n' "$1" | sed 's/-/\\-/g'
 }
 
-# Configuration keys named in the field comments of conf.h.
+# Configuration keys named in the field comments of conf.h
+# ("section.key" or "section.subsection.key").
 conf_h_keys ()
 {
-    grep -o '/\* [a-z_]*\.[a-z_]*' "$src/libtracer/conf.h" |
-    sed 's|^/\* ||' | LC_ALL=C sort -u
+    grep -o '/\* [a-z_]*\.[a-z_.]*' "$src/libtracer/conf.h" |
+    sed -e 's|^/\* ||' -e 's|\.*$||' | LC_ALL=C sort -u
 }
 
 # Keys of the schema table in conf.c (.section = "s", then .name = "k").
 conf_c_keys ()
 {
     sed -n \
-        -e 's/^[[:space:]]*{\{0,1\}[[:space:]]*\.section = "\([a-z_]*\)".*/S \1/p' \
+        -e 's/^[[:space:]]*{\{0,1\}[[:space:]]*\.section = "\([a-z_.]*\)".*/S \1/p' \
         -e 's/^[[:space:]]*\.name = "\([a-z_]*\)".*/N \1/p' \
         "$src/libtracer/conf.c" |
     awk '$1 == "S" { s = $2; next }
@@ -69,14 +70,33 @@ conf_c_keys ()
 
 # section.key of every key line in a tracer.yaml, commented out or not:
 # a top-level "section:" line, then indented "key:" or "#key:" lines
-# (prose comments have a blank after the '#').
+# (prose comments have a blank after the '#').  An indented "name:" line
+# with no value, not commented out, opens a subsection: the keys
+# indented under it are section.name.key.
 yaml_keys ()
 {
-    awk '/^[a-z_]+:/      { sub (/:.*/, ""); s = $0; next }
-         /^#?[a-z_]+:/    { next }
-         /^[[:space:]]+#?[a-z_]+:/ {
-             k = $0; sub (/^[[:space:]]+#?/, "", k); sub (/:.*/, "", k)
-             if (s != "") print s "." k
+    awk 'function path (ind,   i, p) {
+             p = ""
+             for (i = 0; i < ind; i++)
+                 if (i in hdr) p = (p == "" ? "" : p ".") hdr[i]
+             return p
+         }
+         /^#?[a-z_]+:/ && !/^[a-z_]+:[[:space:]]*(#.*)?$/ {
+             if (/^[a-z_]+:/) { for (i in hdr) delete hdr[i] }
+             next
+         }
+         /^[[:space:]]*#?[a-z_]+:/ {
+             line = $0
+             ind = match (line, /[^[:space:]]/) - 1
+             body = substr (line, ind + 1)
+             c = substr (body, 1, 1) == "#"
+             if (c) body = substr (body, 2)
+             k = body; sub (/:.*/, "", k)
+             v = body; sub (/^[a-z_]+:[[:space:]]*/, "", v); sub (/#.*/, "", v)
+             for (i in hdr) if (i + 0 >= ind) delete hdr[i]
+             if (!c && v == "") { hdr[ind] = k; next }
+             p = path(ind)
+             if (p != "") print p "." k
          }' "$1" | LC_ALL=C sort -u
 }
 
@@ -124,9 +144,16 @@ test_expect_success 'the yaml key scan sees sections and commented keys' '
 	  three: 3
 	beta:
 	  #four: [root]
+	  sub:
+	    #five: 5
+	    six: 6
+	  seven: 7
+	gamma:
+	  #eight: 8
 	EOF
     yaml_keys probe.yaml >probe.keys &&
-    printf "%s\n" alpha.three alpha.two beta.four >probe.expect &&
+    printf "%s\n" alpha.three alpha.two beta.four beta.seven beta.sub.five \
+        beta.sub.six gamma.eight >probe.expect &&
     test_cmp probe.expect probe.keys
 '
 
@@ -295,6 +322,18 @@ test_expect_success 'the root components document their security model' '
         man_sections "$src/$p" >sections &&
         grep -qx "SECURITY" sections || { echo "$p: no SECURITY"; return 1; }
     done
+'
+
+test_expect_success 'tracer-report(1) documents every field of --helpformat' '
+    "$TRACER_BUILDDIR/analysis/tracer-report" --helpformat >fields &&
+    test $(wc -l <fields) -gt 50 &&
+    sed -n "/^\.SH FIELDS/,/^\.SH /p" "$src/analysis/tracer-report.1.in" \
+        >fields.man &&
+    rc=0 &&
+    while read -r f kind help; do
+        grep -qx "\.B $f" fields.man || { echo "no field $f"; rc=1; }
+    done <fields &&
+    test $rc = 0
 '
 
 test_done

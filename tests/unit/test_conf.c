@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +62,41 @@ static const char *const all_keys[] = {
     "signing.munge_socket",
     "signing.trusted_signers",
     "report.admin_group",
+    "report.diagnosis.cpu_bound_efficiency",
+    "report.diagnosis.cpu_pressure",
+    "report.diagnosis.cpu_pressure_starved",
+    "report.diagnosis.low_efficiency",
+    "report.diagnosis.io_pressure",
+    "report.diagnosis.mem_pressure",
+    "report.diagnosis.mem_near_limit",
+    "report.diagnosis.swap_min",
+    "report.diagnosis.mem_low_fraction",
+    "report.diagnosis.mem_min_request",
+    "report.diagnosis.idle_fraction",
+    "report.diagnosis.idle_min_elapsed",
+    "report.diagnosis.stalled_after",
+    "report.diagnosis.throttled_fraction",
+    "report.diagnosis.imbalance",
+    "report.diagnosis.short_step",
+    "report.diagnosis.gpu_idle_pct",
+    "report.recommend.mem_quantile",
+    "report.recommend.mem_headroom",
+    "report.recommend.time_quantile",
+    "report.recommend.time_margin",
+    "report.recommend.cpu_quantile",
+    "report.recommend.min_runs",
+    "report.recommend.last_runs",
+    "report.recommend.mem_min",
+    "report.recommend.time_min",
+    "report.regression.min_history",
+    "report.regression.max_history",
+    "report.regression.z",
+    "report.regression.ratio",
+    "report.cost.core_hour",
+    "report.cost.gb_hour",
+    "report.cost.gpu_hour",
+    "report.cost.currency",
+    "report.cost.partitions",
 };
 /* clang-format on */
 
@@ -105,7 +141,42 @@ static const char *defaults_json =
     " \"signing.enabled\": true,"
     " \"signing.munge_socket\": null,"
     " \"signing.trusted_signers\": [0],"
-    " \"report.admin_group\": null}";
+    " \"report.admin_group\": null,"
+    " \"report.diagnosis.cpu_bound_efficiency\": 0.9,"
+    " \"report.diagnosis.cpu_pressure\": 0.2,"
+    " \"report.diagnosis.cpu_pressure_starved\": 0.05,"
+    " \"report.diagnosis.low_efficiency\": 0.5,"
+    " \"report.diagnosis.io_pressure\": 0.2,"
+    " \"report.diagnosis.mem_pressure\": 0.1,"
+    " \"report.diagnosis.mem_near_limit\": 0.95,"
+    " \"report.diagnosis.swap_min\": 0,"
+    " \"report.diagnosis.mem_low_fraction\": 0.5,"
+    " \"report.diagnosis.mem_min_request\": 1073741824,"
+    " \"report.diagnosis.idle_fraction\": 0.5,"
+    " \"report.diagnosis.idle_min_elapsed\": 60,"
+    " \"report.diagnosis.stalled_after\": 600,"
+    " \"report.diagnosis.throttled_fraction\": 0.05,"
+    " \"report.diagnosis.imbalance\": 0.5,"
+    " \"report.diagnosis.short_step\": 10,"
+    " \"report.diagnosis.gpu_idle_pct\": 10,"
+    " \"report.recommend.mem_quantile\": 0.95,"
+    " \"report.recommend.mem_headroom\": 0.2,"
+    " \"report.recommend.time_quantile\": 0.95,"
+    " \"report.recommend.time_margin\": 0.25,"
+    " \"report.recommend.cpu_quantile\": 0.9,"
+    " \"report.recommend.min_runs\": 3,"
+    " \"report.recommend.last_runs\": 0,"
+    " \"report.recommend.mem_min\": 268435456,"
+    " \"report.recommend.time_min\": 300,"
+    " \"report.regression.min_history\": 5,"
+    " \"report.regression.max_history\": 30,"
+    " \"report.regression.z\": 4,"
+    " \"report.regression.ratio\": 1.5,"
+    " \"report.cost.core_hour\": 0,"
+    " \"report.cost.gb_hour\": 0,"
+    " \"report.cost.gpu_hour\": 0,"
+    " \"report.cost.currency\": \"\","
+    " \"report.cost.partitions\": {}}";
 /* clang-format on */
 
 static const char *level_name (int level)
@@ -159,6 +230,31 @@ static json_t *mode_str (mode_t mode)
     return json_string (buf);
 }
 
+/* report.cost.partitions as {"name": {"core_hour": x, ...}}, prices a
+ * partition leaves unset left out.
+ */
+static json_t *partition_object (const struct tr_conf_cost *cost)
+{
+    json_t *o = json_object ();
+
+    assert_non_null (o);
+    assert_true (cost->n_partitions == 0 || cost->partitions);
+    for (size_t i = 0; i < cost->n_partitions; i++) {
+        const struct tr_conf_partition_cost *pc = &cost->partitions[i];
+        json_t *prices = json_object ();
+        assert_non_null (prices);
+        if (!isnan (pc->core_hour))
+            json_object_set_new (prices, "core_hour",
+                                 json_real (pc->core_hour));
+        if (!isnan (pc->gb_hour))
+            json_object_set_new (prices, "gb_hour", json_real (pc->gb_hour));
+        if (!isnan (pc->gpu_hour))
+            json_object_set_new (prices, "gpu_hour", json_real (pc->gpu_hour));
+        assert_int_equal (json_object_set_new (o, pc->name, prices), 0);
+    }
+    return o;
+}
+
 /* The configuration as a flat object, one member per schema key. */
 static json_t *conf_to_json (const tr_conf_t *c)
 {
@@ -199,6 +295,62 @@ static json_t *conf_to_json (const tr_conf_t *c)
           uid_array (c->signer_uids, c->n_signer_uids) },
         { "report.admin_group",
           c->admin_group_set ? json_integer (c->admin_gid) : json_null () },
+        { "report.diagnosis.cpu_bound_efficiency",
+          json_real (c->diagnosis.cpu_bound_efficiency) },
+        { "report.diagnosis.cpu_pressure",
+          json_real (c->diagnosis.cpu_pressure) },
+        { "report.diagnosis.cpu_pressure_starved",
+          json_real (c->diagnosis.cpu_pressure_starved) },
+        { "report.diagnosis.low_efficiency",
+          json_real (c->diagnosis.low_efficiency) },
+        { "report.diagnosis.io_pressure",
+          json_real (c->diagnosis.io_pressure) },
+        { "report.diagnosis.mem_pressure",
+          json_real (c->diagnosis.mem_pressure) },
+        { "report.diagnosis.mem_near_limit",
+          json_real (c->diagnosis.mem_near_limit) },
+        { "report.diagnosis.swap_min", json_real (c->diagnosis.swap_min) },
+        { "report.diagnosis.mem_low_fraction",
+          json_real (c->diagnosis.mem_low_fraction) },
+        { "report.diagnosis.mem_min_request",
+          json_real (c->diagnosis.mem_min_request) },
+        { "report.diagnosis.idle_fraction",
+          json_real (c->diagnosis.idle_fraction) },
+        { "report.diagnosis.idle_min_elapsed",
+          json_real (c->diagnosis.idle_min_elapsed) },
+        { "report.diagnosis.stalled_after",
+          json_real (c->diagnosis.stalled_after) },
+        { "report.diagnosis.throttled_fraction",
+          json_real (c->diagnosis.throttled_fraction) },
+        { "report.diagnosis.imbalance", json_real (c->diagnosis.imbalance) },
+        { "report.diagnosis.short_step", json_real (c->diagnosis.short_step) },
+        { "report.diagnosis.gpu_idle_pct",
+          json_real (c->diagnosis.gpu_idle_pct) },
+        { "report.recommend.mem_quantile",
+          json_real (c->recommend.mem_quantile) },
+        { "report.recommend.mem_headroom",
+          json_real (c->recommend.mem_headroom) },
+        { "report.recommend.time_quantile",
+          json_real (c->recommend.time_quantile) },
+        { "report.recommend.time_margin",
+          json_real (c->recommend.time_margin) },
+        { "report.recommend.cpu_quantile",
+          json_real (c->recommend.cpu_quantile) },
+        { "report.recommend.min_runs", json_integer (c->recommend.min_runs) },
+        { "report.recommend.last_runs", json_integer (c->recommend.last_runs) },
+        { "report.recommend.mem_min", json_real (c->recommend.mem_min) },
+        { "report.recommend.time_min", json_real (c->recommend.time_min) },
+        { "report.regression.min_history",
+          json_integer (c->regression.min_history) },
+        { "report.regression.max_history",
+          json_integer (c->regression.max_history) },
+        { "report.regression.z", json_real (c->regression.z) },
+        { "report.regression.ratio", json_real (c->regression.ratio) },
+        { "report.cost.core_hour", json_real (c->cost.core_hour) },
+        { "report.cost.gb_hour", json_real (c->cost.gb_hour) },
+        { "report.cost.gpu_hour", json_real (c->cost.gpu_hour) },
+        { "report.cost.currency", str_or_null (c->cost.currency) },
+        { "report.cost.partitions", partition_object (&c->cost) },
     };
 
     assert_non_null (o);
@@ -210,11 +362,27 @@ static json_t *conf_to_json (const tr_conf_t *c)
     return o;
 }
 
-/* json_equal() tells 5 from 5.0; a config value does not. */
+/* json_equal() tells 5 from 5.0; a config value does not (also inside
+ * report.cost.partitions).
+ */
 static bool values_equal (json_t *a, json_t *b)
 {
+    const char *key;
+    json_t *value;
+
     if (json_is_number (a) && json_is_number (b))
         return json_number_value (a) == json_number_value (b);
+    if (json_is_object (a) && json_is_object (b)) {
+        if (json_object_size (a) != json_object_size (b))
+            return false;
+        json_object_foreach (a, key, value)
+        {
+            json_t *other = json_object_get (b, key);
+            if (!other || !values_equal (value, other))
+                return false;
+        }
+        return true;
+    }
     return json_equal (a, b);
 }
 
@@ -550,6 +718,166 @@ static const struct error_case error_cases[] = {
     { "NUL in a scalar", "cluster:\n  name: \"a\\0b\"\n",
       "tracer.yaml:2:9: NUL characters are not allowed" },
 
+    /* The report subsections. */
+    { "negative quantile", "report:\n  recommend:\n    mem_quantile: -0.5\n",
+      "tracer.yaml:3:19: report.recommend.mem_quantile: -0.5 is out of range "
+      "[0, 1]" },
+    { "quantile above 1", "report:\n  recommend:\n    time_quantile: 1.5\n",
+      "tracer.yaml:3:20: report.recommend.time_quantile: 1.5 is out of range "
+      "[0, 1]" },
+    { "quantile as a word", "report:\n  recommend:\n    cpu_quantile: high\n",
+      "tracer.yaml:3:19: report.recommend.cpu_quantile: expected a number, "
+      "got 'high'" },
+    { "threshold as a list", "report:\n  diagnosis:\n    io_pressure: [0.2]\n",
+      "tracer.yaml:3:18: report.diagnosis.io_pressure: expected a single "
+      "value, got a sequence" },
+    { "threshold as a bool", "report:\n  diagnosis:\n    imbalance: true\n",
+      "tracer.yaml:3:16: report.diagnosis.imbalance: expected a number, got "
+      "'true'" },
+    { "fraction above 1", "report:\n  diagnosis:\n    idle_fraction: 2\n",
+      "tracer.yaml:3:20: report.diagnosis.idle_fraction: 2 is out of range "
+      "[0, 1]" },
+    { "percent above 100", "report:\n  diagnosis:\n    gpu_idle_pct: 101\n",
+      "tracer.yaml:3:19: report.diagnosis.gpu_idle_pct: 101 is out of range "
+      "[0, 100]" },
+    { "count not whole", "report: {recommend: {min_runs: 2.5}}\n",
+      "tracer.yaml:1:32: report.recommend.min_runs: expected a whole number, "
+      "got '2.5'" },
+    { "count zero", "report: {recommend: {min_runs: 0}}\n",
+      "tracer.yaml:1:32: report.recommend.min_runs: 0 is out of range "
+      "[1, 1000000]" },
+    { "last_runs negative", "report: {recommend: {last_runs: -1}}\n",
+      "tracer.yaml:1:33: report.recommend.last_runs: -1 is out of range "
+      "[0, 1000000]" },
+    { "size with a bad unit", "report:\n  recommend:\n    mem_min: 256X\n",
+      "tracer.yaml:3:14: report.recommend.mem_min: expected a size (bytes, "
+      "or a number with K, M, G, T or P), got '256X'" },
+    { "size with a space", "report:\n  recommend:\n    mem_min: 256 M\n",
+      "tracer.yaml:3:14: report.recommend.mem_min: expected a size (bytes, "
+      "or a number with K, M, G, T or P), got '256 M'" },
+    { "negative size", "report:\n  diagnosis:\n    mem_min_request: -1G\n",
+      "tracer.yaml:3:22: report.diagnosis.mem_min_request: -1G is out of "
+      "range [0, 1P]" },
+    { "duration with a space",
+      "report:\n  diagnosis:\n    stalled_after: 10 min\n",
+      "tracer.yaml:3:20: report.diagnosis.stalled_after: expected a duration "
+      "(seconds, or a number with s, min, h or d), got '10 min'" },
+    { "duration in weeks", "report:\n  recommend:\n    time_min: 1w\n",
+      "tracer.yaml:3:15: report.recommend.time_min: expected a duration "
+      "(seconds, or a number with s, min, h or d), got '1w'" },
+    { "duration too long", "report:\n  diagnosis:\n    short_step: 400d\n",
+      "tracer.yaml:3:17: report.diagnosis.short_step: 400d is out of range "
+      "[0, 365d]" },
+    { "z zero", "report:\n  regression:\n    z: 0\n",
+      "tracer.yaml:3:8: report.regression.z: 0 is out of range (0, 1000]" },
+    { "ratio one", "report:\n  regression:\n    ratio: 1\n",
+      "tracer.yaml:3:12: report.regression.ratio: 1 is out of range "
+      "(1, 1000]" },
+    { "min_history above default max_history",
+      "report:\n  regression:\n    min_history: 40\n",
+      "tracer.yaml:3:18: report.regression.min_history: 40 is greater than "
+      "report.regression.max_history (30)" },
+    { "max_history below min_history",
+      "report:\n  regression:\n    min_history: 10\n    max_history: 8\n",
+      "tracer.yaml:4:18: report.regression.max_history: 8 is less than "
+      "report.regression.min_history (10)" },
+    { "negative price", "report:\n  cost:\n    core_hour: -0.1\n",
+      "tracer.yaml:3:16: report.cost.core_hour: -0.1 is out of range "
+      "[0, 1000000]" },
+    { "currency too long",
+      "report:\n  cost:\n    currency: Swiss francs, roughly\n",
+      "tracer.yaml:3:15: report.cost.currency: 'Swiss francs, roughly' is "
+      "longer than 16 bytes" },
+    { "currency with a control character",
+      "report:\n  cost:\n    currency: \"EU\\tR\"\n",
+      "tracer.yaml:3:15: report.cost.currency: 'EU?R' contains a control "
+      "character" },
+    { "currency missing", "report:\n  cost:\n    currency:\n",
+      "tracer.yaml:3:14: report.cost.currency: missing value" },
+    { "unknown key in a subsection, typo",
+      "report:\n  diagnosis:\n    io_presure: 0.3\n",
+      "tracer.yaml:3:5: unknown key 'io_presure' in section "
+      "'report.diagnosis' (did you mean 'io_pressure'?)" },
+    { "unknown subsection, typo", "report:\n  diagnosys: {}\n",
+      "tracer.yaml:2:3: unknown key 'diagnosys' in section 'report' (did you "
+      "mean 'diagnosis'?)" },
+    { "subsection key one level up", "report:\n  io_pressure: 0.3\n",
+      "tracer.yaml:2:3: unknown key 'io_pressure' in section 'report' (did "
+      "you mean 'report.diagnosis.io_pressure'?)" },
+    { "dotted key in a section", "report:\n  diagnosis.io_pressure: 0.3\n",
+      "tracer.yaml:2:3: unknown key 'diagnosis.io_pressure' in section "
+      "'report' (write 'report.diagnosis.io_pressure' as key 'io_pressure' "
+      "under 'diagnosis:' in the 'report:' section)" },
+    { "dotted subsection key at the top level",
+      "report.diagnosis.io_pressure: 0.3\n",
+      "tracer.yaml:1:1: unknown section 'report.diagnosis.io_pressure' "
+      "(write 'report.diagnosis.io_pressure' as key 'io_pressure' under "
+      "'diagnosis:' in the 'report:' section)" },
+    { "subsection at the top level", "cost:\n  core_hour: 1\n",
+      "tracer.yaml:1:1: unknown section 'cost' (write it as 'cost:' in the "
+      "'report:' section)" },
+    { "dotted subsection at the top level", "report.regression:\n  z: 3\n",
+      "tracer.yaml:1:1: unknown section 'report.regression' (write it as "
+      "'regression:' in the 'report:' section)" },
+    { "subsection given a scalar", "report:\n  cost: 5\n",
+      "tracer.yaml:2:9: section 'report.cost': expected a mapping of keys, "
+      "got a scalar" },
+    { "duplicate subsection", "report:\n  cost: {}\n  cost: {}\n",
+      "tracer.yaml:3:3: duplicate key 'cost' in section 'report' (first at "
+      "line 2)" },
+    { "duplicate key in a subsection",
+      "report:\n  regression:\n    z: 3\n    z: 5\n",
+      "tracer.yaml:4:5: duplicate key 'z' in section 'report.regression' "
+      "(first at line 3)" },
+    { "partitions as a list", "report:\n  cost:\n    partitions: [gpu]\n",
+      "tracer.yaml:3:17: report.cost.partitions: expected a mapping of "
+      "partition names to prices, got a sequence" },
+    { "partitions missing", "report:\n  cost:\n    partitions:\n",
+      "tracer.yaml:3:16: report.cost.partitions: missing value (write {} for "
+      "no partitions)" },
+    { "partition price negative",
+      "report:\n  cost:\n    partitions:\n      gpu: {core_hour: -1}\n",
+      "tracer.yaml:4:24: report.cost.partitions: partition 'gpu': core_hour: "
+      "'-1' is not a price in [0, 1000000]" },
+    { "partition price a word",
+      "report:\n  cost:\n    partitions:\n      gpu:\n"
+      "        gpu_hour: cheap\n",
+      "tracer.yaml:5:19: report.cost.partitions: partition 'gpu': gpu_hour: "
+      "'cheap' is not a price in [0, 1000000]" },
+    { "partition price missing",
+      "report:\n  cost:\n    partitions:\n      gpu: {gpu_hour: }\n",
+      "tracer.yaml:4:23: report.cost.partitions: partition 'gpu': gpu_hour: "
+      "expected a number, got nothing" },
+    { "partition unknown price",
+      "report:\n  cost:\n    partitions:\n      gpu: {gpu_hours: 2}\n",
+      "tracer.yaml:4:13: report.cost.partitions: partition 'gpu': unknown "
+      "key 'gpu_hours' (expected core_hour, gb_hour or gpu_hour)" },
+    { "partition duplicate price",
+      "report:\n  cost:\n    partitions:\n"
+      "      gpu: {gpu_hour: 2, gpu_hour: 3}\n",
+      "tracer.yaml:4:26: report.cost.partitions: partition 'gpu': duplicate "
+      "key 'gpu_hour' (first at line 4)" },
+    { "partition twice",
+      "report:\n  cost:\n    partitions:\n      gpu: {}\n      gpu: {}\n",
+      "tracer.yaml:5:7: report.cost.partitions: duplicate partition 'gpu'" },
+    { "partition bad name",
+      "report:\n  cost:\n    partitions:\n      ../x: {}\n",
+      "tracer.yaml:4:7: report.cost.partitions: '../x' is not a valid "
+      "partition name (1 to 64 of A-Z a-z 0-9 . _ -, not starting with "
+      "'.')" },
+    { "partition without prices",
+      "report:\n  cost:\n    partitions:\n      gpu:\n",
+      "tracer.yaml:4:11: report.cost.partitions: partition 'gpu': missing "
+      "value (write {} for the report.cost prices)" },
+    { "partition prices a scalar",
+      "report:\n  cost:\n    partitions:\n      gpu: 2\n",
+      "tracer.yaml:4:12: report.cost.partitions: partition 'gpu': expected "
+      "a mapping of prices, got a scalar" },
+    { "partition name a list",
+      "report:\n  cost:\n    partitions:\n      ? [a]\n      : {}\n",
+      "tracer.yaml:4:9: report.cost.partitions: expected a partition name, "
+      "got a sequence" },
+
     /* YAML syntax, with libyaml's own problem text. */
     { "tab indentation", "sampling:\n\tinterval: 1\n",
       "tracer.yaml:2:1: found character that cannot start any token "
@@ -638,7 +966,49 @@ static const struct valid_case valid_cases[] = {
       "    - 0\n"
       "    - 4243\n"
       "report:\n"
-      "  admin_group: 0\n",
+      "  admin_group: 0\n"
+      "  diagnosis:\n"
+      "    cpu_bound_efficiency: 0.85\n"
+      "    cpu_pressure: 0.3\n"
+      "    cpu_pressure_starved: 0.1\n"
+      "    low_efficiency: 0.4\n"
+      "    io_pressure: 0.25\n"
+      "    mem_pressure: 0.15\n"
+      "    mem_near_limit: 0.9\n"
+      "    swap_min: 64M\n"
+      "    mem_low_fraction: 0.3\n"
+      "    mem_min_request: 2GiB\n"
+      "    idle_fraction: 0.6\n"
+      "    idle_min_elapsed: 2min\n"
+      "    stalled_after: 1h\n"
+      "    throttled_fraction: 0.1\n"
+      "    imbalance: 0.7\n"
+      "    short_step: 30\n"
+      "    gpu_idle_pct: 5\n"
+      "  recommend:\n"
+      "    mem_quantile: 0.99\n"
+      "    mem_headroom: 0.1\n"
+      "    time_quantile: 0.9\n"
+      "    time_margin: 0.5\n"
+      "    cpu_quantile: 0.75\n"
+      "    min_runs: 5\n"
+      "    last_runs: 100\n"
+      "    mem_min: 1G\n"
+      "    time_min: 10m\n"
+      "  regression:\n"
+      "    min_history: 10\n"
+      "    max_history: 50\n"
+      "    z: 3.5\n"
+      "    ratio: 2\n"
+      "  cost:\n"
+      "    core_hour: 0.02\n"
+      "    gb_hour: 0.004\n"
+      "    gpu_hour: 1.5\n"
+      "    currency: EUR\n"
+      "    partitions:\n"
+      "      gpu: {core_hour: 0.03, gpu_hour: 2.5}\n"
+      "      bigmem:\n"
+      "        gb_hour: 0.008\n",
       "{\"cluster.name\": \"hpc-1.prod_A\","
       " \"store.path\": \"/shared/tracer\","
       " \"store.file_mode\": \"0600\","
@@ -658,7 +1028,44 @@ static const struct valid_case valid_cases[] = {
       " \"signing.enabled\": false,"
       " \"signing.munge_socket\": \"/run/munge/munge.socket.2\","
       " \"signing.trusted_signers\": [0, 4243],"
-      " \"report.admin_group\": 0}" },
+      " \"report.admin_group\": 0,"
+      " \"report.diagnosis.cpu_bound_efficiency\": 0.85,"
+      " \"report.diagnosis.cpu_pressure\": 0.3,"
+      " \"report.diagnosis.cpu_pressure_starved\": 0.1,"
+      " \"report.diagnosis.low_efficiency\": 0.4,"
+      " \"report.diagnosis.io_pressure\": 0.25,"
+      " \"report.diagnosis.mem_pressure\": 0.15,"
+      " \"report.diagnosis.mem_near_limit\": 0.9,"
+      " \"report.diagnosis.swap_min\": 67108864,"
+      " \"report.diagnosis.mem_low_fraction\": 0.3,"
+      " \"report.diagnosis.mem_min_request\": 2147483648,"
+      " \"report.diagnosis.idle_fraction\": 0.6,"
+      " \"report.diagnosis.idle_min_elapsed\": 120,"
+      " \"report.diagnosis.stalled_after\": 3600,"
+      " \"report.diagnosis.throttled_fraction\": 0.1,"
+      " \"report.diagnosis.imbalance\": 0.7,"
+      " \"report.diagnosis.short_step\": 30,"
+      " \"report.diagnosis.gpu_idle_pct\": 5,"
+      " \"report.recommend.mem_quantile\": 0.99,"
+      " \"report.recommend.mem_headroom\": 0.1,"
+      " \"report.recommend.time_quantile\": 0.9,"
+      " \"report.recommend.time_margin\": 0.5,"
+      " \"report.recommend.cpu_quantile\": 0.75,"
+      " \"report.recommend.min_runs\": 5,"
+      " \"report.recommend.last_runs\": 100,"
+      " \"report.recommend.mem_min\": 1073741824,"
+      " \"report.recommend.time_min\": 600,"
+      " \"report.regression.min_history\": 10,"
+      " \"report.regression.max_history\": 50,"
+      " \"report.regression.z\": 3.5,"
+      " \"report.regression.ratio\": 2,"
+      " \"report.cost.core_hour\": 0.02,"
+      " \"report.cost.gb_hour\": 0.004,"
+      " \"report.cost.gpu_hour\": 1.5,"
+      " \"report.cost.currency\": \"EUR\","
+      " \"report.cost.partitions\": {"
+      "\"gpu\": {\"core_hour\": 0.03, \"gpu_hour\": 2.5},"
+      " \"bigmem\": {\"gb_hour\": 0.008}}}" },
     { "flow style", "{sampling: {interval: 2}, daemon: {log: stderr}}",
       "{\"sampling.interval\": 2, \"daemon.log\": \"stderr\"}" },
     { "mode forms", "store:\n  file_mode: 640\n  dir_mode: \"0o750\"\n",
@@ -714,6 +1121,44 @@ static const struct valid_case valid_cases[] = {
       "{\"daemon.log\": \"stderr\"}" },
     { "explicit document end", "---\ncluster:\n  name: x\n...\n",
       "{\"cluster.name\": \"x\"}" },
+    { "empty subsections",
+      "report:\n  diagnosis:\n  recommend: {}\n"
+      "  regression: ~\n  cost:\n",
+      "{}" },
+    { "size units",
+      "report:\n  diagnosis:\n    swap_min: 1.5K\n    mem_min_request: 3T\n"
+      "  recommend:\n    mem_min: 1048576\n",
+      "{\"report.diagnosis.swap_min\": 1536,"
+      " \"report.diagnosis.mem_min_request\": 3298534883328,"
+      " \"report.recommend.mem_min\": 1048576}" },
+    { "size units with B", "report: {recommend: {mem_min: 512MB}}",
+      "{\"report.recommend.mem_min\": 536870912}" },
+    { "duration units",
+      "report:\n  diagnosis:\n    short_step: 2.5s\n    stalled_after: 1.5h\n"
+      "    idle_min_elapsed: 1d\n  recommend:\n    time_min: 90\n",
+      "{\"report.diagnosis.short_step\": 2.5,"
+      " \"report.diagnosis.stalled_after\": 5400,"
+      " \"report.diagnosis.idle_min_elapsed\": 86400,"
+      " \"report.recommend.time_min\": 90}" },
+    { "quantile bounds",
+      "report: {recommend: {mem_quantile: 0,"
+      " time_quantile: 1, cpu_quantile: 0.5}}",
+      "{\"report.recommend.mem_quantile\": 0,"
+      " \"report.recommend.time_quantile\": 1,"
+      " \"report.recommend.cpu_quantile\": 0.5}" },
+    { "history equal",
+      "report: {regression: {min_history: 7,"
+      " max_history: 7}}",
+      "{\"report.regression.min_history\": 7,"
+      " \"report.regression.max_history\": 7}" },
+    { "currency UTF-8 and empty partitions",
+      "report:\n  cost:\n    currency: \"\xe2\x82\xac\"\n"
+      "    partitions: {}\n",
+      "{\"report.cost.currency\": \"\xe2\x82\xac\"}" },
+    { "partition without prices of its own",
+      "report: {cost: {gpu_hour: 2, partitions: {debug: {}}}}",
+      "{\"report.cost.gpu_hour\": 2,"
+      " \"report.cost.partitions\": {\"debug\": {}}}" },
 };
 
 static void test_valid (void **state)
@@ -874,6 +1319,124 @@ static void test_long_list (void **state)
                                    "more than 256 entries"),
                       0);
     free (text);
+}
+
+/* 256 partitions are fine, one more is not. */
+static void test_long_partitions (void **state)
+{
+    size_t size = 64 + 300 * 16;
+    char *text = malloc (size);
+    size_t len;
+
+    (void)state;
+    assert_non_null (text);
+    len = (size_t)snprintf (text, size, "report:\n  cost:\n    partitions:\n");
+    for (int i = 0; i < 256; i++)
+        len += (size_t)snprintf (text + len, size - len, "      p%d: {}\n", i);
+    {
+        tr_conf_t *conf = tr_conf_create ();
+        tr_error_t error;
+        assert_non_null (conf);
+        assert_int_equal (tr_conf_load_string (conf, "tracer.yaml", text,
+                                               &error),
+                          0);
+        assert_int_equal (conf->cost.n_partitions, 256);
+        assert_string_equal (conf->cost.partitions[255].name, "p255");
+        assert_true (isnan (conf->cost.partitions[255].gpu_hour));
+        tr_conf_destroy (conf);
+    }
+    snprintf (text + len, size - len, "      p256: {}\n");
+    assert_int_equal (check_error ("257 partitions", text, "tracer.yaml",
+                                   "tracer.yaml:260:7: report.cost.partitions: "
+                                   "more than 256 partitions"),
+                      0);
+    free (text);
+}
+
+/* Prices per partition fall back to report.cost price by price; a
+ * later file replaces the whole partition table; a failed load keeps
+ * the table it had.
+ */
+static void test_cost_rates (void **state)
+{
+    tr_conf_t *conf = tr_conf_create ();
+    tr_conf_t *before;
+    tr_error_t error;
+    double core, gb, gpu;
+
+    (void)state;
+    assert_non_null (conf);
+    tr_conf_cost_rates (conf, "gpu", &core, &gb, &gpu);
+    assert_true (core == 0 && gb == 0 && gpu == 0);
+    assert_string_equal (conf->cost.currency, "");
+    assert_int_equal (conf->cost.n_partitions, 0);
+    assert_null (conf->cost.partitions);
+
+    tr_error_clear (&error);
+    assert_int_equal (tr_conf_load_string (conf, "a.yaml",
+                                           "report:\n"
+                                           "  cost:\n"
+                                           "    core_hour: 0.01\n"
+                                           "    gb_hour: 0.002\n"
+                                           "    gpu_hour: 1\n"
+                                           "    partitions:\n"
+                                           "      gpu: {gpu_hour: 3, "
+                                           "core_hour: 0}\n"
+                                           "      big: {gb_hour: 0.01}\n",
+                                           &error),
+                      0);
+    tr_conf_cost_rates (conf, "gpu", &core, &gb, &gpu);
+    assert_true (core == 0 && gb == 0.002 && gpu == 3);
+    tr_conf_cost_rates (conf, "big", &core, &gb, &gpu);
+    assert_true (core == 0.01 && gb == 0.01 && gpu == 1);
+    tr_conf_cost_rates (conf, "other", &core, &gb, &gpu);
+    assert_true (core == 0.01 && gb == 0.002 && gpu == 1);
+    tr_conf_cost_rates (conf, NULL, &core, NULL, NULL);
+    assert_true (core == 0.01);
+    /* "Big" is not "big": partition names are compared exactly. */
+    tr_conf_cost_rates (conf, "Big", NULL, &gb, NULL);
+    assert_true (gb == 0.002);
+
+    /* A failed load leaves the table alone, partitions included. */
+    assert_non_null (before = tr_conf_create ());
+    assert_int_equal (tr_conf_load_string (before, "a.yaml",
+                                           "report:\n"
+                                           "  cost:\n"
+                                           "    core_hour: 0.01\n"
+                                           "    gb_hour: 0.002\n"
+                                           "    gpu_hour: 1\n"
+                                           "    partitions:\n"
+                                           "      gpu: {gpu_hour: 3, "
+                                           "core_hour: 0}\n"
+                                           "      big: {gb_hour: 0.01}\n",
+                                           &error),
+                      0);
+    assert_int_equal (tr_conf_load_string (conf, "b.yaml",
+                                           "report:\n"
+                                           "  cost:\n"
+                                           "    partitions: {x: {}}\n"
+                                           "    currency: \"\\x01\"\n",
+                                           &error),
+                      -1);
+    assert_true (conf_equal (conf, before));
+    tr_conf_destroy (before);
+
+    /* A second file's table replaces the first's. */
+    assert_int_equal (tr_conf_load_string (conf, "c.yaml",
+                                           "report: {cost: {partitions: "
+                                           "{debug: {core_hour: 0.5}}}}\n",
+                                           &error),
+                      0);
+    assert_int_equal (compare_conf ("replaced", conf,
+                                    "{\"report.cost.core_hour\": 0.01,"
+                                    " \"report.cost.gb_hour\": 0.002,"
+                                    " \"report.cost.gpu_hour\": 1,"
+                                    " \"report.cost.partitions\":"
+                                    " {\"debug\": {\"core_hour\": 0.5}}}"),
+                      0);
+    tr_conf_cost_rates (conf, "gpu", NULL, NULL, &gpu);
+    assert_true (gpu == 1);
+    tr_conf_destroy (conf);
 }
 
 static char *write_temp (const char *content)
@@ -1063,14 +1626,15 @@ static char *read_text (const char *path)
 }
 
 /* The shipped file parses to the defaults as shipped, and again with
- * every commented-out setting ("  #key: value") switched on: so every
- * key is present and its commented value really is the default.
+ * every commented-out setting ("  #key: value", or deeper in a
+ * subsection) switched on by deleting its '#': so every key is present
+ * and its commented value really is the default.
  */
 static void test_shipped_config (void **state)
 {
     tr_conf_t *conf = tr_conf_create ();
     tr_error_t error;
-    char *text, *p;
+    char *text, *p, *q;
     int settings = 0;
 
     (void)state;
@@ -1081,13 +1645,26 @@ static void test_shipped_config (void **state)
     assert_int_equal (compare_conf ("shipped", conf, "{}"), 0);
 
     text = read_text (SHIPPED_CONF);
-    for (p = text; *p;
-         p = strchr (p, '\n') ? strchr (p, '\n') + 1 : p + strlen (p)) {
-        if (!strncmp (p, "  #", 3) && p[3] >= 'a' && p[3] <= 'z') {
-            p[2] = ' ';
+    for (p = q = text; *p;) {
+        size_t indent = strspn (p, " ");
+        bool setting = indent >= 2 && p[indent] == '#' && p[indent + 1] >= 'a'
+                       && p[indent + 1] <= 'z';
+        char *eol = strchr (p, '\n');
+        size_t len = eol ? (size_t)(eol - p) + 1 : strlen (p);
+
+        if (setting) {
+            memmove (q, p, indent);
+            memmove (q + indent, p + indent + 1, len - indent - 1);
+            q += len - 1;
             settings++;
         }
+        else {
+            memmove (q, p, len);
+            q += len;
+        }
+        p += len;
     }
+    *q = '\0';
     assert_int_equal (settings, NKEYS);
     tr_error_clear (&error);
     if (tr_conf_load_string (conf, "tracer.yaml", text, &error) < 0)
@@ -1199,6 +1776,8 @@ int main (void)
         cmocka_unit_test (test_bad_arguments),
         cmocka_unit_test (test_too_large),
         cmocka_unit_test (test_long_list),
+        cmocka_unit_test (test_long_partitions),
+        cmocka_unit_test (test_cost_rates),
         cmocka_unit_test (test_load_file),
         cmocka_unit_test (test_missing_file),
         cmocka_unit_test (test_not_regular),

@@ -820,7 +820,9 @@ static void test_view_two_nodes (void **state)
     json_decref (recs);
 }
 
-/* One record reads exactly as it did before steps were merged. */
+/* One record reads as it did before steps were merged, with the lines
+ * of its summary (tools, idle time, diagnosis) added.
+ */
 static void test_view_single_node (void **state)
 {
     json_t *recs = json_array (), *notes;
@@ -852,6 +854,15 @@ static void test_view_single_node (void **state)
                                "page cache + kernel "
                                "memory charged to the step cgroup\n"
                                "    Tasks:         1\n"
+                               "    Tools:         python3 x1 (0.10 s CPU)\n"
+                               "    Idle:          00:00:02 of 00:00:04 "
+                               "(longest stretch 00:00:01)\n"
+                               "    Diagnosis:     killed for lack of memory: "
+                               "killed by SIGKILL (task 0 killed by the OOM "
+                               "killer); out of memory: the OOM killer ended "
+                               "1 process; the peak of 50M reached 100% of "
+                               "the 50M limit; request more memory, e.g. "
+                               "--mem=128M\n"
                                "    Record:        signature valid (uid 0)\n");
     free (text);
 
@@ -862,7 +873,9 @@ static void test_view_single_node (void **state)
     assert_has (text, "    Tasks:         1\n"
                       "    Nodes:         node1; 1 of 3 nodes reported, NO "
                       "RECORD from 2 (node index 1, 2)\n"
-                      "    Record:        signature valid (uid 0)\n");
+                      "    Tools:         python3 x1 (0.10 s CPU)\n");
+    assert_has (text, "\n    Diagnosis:     killed for lack of memory");
+    assert_has (text, "\n    Record:        signature valid (uid 0)\n");
     free (text);
     json_decref (notes);
     json_decref (recs);

@@ -154,7 +154,8 @@ static void test_fields (void **state)
         { "elapsed", 61.4, false, "00:01:01" },
         { "elapsed", 61.5, true, "61.5" },
         { "exitcode", 137, false, "137" },
-        { "reqcpus", 2, false, "2.00" },
+        { "reqcpus", 2, false, "2" },
+        { "peakcpus", 2, false, "2.00" },
         { "mempeak", NAN, false, "" },
     };
 

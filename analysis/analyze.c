@@ -1,0 +1,204 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracer-report's analyses over many runs: --summary, --recommend,
+ * --regressions and --waste.  The arithmetic is in libtracer
+ * (aggregate.c, recommend.c); this file turns the configuration into
+ * their options and prints what they return.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libtracer/aggregate.h"
+#include "libtracer/recommend.h"
+#include "cli.h"
+
+static int print_json (json_t *o)
+{
+    char *s = json_dumps (o, JSON_INDENT (2) | JSON_SORT_KEYS);
+
+    if (!s)
+        return EXIT_RUNTIME;
+    printf ("%s\n", s);
+    free (s);
+    return EXIT_OK;
+}
+
+/* The configured prices, as tr_waste and tr_recommend_groups take them;
+ * *parts is the caller's to free.  -1 on ENOMEM.
+ */
+static int conf_cost (struct rep *r, struct tr_cost *cost,
+                      struct tr_cost_part **parts)
+{
+    const struct tr_conf_cost *c = &r->conf->cost;
+
+    *parts = NULL;
+    cost->core_hour = c->core_hour;
+    cost->gb_hour = c->gb_hour;
+    cost->gpu_hour = c->gpu_hour;
+    cost->currency = c->currency;
+    cost->npart = c->n_partitions;
+    if (c->n_partitions
+        && !(*parts = calloc (c->n_partitions, sizeof (**parts))))
+        return -1;
+    for (size_t i = 0; i < c->n_partitions; i++) {
+        (*parts)[i].partition = c->partitions[i].name;
+        (*parts)[i].core_hour = c->partitions[i].core_hour;
+        (*parts)[i].gb_hour = c->partitions[i].gb_hour;
+        (*parts)[i].gpu_hour = c->partitions[i].gpu_hour;
+    }
+    cost->part = *parts;
+    return 0;
+}
+
+static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
+                      size_t n, tr_error_t *error)
+{
+    const struct tr_conf_recommend *c = &r->conf->recommend;
+    struct tr_cost_part *parts;
+    struct tr_cost cost;
+    struct tr_recommend_opts o;
+    const char *out = r->json ? "json" : r->output ? r->output : "table";
+    json_t *recs;
+    int rc;
+
+    if (conf_cost (r, &cost, &parts) < 0) {
+        tr_errprintf (error, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    tr_recommend_opts_default (&o);
+    o.mem_quantile = c->mem_quantile;
+    o.mem_headroom = c->mem_headroom;
+    o.time_quantile = c->time_quantile;
+    o.time_margin = c->time_margin;
+    o.cpu_quantile = c->cpu_quantile;
+    o.cpu_pressure_max = r->conf->diagnosis.cpu_pressure_starved;
+    o.min_runs = (unsigned)c->min_runs;
+    o.last_n = r->last_n ? r->last_n : (unsigned)c->last_runs;
+    o.mem_min_bytes = c->mem_min;
+    o.time_min_s = c->time_min;
+    o.cost = &cost;
+    recs = tr_recommend_groups (rows, n, &o, error);
+    free (parts);
+    if (!recs)
+        return EXIT_RUNTIME;
+    if (!strcmp (out, "table"))
+        rc = tr_recommend_print_table (stdout, recs);
+    else if (!strcmp (out, "sbatch"))
+        rc = tr_recommend_print_sbatch (stdout, recs);
+    else if (!strcmp (out, "nextflow"))
+        rc = tr_recommend_print_nextflow (stdout, recs);
+    else if (!strcmp (out, "snakemake"))
+        rc = tr_recommend_print_snakemake (stdout, recs);
+    else
+        rc = tr_recommend_print_json (stdout, recs);
+    json_decref (recs);
+    if (rc < 0) {
+        tr_errprintf (error, "writing: %s", strerror (errno));
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int regressions (struct rep *r, const tr_stepsum_t *const *rows,
+                        size_t n, tr_error_t *error)
+{
+    const struct tr_conf_regression *c = &r->conf->regression;
+    struct tr_recommend_regress_opts o;
+    json_t *regs;
+    int rc;
+
+    tr_recommend_regress_opts_default (&o);
+    o.min_history = (unsigned)c->min_history;
+    o.max_history = (unsigned)c->max_history;
+    o.threshold = c->z;
+    o.min_ratio = c->ratio;
+    if (!(regs = tr_recommend_regressions (rows, n, &o, error)))
+        return EXIT_RUNTIME;
+    rc = r->json ? print_json (regs)
+                 : tr_recommend_print_regressions (stdout, regs) < 0
+                       ? EXIT_RUNTIME : EXIT_OK;
+    json_decref (regs);
+    return rc;
+}
+
+static int waste (struct rep *r, const tr_stepsum_t *const *rows, size_t n,
+                  tr_error_t *error)
+{
+    struct tr_cost_part *parts;
+    struct tr_cost cost;
+    json_t *w;
+    int rc;
+
+    if (conf_cost (r, &cost, &parts) < 0) {
+        tr_errprintf (error, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    w = tr_waste (rows, n, r->by ? r->by : "user", &cost, error);
+    free (parts);
+    if (!w)
+        return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+    rc = r->json ? print_json (w)
+                 : tr_waste_print (stdout, w, r->parsable) < 0 ? EXIT_RUNTIME
+                                                              : EXIT_OK;
+    json_decref (w);
+    return rc;
+}
+
+static int summary (struct rep *r, const tr_stepsum_t *const *rows,
+                    size_t n, tr_error_t *error)
+{
+    json_t *s = tr_group_summary (rows, n, r->by, error);
+    int rc;
+
+    if (!s)
+        return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+    rc = r->json ? print_json (s)
+                 : tr_group_summary_print (stdout, s) < 0 ? EXIT_RUNTIME
+                                                          : EXIT_OK;
+    json_decref (s);
+    return rc;
+}
+
+int rep_analyze (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    tr_error_t error;
+    size_t n = 0;
+    int rc;
+
+    if (set->n && !(rows = calloc (set->n, sizeof (*rows)))) {
+        fprintf (stderr, "tracer-report: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        /* an array summary counts tasks: one row per job, its batch
+         * step where it has one (rows are in identity order, which puts
+         * batch first)
+         */
+        if (r->mode == MODE_SUMMARY && !strcmp (r->by, "array") && n
+            && !strcmp (rows[n - 1]->job_id, set->rows[i].job_id)
+            && !strcmp (rows[n - 1]->cluster, set->rows[i].cluster))
+            continue;
+        rows[n++] = &set->rows[i];
+    }
+    error.text[0] = '\0';
+    if (r->mode == MODE_SUMMARY)
+        rc = summary (r, rows, n, &error);
+    else if (r->mode == MODE_RECOMMEND)
+        rc = recommend (r, rows, n, &error);
+    else if (r->mode == MODE_REGRESS)
+        rc = regressions (r, rows, n, &error);
+    else
+        rc = waste (r, rows, n, &error);
+    free (rows);
+    if (rc != EXIT_OK)
+        fprintf (stderr, "tracer-report: %s\n",
+                 error.text[0] ? tr_error_str (&error) : "out of memory");
+    return rc;
+}

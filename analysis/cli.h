@@ -1,0 +1,107 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * What the parts of tracer-report share: the parsed command line, the
+ * configuration, and the exit status accumulated while reading records.
+ */
+#ifndef TRACER_REPORT_CLI_H
+#define TRACER_REPORT_CLI_H
+
+#include <stdbool.h>
+#include <jansson.h>
+
+#include "libtracer/conf.h"
+#include "libtracer/query.h"
+#include "libtracer/sign.h"
+
+enum {
+    EXIT_OK = 0,
+    EXIT_RUNTIME = 1,
+    EXIT_USAGE = 2,
+    EXIT_TAMPERED = 3,
+    EXIT_UNSIGNED = 4,
+    EXIT_FORGED = 5,
+};
+
+enum rep_mode {
+    MODE_VIEW,          /* -j or record files: the job view */
+    MODE_LIST,          /* sacct-style listing */
+    MODE_SUMMARY,       /* --summary */
+    MODE_RECOMMEND,     /* --recommend */
+    MODE_REGRESS,       /* --regressions */
+    MODE_WASTE,         /* --waste */
+    MODE_ROWS,          /* --rows: the selected rows, for --merge */
+    MODE_REINDEX,       /* --reindex */
+    MODE_LIVE,          /* --live */
+};
+
+struct rep {
+    tr_conf_t *conf;
+    enum rep_mode mode;
+    bool admin;             /* may see every user's records */
+    bool all_users;         /* -a */
+    bool allow_unsigned;
+    bool json;
+    bool parsable;
+    bool noheader;
+    bool no_index;
+    bool list_given;        /* -o, -P, -n or --list asked for a listing */
+    const char *cluster;
+    const char *store_path;
+    const char *jobs_arg;
+    const char *format;
+    const char *sort;
+    const char *by;         /* --waste --by, --summary=KEY */
+    const char *output;     /* --recommend --output */
+    unsigned last_n;
+    unsigned shard_i, shard_n;
+    bool from_given, to_given;
+    struct tr_query q;
+    char **merge_files;
+    int nmerge;
+    char **files;           /* record files on the command line */
+    int nfiles;
+    /* job view */
+    json_t *recs;
+    json_t *notes;
+    int worst;              /* exit status from verification */
+    int errors;
+    unsigned long rejected; /* records refused while listing */
+};
+
+/* Record verification (view.c): load and verify path; returns the
+ * record (new reference) when it may be shown, with a note on its
+ * signature in note; else NULL, having said why on stderr and raised
+ * r->worst or r->errors.
+ */
+json_t *rep_load_verified (struct rep *r,
+                           const char *path,
+                           char *note,
+                           size_t size,
+                           const char **sig);
+
+/* The job view of -j and of record files (view.c). */
+int rep_view (struct rep *r);
+
+/* Rows for listings and analyses (rows.c): from the store through the
+ * index, from --merge files, or from record files.
+ */
+int rep_collect (struct rep *r, tr_rowset_t *set);
+
+/* Listing, --rows and --reindex (rows.c). */
+int rep_list (struct rep *r, tr_rowset_t *set);
+int rep_rows (struct rep *r, tr_rowset_t *set);
+
+/* --summary, --recommend, --regressions, --waste (analyze.c). */
+int rep_analyze (struct rep *r, tr_rowset_t *set);
+
+/* The diagnosis codes of a row, for the listing column. */
+const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);
+
+/* --live (live.c). */
+int rep_live (struct rep *r);
+
+/* Raise the exit status to code if that is more serious. */
+void rep_set_worst (struct rep *r, int code);
+
+#endif /* !TRACER_REPORT_CLI_H */

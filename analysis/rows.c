@@ -1,0 +1,321 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracer-report's rows: the step summaries a listing or an analysis
+ * works on, from the store through the summary index (libtracer/index.c)
+ * or from the --rows files of a sharded run, filtered as sacct filters.
+ * Then the listing itself, and --rows and --reindex.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtracer/diagnose.h"
+#include "libtracer/index.h"
+#include "libtracer/record.h"
+#include "libtracer/store.h"
+#include "cli.h"
+
+struct collect {
+    struct rep *r;
+    tr_rowset_t *set;
+    size_t unsigned_dropped;
+    size_t other_users;
+};
+
+/* The index's loader: a verified record's summary.  Tampered and forged
+ * records are "bad" (indexed as such, said once here); unsigned ones
+ * are rows marked unsigned, which this reader drops unless told not to.
+ */
+static int load_row (const char *abspath,
+                     const char *relpath,
+                     tr_stepsum_t *row,
+                     void *arg)
+{
+    struct collect *c = arg;
+    tr_error_t error;
+    uid_t signer;
+    json_t *rec;
+    const char *sig = TR_STEPSUM_SIG_VALID;
+    int rc = 0;
+
+    if (!(rec = tr_record_load (abspath, &error))) {
+        if (errno == EACCES || errno == EPERM || errno == ENOENT)
+            return -1;
+        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        row->reason = tr_strpool_intern (c->set->pool, tr_error_str (&error));
+        c->r->rejected++;
+        return 1;
+    }
+    switch (tr_sign_verify (rec, c->r->conf->munge_socket,
+                            c->r->conf->signer_uids,
+                            c->r->conf->n_signer_uids, &signer, &error)) {
+    case TR_SIG_VALID:
+    case TR_SIG_VALID_OLD:
+        break;
+    case TR_SIG_UNSIGNED:
+        sig = TR_STEPSUM_SIG_UNSIGNED;
+        break;
+    case TR_SIG_TAMPERED:
+    case TR_SIG_FORGED:
+        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", abspath,
+                 error.text);
+        rep_set_worst (c->r, EXIT_TAMPERED);
+        row->reason = tr_strpool_intern (c->set->pool, error.text);
+        c->r->rejected++;
+        rc = 1;
+        break;
+    default:
+        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
+                 abspath, error.text);
+        json_decref (rec);
+        errno = EIO;
+        return -1;
+    }
+    if (rc == 0
+        && tr_stepsum_from_record (row, rec, sig, relpath, c->set->pool) < 0)
+        rc = -1;
+    json_decref (rec);
+    return rc;
+}
+
+static int keep_row (const tr_stepsum_t *row, void *arg)
+{
+    struct collect *c = arg;
+
+    if (!tr_query_match_record (&c->r->q, row)) {
+        return 0;
+    }
+    if (!strcmp (row->sig, TR_STEPSUM_SIG_UNSIGNED) && !c->r->allow_unsigned) {
+        c->unsigned_dropped++;
+        return 0;
+    }
+    return tr_rowset_add (c->set, row) < 0 ? -1 : 0;
+}
+
+static int collect_store (struct collect *c)
+{
+    struct rep *r = c->r;
+    const char *cluster = r->cluster ? r->cluster : r->conf->cluster_name;
+    const char *root = r->store_path ? r->store_path : r->conf->store_path;
+    struct tr_index_opts io = {
+        .write = r->admin && !r->no_index,
+        .file_mode = 0640,
+        .gid = r->conf->admin_group_set ? r->conf->admin_gid : (gid_t)-1,
+        .shard_i = r->shard_i,
+        .shard_n = r->shard_n,
+    };
+    struct tr_index_stats st;
+    tr_error_t error;
+    tr_store_t *store;
+    time_t from = r->q.from, to = time (NULL) + 86400;
+    int rc;
+
+    if (!(store = tr_store_open (root, NULL, &error))) {
+        fprintf (stderr, "tracer-report: store %s: %s\n", root,
+                 tr_error_str (&error));
+        return EXIT_RUNTIME;
+    }
+    /* Records are filed by the day they ended, and a step that ended
+     * after -E may have run before it: the days up to now are read, and
+     * the window applied to each step exactly.
+     */
+    if (r->no_index)
+        io.write = false;
+    rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
+                        c, c->set->pool, &st, &error);
+    tr_store_destroy (store);
+    if (rc < 0) {
+        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        return EXIT_RUNTIME;
+    }
+    if (st.bad > r->rejected)
+        fprintf (stderr, "tracer-report: %zu record%s of this period could "
+                 "not be used (tampered, forged or corrupt); "
+                 "tracer-report -j JOBID says why\n",
+                 st.bad, st.bad == 1 ? "" : "s");
+    if (r->mode == MODE_REINDEX)
+        printf ("%zu days, %zu fresh; %zu rows from %zu segments, %zu "
+                "records loaded, %zu bad, %zu not readable; %zu segments "
+                "written, %zu compactions, %zu write errors\n",
+                st.days, st.days_fresh, st.rows_indexed, st.segments_read,
+                st.records_loaded, st.bad, st.skipped, st.segments_written,
+                st.compactions, st.write_errors);
+    return EXIT_OK;
+}
+
+/* Rows from --rows files.  They are the output of this program run by
+ * whoever runs the merge, so they are believed as they are; the caller's
+ * visibility still applies.
+ */
+static int collect_files (struct collect *c)
+{
+    tr_error_t error;
+
+    for (int i = 0; i < c->r->nmerge; i++) {
+        const char *path = c->r->merge_files[i];
+        FILE *f = fopen (path, "re");
+        char *line = NULL;
+        size_t size = 0;
+        ssize_t len;
+        long lineno = 0;
+        int rc = EXIT_OK;
+
+        if (!f) {
+            fprintf (stderr, "tracer-report: %s: %s\n", path,
+                     strerror (errno));
+            return EXIT_RUNTIME;
+        }
+        while (rc == EXIT_OK && (len = getline (&line, &size, f)) >= 0) {
+            tr_stepsum_t row;
+
+            if (len && line[len - 1] == '\n')
+                line[--len] = '\0';
+            if (++lineno == 1) {
+                if (tr_stepsum_tsv_check_header (line, &error) < 0)
+                    rc = EXIT_RUNTIME;
+                continue;
+            }
+            if (tr_stepsum_from_tsv (&row, line, c->set->pool, &error) < 0)
+                rc = EXIT_RUNTIME;
+            else if (keep_row (&row, c) < 0) {
+                tr_errprintf (&error, "out of memory");
+                rc = EXIT_RUNTIME;
+            }
+        }
+        if (rc == EXIT_OK && lineno == 0) {
+            tr_errprintf (&error, "empty file");
+            rc = EXIT_RUNTIME;
+        }
+        free (line);
+        fclose (f);
+        if (rc != EXIT_OK) {
+            fprintf (stderr, "tracer-report: %s:%ld: %s\n", path, lineno,
+                     tr_error_str (&error));
+            return rc;
+        }
+    }
+    return EXIT_OK;
+}
+
+int rep_collect (struct rep *r, tr_rowset_t *set)
+{
+    struct collect c = { .r = r, .set = set };
+    int rc = r->nmerge > 0 ? collect_files (&c) : collect_store (&c);
+
+    if (rc != EXIT_OK)
+        return rc;
+    if (c.unsigned_dropped)
+        fprintf (stderr, "tracer-report: %zu unsigned record%s left out "
+                 "(--allow-unsigned shows them)\n", c.unsigned_dropped,
+                 c.unsigned_dropped == 1 ? "" : "s");
+    if (r->mode == MODE_ROWS || r->mode == MODE_REINDEX)
+        return EXIT_OK;
+    if (tr_rowset_merge_steps (set, &r->q) < 0) {
+        fprintf (stderr, "tracer-report: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* The listing's diagnosis column. */
+const char *rep_diag_codes (const tr_stepsum_t *row, void *arg)
+{
+    static char buf[256];
+    struct rep *r = arg;
+    json_t *f = tr_diagnose (row, &r->conf->diagnosis);
+
+    buf[0] = '\0';
+    if (f)
+        tr_diag_codes (f, buf, sizeof (buf));
+    json_decref (f);
+    return buf;
+}
+
+#define DEFAULT_FORMAT                                                     \
+    "jobstep%-16,jobname%-14,user%-9,state%-10,elapsed,reqcpus%5,cpueff,"  \
+    "reqmem,mempeak,memeff,diagnosis%-24"
+
+static int list_json (struct rep *r, tr_rowset_t *set)
+{
+    json_t *arr = json_array (), *o, *f;
+    char *s = NULL;
+
+    for (size_t i = 0; arr && i < set->n; i++) {
+        if (!(o = tr_stepsum_to_json (&set->rows[i]))
+            || !(f = tr_diagnose (&set->rows[i], &r->conf->diagnosis))
+            || json_object_set_new (o, "diagnosis", f) < 0
+            || json_array_append_new (arr, o) < 0) {
+            json_decref (arr);
+            arr = NULL;
+        }
+    }
+    if (arr)
+        s = json_dumps (arr, JSON_INDENT (2));
+    json_decref (arr);
+    if (!s) {
+        fprintf (stderr, "tracer-report: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    printf ("{\"format\": \"tracer-report-steps\", \"version\": 1, "
+            "\"steps\": %s}\n", s);
+    free (s);
+    return EXIT_OK;
+}
+
+int rep_list (struct rep *r, tr_rowset_t *set)
+{
+    struct tr_query_format fmt = {
+        .extra_name = "diagnosis",
+        .extra_width = -24,
+        .extra = rep_diag_codes,
+        .extra_arg = r,
+    };
+    tr_error_t error;
+
+    if (tr_rowset_sort (set, r->sort ? r->sort : "start", &error) < 0)
+        return fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error)),
+               EXIT_USAGE;
+    if (r->json)
+        return list_json (r, set);
+    if (tr_query_format_parse (&fmt, r->format ? r->format : DEFAULT_FORMAT,
+                               &error) < 0) {
+        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        return EXIT_USAGE;
+    }
+    if (tr_query_print (stdout, set, &fmt, r->parsable, r->noheader) < 0) {
+        fprintf (stderr, "tracer-report: writing: %s\n", strerror (errno));
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+int rep_rows (struct rep *r, tr_rowset_t *set)
+{
+    tr_strbuf_t sb = { 0 };
+    int rc = EXIT_OK;
+
+    if (r->mode == MODE_REINDEX)
+        return EXIT_OK;
+    if (tr_stepsum_tsv_header (&sb) < 0)
+        rc = EXIT_RUNTIME;
+    else
+        printf ("%s\n", tr_strbuf_str (&sb));
+    for (size_t i = 0; rc == EXIT_OK && i < set->n; i++) {
+        tr_strbuf_reset (&sb);
+        if (tr_stepsum_to_tsv (&sb, &set->rows[i]) < 0)
+            rc = EXIT_RUNTIME;
+        else
+            printf ("%s\n", tr_strbuf_str (&sb));
+    }
+    tr_strbuf_free (&sb);
+    if (rc != EXIT_OK)
+        fprintf (stderr, "tracer-report: out of memory\n");
+    return rc;
+}

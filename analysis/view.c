@@ -1,0 +1,320 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracer-report's job view, and the verification every record goes
+ * through before it is shown or summarised.  A record that fails
+ * verification is never shown as if it were authentic: tampered, forged
+ * and unsigned records each get their own message and exit status.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtracer/recommend.h"
+#include "libtracer/record.h"
+#include "libtracer/report.h"
+#include "libtracer/store.h"
+#include "cli.h"
+
+void rep_set_worst (struct rep *r, int code)
+{
+    /* forged > tampered > unsigned: report the most serious */
+    static const int rank[] = { [EXIT_OK] = 0, [EXIT_RUNTIME] = 1,
+                                [EXIT_USAGE] = 1, [EXIT_UNSIGNED] = 2,
+                                [EXIT_TAMPERED] = 3, [EXIT_FORGED] = 4 };
+    if (rank[code] > rank[r->worst])
+        r->worst = code;
+}
+
+json_t *rep_load_verified (struct rep *r,
+                           const char *path,
+                           char *note,
+                           size_t size,
+                           const char **sig)
+{
+    tr_error_t error;
+    json_t *rec;
+    uid_t signer = (uid_t)-1;
+    tr_sig_status_t st;
+
+    if (!(rec = tr_record_load (path, &error))) {
+        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        r->errors++;
+        return NULL;
+    }
+    st = tr_sign_verify (rec, r->conf->munge_socket, r->conf->signer_uids,
+                         r->conf->n_signer_uids, &signer, &error);
+    *sig = TR_STEPSUM_SIG_VALID;
+    switch (st) {
+    case TR_SIG_VALID:
+        snprintf (note, size, "signature valid (uid %d)", (int)signer);
+        return rec;
+    case TR_SIG_VALID_OLD:
+        snprintf (note, size,
+                  "signature valid (uid %d; credential expired or replayed, "
+                  "as expected for an older record)", (int)signer);
+        return rec;
+    case TR_SIG_UNSIGNED:
+        if (r->allow_unsigned) {
+            snprintf (note, size, "UNSIGNED: %s", error.text);
+            *sig = TR_STEPSUM_SIG_UNSIGNED;
+            return rec;
+        }
+        fprintf (stderr, "tracer-report: %s: %s (use --allow-unsigned to "
+                 "show it anyway)\n", path, error.text);
+        rep_set_worst (r, EXIT_UNSIGNED);
+        break;
+    case TR_SIG_TAMPERED:
+        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
+                 error.text);
+        rep_set_worst (r, EXIT_TAMPERED);
+        break;
+    case TR_SIG_FORGED:
+        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
+                 error.text);
+        rep_set_worst (r, EXIT_FORGED);
+        break;
+    case TR_SIG_ERROR:
+    default:
+        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
+                 path, error.text);
+        r->errors++;
+        break;
+    }
+    json_decref (rec);
+    return NULL;
+}
+
+static int add_record (const char *path, void *arg)
+{
+    struct rep *r = arg;
+    char note[300], key[32];
+    const char *sig;
+    json_t *rec = rep_load_verified (r, path, note, sizeof (note), &sig);
+
+    if (!rec)
+        return 0;
+    snprintf (key, sizeof (key), "%zu", json_array_size (r->recs));
+    json_object_set_new (r->notes, key, json_string (note));
+    json_array_append_new (r->recs, rec);
+    return 0;
+}
+
+/* The records of one job id, straight from the store. */
+static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
+                     const char *job)
+{
+    tr_error_t error;
+
+    if (tr_store_foreach_job (store, cluster, job, add_record, r, &error)
+        >= 0)
+        return;
+    if (errno == ENOENT)
+        fprintf (stderr, "tracer-report: job %s: no records in %s (cluster "
+                 "%s)\n", job, tr_store_root (store), cluster);
+    else
+        fprintf (stderr, "tracer-report: job %s: %s\n", job,
+                 tr_error_str (&error));
+    r->errors++;
+}
+
+/* Jobs whose records are keyed by ids the list does not spell (array
+ * tasks, heterogeneous components): found through the summaries.
+ */
+static void add_selected (struct rep *r, tr_store_t *store,
+                          const char *cluster)
+{
+    tr_rowset_t *set = tr_rowset_create ();
+    const char *last = "";
+
+    if (!set || rep_collect (r, set) < 0) {
+        r->errors++;
+        tr_rowset_destroy (set);
+        return;
+    }
+    tr_rowset_sort (set, "jobidraw", NULL);
+    for (size_t i = 0; i < set->n; i++) {
+        if (!strcmp (set->rows[i].job_id, last))
+            continue;
+        last = set->rows[i].job_id;
+        add_job (r, store, cluster, last);
+    }
+    if (set->n == 0) {
+        fprintf (stderr, "tracer-report: no records of %s in %s (cluster "
+                 "%s)\n", r->jobs_arg, tr_store_root (store), cluster);
+        r->errors++;
+    }
+    tr_rowset_destroy (set);
+}
+
+static int show_jobs (struct rep *r)
+{
+    const char *cluster = r->cluster ? r->cluster : r->conf->cluster_name;
+    const char *root = r->store_path ? r->store_path : r->conf->store_path;
+    size_t n = tr_when_jobsel_count (r->q.jobs);
+    bool plain = true;
+    tr_store_t *store;
+    tr_error_t error;
+
+    if (!(store = tr_store_open (root, NULL, &error))) {
+        fprintf (stderr, "tracer-report: store %s: %s\n", root,
+                 tr_error_str (&error));
+        return EXIT_RUNTIME;
+    }
+    if (!r->q.jobs) {
+        /* ids of no scheduler, checked path-safe: as they are */
+        char buf[4096], *save = NULL, *tok;
+
+        snprintf (buf, sizeof (buf), "%s", r->jobs_arg);
+        for (tok = strtok_r (buf, ",", &save); tok;
+             tok = strtok_r (NULL, ",", &save))
+            add_job (r, store, cluster, tok);
+        tr_store_destroy (store);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!tr_when_jobsel_plain (r->q.jobs, i))
+            plain = false;
+    if (plain)
+        for (size_t i = 0; i < n; i++)
+            add_job (r, store, cluster, tr_when_jobsel_plain (r->q.jobs, i));
+    else
+        add_selected (r, store, cluster);
+    tr_store_destroy (store);
+    return EXIT_OK;
+}
+
+/* History for "Next time": the viewed step's user's steps of the last
+ * 30 days, collected once, on the first step that asks.
+ */
+#define HISTORY_DAYS 30
+
+struct history {
+    struct rep *r;
+    tr_rowset_t *set;
+    bool tried;
+};
+
+static tr_rowset_t *history_of (struct history *h, const tr_stepsum_t *step)
+{
+    struct rep *r = h->r;
+    struct tr_query saved = r->q;
+    enum rep_mode mode = r->mode;
+
+    if (h->tried)
+        return h->set;
+    h->tried = true;
+    if (!(h->set = tr_rowset_create ()))
+        return NULL;
+    memset (&r->q, 0, sizeof (r->q));
+    r->q.from = time (NULL) - HISTORY_DAYS * 86400;
+    r->q.only_uid = true;
+    r->q.uid = (uid_t)step->uid;
+    r->mode = MODE_LIST;
+    if (rep_collect (r, h->set) != EXIT_OK) {
+        tr_rowset_destroy (h->set);
+        h->set = NULL;
+    }
+    r->q = saved;
+    r->mode = mode;
+    return h->set;
+}
+
+/* "Next time:" from the runs of the step's group, this one included. */
+static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
+{
+    struct history *h = arg;
+    tr_rowset_t *set = history_of (h, step);
+    const tr_stepsum_t **rows;
+    struct tr_recommend_opts o;
+    const char *cpus, *mem, *t, *conf;
+    json_t *recs, *g;
+    size_t n = 0;
+    bool self = false;
+
+    if (!(rows = calloc ((set ? set->n : 0) + 1, sizeof (*rows))))
+        return;
+    for (size_t i = 0; set && i < set->n; i++) {
+        const tr_stepsum_t *x = &set->rows[i];
+
+        if (strcmp (x->group, step->group) || strcmp (x->cluster,
+                                                      step->cluster))
+            continue;
+        if (!strcmp (x->job_id, step->job_id)
+            && !strcmp (x->step_id, step->step_id))
+            self = true;
+        rows[n++] = x;
+    }
+    if (!self)
+        rows[n++] = step;
+    tr_recommend_opts_default (&o);
+    o.mem_quantile = h->r->conf->recommend.mem_quantile;
+    o.mem_headroom = h->r->conf->recommend.mem_headroom;
+    o.time_quantile = h->r->conf->recommend.time_quantile;
+    o.time_margin = h->r->conf->recommend.time_margin;
+    o.cpu_quantile = h->r->conf->recommend.cpu_quantile;
+    o.mem_min_bytes = h->r->conf->recommend.mem_min;
+    o.time_min_s = h->r->conf->recommend.time_min;
+    o.min_runs = (unsigned)h->r->conf->recommend.min_runs;
+    recs = tr_recommend_groups (rows, n, &o, NULL);
+    free (rows);
+    g = json_array_get (json_object_get (recs, "groups"), 0);
+    cpus = json_string_value (json_object_get (json_object_get (g, "cpus"),
+                                               "text"));
+    mem = json_string_value (json_object_get (json_object_get (g, "mem"),
+                                              "text"));
+    t = json_string_value (json_object_get (json_object_get (g, "time"),
+                                            "text"));
+    conf = json_string_value (json_object_get (g, "confidence"));
+    if (g && (cpus || mem || t)) {
+        fprintf (out, "    Next time:    ");
+        if (cpus)
+            fprintf (out, " --cpus-per-task=%s", cpus);
+        if (mem)
+            fprintf (out, " --mem=%s", mem);
+        if (t)
+            fprintf (out, " --time=%s", t);
+        fprintf (out, " (%lld run%s of %s, %s confidence)\n",
+                 (long long)json_integer_value (json_object_get (
+                     json_object_get (g, "runs"), "total")),
+                 json_integer_value (json_object_get (
+                     json_object_get (g, "runs"), "total")) == 1 ? "" : "s",
+                 step->group, conf ? conf : "low");
+    }
+    json_decref (recs);
+}
+
+int rep_view (struct rep *r)
+{
+    struct history h = { .r = r };
+    struct tr_report_view_opts vo = {
+        .diag = &r->conf->diagnosis,
+        .next_time = next_time,
+        .arg = &h,
+    };
+    int rc = EXIT_OK;
+
+    if (r->jobs_arg && (rc = show_jobs (r)) != EXIT_OK)
+        return rc;
+    for (int i = 0; i < r->nfiles; i++)
+        add_record (r->files[i], r);
+    if (r->json) {
+        char *s = json_dumps (r->recs, JSON_INDENT (2) | JSON_SORT_KEYS);
+        if (s)
+            printf ("%s\n", s);
+        free (s);
+    }
+    else
+        tr_report_job_view_ex (stdout, r->recs, r->notes, &vo);
+    tr_rowset_destroy (h.set);
+    if (r->worst != EXIT_OK)
+        return r->worst;
+    if (r->errors || json_array_size (r->recs) == 0)
+        return EXIT_RUNTIME;
+    return EXIT_OK;
+}

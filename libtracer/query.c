@@ -1,0 +1,528 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * sacct-style selection and listing of step summaries.  Filters that
+ * hold for every node of a step are applied to each record's row before
+ * rows are kept (a million rows of other users need not be held), the
+ * ones that depend on the whole step (its worst state, its time span)
+ * after the nodes are merged.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "merge.h"
+#include "query.h"
+
+int tr_query_add_list (const char **list,
+                       size_t *n,
+                       char *arg,
+                       const char *what,
+                       tr_error_t *error)
+{
+    char *save = NULL, *tok;
+
+    if (!*arg) {
+        tr_errprintf (error, "%s: empty list", what);
+        errno = EINVAL;
+        return -1;
+    }
+    for (tok = strtok_r (arg, ",", &save); tok;
+         tok = strtok_r (NULL, ",", &save)) {
+        if (*n >= TR_QUERY_MAX_LIST) {
+            tr_errprintf (error, "%s: more than %d names", what,
+                          TR_QUERY_MAX_LIST);
+            errno = EINVAL;
+            return -1;
+        }
+        list[(*n)++] = tok;
+    }
+    return 0;
+}
+
+int tr_query_add_states (struct tr_query *q, char *arg, tr_error_t *error)
+{
+    static const struct {
+        const char *a, *b, *state;
+    } map[] = {
+        { "CD", "COMPLETED", "completed" },
+        { "F", "FAILED", "failed" },
+        { "CA", "CANCELLED", "cancelled" },
+        { "TO", "TIMEOUT", "timeout" },
+        { "OOM", "OUT_OF_MEMORY", "oom" },
+        { "R", "RUNNING", "running" },
+        { "NF", "NODE_FAIL", "incomplete" },
+        { "IN", "INCOMPLETE", "incomplete" },
+        { "UN", "UNKNOWN", "unknown" },
+    };
+    size_t first = q->nstates;
+
+    if (tr_query_add_list (q->states, &q->nstates, arg, "--state", error)
+        < 0)
+        return -1;
+    for (size_t i = first; i < q->nstates; i++) {
+        size_t k;
+
+        for (k = 0; k < sizeof (map) / sizeof (map[0]); k++)
+            if (!strcasecmp (q->states[i], map[k].a)
+                || !strcasecmp (q->states[i], map[k].b)
+                || !strcasecmp (q->states[i], map[k].state))
+                break;
+        if (k == sizeof (map) / sizeof (map[0])) {
+            tr_errprintf (error, "--state: '%s' is not a state (CD, F, CA, "
+                          "TO, OOM, R, NF, IN, UN or their long names)",
+                          q->states[i]);
+            errno = EINVAL;
+            return -1;
+        }
+        q->states[i] = map[k].state;
+    }
+    return 0;
+}
+
+int tr_query_add_tag (struct tr_query *q, char *arg, tr_error_t *error)
+{
+    char *eq = strchr (arg, '=');
+
+    if (!eq || eq == arg) {
+        tr_errprintf (error, "--tag: '%s' is not KEY=VALUE", arg);
+        errno = EINVAL;
+        return -1;
+    }
+    if (q->ntags >= TR_QUERY_MAX_TAGS) {
+        tr_errprintf (error, "--tag: more than %d tags", TR_QUERY_MAX_TAGS);
+        errno = EINVAL;
+        return -1;
+    }
+    *eq = '\0';
+    q->tag_keys[q->ntags] = arg;
+    q->tag_values[q->ntags++] = eq + 1;
+    return 0;
+}
+
+static bool in_list (const char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp (list[i], s))
+            return true;
+    return false;
+}
+
+static bool user_matches (const struct tr_query *q, const tr_stepsum_t *row)
+{
+    char uid[32];
+
+    if (q->nusers == 0)
+        return true;
+    snprintf (uid, sizeof (uid), "%.0f", row->uid);
+    return in_list (q->users, q->nusers, row->user)
+           || (!isnan (row->uid) && in_list (q->users, q->nusers, uid));
+}
+
+/* --name: the job name, the group, or the group's name before "/". */
+static bool name_matches (const struct tr_query *q, const tr_stepsum_t *row)
+{
+    const char *slash = strrchr (row->group, '/');
+    size_t len = slash ? (size_t)(slash - row->group) : strlen (row->group);
+
+    if (q->nnames == 0)
+        return true;
+    for (size_t i = 0; i < q->nnames; i++)
+        if (!strcmp (q->names[i], row->job_name)
+            || !strcmp (q->names[i], row->group)
+            || (strlen (q->names[i]) == len
+                && !strncmp (q->names[i], row->group, len)))
+            return true;
+    return false;
+}
+
+/* Does the tags string hold key=value (the string escapes ';', '=' and
+ * '\\' with '\\')?
+ */
+static bool has_tag (const char *tags, const char *key, const char *value)
+{
+    const char *p = tags;
+
+    while (*p) {
+        const char *k = key, *v = value;
+        bool ok = true;
+
+        for (; *p && *p != '='; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            if (ok && *k == *p)
+                k++;
+            else
+                ok = false;
+        }
+        ok = ok && *k == '\0' && *p == '=';
+        if (*p == '=')
+            p++;
+        for (; *p && *p != ';'; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            if (ok && *v == *p)
+                v++;
+            else
+                ok = false;
+        }
+        if (ok && *v == '\0')
+            return true;
+        if (*p == ';')
+            p++;
+    }
+    return false;
+}
+
+bool tr_query_match_record (const struct tr_query *q,
+                            const tr_stepsum_t *row)
+{
+    if (q->only_uid && (isnan (row->uid) || row->uid != (double)q->uid))
+        return false;
+    if (!user_matches (q, row))
+        return false;
+    if (q->naccounts && !in_list (q->accounts, q->naccounts, row->account))
+        return false;
+    if (q->npartitions
+        && !in_list (q->partitions, q->npartitions, row->partition))
+        return false;
+    if (!name_matches (q, row))
+        return false;
+    for (size_t i = 0; i < q->ntags; i++)
+        if (!has_tag (row->tags, q->tag_keys[i], q->tag_values[i]))
+            return false;
+    if (q->jobs
+        && !tr_when_jobsel_match (
+            q->jobs, row->job_id, row->array_job_id,
+            isnan (row->array_task_id) ? -1 : (long)row->array_task_id,
+            row->het_job_id,
+            isnan (row->het_component) ? -1 : (long)row->het_component))
+        return false;
+    return true;
+}
+
+bool tr_query_match_step (const struct tr_query *q, const tr_stepsum_t *row)
+{
+    double from = (double)q->from * 1000, to = (double)q->to * 1000;
+
+    if (q->nstates && !in_list (q->states, q->nstates, row->state))
+        return false;
+    /* ran in the window: started before its end, ended after its start
+     * (a step still running has no end and counts as running now)
+     */
+    if (q->to && !isnan (row->start_ms) && row->start_ms > to)
+        return false;
+    if (q->from && !isnan (row->end_ms) && row->end_ms < from)
+        return false;
+    return true;
+}
+
+tr_rowset_t *tr_rowset_create (void)
+{
+    tr_rowset_t *set = calloc (1, sizeof (*set));
+
+    if (!set || !(set->pool = tr_strpool_create ())) {
+        free (set);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return set;
+}
+
+void tr_rowset_destroy (tr_rowset_t *set)
+{
+    if (!set)
+        return;
+    tr_strpool_destroy (set->pool);
+    free (set->rows);
+    free (set);
+}
+
+int tr_rowset_add (tr_rowset_t *set, const tr_stepsum_t *row)
+{
+    if (set->n == set->alloc) {
+        size_t alloc = set->alloc ? set->alloc * 2 : 256;
+        tr_stepsum_t *rows = realloc (set->rows, alloc * sizeof (*rows));
+
+        if (!rows) {
+            errno = ENOMEM;
+            return -1;
+        }
+        set->rows = rows;
+        set->alloc = alloc;
+    }
+    set->rows[set->n++] = *row;
+    return 0;
+}
+
+static int cmp_identity (const void *a, const void *b)
+{
+    const tr_stepsum_t *x = a, *y = b;
+    int c;
+
+    if ((c = strcmp (x->cluster, y->cluster)))
+        return c;
+    if ((c = tr_merge_natcmp (x->job_id, y->job_id)))
+        return c;
+    if ((c = tr_merge_stepcmp (x->step_id, y->step_id)))
+        return c;
+    return tr_merge_natcmp (x->node, y->node);
+}
+
+static bool same_step (const tr_stepsum_t *x, const tr_stepsum_t *y)
+{
+    return !strcmp (x->cluster, y->cluster) && !strcmp (x->job_id, y->job_id)
+           && !strcmp (x->step_id, y->step_id);
+}
+
+int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
+{
+    size_t w = 0;
+
+    qsort (set->rows, set->n, sizeof (*set->rows), cmp_identity);
+    for (size_t i = 0; i < set->n;) {
+        tr_stepsum_t step = set->rows[i];
+        size_t j = i + 1;
+
+        for (; j < set->n && same_step (&step, &set->rows[j]); j++) {
+            /* the same node twice: the row already taken stands */
+            if (!strcmp (set->rows[j - 1].node, set->rows[j].node))
+                continue;
+            if (tr_stepsum_merge (&step, &set->rows[j], set->pool) < 0)
+                return -1;
+        }
+        if (!q || tr_query_match_step (q, &step))
+            set->rows[w++] = step;
+        i = j;
+    }
+    set->n = w;
+    return 0;
+}
+
+/* Sorting: qsort is not stable, so equal keys fall back to identity. */
+struct sort_key {
+    const tr_field_t *f;
+    bool desc;
+};
+
+static struct sort_key sort_keys[16];
+static size_t nsort_keys;
+
+static int cmp_sort (const void *a, const void *b)
+{
+    for (size_t i = 0; i < nsort_keys; i++) {
+        int c = tr_stepsum_cmp (a, b, sort_keys[i].f);
+
+        if (c)
+            return sort_keys[i].desc ? -c : c;
+    }
+    return cmp_identity (a, b);
+}
+
+int tr_rowset_sort (tr_rowset_t *set, const char *spec, tr_error_t *error)
+{
+    char buf[1024], *save = NULL, *tok;
+
+    if (snprintf (buf, sizeof (buf), "%s", spec) >= (int)sizeof (buf)) {
+        tr_errprintf (error, "--sort: list too long");
+        errno = EINVAL;
+        return -1;
+    }
+    nsort_keys = 0;
+    for (tok = strtok_r (buf, ",", &save); tok;
+         tok = strtok_r (NULL, ",", &save)) {
+        bool desc = *tok == '-';
+        const tr_field_t *f = tr_stepsum_field (desc ? tok + 1 : tok);
+
+        if (!f || nsort_keys >= sizeof (sort_keys) / sizeof (sort_keys[0])) {
+            tr_errprintf (error, f ? "--sort: more than 16 fields"
+                                   : "--sort: '%s' is not a field (see "
+                                     "--helpformat)", tok);
+            errno = EINVAL;
+            return -1;
+        }
+        sort_keys[nsort_keys].f = f;
+        sort_keys[nsort_keys++].desc = desc;
+    }
+    qsort (set->rows, set->n, sizeof (*set->rows), cmp_sort);
+    return 0;
+}
+
+int tr_query_format_parse (struct tr_query_format *fmt,
+                           const char *spec,
+                           tr_error_t *error)
+{
+    char buf[4096], *save = NULL, *tok;
+
+    if (snprintf (buf, sizeof (buf), "%s", spec) >= (int)sizeof (buf)) {
+        tr_errprintf (error, "--format: list too long");
+        errno = EINVAL;
+        return -1;
+    }
+    fmt->ncols = 0;
+    for (tok = strtok_r (buf, ",", &save); tok;
+         tok = strtok_r (NULL, ",", &save)) {
+        struct tr_query_column *c = &fmt->cols[fmt->ncols];
+        char *pct = strchr (tok, '%');
+        long width = 0;
+
+        if (fmt->ncols >= TR_QUERY_MAX_COLUMNS) {
+            tr_errprintf (error, "--format: more than %d fields",
+                          TR_QUERY_MAX_COLUMNS);
+            errno = EINVAL;
+            return -1;
+        }
+        if (pct) {
+            char *end;
+
+            *pct = '\0';
+            errno = 0;
+            width = strtol (pct + 1, &end, 10);
+            if (errno || end == pct + 1 || *end || width == 0 || width > 1000
+                || width < -1000) {
+                tr_errprintf (error, "--format: '%s' is not a width (a "
+                              "number, negative to left-justify)", pct + 1);
+                errno = EINVAL;
+                return -1;
+            }
+        }
+        c->field = tr_stepsum_field (tok);
+        if (c->field) {
+            c->title = c->field->name;
+            c->width = width ? (int)width : c->field->width;
+        }
+        else if (fmt->extra_name && !strcasecmp (tok, fmt->extra_name)) {
+            c->title = fmt->extra_name;
+            c->width = width ? (int)width : fmt->extra_width;
+        }
+        else {
+            tr_errprintf (error, "--format: '%s' is not a field (see "
+                          "--helpformat)", tok);
+            errno = EINVAL;
+            return -1;
+        }
+        fmt->ncols++;
+    }
+    if (fmt->ncols == 0) {
+        tr_errprintf (error, "--format: no fields");
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+/* One cell, padded or cut to width; a cut value ends in '+' (titles are
+ * cut plainly).
+ */
+static void put_cell (FILE *out, const char *s, int width, bool parsable,
+                      bool mark)
+{
+    size_t len = strlen (s), w = (size_t)abs (width);
+
+    if (parsable) {
+        fputs (s, out);
+        return;
+    }
+    if (len > w && !mark) {
+        fprintf (out, "%.*s", (int)w, s);
+        return;
+    }
+    if (len > w) {
+        fprintf (out, "%.*s+", (int)(w - 1), s);
+        return;
+    }
+    fprintf (out, width < 0 ? "%-*s" : "%*s", (int)w, s);
+}
+
+static const char *title_of (const struct tr_query_column *c, char *buf,
+                             size_t size)
+{
+    size_t i;
+
+    for (i = 0; c->title[i] && i + 1 < size; i++)
+        buf[i] = c->title[i];
+    buf[i] = '\0';
+    /* sacct capitalises its titles; ours follow the field names */
+    if (*buf)
+        buf[0] = (char)toupper ((unsigned char)buf[0]);
+    return buf;
+}
+
+int tr_query_print (FILE *out,
+                    const tr_rowset_t *set,
+                    const struct tr_query_format *fmt,
+                    bool parsable,
+                    bool noheader)
+{
+    tr_strbuf_t sb = { 0 };
+    char buf[256];
+
+    if (!noheader) {
+        for (size_t c = 0; c < fmt->ncols; c++) {
+            if (c)
+                fputs (parsable ? "|" : " ", out);
+            put_cell (out, title_of (&fmt->cols[c], buf, sizeof (buf)),
+                      fmt->cols[c].width, parsable, false);
+        }
+        fputc ('\n', out);
+        if (!parsable) {
+            for (size_t c = 0; c < fmt->ncols; c++) {
+                int w = abs (fmt->cols[c].width);
+
+                fprintf (out, "%s%.*s", c ? " " : "", w,
+                         "-------------------------------------------------"
+                         "-------------------------------------------------");
+                for (int k = 98; k < w; k++)
+                    fputc ('-', out);
+            }
+            fputc ('\n', out);
+        }
+    }
+    for (size_t r = 0; r < set->n; r++) {
+        const tr_stepsum_t *row = &set->rows[r];
+
+        for (size_t c = 0; c < fmt->ncols; c++) {
+            const struct tr_query_column *col = &fmt->cols[c];
+            const char *s;
+
+            tr_strbuf_reset (&sb);
+            if (col->field) {
+                if (tr_stepsum_format (&sb, row, col->field, false) < 0) {
+                    tr_strbuf_free (&sb);
+                    errno = ENOMEM;
+                    return -1;
+                }
+                s = tr_strbuf_str (&sb);
+            }
+            else
+                s = fmt->extra ? fmt->extra (row, fmt->extra_arg) : "";
+            if (c)
+                fputs (parsable ? "|" : " ", out);
+            put_cell (out, s ? s : "", col->width, parsable, true);
+        }
+        fputc ('\n', out);
+    }
+    tr_strbuf_free (&sb);
+    return ferror (out) ? -1 : 0;
+}
+
+void tr_query_print_fields (FILE *out, const struct tr_query_format *fmt)
+{
+    static const char *kinds[] = {
+        [TR_FIELD_STR] = "text",       [TR_FIELD_COUNT] = "count",
+        [TR_FIELD_NUM] = "number",     [TR_FIELD_BYTES] = "bytes",
+        [TR_FIELD_SECONDS] = "duration", [TR_FIELD_TIME] = "time",
+        [TR_FIELD_FRACTION] = "percent",
+    };
+
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
+        fprintf (out, "%-15s %-9s %s\n", f->name, kinds[f->kind], f->help);
+    if (fmt && fmt->extra_name)
+        fprintf (out, "%-15s %-9s %s\n", fmt->extra_name, "text",
+                 "diagnosis codes (see tracer-report(1))");
+}

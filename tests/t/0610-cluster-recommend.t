@@ -1,0 +1,154 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='recommendations from many runs, closed loop, in a real cluster
+
+A step that asks for 2 CPUs, 2 GB and an hour but uses one CPU, about
+200 MB and about 15 s is run 5 times; tracer-report recommends 1 CPU, at
+most 512 MB and at most 5 minutes, and the step runs again with exactly
+that.  A step whose memory grows from run to run until one run is
+OOM-killed is recommended more than the limit it died at.  A step that
+waits on its disk is diagnosed I/O-bound and is not told to take more
+CPUs.  The listing, its filters and formats read the same records.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+# perl holds MB megabytes and keeps one CPU busy for S seconds.
+burn ()
+{
+    echo "my \$x = \"a\" x ($1 * 1048576); my \$t = time + $2; \
+1 while time < \$t;"
+}
+
+# runjob NAME SRUN-OPTIONS... -- CMD...: run a traced step, wait for its
+# record; the job id is left in job.
+runjob ()
+{
+    srun --tracer "$@" 2>run.err
+    job=$(sed -n "s/^JOB=//p" run.err | tail -1)
+    test -n "$job" && wait_record "$job"
+}
+
+test_expect_success 'start the cluster, with PSI for each step' '
+    cluster_up --sampling psi_mirror=true
+'
+
+test_expect_success 'the same step, 5 runs: 2 CPUs, 2G, 1 h asked; 1 CPU, 200M, 15 s used' '
+    for i in 1 2 3 4 5; do
+        runjob -J loop -c 2 --mem=2G -t 1:00:00 sh -c \
+            "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 15)'\''" ||
+            return 1
+        jq -e ".[0].outcome.state == \"completed\"" rec.json || return 1
+    done
+'
+
+test_expect_success 'the listing shows the 5 runs, parsable, filtered by name' '
+    $REPORT -S now-1hour --name loop -P -n -o jobidraw,state,reqcpus,reqmem \
+        >list.out &&
+    test $(wc -l <list.out) = 5 &&
+    ! grep -v "|completed|2|2.00G$" list.out
+'
+
+test_expect_success 'recommendation: 1 CPU, at most 512M, at most 5 minutes' '
+    $REPORT -S now-1hour --name loop --recommend --output=sbatch >rec.sbatch &&
+    cat rec.sbatch &&
+    grep -q "^#SBATCH --cpus-per-task=1$" rec.sbatch &&
+    mem=$(sed -n "s/^#SBATCH --mem=//p" rec.sbatch) &&
+    case $mem in
+    *M) test ${mem%M} -le 512 ;;
+    *) false ;;
+    esac &&
+    t=$(sed -n "s/^#SBATCH --time=//p" rec.sbatch) &&
+    secs=$(echo "$t" | awk -F: "{ print \$1 * 3600 + \$2 * 60 + \$3 }") &&
+    test "$secs" -le 300 && test "$secs" -ge 15
+'
+
+test_expect_success 'the JSON says why: 5 runs, evidence from the quantiles' '
+    $REPORT -S now-1hour --name loop --recommend --json >rec.out.json &&
+    jq -e ".groups | length == 1" rec.out.json &&
+    jq -e ".groups[0].runs.total == 5" rec.out.json &&
+    jq -e ".groups[0].mem.at_quantile > 150 * 1048576" rec.out.json &&
+    jq -e ".groups[0].time.at_quantile >= 14" rec.out.json &&
+    jq -e ".groups[0].savings.core_hours > 0" rec.out.json
+'
+
+test_expect_success 'rerun with the recommendation: it succeeds' '
+    cpus=$(sed -n "s/^#SBATCH --cpus-per-task=//p" rec.sbatch) &&
+    mem=$(sed -n "s/^#SBATCH --mem=//p" rec.sbatch) &&
+    t=$(sed -n "s/^#SBATCH --time=//p" rec.sbatch) &&
+    runjob -J loop -c "$cpus" --mem="$mem" -t "$t" sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 15)'\''" &&
+    jq -e ".[0].outcome.state == \"completed\"" rec.json &&
+    jq -e ".[0].request.cpus_on_node == 1" rec.json
+'
+
+# perl builds its string in a temporary: it holds about twice MB.
+test_expect_success 'a step whose memory grows, one run OOM-killed at 400M' '
+    for mb in 60 80 100 120; do
+        runjob -J grow --mem=400M sh -c \
+            "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn $mb 1)'\''" ||
+            return 1
+    done &&
+    test_might_fail runjob -J grow --mem=400M sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 800 1)'\''" &&
+    jq -e ".[0].outcome.state == \"oom\"" rec.json
+'
+
+test_expect_success 'the recommendation is above the limit it died at' '
+    $REPORT -S now-1hour --name grow --recommend --json >grow.json &&
+    jq -e ".groups[0].runs.oom == 1" grow.json &&
+    jq -e ".groups[0].mem.recommend > 400 * 1048576" grow.json &&
+    jq -e ".groups[0].mem.basis == \"oom\"" grow.json
+'
+
+test_expect_success 'the OOM run is listed and diagnosed as such' '
+    $REPORT -S now-1hour --name grow -s OOM -P -n -o state,diagnosis \
+        >oom.out &&
+    test $(wc -l <oom.out) = 1 &&
+    grep -q "^oom|.*oom" oom.out
+'
+
+test_expect_success 'a step that waits on its disk is I/O-bound, not short of CPUs' '
+    mkdir -p io &&
+    runjob -J iowait -c 2 --mem=200M sh -c "echo JOB=\$SLURM_JOB_ID >&2; \
+        timeout 15 dd if=/dev/zero of=io/f bs=4k count=10000000 \
+            oflag=direct,dsync; true" &&
+    rm -f io/f &&
+    $REPORT -j "$job" >io.view &&
+    cat io.view &&
+    grep -q "Diagnosis:.*I/O" io.view &&
+    grep -q "more cores will not help" io.view &&
+    $REPORT -S now-1hour --name iowait --recommend --json >io.json &&
+    jq -e ".groups[0].cpus.recommend <= 2" io.json &&
+    $REPORT -S now-1hour --name iowait -P -n -o diagnosis >io.diag &&
+    grep -q "io-bound" io.diag &&
+    ! grep -q "cpu-bound" io.diag
+'
+
+test_expect_success 'the job view says what to request next time' '
+    $REPORT -j "$(sed -n 1p list.out | cut -d"|" -f1)" >loop.view &&
+    grep -q "Next time:.*--cpus-per-task=1" loop.view
+'
+
+test_expect_success 'listing JSON, waste and summaries read the same steps' '
+    $REPORT -S now-1hour --name loop --json >list.json &&
+    jq -e ".format == \"tracer-report-steps\" and .version == 1" list.json &&
+    jq -e ".steps | length == 6" list.json &&
+    $REPORT -S now-1hour --waste --by=group --json >waste.json &&
+    jq -e "[.rows[] | select(.key | startswith(\"loop/\"))] | length == 1" \
+        waste.json &&
+    $REPORT -S now-1hour --summary=group >summary.out &&
+    grep -q "loop/" summary.out
+'
+
+test_done
