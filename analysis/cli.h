@@ -69,6 +69,26 @@ struct rep {
     unsigned long rejected; /* records refused while listing */
 };
 
+/* Is every job id in the comma-separated list path-safe (the store's
+ * rule; empty ones too with allow_empty)?  Says which is not on stderr
+ * (view.c).
+ */
+bool rep_ids_safe (const char *list, bool allow_empty);
+
+/* Verify the signature of rec, read from path (view.c).  0: it may be
+ * used, *sig says whether it is signed and note how; unsigned records
+ * are refused unless keep_unsigned.  1: refused (tampered, forged,
+ * unsigned), said on stderr with r->worst raised, why in note.  -1: it
+ * cannot be checked (munged unreachable), said on stderr.
+ */
+int rep_verify (struct rep *r,
+                json_t *rec,
+                const char *path,
+                bool keep_unsigned,
+                char *note,
+                size_t size,
+                const char **sig);
+
 /* Record verification (view.c): load and verify path; returns the
  * record (new reference) when it may be shown, with a note on its
  * signature in note; else NULL, having said why on stderr and raised

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libtracer/record.h"
 #include "libtracer/report.h"
 #include "cli.h"
 
@@ -28,29 +27,6 @@ static bool list_has (const char *list, const char *item)
             return true;
     }
     return false;
-}
-
-/* Every job id in the list is path-safe (the store's rule, kept for
- * --live so the same list means the same in both).
- */
-static bool jobs_valid (const char *list)
-{
-    char id[256];
-    const char *p = list, *end;
-
-    do {
-        end = strchr (p, ',');
-        if (snprintf (id, sizeof (id), "%.*s",
-                      (int)(end ? (size_t)(end - p) : strlen (p)), p)
-                >= (int)sizeof (id)
-            || (*id && !tr_record_id_is_safe (id))) {
-            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
-                     id);
-            return false;
-        }
-        p = end + 1;
-    } while (end);
-    return true;
 }
 
 /* Is a live entry one of the jobs (and cluster) asked for?  An entry
@@ -139,7 +115,7 @@ int rep_live (struct rep *r)
     size_t i;
     int rc = EXIT_OK;
 
-    if (jobs && !jobs_valid (jobs))
+    if (jobs && !rep_ids_safe (jobs, true))
         return EXIT_USAGE;
     if (snprintf (dir, sizeof (dir), "%s/live", r->conf->state_dir)
         >= (int)sizeof (dir)) {

@@ -26,7 +26,6 @@ struct collect {
     struct rep *r;
     tr_rowset_t *set;
     size_t unsigned_dropped;
-    size_t other_users;
 };
 
 /* The index's loader: a verified record's summary.  Tampered and forged
@@ -40,10 +39,10 @@ static int load_row (const char *abspath,
 {
     struct collect *c = arg;
     tr_error_t error;
-    uid_t signer;
     json_t *rec;
-    const char *sig = TR_STEPSUM_SIG_VALID;
-    int rc = 0;
+    const char *sig;
+    char why[1024];
+    int rc;
 
     if (!(rec = tr_record_load (abspath, &error))) {
         if (errno == EACCES || errno == EPERM || errno == ENOENT)
@@ -53,33 +52,18 @@ static int load_row (const char *abspath,
         c->r->rejected++;
         return 1;
     }
-    switch (tr_sign_verify (rec, c->r->conf->munge_socket,
-                            c->r->conf->signer_uids,
-                            c->r->conf->n_signer_uids, &signer, &error)) {
-    case TR_SIG_VALID:
-    case TR_SIG_VALID_OLD:
-        break;
-    case TR_SIG_UNSIGNED:
-        sig = TR_STEPSUM_SIG_UNSIGNED;
-        break;
-    case TR_SIG_TAMPERED:
-    case TR_SIG_FORGED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", abspath,
-                 error.text);
-        rep_set_worst (c->r, EXIT_TAMPERED);
-        row->reason = tr_strpool_intern (c->set->pool, error.text);
+    /* unsigned records are indexed, marked: whether to show them is each
+     * reader's choice (keep_row)
+     */
+    rc = rep_verify (c->r, rec, abspath, true, why, sizeof (why), &sig);
+    if (rc == 1) {
+        row->reason = tr_strpool_intern (c->set->pool, why);
         c->r->rejected++;
-        rc = 1;
-        break;
-    default:
-        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
-                 abspath, error.text);
-        json_decref (rec);
-        errno = EIO;
-        return -1;
     }
-    if (rc == 0
-        && tr_stepsum_from_record (row, rec, sig, relpath, c->set->pool) < 0)
+    else if (rc < 0)
+        errno = EIO;
+    else if (tr_stepsum_from_record (row, rec, sig, relpath, c->set->pool)
+             < 0)
         rc = -1;
     json_decref (rec);
     return rc;

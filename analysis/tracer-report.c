@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/record.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -365,29 +364,6 @@ static bool is_admin (const tr_conf_t *conf)
     return false;
 }
 
-/* Is every id in the comma-separated list path-safe?  Says which is
- * not.
- */
-static bool ids_safe (const char *list)
-{
-    char id[256];
-    const char *p = list, *end;
-
-    do {
-        end = strchr (p, ',');
-        if (snprintf (id, sizeof (id), "%.*s",
-                      (int)(end ? (size_t)(end - p) : strlen (p)), p)
-                >= (int)sizeof (id)
-            || !tr_record_id_is_safe (id)) {
-            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
-                     id);
-            return false;
-        }
-        p = end + 1;
-    } while (end);
-    return true;
-}
-
 /* What the operands and options ask for, checked for sense. */
 static int settle (struct rep *r, int argc, char **argv)
 {
@@ -417,7 +393,7 @@ static int settle (struct rep *r, int argc, char **argv)
         if (r->mode != MODE_VIEW || r->list_given
             || !strpbrk (r->jobs_arg, "abcdefghijklmnopqrstuvwxyz"
                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ.")
-            || !ids_safe (r->jobs_arg))
+            || !rep_ids_safe (r->jobs_arg, false))
             return bad ("-j: %s", tr_error_str (&error));
     }
     if (r->mode == MODE_VIEW && !r->list_given

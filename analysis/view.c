@@ -31,6 +31,77 @@ void rep_set_worst (struct rep *r, int code)
         r->worst = code;
 }
 
+bool rep_ids_safe (const char *list, bool allow_empty)
+{
+    char id[256];
+    const char *p = list, *end;
+
+    do {
+        end = strchr (p, ',');
+        if (snprintf (id, sizeof (id), "%.*s",
+                      (int)(end ? (size_t)(end - p) : strlen (p)), p)
+                >= (int)sizeof (id)
+            || ((*id || !allow_empty) && !tr_record_id_is_safe (id))) {
+            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
+                     id);
+            return false;
+        }
+        p = end + 1;
+    } while (end);
+    return true;
+}
+
+int rep_verify (struct rep *r,
+                json_t *rec,
+                const char *path,
+                bool keep_unsigned,
+                char *note,
+                size_t size,
+                const char **sig)
+{
+    tr_error_t error;
+    uid_t signer = (uid_t)-1;
+    tr_sig_status_t st;
+
+    st = tr_sign_verify (rec, r->conf->munge_socket, r->conf->signer_uids,
+                         r->conf->n_signer_uids, &signer, &error);
+    *sig = TR_STEPSUM_SIG_VALID;
+    switch (st) {
+    case TR_SIG_VALID:
+        snprintf (note, size, "signature valid (uid %d)", (int)signer);
+        return 0;
+    case TR_SIG_VALID_OLD:
+        snprintf (note, size,
+                  "signature valid (uid %d; credential expired or replayed, "
+                  "as expected for an older record)", (int)signer);
+        return 0;
+    case TR_SIG_UNSIGNED:
+        if (keep_unsigned) {
+            snprintf (note, size, "UNSIGNED: %s", error.text);
+            *sig = TR_STEPSUM_SIG_UNSIGNED;
+            return 0;
+        }
+        fprintf (stderr, "tracer-report: %s: %s (use --allow-unsigned to "
+                 "show it anyway)\n", path, error.text);
+        rep_set_worst (r, EXIT_UNSIGNED);
+        break;
+    case TR_SIG_TAMPERED:
+    case TR_SIG_FORGED:
+        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
+                 error.text);
+        rep_set_worst (r, st == TR_SIG_FORGED ? EXIT_FORGED : EXIT_TAMPERED);
+        break;
+    case TR_SIG_ERROR:
+    default:
+        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
+                 path, error.text);
+        snprintf (note, size, "%s", error.text);
+        return -1;
+    }
+    snprintf (note, size, "%s", error.text);
+    return 1;
+}
+
 json_t *rep_load_verified (struct rep *r,
                            const char *path,
                            char *note,
@@ -39,53 +110,18 @@ json_t *rep_load_verified (struct rep *r,
 {
     tr_error_t error;
     json_t *rec;
-    uid_t signer = (uid_t)-1;
-    tr_sig_status_t st;
+    int rc;
 
     if (!(rec = tr_record_load (path, &error))) {
         fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
         r->errors++;
         return NULL;
     }
-    st = tr_sign_verify (rec, r->conf->munge_socket, r->conf->signer_uids,
-                         r->conf->n_signer_uids, &signer, &error);
-    *sig = TR_STEPSUM_SIG_VALID;
-    switch (st) {
-    case TR_SIG_VALID:
-        snprintf (note, size, "signature valid (uid %d)", (int)signer);
+    if ((rc = rep_verify (r, rec, path, r->allow_unsigned, note, size, sig))
+        == 0)
         return rec;
-    case TR_SIG_VALID_OLD:
-        snprintf (note, size,
-                  "signature valid (uid %d; credential expired or replayed, "
-                  "as expected for an older record)", (int)signer);
-        return rec;
-    case TR_SIG_UNSIGNED:
-        if (r->allow_unsigned) {
-            snprintf (note, size, "UNSIGNED: %s", error.text);
-            *sig = TR_STEPSUM_SIG_UNSIGNED;
-            return rec;
-        }
-        fprintf (stderr, "tracer-report: %s: %s (use --allow-unsigned to "
-                 "show it anyway)\n", path, error.text);
-        rep_set_worst (r, EXIT_UNSIGNED);
-        break;
-    case TR_SIG_TAMPERED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
-                 error.text);
-        rep_set_worst (r, EXIT_TAMPERED);
-        break;
-    case TR_SIG_FORGED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
-                 error.text);
-        rep_set_worst (r, EXIT_FORGED);
-        break;
-    case TR_SIG_ERROR:
-    default:
-        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
-                 path, error.text);
+    if (rc < 0)
         r->errors++;
-        break;
-    }
     json_decref (rec);
     return NULL;
 }
