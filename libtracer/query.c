@@ -141,42 +141,15 @@ static bool name_matches (const struct tr_query *q, const tr_stepsum_t *row)
     return false;
 }
 
-/* Does the tags string hold key=value (the string escapes ';', '=' and
- * '\\' with '\\')?
+/* Does the tags string hold key=value?  Tag values are at most 256
+ * bytes (record-format.md), so a longer one asked for matches nothing.
  */
 static bool has_tag (const char *tags, const char *key, const char *value)
 {
-    const char *p = tags;
+    char v[1024];
 
-    while (*p) {
-        const char *k = key, *v = value;
-        bool ok = true;
-
-        for (; *p && *p != '='; p++) {
-            if (*p == '\\' && p[1])
-                p++;
-            if (ok && *k == *p)
-                k++;
-            else
-                ok = false;
-        }
-        ok = ok && *k == '\0' && *p == '=';
-        if (*p == '=')
-            p++;
-        for (; *p && *p != ';'; p++) {
-            if (*p == '\\' && p[1])
-                p++;
-            if (ok && *v == *p)
-                v++;
-            else
-                ok = false;
-        }
-        if (ok && *v == '\0')
-            return true;
-        if (*p == ';')
-            p++;
-    }
-    return false;
+    return strlen (value) < sizeof (v) - 1
+           && tr_stepsum_tag (tags, key, v, sizeof (v)) && !strcmp (v, value);
 }
 
 bool tr_query_match_record (const struct tr_query *q,

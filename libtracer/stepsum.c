@@ -559,9 +559,8 @@ static const char *tools_string (json_t *tools, tr_strpool_t *pool)
     return s;
 }
 
-/* The tag value of key in a tags string, unescaped into buf. */
-static bool tag_value (const char *tags, const char *key, char *buf,
-                       size_t size)
+bool tr_stepsum_tag (const char *tags, const char *key, char *buf,
+                     size_t size)
 {
     size_t klen = strlen (key);
     const char *p = tags;
@@ -602,7 +601,7 @@ const char *tr_stepsum_group (char *buf,
     const char *step = step_id ? step_id : "";
     size_t len;
 
-    if (!tags || !tag_value (tags, "group", base, sizeof (base)) || !*base) {
+    if (!tags || !tr_stepsum_tag (tags, "group", base, sizeof (base)) || !*base) {
         const char *name = job_name ? job_name : "";
         const char *end;
 

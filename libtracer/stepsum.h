@@ -192,6 +192,14 @@ const char *tr_stepsum_group (char *buf,
                               const char *step_name,
                               const char *tags);
 
+/* The value of tag key in a row's tags string, unescaped into buf (size
+ * bytes, truncated).  false when the row has no such tag.
+ */
+bool tr_stepsum_tag (const char *tags,
+                     const char *key,
+                     char *buf,
+                     size_t size);
+
 /* Derived values */
 double tr_stepsum_cpu_eff (const tr_stepsum_t *row);   /* 0..1, or NAN */
 double tr_stepsum_mem_eff (const tr_stepsum_t *row);   /* peak/request */
