@@ -56,10 +56,26 @@ static int conf_cost (struct rep *r, struct tr_cost *cost,
     return 0;
 }
 
+void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o)
+{
+    const struct tr_conf_recommend *c = &r->conf->recommend;
+
+    tr_recommend_opts_default (o);
+    o->mem_quantile = c->mem_quantile;
+    o->mem_headroom = c->mem_headroom;
+    o->time_quantile = c->time_quantile;
+    o->time_margin = c->time_margin;
+    o->cpu_quantile = c->cpu_quantile;
+    o->cpu_pressure_max = r->conf->diagnosis.cpu_pressure_starved;
+    o->min_runs = (unsigned)c->min_runs;
+    o->last_n = r->last_n ? r->last_n : (unsigned)c->last_runs;
+    o->mem_min_bytes = c->mem_min;
+    o->time_min_s = c->time_min;
+}
+
 static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
                       size_t n, tr_error_t *error)
 {
-    const struct tr_conf_recommend *c = &r->conf->recommend;
     struct tr_cost_part *parts;
     struct tr_cost cost;
     struct tr_recommend_opts o;
@@ -71,17 +87,7 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
         tr_errprintf (error, "out of memory");
         return EXIT_RUNTIME;
     }
-    tr_recommend_opts_default (&o);
-    o.mem_quantile = c->mem_quantile;
-    o.mem_headroom = c->mem_headroom;
-    o.time_quantile = c->time_quantile;
-    o.time_margin = c->time_margin;
-    o.cpu_quantile = c->cpu_quantile;
-    o.cpu_pressure_max = r->conf->diagnosis.cpu_pressure_starved;
-    o.min_runs = (unsigned)c->min_runs;
-    o.last_n = r->last_n ? r->last_n : (unsigned)c->last_runs;
-    o.mem_min_bytes = c->mem_min;
-    o.time_min_s = c->time_min;
+    rep_recommend_opts (r, &o);
     o.cost = &cost;
     recs = tr_recommend_groups (rows, n, &o, error);
     free (parts);

@@ -112,6 +112,12 @@ int rep_collect (struct rep *r, tr_rowset_t *set);
 int rep_list (struct rep *r, tr_rowset_t *set);
 int rep_rows (struct rep *r, tr_rowset_t *set);
 
+/* The recommendation options the configuration and --last give, without
+ * prices (analyze.c).
+ */
+struct tr_recommend_opts;
+void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o);
+
 /* --summary, --recommend, --regressions, --waste (analyze.c). */
 int rep_analyze (struct rep *r, tr_rowset_t *set);
 

@@ -288,15 +288,7 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     }
     if (!self)
         rows[n++] = step;
-    tr_recommend_opts_default (&o);
-    o.mem_quantile = h->r->conf->recommend.mem_quantile;
-    o.mem_headroom = h->r->conf->recommend.mem_headroom;
-    o.time_quantile = h->r->conf->recommend.time_quantile;
-    o.time_margin = h->r->conf->recommend.time_margin;
-    o.cpu_quantile = h->r->conf->recommend.cpu_quantile;
-    o.mem_min_bytes = h->r->conf->recommend.mem_min;
-    o.time_min_s = h->r->conf->recommend.time_min;
-    o.min_runs = (unsigned)h->r->conf->recommend.min_runs;
+    rep_recommend_opts (h->r, &o);
     recs = tr_recommend_groups (rows, n, &o, NULL);
     free (rows);
     g = json_array_get (json_object_get (recs, "groups"), 0);
