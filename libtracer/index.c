@@ -175,17 +175,6 @@ static void close_keep_errno (int fd)
 
 /* Key set */
 
-static uint64_t hash_n (const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
-
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
 static struct key *keyset_find (struct keyset *ks,
                                 uint64_t h,
                                 const char *s,
@@ -204,13 +193,13 @@ static bool keyset_has (struct keyset *ks, const char *s, size_t len)
 {
     if (ks->n == 0)
         return false;
-    return keyset_find (ks, hash_n (s, len), s, len)->s != NULL;
+    return keyset_find (ks, tr_str_hash64 (s, len), s, len)->s != NULL;
 }
 
 /* Add a key (s must outlive the set).  1 added, 0 present, -1 ENOMEM. */
 static int keyset_add (struct keyset *ks, const char *s, size_t len)
 {
-    uint64_t h = hash_n (s, len);
+    uint64_t h = tr_str_hash64 (s, len);
     struct key *k;
 
     if ((ks->n + 1) * 2 > ks->cap) {
@@ -300,78 +289,12 @@ static long long ts_ns (const struct timespec *ts)
     return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
-static int format_day (time_t t, char *buf, size_t size)
-{
-    struct tm tm;
-
-    if (!gmtime_r (&t, &tm) || strftime (buf, size, "%Y-%m-%d", &tm) != 10) {
-        errno = EOVERFLOW;
-        return -1;
-    }
-    return 0;
-}
-
-static bool is_day_name (const char *s)
-{
-    if (strlen (s) != 10)
-        return false;
-    for (int i = 0; i < 10; i++) {
-        if (i == 4 || i == 7 ? s[i] != '-' : (s[i] < '0' || s[i] > '9'))
-            return false;
-    }
-    return true;
-}
-
 static bool has_suffix (const char *s, const char *suffix)
 {
     size_t n = strlen (s);
     size_t m = strlen (suffix);
 
     return n > m && strcmp (s + n - m, suffix) == 0;
-}
-
-/* Open relpath below dirfd one component at a time, never following a
- * symlink (as the store does).
- */
-static int open_below (int dirfd, const char *relpath)
-{
-    char comp[NAME_MAX + 1];
-    const char *p = relpath;
-    int cur = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-    while (cur >= 0 && *p) {
-        size_t n = strcspn (p, "/");
-        int next;
-
-        if (n == 0 || n >= sizeof (comp)) {
-            close (cur);
-            errno = n == 0 ? EINVAL : ENAMETOOLONG;
-            return -1;
-        }
-        memcpy (comp, p, n);
-        comp[n] = '\0';
-        next =
-            openat (cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        close_keep_errno (cur);
-        cur = next;
-        p += n + (p[n] == '/');
-    }
-    return cur;
-}
-
-static void free_names (char **names, size_t n)
-{
-    int saved = errno;
-
-    for (size_t i = 0; i < n; i++)
-        free (names[i]);
-    free (names);
-    errno = saved;
-}
-
-static int cmp_names (const void *a, const void *b)
-{
-    return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
 enum list_kind {
@@ -381,13 +304,9 @@ enum list_kind {
     LIST_TMPS,     /* .seg-*.tmp */
 };
 
-static bool entry_wanted (int fd, const struct dirent *de, enum list_kind k)
+static bool name_of_kind (const char *name, void *arg)
 {
-    const char *name = de->d_name;
-    unsigned char type = de->d_type;
-    struct stat st;
-
-    switch (k) {
+    switch (*(enum list_kind *)arg) {
     case LIST_SEGMENTS:
         return strncmp (name, SEG_PREFIX, strlen (SEG_PREFIX)) == 0
                && has_suffix (name, SEG_SUFFIX);
@@ -396,71 +315,21 @@ static bool entry_wanted (int fd, const struct dirent *de, enum list_kind k)
                && strncmp (name + 1, SEG_PREFIX, strlen (SEG_PREFIX)) == 0
                && has_suffix (name, TMP_SUFFIX);
     case LIST_DAYS:
-        if (!is_day_name (name))
-            return false;
-        break;
+        return tr_store_is_day_name (name);
     case LIST_MARKERS:
-        if (name[0] == '.')
-            return false;
-        break;
+    default:
+        return name[0] != '.';
     }
-    if (type == DT_UNKNOWN) {
-        if (fstatat (fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            return false;
-        type = S_ISDIR (st.st_mode)   ? DT_DIR
-               : S_ISREG (st.st_mode) ? DT_REG
-                                      : 0;
-    }
-    return k == LIST_DAYS ? type == DT_DIR : type == DT_REG;
 }
 
 /* List directory fd (not consumed) of one kind, sorted. */
 static int list_names (int fd, enum list_kind kind, char ***namesp, size_t *np)
 {
-    DIR *dir;
-    struct dirent *de;
-    char **names = NULL;
-    size_t n = 0;
-    size_t cap = 0;
-    int dfd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    unsigned char type = kind == LIST_DAYS      ? DT_DIR
+                         : kind == LIST_MARKERS ? DT_REG
+                                                : DT_UNKNOWN;
 
-    if (dfd < 0)
-        return -1;
-    if (!(dir = fdopendir (dfd))) {
-        close_keep_errno (dfd);
-        return -1;
-    }
-    for (;;) {
-        errno = 0;
-        if (!(de = readdir (dir))) {
-            if (errno != 0)
-                goto error;
-            break;
-        }
-        if (!entry_wanted (dirfd (dir), de, kind))
-            continue;
-        if (grow ((void **)&names, &cap, n, sizeof (*names)) < 0)
-            goto error;
-        if (!(names[n] = strdup (de->d_name)))
-            goto error;
-        n++;
-    }
-    closedir (dir);
-    if (n > 1)
-        qsort (names, n, sizeof (*names), cmp_names);
-    *namesp = names;
-    *np = n;
-    return 0;
-error:
-    if (errno == 0)
-        errno = ENOMEM;
-    {
-        int saved = errno;
-        closedir (dir);
-        errno = saved;
-    }
-    free_names (names, n);
-    return -1;
+    return tr_store_list (fd, name_of_kind, &kind, type, namesp, np);
 }
 
 static bool in_shard (const struct scan *sc, const char *job, size_t len)
@@ -523,7 +392,7 @@ static void day_reset (struct day *d)
         free (d->segs[i].buf);
     }
     d->nsegs = 0;
-    free_names (d->tmps, d->ntmps);
+    tr_store_free_names (d->tmps, d->ntmps);
     d->tmps = NULL;
     d->ntmps = 0;
     d->nlines = 0;
@@ -917,7 +786,7 @@ static int read_index (struct scan *sc)
                 tr_errprintf (sc->error, "%s/%s/index/%s/%s: %s", sc->root,
                               sc->cluster, d->name, names[j], strerror (errno));
                 free (seg.buf);
-                free_names (names, n);
+                tr_store_free_names (names, n);
                 return -1;
             }
             seg.name = names[j];
@@ -929,7 +798,7 @@ static int read_index (struct scan *sc)
             d->segs[d->nsegs++] = seg;
             if (seg.state == SEG_USED) {
                 if ((rc = use_segment (sc, &d->segs[d->nsegs - 1])) < 0) {
-                    free_names (names, n);
+                    tr_store_free_names (names, n);
                     return tr_errprintf (sc->error, "index %s: %s", d->name,
                                          strerror (errno));
                 }
@@ -941,7 +810,7 @@ static int read_index (struct scan *sc)
             else
                 sc->st->segments_ignored++;
         }
-        free_names (names, n);
+        tr_store_free_names (names, n);
         if (!gone)
             break;
         if (listing == MAX_RELIST) {
@@ -1008,7 +877,7 @@ static bool row_in_day (const tr_stepsum_t *row, const char *day)
 
     if (isnan (ms) || ms < 0)
         return false;
-    return format_day ((time_t)(ms / 1000), buf, sizeof (buf)) == 0
+    return tr_store_format_day ((time_t)(ms / 1000), buf, sizeof (buf)) == 0
            && strcmp (buf, day) == 0;
 }
 
@@ -1196,7 +1065,7 @@ static int load_day (struct scan *sc)
         if (!keyset_has (&d->keys, rel, strlen (rel)))
             rc = load_one (sc, rel, false);
     }
-    free_names (names, n);
+    tr_store_free_names (names, n);
     return rc;
 }
 
@@ -1585,8 +1454,8 @@ int tr_index_scan (tr_store_t *store,
         return tr_errprintf (error, "cluster name not safe as a path "
                                     "component");
     }
-    if (format_day (from, from_day, sizeof (from_day)) < 0
-        || format_day (to, to_day, sizeof (to_day)) < 0)
+    if (tr_store_format_day (from, from_day, sizeof (from_day)) < 0
+        || tr_store_format_day (to, to_day, sizeof (to_day)) < 0)
         return tr_errprintf (error, "time window: %s", strerror (errno));
     sc.store = store;
     sc.rootfd = tr_store_rootfd (store);
@@ -1614,14 +1483,14 @@ int tr_index_scan (tr_store_t *store,
         goto error;
 
     snprintf (rel, sizeof (rel), "%s/days", cluster);
-    if ((sc.daysfd = open_below (sc.rootfd, rel)) < 0) {
+    if ((sc.daysfd = tr_store_open_below (sc.rootfd, rel)) < 0) {
         if (errno == ENOENT)
             goto done; /* no records at all */
         tr_errprintf (error, "open %s/%s: %s", sc.root, rel, strerror (errno));
         goto error;
     }
     snprintf (rel, sizeof (rel), "%s/index", cluster);
-    sc.indexfd = open_below (sc.rootfd, rel); /* may not exist yet */
+    sc.indexfd = tr_store_open_below (sc.rootfd, rel); /* may not exist yet */
     if (list_names (sc.daysfd, LIST_DAYS, &days, &ndays) < 0) {
         tr_errprintf (error, "list %s/%s/days: %s", sc.root, cluster,
                       strerror (errno));
@@ -1634,7 +1503,7 @@ int tr_index_scan (tr_store_t *store,
             goto error;
         /* The cluster's first segment has just created index/. */
         if (sc.o.write && sc.indexfd < 0)
-            sc.indexfd = open_below (sc.rootfd, rel);
+            sc.indexfd = tr_store_open_below (sc.rootfd, rel);
     }
 done:
     rc = sc.stopped ? sc.stopval : sc.count;
@@ -1643,7 +1512,7 @@ error:
     rc = -1;
 out : {
     int saved = errno;
-    free_names (days, ndays);
+    tr_store_free_names (days, ndays);
     day_free (&sc.day);
     if (sc.daysfd >= 0)
         close (sc.daysfd);

@@ -67,17 +67,6 @@ void tr_strpool_destroy (tr_strpool_t *pool)
     free (pool);
 }
 
-static uint64_t hash_n (const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ULL;   /* FNV-1a */
-
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static int pool_grow (tr_strpool_t *pool)
 {
     size_t n = pool->nslots * 2;
@@ -91,7 +80,7 @@ static int pool_grow (tr_strpool_t *pool)
 
         if (!s)
             continue;
-        j = hash_n (s, strlen (s)) & (n - 1);
+        j = tr_str_hash64 (s, strlen (s)) & (n - 1);
         while (slots[j])
             j = (j + 1) & (n - 1);
         slots[j] = s;
@@ -133,7 +122,7 @@ const char *tr_strpool_intern_n (tr_strpool_t *pool, const char *s, size_t len)
         s = "";
         len = 0;
     }
-    j = hash_n (s, len) & (pool->nslots - 1);
+    j = tr_str_hash64 (s, len) & (pool->nslots - 1);
     while (pool->slots[j]) {
         const char *t = pool->slots[j];
 

@@ -28,6 +28,7 @@
 #include "path.h"
 #include "record.h"
 #include "store.h"
+#include "strbuf.h"
 
 struct tr_store {
     char *root; /* absolute, no trailing '/' (but "/") */
@@ -104,20 +105,6 @@ static unsigned int bucket_of (const char *job_id)
 uint32_t tr_store_job_hash (const char *job_id)
 {
     return fnv1a32 (job_id ? job_id : "");
-}
-
-/* FNV-1a, 64 bit, for the marker of a record whose full name is too
- * long: 16 hex digits keep it unique per record without the ids.
- */
-static uint64_t fnv1a64 (const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ull;
-    }
-    return h;
 }
 
 static const char *ident_str (json_t *identity, const char *key)
@@ -370,8 +357,7 @@ int tr_store_rootfd (tr_store_t *store)
     return store->rootfd;
 }
 
-/* The UTC day ("YYYY-MM-DD") of a time in seconds. */
-static int format_day (time_t t, char *buf, size_t size)
+int tr_store_format_day (time_t t, char *buf, size_t size)
 {
     struct tm tm;
 
@@ -404,7 +390,7 @@ static int record_day (json_t *rec, char *buf, size_t size, tr_error_t *error)
         errno = EINVAL;
         return tr_errprintf (error, "%s: expected a non-negative integer", key);
     }
-    if (format_day ((time_t)(ms / 1000), buf, size) < 0)
+    if (tr_store_format_day ((time_t)(ms / 1000), buf, size) < 0)
         return tr_errprintf (error, "%s: %s", key, strerror (errno));
     return 0;
 }
@@ -448,7 +434,7 @@ static int marker_name (char *buf, size_t size, const struct ident *id)
     if (fmt_path (file, sizeof (file), "%s.%s.json", id->step_id, id->node) < 0)
         return -1;
     return fmt_path (buf, size, "%s@%016llx", id->job_id,
-                     (unsigned long long)fnv1a64 (file));
+                     (unsigned long long)tr_str_hash64 (file, strlen (file)));
 }
 
 /* Create the empty day marker for a record.  One marker per record
@@ -574,11 +560,7 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
     return put_marker (store, &id, day, uid, error);
 }
 
-/* Open relpath below dirfd, one component at a time, never following a
- * symlink.  ELOOP or ENOTDIR means something other than a directory sits
- * where the layout expects one.
- */
-static int open_below (int dirfd, const char *relpath)
+int tr_store_open_below (int dirfd, const char *relpath)
 {
     char comp[NAME_MAX + 1];
     const char *p = relpath;
@@ -637,7 +619,7 @@ static bool marker_is_valid (const char *s)
     }
 }
 
-static bool is_day_name (const char *s)
+bool tr_store_is_day_name (const char *s)
 {
     if (strlen (s) != 10)
         return false;
@@ -655,7 +637,7 @@ static void closedir_keep_errno (DIR *dir)
     errno = saved;
 }
 
-static void free_names (char **names, size_t n)
+void tr_store_free_names (char **names, size_t n)
 {
     int saved = errno;
 
@@ -670,44 +652,41 @@ static int cmp_names (const void *a, const void *b)
     return strcmp (*(char *const *)a, *(char *const *)b);
 }
 
-/* Is this entry of the kind the listing keeps?  d_type answers without a
- * system call on most file systems; DT_UNKNOWN (some NFS and XFS setups)
- * falls back to fstatat without following.
+/* The entry's type, from d_type or, where the file system leaves it
+ * DT_UNKNOWN (some NFS and XFS setups), from fstatat without following:
+ * DT_DIR, DT_REG or DT_UNKNOWN for anything else.
  */
-static bool entry_matches (int fd, const struct dirent *de, enum list_kind k)
+static unsigned char entry_type (int fd, const struct dirent *de)
 {
     struct stat st;
-    unsigned char type = de->d_type;
 
-    if (de->d_name[0] == '.')
-        return false; /* ".", "..", and temporaries being written */
-    if (k == LIST_RECORDS && !has_suffix (de->d_name, ".json"))
-        return false;
-    if (k == LIST_MARKERS && !marker_is_valid (de->d_name))
-        return false;
-    if (type == DT_UNKNOWN) {
-        if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            return false;
-        type = S_ISDIR (st.st_mode)   ? DT_DIR
-               : S_ISREG (st.st_mode) ? DT_REG
-                                      : DT_UNKNOWN;
-    }
-    return k == LIST_DIRS ? type == DT_DIR : type == DT_REG;
+    if (de->d_type != DT_UNKNOWN)
+        return de->d_type;
+    if (fstatat (fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return DT_UNKNOWN;
+    return S_ISDIR (st.st_mode) ? DT_DIR
+           : S_ISREG (st.st_mode) ? DT_REG
+                                  : DT_UNKNOWN;
 }
 
-/* List the entries of directory fd (consumed) of one kind, sorted so
- * output is the same on every run.  Caller frees with free_names().
- */
-static int list_names (int fd, enum list_kind kind, char ***namesp, size_t *np)
+int tr_store_list (int fd,
+                   tr_store_name_f want,
+                   void *arg,
+                   unsigned char type,
+                   char ***namesp,
+                   size_t *np)
 {
     DIR *dir;
     struct dirent *de;
     char **names = NULL;
     size_t n = 0;
     size_t cap = 0;
+    int dfd = openat (fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-    if (!(dir = fdopendir (fd))) {
-        close_keep_errno (fd);
+    if (dfd < 0)
+        return -1;
+    if (!(dir = fdopendir (dfd))) {
+        close_keep_errno (dfd);
         return -1;
     }
     for (;;) {
@@ -717,7 +696,8 @@ static int list_names (int fd, enum list_kind kind, char ***namesp, size_t *np)
                 goto error;
             break;
         }
-        if (!entry_matches (dirfd (dir), de, kind))
+        if (!want (de->d_name, arg)
+            || (type != DT_UNKNOWN && entry_type (dirfd (dir), de) != type))
             continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;
@@ -741,8 +721,35 @@ error:
     if (errno == 0)
         errno = ENOMEM;
     closedir_keep_errno (dir);
-    free_names (names, n);
+    tr_store_free_names (names, n);
     return -1;
+}
+
+/* Does a name belong in a listing of this kind? */
+static bool name_of_kind (const char *name, void *arg)
+{
+    enum list_kind k = *(enum list_kind *)arg;
+
+    if (name[0] == '.')
+        return false; /* ".", "..", and temporaries being written */
+    if (k == LIST_RECORDS)
+        return has_suffix (name, ".json");
+    if (k == LIST_MARKERS)
+        return marker_is_valid (name);
+    return true;
+}
+
+/* List the entries of directory fd (consumed) of one kind, sorted so
+ * output is the same on every run.  Caller frees with
+ * tr_store_free_names().
+ */
+static int list_names (int fd, enum list_kind kind, char ***namesp, size_t *np)
+{
+    int rc = tr_store_list (fd, name_of_kind, &kind,
+                            kind == LIST_DIRS ? DT_DIR : DT_REG, namesp, np);
+
+    close_keep_errno (fd);
+    return rc;
 }
 
 /* Call the walk's function for each record in the job directory jobfd
@@ -768,7 +775,7 @@ static int walk_job (tr_store_t *store,
             < 0) {
             tr_errprintf (error, "%s/%s/%s: %s", store->root, rel, names[i],
                           strerror (errno));
-            free_names (names, n);
+            tr_store_free_names (names, n);
             return -1;
         }
         w->count++;
@@ -777,7 +784,7 @@ static int walk_job (tr_store_t *store,
             w->stopval = rc;
         }
     }
-    free_names (names, n);
+    tr_store_free_names (names, n);
     return 0;
 }
 
@@ -795,7 +802,7 @@ static int walk_job_id (tr_store_t *store,
 
     if (job_relpath (rel, sizeof (rel), cluster, job_id) < 0)
         return tr_errprintf (error, "job %s: %s", job_id, strerror (errno));
-    if ((fd = open_below (store->rootfd, rel)) < 0) {
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
         if (errno == ENOENT)
             return 0;
         return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
@@ -899,7 +906,7 @@ static int collect_window (tr_store_t *store,
 
     if (fmt_path (rel, sizeof (rel), "%s/days", cluster) < 0)
         return tr_errprintf (error, "%s: %s", cluster, strerror (errno));
-    if ((fd = open_below (store->rootfd, rel)) < 0) {
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
         if (errno == ENOENT)
             goto done;
         return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
@@ -916,11 +923,11 @@ static int collect_window (tr_store_t *store,
         char **jobs;
         size_t njobs;
 
-        if (!is_day_name (days[d]) || strcmp (days[d], from_day) < 0
+        if (!tr_store_is_day_name (days[d]) || strcmp (days[d], from_day) < 0
             || strcmp (days[d], to_day) > 0)
             continue;
         if (fmt_path (rel, sizeof (rel), "%s/days/%s", cluster, days[d]) < 0
-            || (fd = open_below (store->rootfd, rel)) < 0
+            || (fd = tr_store_open_below (store->rootfd, rel)) < 0
             || list_names (fd, LIST_MARKERS, &jobs, &njobs) < 0) {
             tr_errprintf (error, "list %s/%s/days/%s: %s", store->root, cluster,
                           days[d], strerror (errno));
@@ -970,12 +977,12 @@ static int collect_window (tr_store_t *store,
     else
         out = n;
 done:
-    free_names (days, ndays);
+    tr_store_free_names (days, ndays);
     *seenp = seen;
     *np = out;
     return 0;
 error:
-    free_names (days, ndays);
+    tr_store_free_names (days, ndays);
     for (size_t i = 0; i < n; i++)
         free_keep_errno (seen[i].job_id);
     free_keep_errno (seen);
@@ -1003,8 +1010,8 @@ int tr_store_foreach_window (tr_store_t *store,
     }
     if (check_ids (cluster, NULL, error) < 0)
         return -1;
-    if (format_day (from, from_day, sizeof (from_day)) < 0
-        || format_day (to, to_day, sizeof (to_day)) < 0)
+    if (tr_store_format_day (from, from_day, sizeof (from_day)) < 0
+        || tr_store_format_day (to, to_day, sizeof (to_day)) < 0)
         return tr_errprintf (error, "time window: %s", strerror (errno));
     if (collect_window (store, cluster, from_day, to_day, &seen, &n, error) < 0)
         return -1;
@@ -1032,7 +1039,7 @@ static int walk_cluster (tr_store_t *store,
 
     if (fmt_path (rel, sizeof (rel), "%s/jobs", cluster) < 0)
         return 0;
-    if ((fd = open_below (store->rootfd, rel)) < 0)
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0)
         return 0; /* not a cluster directory: nothing of ours */
     if (list_names (fd, LIST_DIRS, &buckets, &nb) < 0)
         return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
@@ -1042,7 +1049,7 @@ static int walk_cluster (tr_store_t *store,
         size_t nj;
 
         if (fmt_path (rel, sizeof (rel), "%s/jobs/%s", cluster, buckets[b]) < 0
-            || (fd = open_below (store->rootfd, rel)) < 0)
+            || (fd = tr_store_open_below (store->rootfd, rel)) < 0)
             continue;
         if (list_names (fd, LIST_DIRS, &jobs, &nj) < 0) {
             rc = tr_errprintf (error, "list %s/%s: %s", store->root, rel,
@@ -1053,13 +1060,13 @@ static int walk_cluster (tr_store_t *store,
             if (fmt_path (rel, sizeof (rel), "%s/jobs/%s/%s", cluster,
                           buckets[b], jobs[j])
                     < 0
-                || (fd = open_below (store->rootfd, rel)) < 0)
+                || (fd = tr_store_open_below (store->rootfd, rel)) < 0)
                 continue; /* replaced by a non-directory since listed */
             rc = walk_job (store, fd, rel, w, error);
         }
-        free_names (jobs, nj);
+        tr_store_free_names (jobs, nj);
     }
-    free_names (buckets, nb);
+    tr_store_free_names (buckets, nb);
     return rc;
 }
 
@@ -1084,7 +1091,7 @@ int tr_store_foreach_all (tr_store_t *store,
                              strerror (errno));
     for (size_t c = 0; c < nc && rc == 0 && !w.stopped; c++)
         rc = walk_cluster (store, clusters[c], &w, error);
-    free_names (clusters, nc);
+    tr_store_free_names (clusters, nc);
     if (rc < 0)
         return -1;
     return w.stopped ? w.stopval : w.count;

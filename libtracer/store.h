@@ -158,4 +158,39 @@ int tr_store_foreach_all (tr_store_t *store,
                           void *arg,
                           tr_error_t *error);
 
+/* Directory helpers of the store's layout, shared with the summary
+ * index (index.c), which lives in the same tree under the same rules.
+ */
+
+/* Open relpath below dirfd, one component at a time, never following a
+ * symlink; ".." is refused (EINVAL).  ELOOP or ENOTDIR means something
+ * other than a directory sits where the layout expects one.
+ */
+int tr_store_open_below (int dirfd, const char *relpath);
+
+/* The UTC day ("YYYY-MM-DD") of a time in seconds, into buf (at least
+ * 11 bytes).  -1 with EOVERFLOW.
+ */
+int tr_store_format_day (time_t t, char *buf, size_t size);
+
+/* Is s a day directory's name, "YYYY-MM-DD" in digits? */
+bool tr_store_is_day_name (const char *s);
+
+/* List the entries of directory fd (not consumed) whose name want
+ * accepts and whose type is type (DT_DIR or DT_REG, from d_type or,
+ * where that is DT_UNKNOWN, fstatat without following; DT_UNKNOWN: any
+ * type, not checked), sorted by name.  The caller frees the names with
+ * tr_store_free_names.  -1 with errno (ENOMEM, readdir's).
+ */
+typedef bool (*tr_store_name_f) (const char *name, void *arg);
+int tr_store_list (int fd,
+                   tr_store_name_f want,
+                   void *arg,
+                   unsigned char type,
+                   char ***namesp,
+                   size_t *np);
+
+/* Free a listing; errno is kept. */
+void tr_store_free_names (char **names, size_t n);
+
 #endif /* !TRACER_STORE_H */

@@ -102,3 +102,14 @@ void tr_strbuf_free (tr_strbuf_t *sb)
     sb->len = sb->cap = 0;
     errno = saved;
 }
+
+uint64_t tr_str_hash64 (const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

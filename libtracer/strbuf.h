@@ -5,6 +5,7 @@
 #define TRACER_STRBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growable string.  Appends return 0, or -1 with errno = ENOMEM; on
  * failure the buffer keeps its previous contents (never aborts).
@@ -32,5 +33,10 @@ char *tr_strbuf_steal (tr_strbuf_t *sb);
 
 void tr_strbuf_reset (tr_strbuf_t *sb);
 void tr_strbuf_free (tr_strbuf_t *sb);
+
+/* FNV-1a, 64 bit, of the first len bytes of s: for hash tables, and
+ * for names on disk (store markers), so it must never change.
+ */
+uint64_t tr_str_hash64 (const char *s, size_t len);
 
 #endif /* !TRACER_STRBUF_H */
