@@ -103,10 +103,14 @@ json_t *rep_load_verified (struct rep *r,
 /* The job view of -j and of record files (view.c). */
 int rep_view (struct rep *r);
 
-/* Rows for listings and analyses (rows.c): from the store through the
- * index, from --merge files, or from record files.
+/* Rows for listings and analyses (rows.c): the records q selects, from
+ * the store through the index or from --merge files; with merge, the
+ * nodes of each step merged into one row and q's step filters applied.
  */
-int rep_collect (struct rep *r, tr_rowset_t *set);
+int rep_collect (struct rep *r,
+                 const struct tr_query *q,
+                 bool merge,
+                 tr_rowset_t *set);
 
 /* Listing, --rows and --reindex (rows.c). */
 int rep_list (struct rep *r, tr_rowset_t *set);

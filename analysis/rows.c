@@ -24,6 +24,7 @@
 
 struct collect {
     struct rep *r;
+    const struct tr_query *q;
     tr_rowset_t *set;
     size_t unsigned_dropped;
 };
@@ -73,7 +74,7 @@ static int keep_row (const tr_stepsum_t *row, void *arg)
 {
     struct collect *c = arg;
 
-    if (!tr_query_match_record (&c->r->q, row)) {
+    if (!tr_query_match_record (c->q, row)) {
         return 0;
     }
     if (!strcmp (row->sig, TR_STEPSUM_SIG_UNSIGNED) && !c->r->allow_unsigned) {
@@ -133,7 +134,7 @@ static int collect_store (struct collect *c)
     struct tr_index_stats st;
     tr_error_t error;
     tr_store_t *store;
-    time_t from = r->q.from, to = time (NULL) + 86400;
+    time_t from = c->q->from, to = time (NULL) + 86400;
     int rc;
 
     if (!(store = tr_store_open (root, NULL, &error))) {
@@ -226,9 +227,12 @@ static int collect_files (struct collect *c)
     return EXIT_OK;
 }
 
-int rep_collect (struct rep *r, tr_rowset_t *set)
+int rep_collect (struct rep *r,
+                 const struct tr_query *q,
+                 bool merge,
+                 tr_rowset_t *set)
 {
-    struct collect c = { .r = r, .set = set };
+    struct collect c = { .r = r, .q = q, .set = set };
     int rc = r->nmerge > 0 ? collect_files (&c) : collect_store (&c);
 
     if (rc != EXIT_OK)
@@ -237,9 +241,9 @@ int rep_collect (struct rep *r, tr_rowset_t *set)
         fprintf (stderr, "tracer-report: %zu unsigned record%s left out "
                  "(--allow-unsigned shows them)\n", c.unsigned_dropped,
                  c.unsigned_dropped == 1 ? "" : "s");
-    if (r->mode == MODE_ROWS || r->mode == MODE_REINDEX)
+    if (!merge)
         return EXIT_OK;
-    if (tr_rowset_merge_steps (set, &r->q) < 0) {
+    if (tr_rowset_merge_steps (set, q) < 0) {
         fprintf (stderr, "tracer-report: out of memory\n");
         return EXIT_RUNTIME;
     }

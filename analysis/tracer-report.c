@@ -454,7 +454,8 @@ static int run (struct rep *r)
         fprintf (stderr, "tracer-report: out of memory\n");
         return EXIT_RUNTIME;
     }
-    rc = rep_collect (r, set);
+    rc = rep_collect (r, &r->q,
+                      r->mode != MODE_ROWS && r->mode != MODE_REINDEX, set);
     if (rc == EXIT_OK) {
         if (r->mode == MODE_LIST)
             rc = rep_list (r, set);

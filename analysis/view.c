@@ -168,7 +168,7 @@ static void add_selected (struct rep *r, tr_store_t *store,
     tr_rowset_t *set = tr_rowset_create ();
     const char *last = "";
 
-    if (!set || rep_collect (r, set) < 0) {
+    if (!set || rep_collect (r, &r->q, true, set) != EXIT_OK) {
         r->errors++;
         tr_rowset_destroy (set);
         return;
@@ -238,26 +238,21 @@ struct history {
 
 static tr_rowset_t *history_of (struct history *h, const tr_stepsum_t *step)
 {
-    struct rep *r = h->r;
-    struct tr_query saved = r->q;
-    enum rep_mode mode = r->mode;
+    struct tr_query q = {
+        .from = time (NULL) - HISTORY_DAYS * 86400,
+        .only_uid = true,
+        .uid = (uid_t)step->uid,
+    };
 
     if (h->tried)
         return h->set;
     h->tried = true;
     if (!(h->set = tr_rowset_create ()))
         return NULL;
-    memset (&r->q, 0, sizeof (r->q));
-    r->q.from = time (NULL) - HISTORY_DAYS * 86400;
-    r->q.only_uid = true;
-    r->q.uid = (uid_t)step->uid;
-    r->mode = MODE_LIST;
-    if (rep_collect (r, h->set) != EXIT_OK) {
+    if (rep_collect (h->r, &q, true, h->set) != EXIT_OK) {
         tr_rowset_destroy (h->set);
         h->set = NULL;
     }
-    r->q = saved;
-    r->mode = mode;
     return h->set;
 }
 
