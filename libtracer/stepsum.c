@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "merge.h"
+#include "report.h"
 #include "stepsum.h"
 
 /* String pool: open addressing over interned copies, which live in
@@ -967,13 +968,9 @@ static int fmt_bytes (tr_strbuf_t *sb, double v)
 
 static int fmt_seconds (tr_strbuf_t *sb, double v)
 {
-    long long s = llround (v < 0 ? 0 : v);
+    char buf[64];
 
-    if (s >= 86400)
-        return tr_strbuf_printf (sb, "%lld-%02lld:%02lld:%02lld", s / 86400,
-                                 (s / 3600) % 24, (s / 60) % 60, s % 60);
-    return tr_strbuf_printf (sb, "%02lld:%02lld:%02lld", s / 3600,
-                             (s / 60) % 60, s % 60);
+    return tr_strbuf_puts (sb, tr_report_duration (buf, sizeof (buf), v));
 }
 
 static int fmt_time (tr_strbuf_t *sb, double ms)
