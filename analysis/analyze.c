@@ -10,11 +10,15 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "libtracer/aggregate.h"
+#include "libtracer/mail.h"
+#include "libtracer/merge.h"
 #include "libtracer/recommend.h"
 #include "cli.h"
 
@@ -179,7 +183,7 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
     int rc;
 
     if (set->n && !(rows = calloc (set->n, sizeof (*rows)))) {
-        fprintf (stderr, "tracer-report: out of memory\n");
+        rep_err ("out of memory\n");
         return EXIT_RUNTIME;
     }
     for (size_t i = 0; i < set->n; i++) {
@@ -204,7 +208,131 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
         rc = waste (r, rows, n, &error);
     free (rows);
     if (rc != EXIT_OK)
-        fprintf (stderr, "tracer-report: %s\n",
+        rep_err ("%s\n",
                  error.text[0] ? tr_error_str (&error) : "out of memory");
+    return rc;
+}
+
+/* Users, then jobs, then steps in their natural order. */
+static int digest_cmp (const void *a, const void *b)
+{
+    const tr_stepsum_t *x = *(const tr_stepsum_t *const *)a;
+    const tr_stepsum_t *y = *(const tr_stepsum_t *const *)b;
+    int c = x->uid < y->uid ? -1 : x->uid > y->uid ? 1
+                                                   : strcmp (x->user, y->user);
+
+    if (!c)
+        c = tr_merge_natcmp (x->job_id, y->job_id);
+    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
+}
+
+/* One user's digest, mailed or printed; 0 or -1. */
+static int digest_one (struct rep *r, const tr_stepsum_t *const *rows,
+                       size_t n, const struct tr_cost *cost)
+{
+    struct tr_recommend_opts o;
+    tr_error_t error;
+    const char *user = rows[0]->user;
+    struct passwd *pw;
+    char addr[512], subject[256], *text = NULL, *msg = NULL;
+    const char *to[1] = { addr };
+    size_t tlen = 0, mlen = 0;
+    json_t *w, *recs;
+    FILE *f;
+    int rc = -1;
+
+    /* records may carry only the uid */
+    if (!*user && !isnan (rows[0]->uid)
+        && (pw = getpwuid ((uid_t)rows[0]->uid)))
+        user = pw->pw_name;
+    if (!*user) {
+        rep_err ("digest: uid %.0f has no user name; skipped\n",
+                 rows[0]->uid);
+        return -1;
+    }
+    rep_recommend_opts (r, &o);
+    o.cost = cost;
+    w = tr_waste (rows, n, "group", cost, NULL);
+    recs = tr_recommend_groups (rows, n, &o, NULL);
+    if ((f = open_memstream (&text, &tlen))) {
+        if (tr_mail_digest (f, user, rows, n, w, recs, r->q.from,
+                            r->to_given ? r->q.to : time (NULL)) < 0) {
+            fclose (f);
+            goto out;
+        }
+        if (fclose (f) != 0)
+            goto out;
+    }
+    if (!text)
+        goto out;
+    snprintf (addr, sizeof (addr), "%s%s%s", user,
+              *r->conf->mail.domain && !strchr (user, '@') ? "@" : "",
+              strchr (user, '@') ? "" : r->conf->mail.domain);
+    snprintf (subject, sizeof (subject), "tracer digest for %s", user);
+    {
+        struct tr_mail_msg m = {
+            .from = r->conf->mail.from,
+            .to = to,
+            .nto = 1,
+            .subject = subject,
+            .text = text,
+        };
+
+        if (!(msg = tr_mail_compose (&m, time (NULL), &mlen, &error))) {
+            rep_err ("digest for %s: %s\n", user, tr_error_str (&error));
+            goto out;
+        }
+    }
+    if (r->digest_print) {
+        printf ("From tracer %ld\n", (long)time (NULL));
+        fwrite (msg, 1, mlen, stdout);
+        printf ("\n");
+        rc = ferror (stdout) ? -1 : 0;
+    }
+    else if (tr_mail_send (r->conf->mail.sendmail, r->conf->mail.from, to,
+                           1, msg, mlen, 60, &error) < 0)
+        rep_err ("digest for %s: %s\n", user, tr_error_str (&error));
+    else
+        rc = 0;
+out:
+    json_decref (w);
+    json_decref (recs);
+    free (text);
+    free (msg);
+    return rc;
+}
+
+int rep_digest (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    struct tr_cost_part *parts = NULL;
+    struct tr_cost cost;
+    int rc = EXIT_OK;
+    size_t start = 0, sent = 0;
+
+    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
+        || conf_cost (r, &cost, &parts) < 0) {
+        free (rows);
+        rep_err ("out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        rows[i] = &set->rows[i];
+    qsort (rows, set->n, sizeof (*rows), digest_cmp);
+    for (size_t i = 1; i <= set->n; i++) {
+        if (i < set->n && !strcmp (rows[i]->user, rows[start]->user)
+            && rows[i]->uid == rows[start]->uid)
+            continue;
+        if (digest_one (r, rows + start, i - start, &cost) < 0)
+            rc = EXIT_RUNTIME;
+        else
+            sent++;
+        start = i;
+    }
+    if (!r->digest_print)
+        fprintf (stderr, "%s: %zu digest%s sent\n", rep_prog, sent,
+                 sent == 1 ? "" : "s");
+    free (rows);
+    free (parts);
     return rc;
 }

@@ -33,6 +33,7 @@ enum rep_mode {
     MODE_ROWS,          /* --rows: the selected rows, for --merge */
     MODE_REINDEX,       /* --reindex */
     MODE_LIVE,          /* --live */
+    MODE_DIGEST,        /* --digest */
 };
 
 struct rep {
@@ -53,6 +54,9 @@ struct rep {
     const char *sort;
     const char *by;         /* --waste --by, --summary=KEY */
     const char *output;     /* --recommend --output */
+    bool html;              /* --html: the job view as an HTML file */
+    const char *html_out;   /* its path (-o with --html), NULL: stdout */
+    bool digest_print;      /* --digest=print: print, do not send */
     unsigned last_n;
     unsigned shard_i, shard_n;
     bool from_given, to_given;
@@ -68,6 +72,14 @@ struct rep {
     int errors;
     unsigned long rejected; /* records refused while listing */
 };
+
+/* The program's name in messages: "tracer-report" unless the program
+ * sharing this code sets another (view.c).
+ */
+extern const char *rep_prog;
+
+/* "PROG: " and the message on stderr; returns what fprintf does. */
+int rep_err (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 /* Is every job id in the comma-separated list path-safe (the store's
  * rule; empty ones too with allow_empty)?  Says which is not on stderr
@@ -100,6 +112,29 @@ json_t *rep_load_verified (struct rep *r,
                            size_t size,
                            const char **sig);
 
+/* The records of the jobs of r->jobs_arg (r->q.jobs when it parsed),
+ * verified, into r->recs and r->notes (view.c).  EXIT_OK, or
+ * EXIT_RUNTIME when the store cannot be opened; a job without records
+ * is said on stderr and counted in r->errors.
+ */
+int rep_load_jobs (struct rep *r);
+
+/* What to request next time for a step (view.c): the recommendation
+ * group (recommend.h) from the runs of the step's group by the same user
+ * in the last 30 days, this one included; a new reference, or NULL.
+ * arg is a struct rep_history, whose rows are collected on the first
+ * call; rep_history_free releases them.
+ */
+struct rep_history {
+    struct rep *r;
+    tr_rowset_t *set;
+    bool tried;
+};
+
+struct tr_stepsum;
+json_t *rep_advice (const struct tr_stepsum *step, void *arg);
+void rep_history_free (struct rep_history *h);
+
 /* The job view of -j and of record files (view.c). */
 int rep_view (struct rep *r);
 
@@ -127,6 +162,11 @@ int rep_analyze (struct rep *r, tr_rowset_t *set);
 
 /* The diagnosis codes of a row, for the listing column. */
 const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);
+
+/* --digest (analyze.c): a digest per user of the rows in set, mailed
+ * or printed.
+ */
+int rep_digest (struct rep *r, tr_rowset_t *set);
 
 /* --live (live.c). */
 int rep_live (struct rep *r);

@@ -119,7 +119,7 @@ int rep_live (struct rep *r)
         return EXIT_USAGE;
     if (snprintf (dir, sizeof (dir), "%s/live", r->conf->state_dir)
         >= (int)sizeof (dir)) {
-        fprintf (stderr, "tracer-report: daemon.state_dir is too long\n");
+        rep_err ("daemon.state_dir is too long\n");
         return EXIT_USAGE;
     }
     /* Only root asks tracerd whether it runs: it refuses, and logs, the
@@ -129,7 +129,7 @@ int rep_live (struct rep *r)
         lo.daemon = tr_report_daemon_state (r->conf->socket_path, 1000);
     if (!(all = tr_report_live_scan (dir, &lo, &error))) {
         if (errno != ENOENT) {
-            fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+            rep_err ("%s\n", tr_error_str (&error));
             return EXIT_RUNTIME;
         }
         /* No daemon made it: nothing runs under tracer here. */
@@ -137,19 +137,19 @@ int rep_live (struct rep *r)
     }
     if (!all || !(shown = json_array ())) {
         json_decref (all);
-        fprintf (stderr, "tracer-report: out of memory\n");
+        rep_err ("out of memory\n");
         return EXIT_RUNTIME;
     }
     json_array_foreach (all, i, e) {
         if (!live_wanted (e, jobs, cluster))
             continue;
         if (json_object_get (e, "error")) {
-            fprintf (stderr, "tracer-report: %s\n",
+            rep_err ("%s\n",
                      json_string_value (json_object_get (e, "error")));
             rc = EXIT_RUNTIME;
         }
         else if (json_array_append (shown, e) < 0) {
-            fprintf (stderr, "tracer-report: out of memory\n");
+            rep_err ("out of memory\n");
             rc = EXIT_RUNTIME;
         }
     }

@@ -48,7 +48,7 @@ static int load_row (const char *abspath,
     if (!(rec = tr_record_load (abspath, &error))) {
         if (errno == EACCES || errno == EPERM || errno == ENOENT)
             return -1;
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        rep_err ("%s\n", tr_error_str (&error));
         row->reason = tr_strpool_intern (c->set->pool, tr_error_str (&error));
         c->r->rejected++;
         return 1;
@@ -113,7 +113,7 @@ static int collect_direct (struct collect *c, tr_store_t *store,
 
     if (tr_store_foreach_window (store, cluster, from, to, direct_one, &d,
                                  &error) < 0 && errno != ENOENT) {
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -138,7 +138,7 @@ static int collect_store (struct collect *c)
     int rc;
 
     if (!(store = tr_store_open (root, NULL, &error))) {
-        fprintf (stderr, "tracer-report: store %s: %s\n", root,
+        rep_err ("store %s: %s\n", root,
                  tr_error_str (&error));
         return EXIT_RUNTIME;
     }
@@ -155,11 +155,11 @@ static int collect_store (struct collect *c)
                         c, c->set->pool, &st, &error);
     tr_store_destroy (store);
     if (rc < 0) {
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
     if (st.bad > r->rejected)
-        fprintf (stderr, "tracer-report: %zu record%s of this period could "
+        rep_err ("%zu record%s of this period could "
                  "not be used (tampered, forged or corrupt); "
                  "tracer-report -j JOBID says why\n",
                  st.bad, st.bad == 1 ? "" : "s");
@@ -191,7 +191,7 @@ static int collect_files (struct collect *c)
         int rc = EXIT_OK;
 
         if (!f) {
-            fprintf (stderr, "tracer-report: %s: %s\n", path,
+            rep_err ("%s: %s\n", path,
                      strerror (errno));
             return EXIT_RUNTIME;
         }
@@ -219,7 +219,7 @@ static int collect_files (struct collect *c)
         free (line);
         fclose (f);
         if (rc != EXIT_OK) {
-            fprintf (stderr, "tracer-report: %s:%ld: %s\n", path, lineno,
+            rep_err ("%s:%ld: %s\n", path, lineno,
                      tr_error_str (&error));
             return rc;
         }
@@ -238,13 +238,13 @@ int rep_collect (struct rep *r,
     if (rc != EXIT_OK)
         return rc;
     if (c.unsigned_dropped)
-        fprintf (stderr, "tracer-report: %zu unsigned record%s left out "
+        rep_err ("%zu unsigned record%s left out "
                  "(--allow-unsigned shows them)\n", c.unsigned_dropped,
                  c.unsigned_dropped == 1 ? "" : "s");
     if (!merge)
         return EXIT_OK;
     if (tr_rowset_merge_steps (set, q) < 0) {
-        fprintf (stderr, "tracer-report: out of memory\n");
+        rep_err ("out of memory\n");
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -286,7 +286,7 @@ static int list_json (struct rep *r, tr_rowset_t *set)
         s = json_dumps (arr, JSON_INDENT (2));
     json_decref (arr);
     if (!s) {
-        fprintf (stderr, "tracer-report: out of memory\n");
+        rep_err ("out of memory\n");
         return EXIT_RUNTIME;
     }
     printf ("{\"format\": \"tracer-report-steps\", \"version\": 1, "
@@ -306,17 +306,17 @@ int rep_list (struct rep *r, tr_rowset_t *set)
     tr_error_t error;
 
     if (tr_rowset_sort (set, r->sort ? r->sort : "start", &error) < 0)
-        return fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error)),
+        return rep_err ("%s\n", tr_error_str (&error)),
                EXIT_USAGE;
     if (r->json)
         return list_json (r, set);
     if (tr_query_format_parse (&fmt, r->format ? r->format : DEFAULT_FORMAT,
                                &error) < 0) {
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        rep_err ("%s\n", tr_error_str (&error));
         return EXIT_USAGE;
     }
     if (tr_query_print (stdout, set, &fmt, r->parsable, r->noheader) < 0) {
-        fprintf (stderr, "tracer-report: writing: %s\n", strerror (errno));
+        rep_err ("writing: %s\n", strerror (errno));
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -342,6 +342,6 @@ int rep_rows (struct rep *r, tr_rowset_t *set)
     }
     tr_strbuf_free (&sb);
     if (rc != EXIT_OK)
-        fprintf (stderr, "tracer-report: out of memory\n");
+        rep_err ("out of memory\n");
     return rc;
 }

@@ -32,6 +32,8 @@ static void usage (FILE *f)
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
+             "       tracer-report -j JOBID --html [-o FILE]\n"
+             "       tracer-report --digest[=send|print] [FILTERS]\n"
              "Show what job steps used, from tracer records.\n\n"
              "Selection (a listing without -j shows steps since midnight):\n"
              "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
@@ -56,6 +58,8 @@ static void usage (FILE *f)
              "      --sort=LIST       sort by fields, '-FIELD' descending\n"
              "  -l, --list            a listing even with -j\n"
              "      --json            JSON (see tracer-report(1))\n"
+             "      --html            the job view as one HTML file with "
+             "charts (-o FILE)\n"
              "Analyses over many runs:\n"
              "      --summary[=KEY]   per array job (default), step group or "
              "job name\n"
@@ -68,6 +72,10 @@ static void usage (FILE *f)
              "      --waste           allocated against used, and cost\n"
              "      --by=KEY          user, account, partition, step, tool "
              "or group\n"
+             "      --digest[=HOW]    mail each user a digest of the period "
+             "(default\n"
+             "                        -S now-7days); print: print them "
+             "instead\n"
              "Scale:\n"
              "      --rows            print the selected summaries (for "
              "--merge)\n"
@@ -90,7 +98,8 @@ static void usage (FILE *f)
              "configuration error,\n3 a record was modified after signing, "
              "4 a record is unsigned, 5 a signature is forged.\n"
              "With --live: 0 also when no step runs, 1 a snapshot could not "
-             "be read.\n",
+             "be read.\nWith --digest: 1 also when a digest could not be "
+             "sent.\n",
              tr_conf_default_path ());
 }
 
@@ -114,6 +123,8 @@ enum {
     OPT_MERGE,
     OPT_REINDEX,
     OPT_NOINDEX,
+    OPT_HTML,
+    OPT_DIGEST,
 };
 
 static const struct option opts[] = {
@@ -147,6 +158,8 @@ static const struct option opts[] = {
     { "reindex", no_argument, NULL, OPT_REINDEX },
     { "no-index", no_argument, NULL, OPT_NOINDEX },
     { "live", no_argument, NULL, OPT_LIVE },
+    { "html", no_argument, NULL, OPT_HTML },
+    { "digest", optional_argument, NULL, OPT_DIGEST },
     { "cluster", required_argument, NULL, 'M' },
     { "store", required_argument, NULL, OPT_STORE },
     { "config", required_argument, NULL, 'c' },
@@ -175,7 +188,7 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --rows, --reindex, --live");
+                    "--waste, --rows, --reindex, --live, --digest");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -324,6 +337,14 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return EXIT_OK;
     case OPT_LIVE:
         return set_mode (r, MODE_LIVE);
+    case OPT_HTML:
+        r->html = true;
+        return EXIT_OK;
+    case OPT_DIGEST:
+        if (arg && strcmp (arg, "send") && strcmp (arg, "print"))
+            return bad ("--digest: '%s' is not send or print", arg);
+        r->digest_print = arg && !strcmp (arg, "print");
+        return set_mode (r, MODE_DIGEST);
     case 'M':
         r->cluster = arg;
         return EXIT_OK;
@@ -379,6 +400,17 @@ static int settle (struct rep *r, int argc, char **argv)
         r->files = argv + optind;
         r->nfiles = argc - optind;
     }
+    if (r->html) {
+        /* -o names the file here: an HTML report has no columns */
+        if (r->mode != MODE_VIEW || r->parsable || r->noheader || r->json)
+            return bad ("--html makes the job view a file: drop the "
+                        "listing and analysis options");
+        if (!r->jobs_arg && !r->nfiles)
+            return bad ("--html needs -j JOBID or record files");
+        r->html_out = r->format;
+        r->format = NULL;
+        r->list_given = false;
+    }
     if (r->mode == MODE_LIVE) {
         if (r->nfiles || r->store_path || r->nmerge)
             return bad ("--live reads this node's snapshots, not %s",
@@ -404,6 +436,9 @@ static int settle (struct rep *r, int argc, char **argv)
                     "(drop the listing options)");
     if (r->mode == MODE_VIEW)
         r->mode = MODE_LIST;
+    /* a digest covers a week unless told otherwise */
+    if (!r->from_given && r->mode == MODE_DIGEST)
+        r->q.from = time (NULL) - 7 * 86400;
     /* sacct's default: since midnight, unless jobs were named */
     if (!r->from_given && !r->q.jobs && r->mode == MODE_LIST) {
         time_t now = time (NULL);
@@ -417,6 +452,9 @@ static int settle (struct rep *r, int argc, char **argv)
     if (r->from_given && r->to_given && r->q.from > r->q.to)
         return bad ("-S is after -E");
     r->admin = is_admin (r->conf);
+    /* an admin's digest run (cron) covers every user unless -u says */
+    if (r->mode == MODE_DIGEST && r->admin && !r->q.nusers)
+        r->all_users = true;
     if (r->mode == MODE_REINDEX && !r->admin)
         return bad ("--reindex writes the index of every user's records: "
                     "root and report.admin_group only");
@@ -461,6 +499,8 @@ static int run (struct rep *r)
             rc = rep_list (r, set);
         else if (r->mode == MODE_ROWS || r->mode == MODE_REINDEX)
             rc = rep_rows (r, set);
+        else if (r->mode == MODE_DIGEST)
+            rc = rep_digest (r, set);
         else
             rc = rep_analyze (r, set);
     }

@@ -9,17 +9,34 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "libtracer/html.h"
 #include "libtracer/recommend.h"
 #include "libtracer/record.h"
 #include "libtracer/report.h"
 #include "libtracer/store.h"
 #include "cli.h"
+
+const char *rep_prog = "tracer-report";
+
+int rep_err (const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    fprintf (stderr, "%s: ", rep_prog);
+    va_start (ap, fmt);
+    n = vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    return n;
+}
 
 void rep_set_worst (struct rep *r, int code)
 {
@@ -42,7 +59,7 @@ bool rep_ids_safe (const char *list, bool allow_empty)
                       (int)(end ? (size_t)(end - p) : strlen (p)), p)
                 >= (int)sizeof (id)
             || ((*id || !allow_empty) && !tr_record_id_is_safe (id))) {
-            fprintf (stderr, "tracer-report: '%s' is not a valid job id\n",
+            rep_err ("'%s' is not a valid job id\n",
                      id);
             return false;
         }
@@ -81,19 +98,19 @@ int rep_verify (struct rep *r,
             *sig = TR_STEPSUM_SIG_UNSIGNED;
             return 0;
         }
-        fprintf (stderr, "tracer-report: %s: %s (use --allow-unsigned to "
+        rep_err ("%s: %s (use --allow-unsigned to "
                  "show it anyway)\n", path, error.text);
         rep_set_worst (r, EXIT_UNSIGNED);
         break;
     case TR_SIG_TAMPERED:
     case TR_SIG_FORGED:
-        fprintf (stderr, "tracer-report: %s: REJECTED: %s\n", path,
+        rep_err ("%s: REJECTED: %s\n", path,
                  error.text);
         rep_set_worst (r, st == TR_SIG_FORGED ? EXIT_FORGED : EXIT_TAMPERED);
         break;
     case TR_SIG_ERROR:
     default:
-        fprintf (stderr, "tracer-report: %s: cannot verify signature: %s\n",
+        rep_err ("%s: cannot verify signature: %s\n",
                  path, error.text);
         snprintf (note, size, "%s", error.text);
         return -1;
@@ -113,7 +130,7 @@ json_t *rep_load_verified (struct rep *r,
     int rc;
 
     if (!(rec = tr_record_load (path, &error))) {
-        fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+        rep_err ("%s\n", tr_error_str (&error));
         r->errors++;
         return NULL;
     }
@@ -151,10 +168,10 @@ static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
         >= 0)
         return;
     if (errno == ENOENT)
-        fprintf (stderr, "tracer-report: job %s: no records in %s (cluster "
+        rep_err ("job %s: no records in %s (cluster "
                  "%s)\n", job, tr_store_root (store), cluster);
     else
-        fprintf (stderr, "tracer-report: job %s: %s\n", job,
+        rep_err ("job %s: %s\n", job,
                  tr_error_str (&error));
     r->errors++;
 }
@@ -181,14 +198,14 @@ static void add_selected (struct rep *r, tr_store_t *store,
         add_job (r, store, cluster, last);
     }
     if (set->n == 0) {
-        fprintf (stderr, "tracer-report: no records of %s in %s (cluster "
+        rep_err ("no records of %s in %s (cluster "
                  "%s)\n", r->jobs_arg, tr_store_root (store), cluster);
         r->errors++;
     }
     tr_rowset_destroy (set);
 }
 
-static int show_jobs (struct rep *r)
+int rep_load_jobs (struct rep *r)
 {
     const char *cluster = r->cluster ? r->cluster : r->conf->cluster_name;
     const char *root = r->store_path ? r->store_path : r->conf->store_path;
@@ -198,7 +215,7 @@ static int show_jobs (struct rep *r)
     tr_error_t error;
 
     if (!(store = tr_store_open (root, NULL, &error))) {
-        fprintf (stderr, "tracer-report: store %s: %s\n", root,
+        rep_err ("store %s: %s\n", root,
                  tr_error_str (&error));
         return EXIT_RUNTIME;
     }
@@ -230,13 +247,8 @@ static int show_jobs (struct rep *r)
  */
 #define HISTORY_DAYS 30
 
-struct history {
-    struct rep *r;
-    tr_rowset_t *set;
-    bool tried;
-};
-
-static tr_rowset_t *history_of (struct history *h, const tr_stepsum_t *step)
+static tr_rowset_t *history_of (struct rep_history *h,
+                                const tr_stepsum_t *step)
 {
     struct tr_query q = {
         .from = time (NULL) - HISTORY_DAYS * 86400,
@@ -256,20 +268,25 @@ static tr_rowset_t *history_of (struct history *h, const tr_stepsum_t *step)
     return h->set;
 }
 
-/* "Next time:" from the runs of the step's group, this one included. */
-static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
+void rep_history_free (struct rep_history *h)
 {
-    struct history *h = arg;
+    tr_rowset_destroy (h->set);
+    h->set = NULL;
+    h->tried = false;
+}
+
+json_t *rep_advice (const struct tr_stepsum *step, void *arg)
+{
+    struct rep_history *h = arg;
     tr_rowset_t *set = history_of (h, step);
     const tr_stepsum_t **rows;
     struct tr_recommend_opts o;
-    const char *cpus, *mem, *t, *conf;
     json_t *recs, *g;
     size_t n = 0;
     bool self = false;
 
     if (!(rows = calloc ((set ? set->n : 0) + 1, sizeof (*rows))))
-        return;
+        return NULL;
     for (size_t i = 0; set && i < set->n; i++) {
         const tr_stepsum_t *x = &set->rows[i];
 
@@ -286,7 +303,18 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     rep_recommend_opts (h->r, &o);
     recs = tr_recommend_groups (rows, n, &o, NULL);
     free (rows);
-    g = json_array_get (json_object_get (recs, "groups"), 0);
+    g = json_incref (json_array_get (json_object_get (recs, "groups"), 0));
+    json_decref (recs);
+    return g;
+}
+
+/* "Next time:" from the runs of the step's group, this one included. */
+static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
+{
+    json_t *g = rep_advice (step, arg);
+    const char *cpus, *mem, *t, *conf;
+    json_int_t runs;
+
     cpus = json_string_value (json_object_get (json_object_get (g, "cpus"),
                                                "text"));
     mem = json_string_value (json_object_get (json_object_get (g, "mem"),
@@ -294,6 +322,8 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     t = json_string_value (json_object_get (json_object_get (g, "time"),
                                             "text"));
     conf = json_string_value (json_object_get (g, "confidence"));
+    runs = json_integer_value (json_object_get (json_object_get (g, "runs"),
+                                                "total"));
     if (g && (cpus || mem || t)) {
         fprintf (out, "    Next time:    ");
         if (cpus)
@@ -303,18 +333,64 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
         if (t)
             fprintf (out, " --time=%s", t);
         fprintf (out, " (%lld run%s of %s, %s confidence)\n",
-                 (long long)json_integer_value (json_object_get (
-                     json_object_get (g, "runs"), "total")),
-                 json_integer_value (json_object_get (
-                     json_object_get (g, "runs"), "total")) == 1 ? "" : "s",
-                 step->group, conf ? conf : "low");
+                 (long long)runs, runs == 1 ? "" : "s", step->group,
+                 conf ? conf : "low");
     }
-    json_decref (recs);
+    json_decref (g);
+}
+
+/* The HTML report into r->html_out (whole or not at all: a temporary
+ * file beside it, renamed over it) or stdout.
+ */
+static int write_html (struct rep *r, struct rep_history *h)
+{
+    struct tr_html_opts o = {
+        .diag = &r->conf->diagnosis,
+        .recommend = rep_advice,
+        .arg = h,
+    };
+    char tmp[4096];
+    FILE *f = stdout;
+    int fd = -1, rc;
+
+    if (json_array_size (r->recs) == 0)
+        return EXIT_RUNTIME;
+    if (r->html_out && strcmp (r->html_out, "-")) {
+        if (snprintf (tmp, sizeof (tmp), "%s.XXXXXX", r->html_out)
+                >= (int)sizeof (tmp)
+            || (fd = mkstemp (tmp)) < 0 || !(f = fdopen (fd, "w"))) {
+            rep_err ("%s: %s\n", r->html_out, strerror (errno));
+            if (fd >= 0) {
+                close (fd);
+                unlink (tmp);
+            }
+            return EXIT_RUNTIME;
+        }
+        fchmod (fd, 0644);
+    }
+    rc = tr_html_job_report (f, r->recs, r->notes, &o);
+    if (rc < 0 && errno == EINVAL)
+        rep_err ("--html shows one job; name one with -j\n");
+    else if (rc < 0)
+        rep_err ("writing the report: %s\n", strerror (errno));
+    if (f == stdout)
+        return rc < 0 || fflush (stdout) ? EXIT_RUNTIME : EXIT_OK;
+    if (fclose (f) != 0 && rc == 0) {
+        rep_err ("%s: %s\n", r->html_out, strerror (errno));
+        rc = -1;
+    }
+    if (rc == 0 && rename (tmp, r->html_out) < 0) {
+        rep_err ("%s: %s\n", r->html_out, strerror (errno));
+        rc = -1;
+    }
+    if (rc < 0)
+        unlink (tmp);
+    return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int rep_view (struct rep *r)
 {
-    struct history h = { .r = r };
+    struct rep_history h = { .r = r };
     struct tr_report_view_opts vo = {
         .diag = &r->conf->diagnosis,
         .next_time = next_time,
@@ -322,10 +398,20 @@ int rep_view (struct rep *r)
     };
     int rc = EXIT_OK;
 
-    if (r->jobs_arg && (rc = show_jobs (r)) != EXIT_OK)
+    if (r->jobs_arg && (rc = rep_load_jobs (r)) != EXIT_OK)
         return rc;
     for (int i = 0; i < r->nfiles; i++)
         add_record (r->files[i], r);
+    if (r->html) {
+        int hrc = write_html (r, &h);
+
+        rep_history_free (&h);
+        if (hrc != EXIT_OK)
+            return hrc;
+        if (r->worst != EXIT_OK)
+            return r->worst;
+        return r->errors ? EXIT_RUNTIME : EXIT_OK;
+    }
     if (r->json) {
         char *s = json_dumps (r->recs, JSON_INDENT (2) | JSON_SORT_KEYS);
         if (s)
@@ -334,7 +420,7 @@ int rep_view (struct rep *r)
     }
     else
         tr_report_job_view_ex (stdout, r->recs, r->notes, &vo);
-    tr_rowset_destroy (h.set);
+    rep_history_free (&h);
     if (r->worst != EXIT_OK)
         return r->worst;
     if (r->errors || json_array_size (r->recs) == 0)

@@ -7,6 +7,8 @@ man_subst = sed \
 	-e 's|[@]localstatedir[@]|$(localstatedir)|g' \
 	-e 's|[@]runstatedir[@]|$(runstatedir)|g' \
 	-e 's|[@]sbindir[@]|$(sbindir)|g' \
+	-e 's|[@]bindir[@]|$(bindir)|g' \
+	-e 's|[@]datadir[@]|$(datadir)|g' \
 	-e 's|[@]slurmplugindir[@]|$(slurmplugindir)|g'
 .1.in.1:
 	$(AM_V_GEN)$(man_subst) $< > $@

@@ -127,6 +127,27 @@ const char *const tr_conf_redact_default[] = {
     NULL,
 };
 
+static const struct enum_name mail_summaries[] = {
+    { "never", TR_MAIL_SUMMARY_NEVER },
+    { "actionable", TR_MAIL_SUMMARY_ACTIONABLE },
+    { "always", TR_MAIL_SUMMARY_ALWAYS },
+    { NULL, 0 },
+};
+
+static const struct enum_name mail_tracings[] = {
+    { "optin", TR_MAIL_TRACING_OPTIN },
+    { "all", TR_MAIL_TRACING_ALL },
+    { NULL, 0 },
+};
+
+/* The values are diagnose.h's tr_diag_severity_t. */
+static const struct enum_name mail_severities[] = {
+    { "info", 0 },
+    { "warning", 1 },
+    { "critical", 2 },
+    { NULL, 0 },
+};
+
 static const struct key schema[] = {
     { .section = "cluster",
       .name = "name",
@@ -699,6 +720,119 @@ static const struct key schema[] = {
       .desc = "prices per partition, NAME: {core_hour, gb_hour, gpu_hour}; a "
               "price a partition leaves out is the report.cost one (at most "
               "256 partitions)" },
+    { .section = "mail",
+      .name = "sendmail",
+      .type = K_PATH,
+      .off = F (mail.sendmail),
+      .dflt = "/usr/sbin/sendmail",
+      .doc_default = "/usr/sbin/sendmail",
+      .desc = "sendmail-compatible program that delivers mail (run with "
+              "-i, -f FROM when mail.from is set, and the recipients)" },
+    { .section = "mail",
+      .name = "from",
+      .type = K_TEXT,
+      .off = F (mail.from),
+      .max = 256,
+      .dflt = "",
+      .doc_default = "\"\"",
+      .desc = "sender address (empty: the MTA's default, the user running "
+              "tracer-mail)" },
+    { .section = "mail",
+      .name = "domain",
+      .type = K_TEXT,
+      .off = F (mail.domain),
+      .max = 256,
+      .dflt = "",
+      .doc_default = "\"\"",
+      .desc = "domain appended to user names that have none in digests "
+              "(like Slurm's MailDomain; empty: local delivery)" },
+    { .section = "mail",
+      .name = "wait",
+      .type = K_DURATION,
+      .off = F (mail.wait_s),
+      .min = 0,
+      .max = 100,
+      .dflt = "60s",
+      .doc_default = "60s",
+      .desc = "longest tracer-mail waits for a job's records before it "
+              "sends Slurm's own notification (Slurm kills MailProg after "
+              "120 s)" },
+    { .section = "mail",
+      .name = "settle",
+      .type = K_DURATION,
+      .off = F (mail.settle_s),
+      .min = 0,
+      .max = 30,
+      .dflt = "3s",
+      .doc_default = "3s",
+      .desc = "how long no new record may arrive before a job's records are "
+              "taken as complete" },
+    { .section = "mail",
+      .name = "tracing",
+      .type = K_ENUM,
+      .off = F (mail.tracing),
+      .enums = mail_tracings,
+      .dflt = "optin",
+      .doc_default = "optin",
+      .desc = "how the plugin is enabled (its enable= argument): optin "
+              "waits for records only of jobs submitted with --tracer or "
+              "that already have some; all waits for every job" },
+    { .section = "mail",
+      .name = "summary",
+      .type = K_ENUM,
+      .off = F (mail.summary),
+      .enums = mail_summaries,
+      .dflt = "actionable",
+      .doc_default = "actionable",
+      .desc = "when an end-of-job mail becomes a summary: always, "
+              "actionable (the job failed, or a finding reaches "
+              "mail.severity) or never" },
+    { .section = "mail",
+      .name = "severity",
+      .type = K_ENUM,
+      .off = F (mail.severity),
+      .enums = mail_severities,
+      .dflt = "warning",
+      .doc_default = "warning",
+      .desc = "least severe diagnosis finding that makes a job actionable: "
+              "info, warning or critical" },
+    { .section = "mail",
+      .name = "min_elapsed",
+      .type = K_DURATION,
+      .off = F (mail.min_elapsed_s),
+      .min = 0,
+      .max = 31536000,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "jobs that ended well and ran shorter than this get Slurm's "
+              "own notification" },
+    { .section = "mail",
+      .name = "attach_report",
+      .type = K_BOOL,
+      .off = F (mail.attach_report),
+      .dflt = "true",
+      .doc_default = "true",
+      .desc = "attach the job's HTML report (tracer-report --html) to "
+              "summaries" },
+    { .section = "mail",
+      .name = "attach_max",
+      .type = K_BYTES,
+      .off = F (mail.attach_max_bytes),
+      .min = 0,
+      .max = 67108864,
+      .dflt = "4M",
+      .doc_default = "4M",
+      .desc = "largest HTML report attached; a larger one is left out and "
+              "the summary says how to make it" },
+    { .section = "mail",
+      .name = "report_url",
+      .type = K_TEXT,
+      .off = F (mail.report_url),
+      .max = 256,
+      .dflt = "",
+      .doc_default = "\"\"",
+      .desc = "link to the job's report put in summaries, %j standing for "
+              "the job id (empty: no link)" },
 };
 
 #undef F
@@ -718,6 +852,7 @@ static const char *const sections[] = {
     "report.recommend",
     "report.regression",
     "report.cost",
+    "mail",
 };
 
 #define NSECTIONS (sizeof (sections) / sizeof (sections[0]))
@@ -1563,9 +1698,11 @@ static int set_text (struct parser *p,
                      const yaml_mark_t *m,
                      const char *s)
 {
-    if (strlen (s) > CONF_MAX_TEXT)
+    int max = k->max > 0 ? (int)k->max : CONF_MAX_TEXT;
+
+    if (strlen (s) > (size_t)max)
         return fail_key (p, k, m, "'%s' is longer than %d bytes", show (p, s),
-                         CONF_MAX_TEXT);
+                         max);
     if (has_control (s))
         return fail_key (p, k, m, "'%s' contains a control character",
                          show (p, s));

@@ -91,6 +91,35 @@ struct tr_conf_cost {
     size_t n_partitions;
 };
 
+/* Section mail: tracer-mail, Slurm's MailProg, and tracer-report
+ * --digest.
+ */
+enum {
+    TR_MAIL_SUMMARY_NEVER = 0,  /* always Slurm's own notification */
+    TR_MAIL_SUMMARY_ACTIONABLE, /* a summary when there is something to do */
+    TR_MAIL_SUMMARY_ALWAYS,     /* a summary whenever records came */
+};
+
+enum {
+    TR_MAIL_TRACING_OPTIN = 0, /* jobs are traced when they ask */
+    TR_MAIL_TRACING_ALL,       /* every job is traced */
+};
+
+struct tr_conf_mail {
+    char *sendmail;          /* mail.sendmail */
+    char *from;              /* mail.from ("": the MTA's default) */
+    char *domain;            /* mail.domain ("": bare user names) */
+    double wait_s;           /* mail.wait */
+    double settle_s;         /* mail.settle */
+    int tracing;             /* mail.tracing */
+    int summary;             /* mail.summary */
+    int severity;            /* mail.severity (diagnose.h severities) */
+    double min_elapsed_s;    /* mail.min_elapsed */
+    bool attach_report;      /* mail.attach_report */
+    double attach_max_bytes; /* mail.attach_max */
+    char *report_url;        /* mail.report_url ("": none) */
+};
+
 typedef struct tr_conf {
     /* cluster: */
     char *cluster_name;        /* cluster.name (default "default") */
@@ -141,6 +170,8 @@ typedef struct tr_conf {
     struct tr_conf_recommend recommend;
     struct tr_conf_regression regression;
     struct tr_conf_cost cost;
+
+    struct tr_conf_mail mail;
 } tr_conf_t;
 
 /* A new configuration holding the built-in defaults.

@@ -26,6 +26,7 @@ version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' \
 programs="collector/tracerd.c:collector/tracerd.8.in:collector/tracerd
 collector/tracer-run.c:collector/tracer-run.1.in:collector/tracer-run
 analysis/tracer-report.c:analysis/tracer-report.1.in:analysis/tracer-report
+analysis/tracer-mail.c:analysis/tracer-mail.8.in:analysis/tracer-mail
 spank/spank_tracer.c:spank/tracer-spank.8.in:-"
 
 # Long option names of a source's option table ({ "name", ...), one a
@@ -108,6 +109,8 @@ subst_man ()
         -e 's|[@]localstatedir[@]|/var|g' \
         -e 's|[@]runstatedir[@]|/run|g' \
         -e 's|[@]sbindir[@]|/usr/sbin|g' \
+        -e 's|[@]bindir[@]|/usr/bin|g' \
+        -e 's|[@]datadir[@]|/usr/share|g' \
         -e 's|[@]slurmplugindir[@]|/usr/lib/slurm|g' "$1"
 }
 

@@ -97,6 +97,18 @@ static const char *const all_keys[] = {
     "report.cost.gpu_hour",
     "report.cost.currency",
     "report.cost.partitions",
+    "mail.sendmail",
+    "mail.from",
+    "mail.domain",
+    "mail.wait",
+    "mail.settle",
+    "mail.tracing",
+    "mail.summary",
+    "mail.severity",
+    "mail.min_elapsed",
+    "mail.attach_report",
+    "mail.attach_max",
+    "mail.report_url",
 };
 /* clang-format on */
 
@@ -176,7 +188,19 @@ static const char *defaults_json =
     " \"report.cost.gb_hour\": 0,"
     " \"report.cost.gpu_hour\": 0,"
     " \"report.cost.currency\": \"\","
-    " \"report.cost.partitions\": {}}";
+    " \"report.cost.partitions\": {},"
+    " \"mail.sendmail\": \"/usr/sbin/sendmail\","
+    " \"mail.from\": \"\","
+    " \"mail.domain\": \"\","
+    " \"mail.wait\": 60,"
+    " \"mail.settle\": 3,"
+    " \"mail.tracing\": \"optin\","
+    " \"mail.summary\": \"actionable\","
+    " \"mail.severity\": \"warning\","
+    " \"mail.min_elapsed\": 0,"
+    " \"mail.attach_report\": true,"
+    " \"mail.attach_max\": 4194304,"
+    " \"mail.report_url\": \"\"}";
 /* clang-format on */
 
 static const char *level_name (int level)
@@ -351,6 +375,27 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "report.cost.gpu_hour", json_real (c->cost.gpu_hour) },
         { "report.cost.currency", str_or_null (c->cost.currency) },
         { "report.cost.partitions", partition_object (&c->cost) },
+        { "mail.sendmail", str_or_null (c->mail.sendmail) },
+        { "mail.from", str_or_null (c->mail.from) },
+        { "mail.domain", str_or_null (c->mail.domain) },
+        { "mail.wait", json_real (c->mail.wait_s) },
+        { "mail.settle", json_real (c->mail.settle_s) },
+        { "mail.tracing",
+          json_string (c->mail.tracing == TR_MAIL_TRACING_ALL ? "all"
+                                                              : "optin") },
+        { "mail.summary",
+          json_string (c->mail.summary == TR_MAIL_SUMMARY_ALWAYS ? "always"
+                       : c->mail.summary == TR_MAIL_SUMMARY_NEVER
+                           ? "never"
+                           : "actionable") },
+        { "mail.severity",
+          json_string (c->mail.severity == 2   ? "critical"
+                       : c->mail.severity == 1 ? "warning"
+                                               : "info") },
+        { "mail.min_elapsed", json_real (c->mail.min_elapsed_s) },
+        { "mail.attach_report", json_boolean (c->mail.attach_report) },
+        { "mail.attach_max", json_real (c->mail.attach_max_bytes) },
+        { "mail.report_url", str_or_null (c->mail.report_url) },
     };
 
     assert_non_null (o);

@@ -1,0 +1,61 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_HTML_H
+#define TRACER_HTML_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+/* The self-contained HTML report of one job (tracer-report --html): one
+ * HTML5 file with inline CSS and inline SVG charts, no scripts and no
+ * external resources, readable in a desktop browser and on a phone.
+ * doc/html-report.md describes what it shows and the element ids and
+ * classes that are a stable contract for tests and post-processing.
+ */
+
+struct tr_diag_thresholds;
+struct tr_stepsum;
+
+struct tr_html_opts {
+    /* Diagnosis thresholds; NULL: tr_diag_defaults (diagnose.h). */
+    const struct tr_diag_thresholds *diag;
+    /* What to request next time for a step: one element of the "groups"
+     * array of tr_recommend_groups() (recommend.h; members cpus, mem and
+     * time each with "text", "request", "basis"; "runs", "confidence",
+     * "notes"), as a new reference, or NULL when there is none.  Called
+     * once per step, with the step's summary merged over its nodes.  May
+     * be NULL: no step has a recommendation.
+     */
+    json_t *(*recommend) (const struct tr_stepsum *step, void *arg);
+    void *arg;
+    /* "Generated at" in the footer, Unix seconds; 0: time (NULL). */
+    double now;
+};
+
+/* Write the report of recs (an array of validated records of ONE job:
+ * one cluster and job id, any number of steps and nodes) to out.  notes
+ * (may be NULL) is an object mapping a record's index in recs (as a
+ * decimal string) to a one-line note, as for tr_report_job_view
+ * (report.h), e.g. its signature status; the notes are listed in the
+ * footer.  o may be NULL (the defaults).  Everything is computed before
+ * the first byte is written, so a failure other than a write error
+ * writes nothing.  Returns 0, or -1 with errno = EINVAL (out NULL, recs
+ * not an array of objects, empty, or of several jobs), ENOMEM, or EIO
+ * (a write to out failed).
+ */
+int tr_html_job_report (FILE *out,
+                        json_t *recs,
+                        json_t *notes,
+                        const struct tr_html_opts *o);
+
+/* Write s to out escaped for HTML text and for attribute values in
+ * either kind of quotes: & < > " ' become entities; bytes that are not
+ * valid UTF-8 (overlong forms and surrogates included) become U+FFFD,
+ * one per byte; control characters other than newline and tab (C0, DEL
+ * and C1) are dropped.  Returns 0, or -1 with errno = EINVAL (out or s
+ * NULL) or EIO (a write failed).
+ */
+int tr_html_escape (FILE *out, const char *s);
+
+#endif /* !TRACER_HTML_H */

@@ -1,0 +1,1176 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Mail: the per-job summary tracer-mail sends in place of Slurm's
+ * end-of-job notification, and the plumbing any mail needs: a MIME
+ * message and a sendmail-compatible program run without a shell.
+ * Everything in a summary that came from a record or from the job's
+ * environment is data, never markup or a command: HTML is escaped,
+ * header values must be single lines, recipients go after "--".
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diagnose.h"
+#include "html.h"
+#include "mail.h"
+#include "merge.h"
+#include "aggregate.h"
+#include "recommend.h"
+#include "report.h"
+#include "strbuf.h"
+
+/* ---------------------------------------------------------------------
+ * What the notification is about
+ */
+
+static const char *env_get (char *const *env, const char *key)
+{
+    size_t n = strlen (key);
+
+    for (size_t i = 0; env && env[i]; i++)
+        if (!strncmp (env[i], key, n) && env[i][n] == '=')
+            return env[i] + n + 1;
+    return NULL;
+}
+
+/* Copy s into buf when it fits and is free of control characters. */
+static void set_field (char *buf, size_t size, const char *s)
+{
+    size_t n;
+
+    if (!s)
+        return;
+    n = strlen (s);
+    if (n >= size)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return;
+    memcpy (buf, s, n + 1);
+}
+
+/* The word after "key" in the subject, up to a space or comma. */
+static void subject_word (const char *subject, const char *key, char *buf,
+                          size_t size)
+{
+    const char *p = strstr (subject, key);
+    size_t n;
+
+    if (!p)
+        return;
+    p += strlen (key);
+    n = strcspn (p, " ,");
+    if (n == 0 || n >= size)
+        return;
+    memcpy (buf, p, n);
+    buf[n] = '\0';
+}
+
+/* Slurm's mail types (agent.c _mail_type_str, 22.05); Ended and Failed
+ * are the ends of a job, the rest pass through.
+ */
+static const char *const mail_types[] = {
+    "Began", "Ended", "Failed", "Requeued", "Reached time limit",
+    "Reached 90% of time limit", "Reached 80% of time limit",
+    "Reached 50% of time limit", "Invalid dependency", "StageOut",
+    NULL,
+};
+
+static bool id_ok (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || *s == '_' || *s == '+'))
+            return false;
+    return true;
+}
+
+int tr_mail_event_parse (struct tr_mail_event *ev,
+                         const char *subject,
+                         char *const *env,
+                         tr_error_t *error)
+{
+    const char *v;
+    char word[64] = "";
+
+    memset (ev, 0, sizeof (*ev));
+    ev->exit_code = -1;
+    if (!subject)
+        subject = "";
+
+    set_field (ev->job_id, sizeof (ev->job_id), env_get (env, "SLURM_JOB_ID"));
+    set_field (ev->type, sizeof (ev->type),
+               env_get (env, "SLURM_JOB_MAIL_TYPE"));
+    set_field (ev->state, sizeof (ev->state),
+               env_get (env, "SLURM_JOB_STATE"));
+    set_field (ev->name, sizeof (ev->name), env_get (env, "SLURM_JOB_NAME"));
+    set_field (ev->run_time, sizeof (ev->run_time),
+               env_get (env, "SLURM_JOB_RUN_TIME"));
+    set_field (ev->cluster, sizeof (ev->cluster),
+               env_get (env, "SLURM_CLUSTER_NAME"));
+    if ((v = env_get (env, "SLURM_JOB_EXIT_CODE_MAX"))) {
+        char *end;
+        long x;
+
+        errno = 0;
+        x = strtol (v, &end, 10);
+        if (!errno && end != v && !*end && x >= 0 && x < 256)
+            ev->exit_code = x;
+    }
+
+    /* The subject: "Slurm [Array Task |Array Summary ]Job_id=ID [(RAW) ]
+     * Name=NAME TYPE, ..., STATE, ExitCode N"
+     */
+    if (!*ev->job_id) {
+        const char *raw = strstr (subject, "Job_id=");
+
+        subject_word (subject, "Job_id=", word, sizeof (word));
+        /* an array task's raw id follows the id directly: "5_2 (7)" */
+        if (raw)
+            raw += strlen ("Job_id=") + strlen (word);
+        if (raw && *word && !strncmp (raw, " (", 2) && raw[2] >= '0'
+            && raw[2] <= '9') {
+            char id[64] = "";
+
+            subject_word (raw, " (", id, sizeof (id));
+            id[strcspn (id, ")")] = '\0';
+            set_field (ev->job_id, sizeof (ev->job_id), id);
+        }
+        else if (id_ok (word))
+            set_field (ev->job_id, sizeof (ev->job_id), word);
+    }
+    if (!*ev->type)
+        for (const char *const *t = mail_types; *t; t++) {
+            char key[64];
+
+            snprintf (key, sizeof (key), " %s", *t);
+            if ((v = strstr (subject, key))
+                && (v[strlen (key)] == ',' || v[strlen (key)] == '\0')) {
+                set_field (ev->type, sizeof (ev->type), *t);
+                break;
+            }
+        }
+    if (!*ev->state) {
+        /* ", STATE, ExitCode N" */
+        const char *ec = strstr (subject, ", ExitCode ");
+
+        if (ec) {
+            const char *p = ec;
+            char st[32];
+
+            while (p > subject && p[-1] != ',' && p[-1] != ' ')
+                p--;
+            if ((size_t)(ec - p) < sizeof (st)) {
+                memcpy (st, p, (size_t)(ec - p));
+                st[ec - p] = '\0';
+                set_field (ev->state, sizeof (ev->state), st);
+            }
+            if (ev->exit_code < 0) {
+                char *end;
+                long x;
+
+                errno = 0;
+                x = strtol (ec + 11, &end, 10);
+                if (!errno && end != ec + 11 && x >= 0 && x < 256)
+                    ev->exit_code = x;
+            }
+        }
+    }
+    if (!*ev->run_time)
+        subject_word (subject, "Run time ", ev->run_time,
+                      sizeof (ev->run_time));
+
+    ev->array_summary = strstr (subject, "Slurm Array Summary ") != NULL;
+    if (ev->array_summary) {
+        const char *a = env_get (env, "SLURM_ARRAY_JOB_ID");
+        char id[64] = "";
+
+        if (a)
+            set_field (id, sizeof (id), a);
+        else {
+            subject_word (subject, "Job_id=", id, sizeof (id));
+            id[strcspn (id, "_")] = '\0';
+        }
+        if (!*id || !id_ok (id))
+            ev->array_summary = false;
+        else
+            snprintf (ev->select, sizeof (ev->select), "%s_*", id);
+    }
+    if (!*ev->job_id || !id_ok (ev->job_id)) {
+        *ev->job_id = '\0';
+        errno = EINVAL;
+        return tr_errprintf (error, "the notification names no job");
+    }
+    if (!ev->array_summary)
+        snprintf (ev->select, sizeof (ev->select), "%s", ev->job_id);
+    ev->end = !strcmp (ev->type, "Ended") || !strcmp (ev->type, "Failed");
+
+    /* sbatch --tracer[=SPEC] reaches MailProg as the SPANK job-control
+     * environment; an explicit "off" is an opt-out
+     */
+    v = env_get (env, "SPANK__SLURM_SPANK_OPTION_tracer_tracer");
+    ev->traced = v && strcmp (v, "off") && strcmp (v, "no")
+                 && strcmp (v, "0") && strcmp (v, "false");
+    return 0;
+}
+
+bool tr_mail_address_ok (const char *addr)
+{
+    size_t n;
+
+    if (!addr || addr[0] == '-' || (n = strlen (addr)) == 0 || n > 256)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)addr[i] <= 0x20 || (unsigned char)addr[i] >= 0x7f)
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Whether to summarise, and the summary
+ */
+
+/* The job as a whole: the span of its steps, the CPU of all steps but
+ * the extern one (it holds no work) against the largest allocation,
+ * the largest per-node peak against the request.
+ */
+struct job_totals {
+    double start_ms, end_ms, elapsed_s;
+    double cpu_s, cores, mem_peak, mem_req, time_limit_s;
+    const char *state;
+    const char *nodes;
+};
+
+static double nmax (double a, double b)
+{
+    if (isnan (a))
+        return b;
+    if (isnan (b))
+        return a;
+    return a > b ? a : b;
+}
+
+static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
+{
+    size_t widest = 0;
+
+    t->start_ms = t->end_ms = t->elapsed_s = NAN;
+    t->cpu_s = t->cores = t->mem_peak = t->mem_req = t->time_limit_s = NAN;
+    t->state = "";
+    t->nodes = "";
+    for (size_t i = 0; i < j->n; i++) {
+        const tr_stepsum_t *r = &j->rows[i];
+
+        if (isnan (t->start_ms) || r->start_ms < t->start_ms)
+            t->start_ms = r->start_ms;
+        t->end_ms = nmax (t->end_ms, r->end_ms);
+        t->elapsed_s = nmax (t->elapsed_s, r->elapsed_s);
+        if (strcmp (r->step_id, "extern") && !isnan (r->cpu_s))
+            t->cpu_s = isnan (t->cpu_s) ? r->cpu_s : t->cpu_s + r->cpu_s;
+        t->cores = nmax (t->cores, r->req_cores);
+        t->mem_peak = nmax (t->mem_peak, r->mem_peak_bytes);
+        t->mem_req = nmax (t->mem_req, nmax (r->req_mem_bytes,
+                                             r->mem_limit_bytes));
+        t->time_limit_s = nmax (t->time_limit_s, r->time_limit_s);
+        if (!*t->state
+            || tr_merge_state_rank (r->state) > tr_merge_state_rank (t->state))
+            t->state = r->state;
+        if (strlen (r->node) > strlen (j->rows[widest].node))
+            widest = i;
+    }
+    if (!isnan (t->start_ms) && !isnan (t->end_ms))
+        t->elapsed_s = nmax (t->elapsed_s, (t->end_ms - t->start_ms) / 1e3);
+    if (j->n)
+        t->nodes = j->rows[widest].node;
+}
+
+static bool completed (const char *state)
+{
+    return !*state || !strcmp (state, "completed");
+}
+
+bool tr_mail_worth (const struct tr_mail_job *j,
+                    const struct tr_conf_mail *m,
+                    char *why,
+                    size_t size)
+{
+    struct job_totals t;
+
+    if (m->summary == TR_MAIL_SUMMARY_NEVER) {
+        snprintf (why, size, "mail.summary is never");
+        return false;
+    }
+    if (j->n == 0) {
+        snprintf (why, size, "no records");
+        return false;
+    }
+    if (m->summary == TR_MAIL_SUMMARY_ALWAYS) {
+        snprintf (why, size, "mail.summary is always");
+        return true;
+    }
+    for (size_t i = 0; i < j->n; i++)
+        if (!completed (j->rows[i].state)) {
+            snprintf (why, size, "step %s ended %s", j->rows[i].step_id,
+                      j->rows[i].state);
+            return true;
+        }
+    if (j->ev && *j->ev->state && strcmp (j->ev->state, "COMPLETED")
+        && strcmp (j->ev->state, "CANCELLED")) {
+        snprintf (why, size, "the job ended %s", j->ev->state);
+        return true;
+    }
+    job_totals (j, &t);
+    if (!isnan (t.elapsed_s) && t.elapsed_s < m->min_elapsed_s) {
+        snprintf (why, size, "ran %.0f s, under mail.min_elapsed",
+                  t.elapsed_s);
+        return false;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        json_t *f;
+        size_t k;
+
+        json_array_foreach (j->findings ? j->findings[i] : NULL, k, f) {
+            const char *sev = json_string_value (json_object_get (f,
+                                                                  "severity"));
+            const char *code = json_string_value (json_object_get (f,
+                                                                   "code"));
+            int level = !sev ? 0 : !strcmp (sev, "critical") ? 2
+                        : !strcmp (sev, "warning")           ? 1 : 0;
+
+            if (code && strcmp (code, TR_DIAG_OK) && level >= m->severity) {
+                snprintf (why, size, "step %s: %s", j->rows[i].step_id,
+                          code);
+                return true;
+            }
+        }
+    }
+    snprintf (why, size, "nothing to act on");
+    return false;
+}
+
+static const char *pct (char *buf, size_t size, double used, double asked)
+{
+    if (isnan (used) || isnan (asked) || asked <= 0)
+        snprintf (buf, size, "-");
+    else
+        snprintf (buf, size, "%.0f%%", 100.0 * used / asked);
+    return buf;
+}
+
+/* v with the given decimals, or "-" when unknown. */
+static const char *num_or_dash (char *buf, size_t size, int decimals,
+                                double v)
+{
+    if (isnan (v))
+        snprintf (buf, size, "-");
+    else
+        snprintf (buf, size, "%.*f", decimals, v);
+    return buf;
+}
+
+static const char *bytes_or_dash (char *buf, size_t size, double v)
+{
+    if (isnan (v))
+        return snprintf (buf, size, "-"), buf;
+    return tr_report_bytes (buf, size, v);
+}
+
+static const char *dur_or_dash (char *buf, size_t size, double v)
+{
+    if (isnan (v))
+        return snprintf (buf, size, "-"), buf;
+    return tr_report_duration (buf, size, v);
+}
+
+/* The user's name, else "uid N" (records may carry only the uid). */
+static const char *user_of (const tr_stepsum_t *r, char *buf, size_t size)
+{
+    if (*r->user)
+        return r->user;
+    if (isnan (r->uid))
+        return "?";
+    snprintf (buf, size, "uid %.0f", r->uid);
+    return buf;
+}
+
+/* The headline: "Job 22 (name) failed: OUT_OF_MEMORY, exit code 0". */
+static void headline (const struct tr_mail_job *j, const struct job_totals *t,
+                      char *buf, size_t size)
+{
+    const struct tr_mail_event *ev = j->ev;
+    const char *name = ev && *ev->name ? ev->name
+                       : j->n             ? j->rows[0].job_name : "";
+    const char *state = ev && *ev->state ? ev->state : t->state;
+    char ec[32] = "";
+
+    if (ev && ev->exit_code >= 0)
+        snprintf (ec, sizeof (ec), ", exit code %ld", ev->exit_code);
+    snprintf (buf, size, "%s %s%s%s%s %s %s%s",
+              ev && ev->array_summary ? "Array job" : "Job",
+              ev && ev->array_summary ? ev->select
+              : ev                    ? ev->job_id
+              : j->n                  ? j->rows[0].job_id : "?",
+              *name ? " (" : "", name, *name ? ")" : "",
+              ev && !strcmp (ev->type, "Failed") ? "failed:" : "ended:",
+              state, ec);
+}
+
+static json_t *finding_list (json_t *findings)
+{
+    json_t *out = json_array (), *f;
+    size_t k;
+    bool serious = false;
+
+    if (!out)
+        return NULL;
+    json_array_foreach (findings, k, f) {
+        const char *sev = json_string_value (json_object_get (f, "severity"));
+        if (sev && strcmp (sev, "info"))
+            serious = true;
+    }
+    json_array_foreach (findings, k, f) {
+        const char *sev = json_string_value (json_object_get (f, "severity"));
+        const char *code = json_string_value (json_object_get (f, "code"));
+        if (!code || (serious && sev && !strcmp (sev, "info")))
+            continue;
+        json_array_append (out, f);
+    }
+    return out;
+}
+
+static const char *str_or (json_t *s)
+{
+    return json_is_string (s) ? json_string_value (s) : "";
+}
+
+static const char *advice_text (json_t *g, const char *what)
+{
+    return json_string_value (json_object_get (json_object_get (g, what),
+                                               "text"));
+}
+
+int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
+{
+    struct job_totals t;
+    char line[512], a[64], b[64], c[64];
+    bool any;
+
+    job_totals (j, &t);
+    headline (j, &t, line, sizeof (line));
+    fprintf (out, "%s\n", line);
+    if (j->n)
+        fprintf (out, "User %s, account %s, partition %s, cluster %s, "
+                 "node%s %s\n",
+                 user_of (&j->rows[0], a, sizeof (a)), *j->rows[0].account ? j->rows[0].account
+                                                      : "-",
+                 *j->rows[0].partition ? j->rows[0].partition : "-",
+                 j->rows[0].cluster, strchr (t.nodes, ',') ? "s" : "",
+                 t.nodes);
+
+    fprintf (out, "\nWhat the job used against what it asked for:\n");
+    fprintf (out, "  %-8s %14s %14s %11s\n", "", "Asked", "Used",
+             "Efficiency");
+    fprintf (out, "  %-8s %14s %14s %11s\n", "Cores",
+             num_or_dash (a, sizeof (a), 0, t.cores),
+             num_or_dash (b, sizeof (b), 2,
+                          isnan (t.elapsed_s) || t.elapsed_s <= 0
+                              ? NAN : t.cpu_s / t.elapsed_s),
+             pct (c, sizeof (c), t.cpu_s,
+                  t.cores * t.elapsed_s));
+    fprintf (out, "  %-8s %14s %14s %11s\n", "Memory",
+             bytes_or_dash (a, sizeof (a), t.mem_req),
+             bytes_or_dash (b, sizeof (b), t.mem_peak),
+             pct (c, sizeof (c), t.mem_peak, t.mem_req));
+    fprintf (out, "  %-8s %14s %14s %11s\n", "Time",
+             dur_or_dash (a, sizeof (a), t.time_limit_s),
+             dur_or_dash (b, sizeof (b), t.elapsed_s),
+             pct (c, sizeof (c), t.elapsed_s, t.time_limit_s));
+    fprintf (out, "  (cores used: CPU time over run time; memory: the exact "
+             "peak of the largest node)\n");
+
+    fprintf (out, "\nSteps:\n  %-12s %-10s %10s %6s %11s %6s\n", "Step",
+             "State", "Elapsed", "CPU", "Mem peak", "Mem");
+    for (size_t i = 0; i < j->n; i++) {
+        const tr_stepsum_t *r = &j->rows[i];
+        char d[32], e[32];
+
+        fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n", r->step_id,
+                 r->state, dur_or_dash (a, sizeof (a), r->elapsed_s),
+                 pct (d, sizeof (d), r->cpu_s,
+                      r->req_cores * r->elapsed_s),
+                 bytes_or_dash (b, sizeof (b), r->mem_peak_bytes),
+                 pct (e, sizeof (e), r->mem_peak_bytes,
+                      nmax (r->req_mem_bytes, r->mem_limit_bytes)));
+    }
+
+    fprintf (out, "\nDiagnosis:\n");
+    for (size_t i = 0; i < j->n; i++) {
+        json_t *list, *f;
+        size_t k;
+
+        list = finding_list (j->findings ? j->findings[i] : NULL);
+        json_array_foreach (list, k, f)
+            fprintf (out, "  %-12s [%s] %s\n", k ? "" : j->rows[i].step_id,
+                     str_or (json_object_get (f, "severity")),
+                     str_or (json_object_get (f, "text")));
+        json_decref (list);
+    }
+
+    any = false;
+    for (size_t i = 0; i < j->n; i++) {
+        json_t *g = j->advice ? j->advice[i] : NULL;
+        const char *cpus = advice_text (g, "cpus");
+        const char *mem = advice_text (g, "mem");
+        const char *tm = advice_text (g, "time");
+        json_int_t runs = json_integer_value (
+            json_object_get (json_object_get (g, "runs"), "total"));
+        const char *conf = json_string_value (json_object_get (g,
+                                                              "confidence"));
+
+        if (!g || !(cpus || mem || tm) || !strcmp (j->rows[i].step_id,
+                                                   "extern"))
+            continue;
+        if (!any)
+            fprintf (out, "\nNext time, request (from this job and the "
+                     "earlier runs of its steps):\n");
+        any = true;
+        fprintf (out, "  %-12s", j->rows[i].step_id);
+        if (cpus)
+            fprintf (out, " --cpus-per-task=%s", cpus);
+        if (mem)
+            fprintf (out, " --mem=%s", mem);
+        if (tm)
+            fprintf (out, " --time=%s", tm);
+        fprintf (out, "   (%lld run%s, %s confidence)\n", (long long)runs,
+                 runs == 1 ? "" : "s", conf ? conf : "low");
+    }
+
+    fprintf (out, "\n");
+    if (j->attachment)
+        fprintf (out, "The full report with charts is attached (%s): open "
+                 "it in a web browser.\n", j->attachment);
+    if (j->report_url)
+        fprintf (out, "The full report: %s\n", j->report_url);
+    if (j->report_note)
+        fprintf (out, "%s\n", j->report_note);
+    fprintf (out, "On the cluster: tracer-report -j %s   (and --html -o "
+             "FILE for the charts)\n",
+             j->ev && j->ev->array_summary ? j->ev->select
+             : j->ev                       ? j->ev->job_id
+             : j->n                        ? j->rows[0].job_id : "?");
+    if (j->subject)
+        fprintf (out, "\n-- \nSlurm's notification: %s\nSummary by tracer "
+                 "%s.\n", j->subject, TRACER_VERSION);
+    return ferror (out) ? (errno = EIO, -1) : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The digest
+ */
+
+static double hours (double a, double b)
+{
+    return isnan (a) || isnan (b) ? 0 : a * b / 3600.0;
+}
+
+int tr_mail_digest (FILE *out,
+                    const char *user,
+                    const tr_stepsum_t *const *rows,
+                    size_t n,
+                    json_t *waste,
+                    json_t *recs,
+                    time_t from,
+                    time_t to)
+{
+    static const char *const states[] = { "completed", "failed", "oom",
+                                          "timeout", "cancelled", NULL };
+    size_t count[6] = { 0 }, jobs = 0, shown = 0;
+    double core_alloc = 0, core_used = 0, mem_alloc = 0, mem_used = 0;
+    char f[32], t[32], line[256];
+    struct tm tm;
+
+    localtime_r (&from, &tm);
+    strftime (f, sizeof (f), "%Y-%m-%d %H:%M", &tm);
+    localtime_r (&to, &tm);
+    strftime (t, sizeof (t), "%Y-%m-%d %H:%M", &tm);
+    for (size_t i = 0; i < n; i++) {
+        const tr_stepsum_t *r = rows[i];
+        size_t k;
+
+        if (i == 0 || strcmp (r->job_id, rows[i - 1]->job_id))
+            jobs++;
+        for (k = 0; states[k] && strcmp (states[k], r->state); k++)
+            ;
+        count[k]++;
+        if (!strcmp (r->step_id, "extern"))
+            continue;
+        core_alloc += hours (r->req_cores, r->elapsed_s);
+        core_used += isnan (r->cpu_s) ? 0 : r->cpu_s / 3600.0;
+        mem_alloc += hours (r->req_mem_bytes * (isnan (r->nodes) ? 1
+                                                                 : r->nodes),
+                            r->elapsed_s) / 1073741824.0;
+        mem_used += hours (r->mem_peak_sum_bytes, r->elapsed_s)
+                    / 1073741824.0;
+    }
+    fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
+             f, t, n ? " on cluster " : "", n ? rows[0]->cluster : "");
+    fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
+             "%zu out of memory, %zu timed out, %zu cancelled, %zu other.\n",
+             user, jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
+             count[0], count[1], count[2], count[3], count[4], count[5]);
+    fprintf (out, "CPU: %.1f core-hours allocated, %.1f used (%s).\n",
+             core_alloc, core_used,
+             pct (line, sizeof (line), core_used, core_alloc));
+    fprintf (out, "Memory: %.1f GiB-hours requested, peaks held %.1f (%s; "
+             "a peak is an upper bound of use).\n", mem_alloc, mem_used,
+             pct (line, sizeof (line), mem_used, mem_alloc));
+
+    for (size_t i = 0; i < n; i++) {
+        const tr_stepsum_t *r = rows[i];
+
+        if (completed (r->state) || !strcmp (r->state, "cancelled"))
+            continue;
+        if (shown == 0)
+            fprintf (out, "\nSteps that did not complete:\n");
+        if (++shown > 10) {
+            fprintf (out, "  ... and more: tracer-report -u %s -s F,OOM,TO "
+                     "-S '%s'\n", user, f);
+            break;
+        }
+        fprintf (out, "  %s.%s  %-10s %s  %s\n", r->job_id, r->step_id,
+                 r->state, r->job_name, *r->reason ? r->reason : "");
+    }
+    if (waste) {
+        fprintf (out, "\nWhere the allocation went unused, by step group:\n");
+        tr_waste_print (out, waste, false);
+    }
+    if (recs && json_array_size (json_object_get (recs, "groups"))) {
+        fprintf (out, "\nWhat to request next time, by step group:\n");
+        tr_recommend_print_table (out, recs);
+    }
+    fprintf (out, "\nMore: tracer-report -S '%s' --waste --by=group, "
+             "tracer-report --recommend --output=sbatch\n"
+             "-- \nDigest by tracer %s.\n", f, TRACER_VERSION);
+    return ferror (out) ? (errno = EIO, -1) : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The HTML alternative: tables and inline styles only (mail clients
+ * drop <style> blocks, scripts and SVG)
+ */
+
+static void td (FILE *out, const char *s, bool right)
+{
+    fprintf (out, "<td style=\"padding:2px 8px;border-bottom:1px solid "
+             "#ddd;%s\">", right ? "text-align:right" : "");
+    tr_html_escape (out, s);
+    fputs ("</td>", out);
+}
+
+static void bar_row (FILE *out, const char *what, const char *asked,
+                     const char *used, double frac)
+{
+    char p[32];
+    int w = isnan (frac) ? 0 : (int)lround (fmin (frac, 1.0) * 100);
+    const char *colour = isnan (frac) ? "#999"
+                         : frac > 1.0 ? "#c0392b"
+                         : frac < 0.5 ? "#e67e22" : "#27ae60";
+
+    fputs ("<tr>", out);
+    td (out, what, false);
+    td (out, asked, true);
+    td (out, used, true);
+    fprintf (out, "<td style=\"padding:2px 8px;border-bottom:1px solid "
+             "#ddd;min-width:90px\"><div style=\"background:#eee;width:100%%;"
+             "height:10px\"><div style=\"background:%s;width:%d%%;height:"
+             "10px\"></div></div></td>", colour, w);
+    td (out, isnan (frac) ? "-" : (snprintf (p, sizeof (p), "%.0f%%",
+                                             frac * 100), p), true);
+    fputs ("</tr>\n", out);
+}
+
+int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
+{
+    struct job_totals t;
+    char line[512], a[64], b[64];
+    const char *th = "<th style=\"text-align:left;padding:2px 8px;"
+                     "border-bottom:2px solid #999\">";
+
+    job_totals (j, &t);
+    headline (j, &t, line, sizeof (line));
+    fputs ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+           "<meta name=\"viewport\" content=\"width=device-width,"
+           "initial-scale=1\"><title>", out);
+    tr_html_escape (out, line);
+    fputs ("</title></head>\n<body style=\"font-family:sans-serif;"
+           "font-size:14px;color:#222;max-width:720px;margin:0 auto;"
+           "padding:8px\">\n<h2 style=\"font-size:18px\">", out);
+    tr_html_escape (out, line);
+    fputs ("</h2>\n", out);
+    if (j->n) {
+        fputs ("<p>User ", out);
+        tr_html_escape (out, user_of (&j->rows[0], a, sizeof (a)));
+        fputs (", partition ", out);
+        tr_html_escape (out, *j->rows[0].partition ? j->rows[0].partition
+                                                   : "-");
+        fputs (", cluster ", out);
+        tr_html_escape (out, j->rows[0].cluster);
+        fputs (", nodes ", out);
+        tr_html_escape (out, t.nodes);
+        fputs ("</p>\n", out);
+    }
+
+    fprintf (out, "<h3 style=\"font-size:15px\">What the job used against "
+             "what it asked for</h3>\n<div style=\"overflow-x:auto\">"
+             "<table id=\"usage\" style=\"border-collapse:collapse\">"
+             "<tr>%s</th>%sAsked</th>%sUsed</th>%s</th>%sEfficiency</th>"
+             "</tr>\n", th, th, th, th, th);
+    bar_row (out, "Cores", num_or_dash (a, sizeof (a), 0, t.cores),
+             num_or_dash (b, sizeof (b), 2,
+                          t.elapsed_s > 0 ? t.cpu_s / t.elapsed_s : NAN),
+             t.cores > 0 && t.elapsed_s > 0
+                 ? t.cpu_s / (t.cores * t.elapsed_s) : NAN);
+    bar_row (out, "Memory", bytes_or_dash (a, sizeof (a), t.mem_req),
+             bytes_or_dash (b, sizeof (b), t.mem_peak),
+             t.mem_req > 0 ? t.mem_peak / t.mem_req : NAN);
+    bar_row (out, "Time", dur_or_dash (a, sizeof (a), t.time_limit_s),
+             dur_or_dash (b, sizeof (b), t.elapsed_s),
+             t.time_limit_s > 0 ? t.elapsed_s / t.time_limit_s : NAN);
+    fputs ("</table></div>\n", out);
+
+    fputs ("<h3 style=\"font-size:15px\">Diagnosis</h3>\n<ul id=\"diagnosis"
+           "\">\n", out);
+    for (size_t i = 0; i < j->n; i++) {
+        json_t *list, *f;
+        size_t k;
+
+        list = finding_list (j->findings ? j->findings[i] : NULL);
+        json_array_foreach (list, k, f) {
+            const char *sev = json_string_value (json_object_get (f,
+                                                                  "severity"));
+            fprintf (out, "<li><span style=\"color:%s\">[",
+                     sev && !strcmp (sev, "critical") ? "#c0392b"
+                         : sev && !strcmp (sev, "warning") ? "#d35400"
+                                                           : "#555");
+            tr_html_escape (out, sev ? sev : "");
+            fputs ("]</span> ", out);
+            tr_html_escape (out, j->rows[i].step_id);
+            fputs (": ", out);
+            tr_html_escape (out, str_or (json_object_get (f, "text")));
+            fputs ("</li>\n", out);
+        }
+        json_decref (list);
+    }
+    fputs ("</ul>\n", out);
+
+    fputs ("<h3 style=\"font-size:15px\">Next time</h3>\n<ul id=\"next\">\n",
+           out);
+    for (size_t i = 0; i < j->n; i++) {
+        json_t *g = j->advice ? j->advice[i] : NULL;
+        const char *cpus = advice_text (g, "cpus");
+        const char *mem = advice_text (g, "mem");
+        const char *tm = advice_text (g, "time");
+
+        if (!g || !(cpus || mem || tm) || !strcmp (j->rows[i].step_id,
+                                                   "extern"))
+            continue;
+        fputs ("<li>", out);
+        tr_html_escape (out, j->rows[i].step_id);
+        fputs (": <code>", out);
+        if (cpus) {
+            fputs (" --cpus-per-task=", out);
+            tr_html_escape (out, cpus);
+        }
+        if (mem) {
+            fputs (" --mem=", out);
+            tr_html_escape (out, mem);
+        }
+        if (tm) {
+            fputs (" --time=", out);
+            tr_html_escape (out, tm);
+        }
+        fputs ("</code></li>\n", out);
+    }
+    fputs ("</ul>\n<p>", out);
+    if (j->attachment) {
+        fputs ("The full report with charts is attached (", out);
+        tr_html_escape (out, j->attachment);
+        fputs (").<br>\n", out);
+    }
+    if (j->report_url) {
+        fputs ("<a href=\"", out);
+        tr_html_escape (out, j->report_url);
+        fputs ("\">The full report</a><br>\n", out);
+    }
+    if (j->report_note) {
+        tr_html_escape (out, j->report_note);
+        fputs ("<br>\n", out);
+    }
+    fputs ("</p>\n", out);
+    if (j->subject) {
+        fputs ("<p style=\"color:#777;font-size:12px\">Slurm's notification: ",
+               out);
+        tr_html_escape (out, j->subject);
+        fprintf (out, "<br>Summary by tracer %s.</p>\n", TRACER_VERSION);
+    }
+    fputs ("</body></html>\n", out);
+    return ferror (out) ? (errno = EIO, -1) : 0;
+}
+
+/* ---------------------------------------------------------------------
+ * MIME
+ */
+
+int tr_mail_base64 (struct tr_strbuf *out, const void *data, size_t len)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+                              "wxyz0123456789+/";
+    const unsigned char *p = data;
+    char line[80];
+    size_t col = 0;
+
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        size_t n = len - i < 3 ? len - i : 3;
+
+        if (n > 1)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (n > 2)
+            v |= p[i + 2];
+        line[col++] = tab[(v >> 18) & 63];
+        line[col++] = tab[(v >> 12) & 63];
+        line[col++] = n > 1 ? tab[(v >> 6) & 63] : '=';
+        line[col++] = n > 2 ? tab[v & 63] : '=';
+        if (col == 76) {
+            line[col++] = '\n';
+            if (tr_strbuf_append (out, line, col) < 0)
+                return -1;
+            col = 0;
+        }
+    }
+    if (col) {
+        line[col++] = '\n';
+        if (tr_strbuf_append (out, line, col) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool single_line (const char *s)
+{
+    return s && !strpbrk (s, "\r\n");
+}
+
+static bool ascii (const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x7f)
+            return false;
+    return true;
+}
+
+/* Subject: as it is when ASCII, else RFC 2047 encoded words of at most
+ * 39 bytes (52 characters of base64: every line, the first with
+ * "Subject:", stays within RFC 2047's 76), cut between UTF-8 characters.
+ */
+static int put_subject (tr_strbuf_t *sb, const char *s)
+{
+    size_t len = strlen (s), i = 0;
+
+    if (ascii (s))
+        return tr_strbuf_printf (sb, "Subject: %s\n", s);
+    if (tr_strbuf_puts (sb, "Subject:") < 0)
+        return -1;
+    while (i < len) {
+        size_t n = len - i > 39 ? 39 : len - i;
+        tr_strbuf_t enc = { 0 };
+        char *e;
+
+        while (i + n < len && n > 1
+               && ((unsigned char)s[i + n] & 0xc0) == 0x80)
+            n--;
+        if (tr_mail_base64 (&enc, s + i, n) < 0)
+            return tr_strbuf_free (&enc), -1;
+        e = tr_strbuf_steal (&enc);
+        if (!e)
+            return -1;
+        e[strcspn (e, "\n")] = '\0';
+        if (tr_strbuf_printf (sb, " =?UTF-8?B?%s?=\n", e) < 0)
+            return free (e), -1;
+        free (e);
+        i += n;
+    }
+    return 0;
+}
+
+char *tr_mail_compose (const struct tr_mail_msg *m,
+                       time_t now,
+                       size_t *len,
+                       tr_error_t *error)
+{
+    tr_strbuf_t sb = { 0 };
+    char date[64], outer[64], inner[64];
+    struct tm tm;
+    uint64_t h;
+    bool mixed = m->attach != NULL, alt = m->html != NULL;
+    int e = 0; /* -1 once an append failed (out of memory) */
+
+    if (!m->text || !m->subject || !single_line (m->subject)
+        || (m->from && *m->from && !tr_mail_address_ok (m->from))
+        || (m->attach_name && (!single_line (m->attach_name)
+                               || strpbrk (m->attach_name, "\"\\")))
+        || (m->attach && (!m->attach_name || !m->attach_type))
+        || m->nto == 0) {
+        errno = EINVAL;
+        tr_errprintf (error, "a mail header would not be a single line, or "
+                      "a part is missing");
+        return NULL;
+    }
+    for (size_t i = 0; i < m->nto; i++)
+        if (!tr_mail_address_ok (m->to[i])) {
+            errno = EINVAL;
+            tr_errprintf (error, "'%s' is not a usable address", m->to[i]);
+            return NULL;
+        }
+    localtime_r (&now, &tm);
+    strftime (date, sizeof (date), "%a, %d %b %Y %H:%M:%S %z", &tm);
+    /* Boundaries start "=_": never in base64, and checked against the
+     * 8-bit text
+     */
+    h = tr_str_hash64 (m->text, strlen (m->text)) ^ (uint64_t)now
+        ^ ((uint64_t)getpid () << 32);
+    for (int k = 0;; k++) {
+        snprintf (outer, sizeof (outer), "=_tracer_m%016llx%d",
+                  (unsigned long long)h, k);
+        snprintf (inner, sizeof (inner), "=_tracer_a%016llx%d",
+                  (unsigned long long)h, k);
+        if (!strstr (m->text, outer) && !strstr (m->text, inner))
+            break;
+    }
+
+    if (m->from && *m->from)
+        e |= tr_strbuf_printf (&sb, "From: %s\n", m->from);
+    e |= tr_strbuf_puts (&sb, "To: ");
+    for (size_t i = 0; i < m->nto; i++)
+        e |= tr_strbuf_printf (&sb, "%s%s", i ? ", " : "", m->to[i]);
+    e |= tr_strbuf_puts (&sb, "\n");
+    e |= put_subject (&sb, m->subject);
+    e |= tr_strbuf_printf (&sb, "Date: %s\nMIME-Version: 1.0\n"
+                      "Auto-Submitted: auto-generated\n", date);
+    if (m->job_id && single_line (m->job_id))
+        e |= tr_strbuf_printf (&sb, "X-Tracer-Job: %s\n", m->job_id);
+    if (mixed)
+        e |= tr_strbuf_printf (&sb, "Content-Type: multipart/mixed; "
+                          "boundary=\"%s\"\n\nThis is a MIME message.\n\n"
+                          "--%s\n", outer, outer);
+    if (alt)
+        e |= tr_strbuf_printf (&sb, "Content-Type: multipart/alternative; "
+                          "boundary=\"%s\"\n\n%s--%s\n", inner,
+                          mixed ? "" : "This is a MIME message.\n\n", inner);
+    e |= tr_strbuf_puts (&sb, "Content-Type: text/plain; charset=utf-8\n"
+                    "Content-Transfer-Encoding: 8bit\n\n");
+    /* 8-bit lines must stay under 998 bytes: cut longer ones */
+    for (const char *p = m->text; *p;) {
+        size_t n = strcspn (p, "\n");
+        size_t take = n > 900 ? 900 : n;
+
+        /* never inside a UTF-8 character */
+        while (take < n && take > 1 && ((unsigned char)p[take] & 0xc0) == 0x80)
+            take--;
+
+        e |= tr_strbuf_append (&sb, p, take);
+        e |= tr_strbuf_puts (&sb, "\n");
+        p += take;
+        if (take == n && *p == '\n')
+            p++;
+    }
+    if (alt) {
+        e |= tr_strbuf_printf (&sb, "\n--%s\nContent-Type: text/html; "
+                          "charset=utf-8\nContent-Transfer-Encoding: "
+                          "base64\n\n", inner);
+        e |= tr_mail_base64 (&sb, m->html, strlen (m->html));
+        e |= tr_strbuf_printf (&sb, "\n--%s--\n", inner);
+    }
+    if (mixed) {
+        e |= tr_strbuf_printf (&sb, "\n--%s\nContent-Type: %s; charset=utf-8; "
+                          "name=\"%s\"\nContent-Disposition: attachment; "
+                          "filename=\"%s\"\nContent-Transfer-Encoding: "
+                          "base64\n\n", outer, m->attach_type,
+                          m->attach_name, m->attach_name);
+        e |= tr_mail_base64 (&sb, m->attach, m->attach_len);
+        e |= tr_strbuf_printf (&sb, "\n--%s--\n", outer);
+    }
+    if (e < 0 || !tr_strbuf_str (&sb)) {
+        tr_strbuf_free (&sb);
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    *len = sb.len;
+    return tr_strbuf_steal (&sb);
+}
+
+/* ---------------------------------------------------------------------
+ * Sending
+ */
+
+static double mono (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int tr_mail_send (const char *path,
+                  const char *from,
+                  const char *const *to,
+                  size_t nto,
+                  const char *msg,
+                  size_t len,
+                  double timeout_s,
+                  tr_error_t *error)
+{
+    const char **argv;
+    char *const envp[] = { (char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                           NULL };
+    int sv[2], status = 0, saved;
+    size_t ac = 0, off = 0;
+    double deadline = mono () + timeout_s;
+    pid_t pid, w = 0;
+
+    if (!path || path[0] != '/' || nto == 0) {
+        errno = EINVAL;
+        return tr_errprintf (error, "no sendmail program or no recipient");
+    }
+    for (size_t i = 0; i < nto; i++)
+        if (!tr_mail_address_ok (to[i])) {
+            errno = EINVAL;
+            return tr_errprintf (error, "'%s' is not a usable address",
+                                 to[i]);
+        }
+    if (from && *from && !tr_mail_address_ok (from)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "'%s' is not a usable sender", from);
+    }
+    /* what exec would say, said before anything is started */
+    if (access (path, X_OK) < 0)
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    if (!(argv = calloc (nto + 7, sizeof (*argv)))) {
+        errno = ENOMEM;
+        return tr_errprintf (error, "out of memory");
+    }
+    argv[ac++] = path;
+    argv[ac++] = "-i";
+    if (from && *from) {
+        argv[ac++] = "-f";
+        argv[ac++] = from;
+    }
+    argv[ac++] = "--";
+    for (size_t i = 0; i < nto; i++)
+        argv[ac++] = to[i];
+    argv[ac] = NULL;
+
+    /* A socket, not a pipe: send (MSG_NOSIGNAL) gets EPIPE rather than a
+     * SIGPIPE when the program exits early, and the library leaves the
+     * caller's signal dispositions alone
+     */
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        saved = errno;
+        free (argv);
+        errno = saved;
+        return tr_errprintf (error, "socketpair: %s", strerror (errno));
+    }
+    if ((pid = fork ()) < 0) {
+        saved = errno;
+        close (sv[0]);
+        close (sv[1]);
+        free (argv);
+        errno = saved;
+        return tr_errprintf (error, "fork: %s", strerror (errno));
+    }
+    if (pid == 0) {
+        shutdown (sv[1], SHUT_WR);
+        /* its output ends up next to ours (slurmctld logs MailProg's) */
+        if (dup2 (sv[1], STDIN_FILENO) < 0
+            || dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
+            _exit (127);
+        closefrom (STDERR_FILENO + 1);
+        /* its own group, so that a timeout stops whatever it started */
+        setpgid (0, 0);
+        execve (path, (char *const *)argv, envp);
+        free (argv);
+        _exit (127);
+    }
+    close (sv[1]);
+    free (argv);
+    shutdown (sv[0], SHUT_RD);
+    while (off < len) {
+        struct pollfd pfd = { .fd = sv[0], .events = POLLOUT };
+        double left = deadline - mono ();
+        ssize_t n;
+
+        if (left <= 0 || poll (&pfd, 1, (int)(left * 1000) + 1) == 0) {
+            errno = ETIMEDOUT;
+            break;
+        }
+        n = send (sv[0], msg + off, len - off,
+                  MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            break;
+        }
+        off += (size_t)n;
+    }
+    saved = off < len ? errno : 0;
+    close (sv[0]);
+    while ((w = waitpid (pid, &status, WNOHANG)) == 0 && mono () < deadline)
+        usleep (20000);
+    if (w == 0) {
+        kill (-pid, SIGKILL);
+        kill (pid, SIGKILL);
+        waitpid (pid, &status, 0);
+        errno = ETIMEDOUT;
+        return tr_errprintf (error, "%s did not finish within %.0f s (killed)",
+                             path, timeout_s);
+    }
+    if (w < 0) {
+        saved = errno;
+        errno = saved;
+        return tr_errprintf (error, "waitpid: %s", strerror (errno));
+    }
+    if (WIFEXITED (status) && WEXITSTATUS (status) == 127 && saved) {
+        errno = saved;
+        return tr_errprintf (error, "%s could not be run", path);
+    }
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+        errno = EIO;
+        if (WIFSIGNALED (status))
+            return tr_errprintf (error, "%s was killed by signal %d", path,
+                                 WTERMSIG (status));
+        return tr_errprintf (error, "%s exited with %d%s", path,
+                             WEXITSTATUS (status),
+                             WEXITSTATUS (status) == 127
+                                 ? " (could it be run?)" : "");
+    }
+    if (saved) {
+        errno = saved;
+        return tr_errprintf (error, "writing to %s: %s", path,
+                             strerror (saved));
+    }
+    return 0;
+}

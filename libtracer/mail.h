@@ -1,0 +1,152 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_MAIL_H
+#define TRACER_MAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "conf.h"
+#include "error.h"
+#include "stepsum.h"
+
+/* Mail for tracer-mail (Slurm's MailProg) and tracer-report --digest:
+ * what a Slurm notification is about, whether a summary is worth
+ * sending, the summary itself in text and HTML, a MIME message, and
+ * handing it to a sendmail-compatible program without a shell.
+ */
+
+/* What slurmctld's notification is about, from the environment it
+ * gives MailProg (SLURM_JOB_*, SPANK_*; FACTS: agent.c _mail_proc) and,
+ * where that is missing (run by hand), from the subject.
+ */
+struct tr_mail_event {
+    char job_id[64];     /* the job the records are filed under */
+    char select[80];     /* what to look up: job_id, or "A_*" for an
+                            array summary */
+    char type[64];       /* "Began", "Ended", "Failed", ... */
+    char state[32];      /* "COMPLETED", "OUT_OF_MEMORY", ... or "" */
+    char name[256];      /* job name, or "" */
+    char run_time[32];   /* "HH:MM:SS" as Slurm says it, or "" */
+    char cluster[64];    /* SLURM_CLUSTER_NAME, or "" */
+    long exit_code;      /* -1: unknown */
+    bool end;            /* an end-of-job notification (Ended, Failed) */
+    bool array_summary;
+    bool traced;         /* the job asked for tracing (--tracer given) */
+};
+
+/* Fill ev from subject and the environment env (NULL-terminated
+ * "KEY=VALUE" strings; NULL: none).  Returns 0, or -1 with EINVAL when
+ * neither names a job (the notification is then passed on as it is).
+ */
+int tr_mail_event_parse (struct tr_mail_event *ev,
+                         const char *subject,
+                         char *const *env,
+                         tr_error_t *error);
+
+/* Is addr usable as a recipient (or sender) on a sendmail command
+ * line: 1 to 256 printable ASCII bytes, no white space, not starting
+ * with '-'?
+ */
+bool tr_mail_address_ok (const char *addr);
+
+/* What one summary is built from: the merged steps of the job (rows,
+ * in step order), each step's diagnosis findings (tr_diagnose) and
+ * recommendation group (recommend.h; NULL entries when none), and how
+ * the full report reaches the reader.
+ */
+struct tr_mail_job {
+    const struct tr_mail_event *ev;
+    const tr_stepsum_t *rows;
+    size_t n;
+    json_t *const *findings;
+    json_t *const *advice;
+    const char *attachment;   /* attached report's file name, or NULL */
+    const char *report_url;   /* link to the report, or NULL */
+    const char *report_note;  /* why the report is not attached, or NULL */
+    const char *subject;      /* Slurm's subject, quoted at the end */
+};
+
+/* Whether a summary is worth sending under the mail section m: never,
+ * always, or when actionable: a step did not complete, or (a job that
+ * ran at least m->min_elapsed_s) a finding is at least m->severity.
+ * The reason into why (size bytes).
+ */
+bool tr_mail_worth (const struct tr_mail_job *j,
+                    const struct tr_conf_mail *m,
+                    char *why,
+                    size_t size);
+
+/* The summary as plain text and as HTML (a fragment-free document with
+ * inline styles only, for mail clients).  0, or -1 with errno.
+ */
+int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j);
+int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j);
+
+/* A user's digest over [from, to]: jobs and their outcomes, core- and
+ * GiB-hours allocated against used, the steps that failed, then waste
+ * (tr_waste by group, may be NULL) and recommendations
+ * (tr_recommend_groups, may be NULL) as tracer-report prints them.
+ * rows are that user's merged steps.  0, or -1 with errno.
+ */
+int tr_mail_digest (FILE *out,
+                    const char *user,
+                    const tr_stepsum_t *const *rows,
+                    size_t n,
+                    json_t *waste,
+                    json_t *recs,
+                    time_t from,
+                    time_t to);
+
+/* A MIME message.  text is required; html (an alternative) and the
+ * attachment may be NULL.  Header values are single lines (checked).
+ */
+struct tr_mail_msg {
+    const char *from;       /* NULL or "": no From: (the MTA sets it) */
+    const char *const *to;  /* recipients, each tr_mail_address_ok */
+    size_t nto;
+    const char *subject;    /* UTF-8; encoded (RFC 2047) when not ASCII */
+    const char *text;
+    const char *html;
+    const char *attach;     /* attachment bytes, attach_len long */
+    size_t attach_len;
+    const char *attach_name;
+    const char *attach_type; /* e.g. "text/html" */
+    const char *job_id;     /* X-Tracer-Job:, or NULL */
+};
+
+/* Compose m into a new string (LF line ends, as sendmail reads it on
+ * standard input), *len its length.  now is the Date:.  NULL with
+ * errno (EINVAL: a header with a line break or a bad address, ENOMEM).
+ */
+char *tr_mail_compose (const struct tr_mail_msg *m,
+                       time_t now,
+                       size_t *len,
+                       tr_error_t *error);
+
+/* Hand msg to the sendmail-compatible program at path: argv is
+ * {path, "-i", ["-f", from,] "--", to...}, never a shell; its
+ * environment only PATH; its output goes to our stderr.  Waits at most
+ * timeout_s for it, then kills it.  Returns 0 when it exited 0, else -1
+ * with errno (ETIMEDOUT, EIO for a non-zero exit, or what exec said).
+ */
+int tr_mail_send (const char *path,
+                  const char *from,
+                  const char *const *to,
+                  size_t nto,
+                  const char *msg,
+                  size_t len,
+                  double timeout_s,
+                  tr_error_t *error);
+
+/* Base64 of data (RFC 2045: lines of 76 characters) appended to out.
+ * 0, or -1 with errno = ENOMEM.
+ */
+struct tr_strbuf;
+int tr_mail_base64 (struct tr_strbuf *out, const void *data, size_t len);
+
+#endif /* !TRACER_MAIL_H */

@@ -1,0 +1,174 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='tracer-mail as MailProg, with a real MTA
+
+slurmctld runs tracer-mail (MailProg) for jobs submitted with
+--mail-type=END,FAIL; exim (Debian'\''s default MTA, local delivery)
+delivers to /var/mail.  A completed, a failed and an OOM-killed job each
+get a summary with the HTML report attached; a job whose records never
+come still gets Slurm'\''s notification, saying so; a Began mail passes
+through; with mail.summary: actionable a job with nothing to act on gets
+the plain notification; tracer-report --digest mails a digest.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+PARTS="python3 $SHARNESS_TEST_SRCDIR/mail-parts"
+MBOX=/var/mail/tracertest
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+require_or_skip "the test user tracertest (tools/install-deps)" \
+    test_have_prereq TRACERTEST
+require_or_skip "an MTA providing /usr/sbin/sendmail (tools/install-deps)" \
+    test -x /usr/sbin/sendmail
+require_or_skip "python3 (tools/install-deps)" command -v python3
+
+# submit ARGS...: sbatch as tracertest with mail to tracertest; the job
+# id is left in job.
+submit ()
+{
+    job=$(runuser -u tracertest -- sbatch --parsable --chdir="$(cat jobs.dir)" \
+        --mail-user=tracertest "$@") && test -n "$job"
+}
+
+# mail_for JOB [N] [TIMEOUT]: wait until N (1) messages about JOB are in
+# the mailbox; their parts are m.JOB.K.{headers,text,html,attach-*}.
+mail_for ()
+{
+    wait_for "test \$($PARTS $MBOX $1 m.$1) -ge ${2:-1}" "${3:-90}"
+}
+
+test_expect_success 'start the cluster with MailProg=tracer-mail' '
+    cluster_up --mail --mail-conf summary=always --mail-conf wait=20s \
+        --mail-conf settle=2s --sampling psi_mirror=true &&
+    grep "^MailProg=$TRACER_CLUSTER_ROOT/bin/tracer-mail" \
+        "$TRACER_CLUSTER_DIR/etc/slurm.conf" &&
+    : >$MBOX && chown tracertest:mail $MBOX && chmod 0660 $MBOX &&
+    jobs=$(mktemp -d /tmp/tracer-mail-jobs.XXXXXX) &&
+    chown tracertest "$jobs" && chmod 0755 "$jobs" &&
+    echo "$jobs" >jobs.dir &&
+    printf "#!/bin/sh\nperl -e %s\n" \
+        "'\''my \$x = \"a\" x (60 * 1048576); my \$t = time + 4; 1 while time < \$t;'\''" \
+        >"$jobs/ok.sh" &&
+    printf "#!/bin/sh\nsleep 2\nexit 3\n" >"$jobs/fail.sh" &&
+    printf "#!/bin/sh\nperl -e %s\n" \
+        "'\''my @a; push @a, \"a\" x 1048576 for 1 .. 400; sleep 1'\''" \
+        >"$jobs/oom.sh" &&
+    chmod 0755 "$jobs"/*.sh
+'
+
+test_expect_success 'a completed job: the summary, with the report attached' '
+    jobs=$(cat jobs.dir) &&
+    submit --tracer -c 2 --mem=400M --mail-type=END,FAIL "$jobs/ok.sh" &&
+    mail_for $job &&
+    cat m.$job.1.text &&
+    grep "^Subject: Slurm Job_id=$job Name=ok.sh Ended, Run time .*, COMPLETED, ExitCode 0$" \
+        m.$job.1.headers &&
+    grep "^X-Tracer-Job: $job$" m.$job.1.headers &&
+    grep "^Content-Structure: multipart/mixed multipart/alternative text/plain text/html text/html$" \
+        m.$job.1.headers &&
+    grep "^Job $job (ok.sh) ended: COMPLETED, exit code 0$" m.$job.1.text &&
+    grep "^  Cores  *2 " m.$job.1.text &&
+    grep "^  Memory  *400.0 MiB  *[0-9.]* MiB  *[0-9]*%$" m.$job.1.text &&
+    grep "^  batch  *completed " m.$job.1.text &&
+    grep "^Next time" m.$job.1.text &&
+    grep -e "--mem=" m.$job.1.text &&
+    grep "attached (job-$job.html)" m.$job.1.text &&
+    grep "id=\"usage\"" m.$job.1.html &&
+    test -s m.$job.1.attach-job-$job.html &&
+    grep "<figure class=\"chart\" data-metric=\"cpu\"" m.$job.1.attach-job-$job.html &&
+    ! grep "<script" m.$job.1.html m.$job.1.attach-job-$job.html
+'
+
+test_expect_success 'a failed job: the summary says it failed, and why' '
+    jobs=$(cat jobs.dir) &&
+    submit --tracer --mem=200M --mail-type=END,FAIL "$jobs/fail.sh" &&
+    mail_for $job &&
+    cat m.$job.1.text &&
+    grep "^Subject: Slurm Job_id=$job Name=fail.sh Failed, Run time .*, FAILED, ExitCode 3$" \
+        m.$job.1.headers &&
+    grep "^Job $job (fail.sh) failed: FAILED, exit code 3$" m.$job.1.text &&
+    grep "^  batch  *failed " m.$job.1.text &&
+    grep "\[critical\] failed" m.$job.1.text
+'
+
+test_expect_success 'an OOM-killed job: the summary says so, and asks for more memory' '
+    jobs=$(cat jobs.dir) &&
+    submit --tracer --mem=150M --mail-type=END,FAIL "$jobs/oom.sh" &&
+    mail_for $job &&
+    cat m.$job.1.text &&
+    grep "^Subject: Slurm Job_id=$job Name=oom.sh Failed, .*OUT_OF_MEMORY" \
+        m.$job.1.headers &&
+    grep "failed: OUT_OF_MEMORY" m.$job.1.text &&
+    grep "^  batch  *failed .* 100%$" m.$job.1.text &&
+    grep "\[critical\] out of memory: the OOM killer ended 1 process" \
+        m.$job.1.text &&
+    mem=$(grep "^  batch  *--cpus-per-task" m.$job.1.text |
+          grep -o -e "--mem=[0-9]*M" | tr -dc 0-9) &&
+    test -n "$mem" && test "$mem" -gt 150
+'
+
+test_expect_success 'records that never come: Slurm'\''s notification, saying so' '
+    jobs=$(cat jobs.dir) &&
+    tracerd_stop &&
+    test_when_finished "tracerd_start" &&
+    submit --tracer --mail-type=END,FAIL --wrap "sleep 1" &&
+    test "$(wait_job $job)" = COMPLETED &&
+    mail_for $job 1 120 &&
+    cat m.$job.1.text &&
+    grep "^Subject: Slurm Job_id=$job Name=wrap Ended, Run time .*, COMPLETED, ExitCode 0$" \
+        m.$job.1.headers &&
+    grep "^Content-Structure: text/plain$" m.$job.1.headers &&
+    grep "no usage records of job $job arrived within 20 s" m.$job.1.text &&
+    grep "job $job: no records within 20 s" "$TRACER_CLUSTER_DIR/log/slurmctld.log"
+'
+
+test_expect_success 'a Began mail passes through untouched' '
+    submit --tracer --mail-type=BEGIN --wrap "sleep 1" &&
+    mail_for $job &&
+    grep "^Subject: Slurm Job_id=$job Name=wrap Began, Queued time " \
+        m.$job.1.headers &&
+    grep "^Content-Structure: text/plain$" m.$job.1.headers &&
+    test ! -s m.$job.1.text
+'
+
+test_expect_success 'mail.summary: actionable: nothing to act on gets the plain notification' '
+    cp "$TRACER_CONF" conf.saved &&
+    test_when_finished "cp conf.saved \"\$TRACER_CONF\"" &&
+    sed "s/summary: \"always\"/summary: \"actionable\"/" conf.saved >"$TRACER_CONF" &&
+    grep "summary: \"actionable\"" "$TRACER_CONF" &&
+    submit --tracer --mail-type=END,FAIL --wrap "sleep 1" &&
+    mail_for $job &&
+    grep "^Content-Structure: text/plain$" m.$job.1.headers &&
+    test ! -s m.$job.1.text &&
+    jobs=$(cat jobs.dir) &&
+    submit --tracer --mem=200M --mail-type=END,FAIL "$jobs/fail.sh" &&
+    fjob=$job &&
+    mail_for $fjob &&
+    grep "^Job $fjob (fail.sh) failed" m.$fjob.1.text
+'
+
+test_expect_success 'tracer-report --digest mails each user a digest' '
+    $REPORT --digest=print -S now-1hour >digest.out 2>digest.err &&
+    cat digest.err digest.out &&
+    grep "^Subject: tracer digest for tracertest$" digest.out &&
+    grep "completed, [1-9][0-9]* failed, [1-9][0-9]* out of memory" digest.out &&
+    $REPORT --digest -S now-1hour 2>digest.err &&
+    grep "1 digest sent" digest.err &&
+    wait_for "grep -q \"^Subject: tracer digest for tracertest\" $MBOX" 30 &&
+    grep -A40 "^Subject: tracer digest for tracertest" $MBOX |
+        grep "Steps that did not complete"
+'
+
+test_expect_success 'remove the job scripts' '
+    rm -rf "$(cat jobs.dir)"
+'
+
+test_done
