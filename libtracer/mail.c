@@ -614,6 +614,9 @@ int tr_mail_digest (FILE *out,
             jobs++;
         for (k = 0; states[k] && strcmp (states[k], r->state); k++)
             ;
+        /* a shell whose child the OOM killer took ends "failed" */
+        if (k == 1 && r->oom_kills > 0)
+            k = 2;
         count[k]++;
         if (!strcmp (r->step_id, "extern"))
             continue;
