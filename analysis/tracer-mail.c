@@ -246,6 +246,26 @@ static int step_cmp (const void *a, const void *b)
     return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
 }
 
+/* Do the records belong to several jobs (the tasks of an array)? */
+static bool array_of_jobs (json_t *recs)
+{
+    const char *first = NULL;
+    json_t *rec;
+    size_t i;
+
+    json_array_foreach (recs, i, rec) {
+        const char *id = json_string_value (json_object_get (
+            json_object_get (rec, "identity"), "job_id"));
+
+        if (!id)
+            continue;
+        if (first && strcmp (first, id))
+            return true;
+        first = id;
+    }
+    return false;
+}
+
 /* The job's HTML report, when it is to be attached and fits. */
 static char *html_report (struct rep *r, struct rep_history *h, size_t *len,
                           const char **note)
@@ -261,6 +281,12 @@ static char *html_report (struct rep *r, struct rep_history *h, size_t *len,
     *len = 0;
     if (!r->conf->mail.attach_report)
         return NULL;
+    /* one report shows one job: an array's tasks each have their own */
+    if (h->r && json_array_size (r->recs) && array_of_jobs (r->recs)) {
+        *note = "Each task has its own HTML report: tracer-report -j "
+                "JOB_TASK --html -o FILE.";
+        return NULL;
+    }
     if (!(f = open_memstream (&buf, len)))
         return NULL;
     if (tr_html_job_report (f, r->recs, r->notes, &o) < 0) {

@@ -724,7 +724,10 @@ static void put_usage (struct html *h, struct hstep *hs)
     fputs ("</tr>\n", out);
 
     if (s->gpus_used > 0 || *s->gpus) {
+        /* request.gpus is the devices' index list, not a count */
         fputs ("<tr class=\"gpu\"><th>GPUs</th><td class=\"num\">", out);
+        if (*s->gpus)
+            fputs (strpbrk (s->gpus, ",-") ? "devices " : "device ", out);
         put_esc (out, *s->gpus ? s->gpus : unknown);
         fprintf (out,
                  "</td><td class=\"num\">%s used, %s%% busy"

@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aggregate.h"
 #include "diagnose.h"
 #include "html.h"
 #include "mail.h"
 #include "merge.h"
-#include "aggregate.h"
 #include "recommend.h"
 #include "report.h"
 #include "strbuf.h"
@@ -406,6 +406,22 @@ static const char *user_of (const tr_stepsum_t *r, char *buf, size_t size)
     return buf;
 }
 
+/* A step as the summary names it: "batch", or "7.batch" when the
+ * summary covers several jobs (an array).
+ */
+static const char *step_label (const struct tr_mail_job *j, size_t i,
+                               char *buf, size_t size)
+{
+    const tr_stepsum_t *r = &j->rows[i];
+
+    for (size_t k = 0; k < j->n; k++)
+        if (strcmp (j->rows[k].job_id, r->job_id)) {
+            snprintf (buf, size, "%s.%s", r->job_id, r->step_id);
+            return buf;
+        }
+    return r->step_id;
+}
+
 /* The headline: "Job 22 (name) failed: OUT_OF_MEMORY, exit code 0". */
 static void headline (const struct tr_mail_job *j, const struct job_totals *t,
                       char *buf, size_t size)
@@ -465,7 +481,7 @@ static const char *advice_text (json_t *g, const char *what)
 int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 {
     struct job_totals t;
-    char line[512], a[64], b[64], c[64];
+    char line[512], a[64], b[64], c[64], lab[160];
     bool any;
 
     job_totals (j, &t);
@@ -474,8 +490,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
     if (j->n)
         fprintf (out, "User %s, account %s, partition %s, cluster %s, "
                  "node%s %s\n",
-                 user_of (&j->rows[0], a, sizeof (a)), *j->rows[0].account ? j->rows[0].account
-                                                      : "-",
+                 user_of (&j->rows[0], a, sizeof (a)),
+                 *j->rows[0].account ? j->rows[0].account : "-",
                  *j->rows[0].partition ? j->rows[0].partition : "-",
                  j->rows[0].cluster, strchr (t.nodes, ',') ? "s" : "",
                  t.nodes);
@@ -507,7 +523,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         const tr_stepsum_t *r = &j->rows[i];
         char d[32], e[32];
 
-        fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n", r->step_id,
+        fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n",
+                 step_label (j, i, lab, sizeof (lab)),
                  r->state, dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
@@ -523,7 +540,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 
         list = finding_list (j->findings ? j->findings[i] : NULL);
         json_array_foreach (list, k, f)
-            fprintf (out, "  %-12s [%s] %s\n", k ? "" : j->rows[i].step_id,
+            fprintf (out, "  %-12s [%s] %s\n",
+                     k ? "" : step_label (j, i, lab, sizeof (lab)),
                      str_or (json_object_get (f, "severity")),
                      str_or (json_object_get (f, "text")));
         json_decref (list);
@@ -547,7 +565,7 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
             fprintf (out, "\nNext time, request (from this job and the "
                      "earlier runs of its steps):\n");
         any = true;
-        fprintf (out, "  %-12s", j->rows[i].step_id);
+        fprintf (out, "  %-12s", step_label (j, i, lab, sizeof (lab)));
         if (cpus)
             fprintf (out, " --cpus-per-task=%s", cpus);
         if (mem)
@@ -708,7 +726,7 @@ static void bar_row (FILE *out, const char *what, const char *asked,
 int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
 {
     struct job_totals t;
-    char line[512], a[64], b[64];
+    char line[512], a[64], b[64], lab[160];
     const char *th = "<th style=\"text-align:left;padding:2px 8px;"
                      "border-bottom:2px solid #999\">";
 
@@ -770,7 +788,7 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
                                                            : "#555");
             tr_html_escape (out, sev ? sev : "");
             fputs ("]</span> ", out);
-            tr_html_escape (out, j->rows[i].step_id);
+            tr_html_escape (out, step_label (j, i, lab, sizeof (lab)));
             fputs (": ", out);
             tr_html_escape (out, str_or (json_object_get (f, "text")));
             fputs ("</li>\n", out);
@@ -791,7 +809,7 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
                                                    "extern"))
             continue;
         fputs ("<li>", out);
-        tr_html_escape (out, j->rows[i].step_id);
+        tr_html_escape (out, step_label (j, i, lab, sizeof (lab)));
         fputs (": <code>", out);
         if (cpus) {
             fputs (" --cpus-per-task=", out);

@@ -155,6 +155,17 @@ test_expect_success 'mail.summary: actionable: nothing to act on gets the plain 
     grep "^Job $fjob (fail.sh) failed" m.$fjob.1.text
 '
 
+test_expect_success 'an array job: one summary of every task' '
+    submit --tracer --array=1-2 --mail-type=END --wrap "sleep 2" &&
+    mail_for $job &&
+    cat m.$job.1.text &&
+    grep "^Subject: Slurm Array Summary Job_id=${job}_\* ($job) Name=wrap Ended, " \
+        m.$job.1.headers &&
+    grep "^Array job ${job}_\* (wrap) ended: COMPLETED" m.$job.1.text &&
+    test $(grep -c "^  [0-9]*\.batch  *completed " m.$job.1.text) = 2 &&
+    grep "Each task has its own HTML report" m.$job.1.text
+'
+
 test_expect_success 'tracer-report --digest mails each user a digest' '
     $REPORT --digest=print -S now-1hour >digest.out 2>digest.err &&
     cat digest.err digest.out &&
