@@ -387,37 +387,6 @@ struct html {
     double now;
 };
 
-/* The step's summary: its counted rows' records added up, as the text
- * job view does it (a second record of a node is not counted).
- */
-static int step_summary (json_t *recs,
-                         json_t *step,
-                         tr_strpool_t *pool,
-                         tr_stepsum_t *sum)
-{
-    json_t *row;
-    size_t i;
-    bool first = true;
-
-    json_array_foreach (get (step, "rows"), i, row)
-    {
-        json_t *rec = json_array_get (recs, (size_t)jnum (row, "index"));
-        tr_stepsum_t one;
-
-        if (!json_is_true (get (row, "counted")))
-            continue;
-        if (tr_stepsum_from_record (first ? sum : &one, rec, "", "", pool) < 0
-            || (!first && tr_stepsum_merge (sum, &one, pool) < 0))
-            return -1;
-        first = false;
-    }
-    if (first) {
-        errno = EINVAL;
-        return -1;
-    }
-    return 0;
-}
-
 /* recs is a non-empty array of records of one cluster and job. */
 static bool one_job (json_t *recs)
 {
@@ -2092,7 +2061,7 @@ int tr_html_job_report (FILE *out,
         struct hstep *hs = &h.hs[i];
 
         hs->step = json_array_get (steps, i);
-        if (step_summary (recs, hs->step, pool, &hs->sum) < 0
+        if (tr_report_step_summary (recs, hs->step, pool, &hs->sum) < 0
             || !(hs->findings = tr_diagnose (&hs->sum, t)))
             goto done;
         if (o && o->recommend)

@@ -512,12 +512,10 @@ static void print_job (FILE *out, json_t *rec, bool first)
     fprintf (out, "\n");
 }
 
-/* The summary of a merged step: its counted rows' records added up.
- * false when it cannot be had (out of memory): the view goes on
- * without the summary lines.
- */
-static bool step_summary (json_t *recs, json_t *step, tr_strpool_t *pool,
-                          tr_stepsum_t *sum)
+int tr_report_step_summary (json_t *recs,
+                            json_t *step,
+                            tr_strpool_t *pool,
+                            tr_stepsum_t *sum)
 {
     json_t *row;
     size_t i;
@@ -533,10 +531,14 @@ static bool step_summary (json_t *recs, json_t *step, tr_strpool_t *pool,
         if (tr_stepsum_from_record (first ? sum : &one, rec, "", "", pool)
                 < 0
             || (!first && tr_stepsum_merge (sum, &one, pool) < 0))
-            return false;
+            return -1;
         first = false;
     }
-    return !first;
+    if (first) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
 }
 
 int tr_report_job_view_ex (FILE *out,
@@ -562,7 +564,10 @@ int tr_report_job_view_ex (FILE *out,
         long long idx = ival (json_array_get (rows, 0), "index");
         json_t *rec = json_array_get (recs, (size_t)idx);
         tr_stepsum_t sum;
-        bool have = step_summary (recs, step, pool, &sum);
+        /* without it (out of memory) the view goes on without the
+         * summary lines
+         */
+        bool have = tr_report_step_summary (recs, step, pool, &sum) == 0;
 
         if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
             || strcmp (str (prev, "cluster"), str (step, "cluster")))

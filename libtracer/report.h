@@ -48,6 +48,18 @@ int tr_report_job_view_ex (FILE *out,
                            json_t *notes,
                            const struct tr_report_view_opts *opts);
 
+/* The summary of a step of tr_merge_steps (merge.h): the records of
+ * recs its counted rows name (a second record of a node is not counted),
+ * added up into sum with tr_stepsum_from_record and tr_stepsum_merge,
+ * strings in pool.  Returns 0, or -1 with errno (ENOMEM; EINVAL when no
+ * row is counted).
+ */
+struct tr_strpool;
+int tr_report_step_summary (json_t *recs,
+                            json_t *step,
+                            struct tr_strpool *pool,
+                            struct tr_stepsum *sum);
+
 /* "1.5 GiB"-style size into buf. */
 const char *tr_report_bytes (char *buf, size_t size, double bytes);
 
