@@ -135,6 +135,12 @@ struct tr_stepsum;
 json_t *rep_advice (const struct tr_stepsum *step, void *arg);
 void rep_history_free (struct rep_history *h);
 
+/* The HTML report (html.h) of the records in r->recs, with next-time
+ * advice from h, as a new string of *len bytes (view.c); NULL with
+ * errno (EINVAL: not the records of one job).
+ */
+char *rep_html (struct rep *r, struct rep_history *h, size_t *len);
+
 /* The job view of -j and of record files (view.c). */
 int rep_view (struct rep *r);
 

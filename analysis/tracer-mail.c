@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "libtracer/diagnose.h"
-#include "libtracer/html.h"
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
 #include "libtracer/store.h"
@@ -270,33 +269,19 @@ static bool array_of_jobs (json_t *recs)
 static char *html_report (struct rep *r, struct rep_history *h, size_t *len,
                           const char **note)
 {
-    struct tr_html_opts o = {
-        .diag = &r->conf->diagnosis,
-        .recommend = rep_advice,
-        .arg = h,
-    };
-    char *buf = NULL;
-    FILE *f;
+    char *buf;
 
     *len = 0;
     if (!r->conf->mail.attach_report)
         return NULL;
     /* one report shows one job: an array's tasks each have their own */
-    if (h->r && json_array_size (r->recs) && array_of_jobs (r->recs)) {
+    if (array_of_jobs (r->recs)) {
         *note = "Each task has its own HTML report: tracer-report -j "
                 "JOB_TASK --html -o FILE.";
         return NULL;
     }
-    if (!(f = open_memstream (&buf, len)))
-        return NULL;
-    if (tr_html_job_report (f, r->recs, r->notes, &o) < 0) {
-        fclose (f);
-        free (buf);
+    if (!(buf = rep_html (r, h, len))) {
         *note = "The HTML report could not be made.";
-        return NULL;
-    }
-    if (fclose (f) != 0) {
-        free (buf);
         return NULL;
     }
     if ((double)*len > r->conf->mail.attach_max_bytes) {

@@ -9,15 +9,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libtracer/html.h"
+#include "libtracer/path.h"
 #include "libtracer/recommend.h"
 #include "libtracer/record.h"
 #include "libtracer/report.h"
@@ -339,52 +340,79 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     json_decref (g);
 }
 
-/* The HTML report into r->html_out (whole or not at all: a temporary
- * file beside it, renamed over it) or stdout.
- */
-static int write_html (struct rep *r, struct rep_history *h)
+char *rep_html (struct rep *r, struct rep_history *h, size_t *len)
 {
     struct tr_html_opts o = {
         .diag = &r->conf->diagnosis,
         .recommend = rep_advice,
         .arg = h,
     };
-    char tmp[4096];
-    FILE *f = stdout;
-    int fd = -1, rc;
+    char *buf = NULL;
+    FILE *f;
+    int saved;
+
+    *len = 0;
+    if (!(f = open_memstream (&buf, len)))
+        return NULL;
+    if (tr_html_job_report (f, r->recs, r->notes, &o) < 0) {
+        saved = errno;
+        fclose (f);
+        free (buf);
+        errno = saved;
+        return NULL;
+    }
+    if (fclose (f) != 0) {
+        free (buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The HTML report into r->html_out, whole or not at all (the store's
+ * atomic write: a temporary beside it, renamed over it), or stdout.
+ */
+static int write_html (struct rep *r, struct rep_history *h)
+{
+    char dir[4096];
+    const char *name = r->html_out, *slash;
+    tr_error_t error;
+    size_t len;
+    char *buf;
+    int dfd, rc;
 
     if (json_array_size (r->recs) == 0)
         return EXIT_RUNTIME;
-    if (r->html_out && strcmp (r->html_out, "-")) {
-        if (snprintf (tmp, sizeof (tmp), "%s.XXXXXX", r->html_out)
-                >= (int)sizeof (tmp)
-            || (fd = mkstemp (tmp)) < 0 || !(f = fdopen (fd, "w"))) {
-            rep_err ("%s: %s\n", r->html_out, strerror (errno));
-            if (fd >= 0) {
-                close (fd);
-                unlink (tmp);
-            }
-            return EXIT_RUNTIME;
-        }
-        fchmod (fd, 0644);
+    if (!(buf = rep_html (r, h, &len))) {
+        if (errno == EINVAL)
+            rep_err ("--html shows one job; name one with -j\n");
+        else
+            rep_err ("writing the report: %s\n", strerror (errno));
+        return EXIT_RUNTIME;
     }
-    rc = tr_html_job_report (f, r->recs, r->notes, &o);
-    if (rc < 0 && errno == EINVAL)
-        rep_err ("--html shows one job; name one with -j\n");
-    else if (rc < 0)
-        rep_err ("writing the report: %s\n", strerror (errno));
-    if (f == stdout)
-        return rc < 0 || fflush (stdout) ? EXIT_RUNTIME : EXIT_OK;
-    if (fclose (f) != 0 && rc == 0) {
-        rep_err ("%s: %s\n", r->html_out, strerror (errno));
-        rc = -1;
+    if (!name || !strcmp (name, "-")) {
+        rc = fwrite (buf, 1, len, stdout) != len || fflush (stdout)
+                 ? EXIT_RUNTIME : EXIT_OK;
+        free (buf);
+        return rc;
     }
-    if (rc == 0 && rename (tmp, r->html_out) < 0) {
-        rep_err ("%s: %s\n", r->html_out, strerror (errno));
-        rc = -1;
+    if ((slash = strrchr (name, '/'))) {
+        snprintf (dir, sizeof (dir), "%.*s",
+                  (int)(slash == name ? 1 : slash - name), name);
+        name = slash + 1;
     }
+    else
+        snprintf (dir, sizeof (dir), ".");
+    if ((dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rep_err ("%s: %s\n", dir, strerror (errno));
+        free (buf);
+        return EXIT_RUNTIME;
+    }
+    rc = tr_path_write_atomic (dfd, name, buf, len, 0644, (uid_t)-1,
+                               (gid_t)-1, &error);
     if (rc < 0)
-        unlink (tmp);
+        rep_err ("%s: %s\n", r->html_out, tr_error_str (&error));
+    close (dfd);
+    free (buf);
     return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
