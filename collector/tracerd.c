@@ -921,8 +921,12 @@ static void drain_exits (void)
  *   {"tree":true}                 pid and its descendants
  *   {"session":S, "env":"PBS_JOBID=7.srv"}  a process set, with pid (if
  *                                 any) as a further root
+ *   "cgroup_name":"7.srv"         with a process set: the name of the
+ *                                 job's own cgroup, followed instead
+ *                                 once a member turns up in it
  * The first message fixes how the step is followed; later ones (more
- * tasks, more hosts' shells) only add task roots.
+ * tasks, more hosts' shells) add task roots, and a cgroup named later
+ * replaces a process set (a PBS execjob_launch after execjob_begin).
  */
 static int attach_explicit (tr_step_t *step,
                             json_t *attach,
@@ -930,18 +934,18 @@ static int attach_explicit (tr_step_t *step,
                             int task,
                             tr_error_t *error)
 {
-    const char *cg = NULL, *env = NULL;
+    const char *cg = NULL, *env = NULL, *cgname = NULL;
     json_int_t sid = 0;
     int tree = 0;
     json_error_t jerr;
 
-    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s}",
+    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s s?s}",
                         "cgroup", &cg, "tree", &tree, "session", &sid,
-                        "env", &env) < 0) {
+                        "env", &env, "cgroup_name", &cgname) < 0) {
         errno = EINVAL;
         return tr_errprintf (error, "bad attach: %s", jerr.text);
     }
-    if (!tr_step_attached (step)) {
+    if (!tr_step_attached (step) || (cg && !tr_step_in_cgroup (step))) {
         if (cg) {
             struct tr_cgroup_paths p;
             if (tr_cgroup_resolve_path (cg, &p, error) < 0
@@ -956,6 +960,13 @@ static int attach_explicit (tr_step_t *step,
                            >= (int)sizeof (m.env)) {
                 errno = EINVAL;
                 return tr_errprintf (error, "attach env too long");
+            }
+            if (cgname && (strchr (cgname, '/')
+                           || snprintf (m.cgroup_name, sizeof (m.cgroup_name),
+                                        "%s", cgname)
+                                  >= (int)sizeof (m.cgroup_name))) {
+                errno = EINVAL;
+                return tr_errprintf (error, "bad attach cgroup_name");
             }
             if (tr_step_attach_match (step, &m, error) < 0)
                 return -1;
@@ -1081,7 +1092,12 @@ static void handle_step_start (int fd, json_t *msg)
         return;
     }
     (void)tr_step_sample (a->step, NULL);
-    a->seen = a->seen || tr_step_alive (a->step);
+    /* A prologue that names no process (PBS, LSF pre-exec) runs before
+     * the job: what it finds now may be only the prologue itself, so
+     * only the periodic checks count the job as seen.
+     */
+    if (pid > 0)
+        a->seen = a->seen || tr_step_alive (a->step);
     save_state (a);
     reply (fd, true, NULL);
 }
@@ -1136,6 +1152,42 @@ static void handle_task_exit (int fd, json_t *msg)
     reply (fd, true, NULL);
 }
 
+/* What an epilogue knows better than its prologue did (PBS's prologue
+ * gets three words, its epilogue ten): identity and request members not
+ * yet set, and the outcome from the job's exit status.
+ */
+static int end_details (struct active *a, json_t *msg, tr_error_t *error)
+{
+    json_t *id = json_object_get (msg, "identity");
+    json_t *req = json_object_get (msg, "request");
+    json_t *oc = json_object_get (msg, "outcome");
+    json_t *mine[2] = { tr_step_identity (a->step),
+                        tr_step_request (a->step) };
+    json_t *given[2] = { id, req };
+    const char *key;
+    json_t *v;
+
+    if ((json_object_size (id) > 0
+         && tr_record_validate_section ("identity", id, error) < 0)
+        || (req && tr_record_validate_section ("request", req, error) < 0))
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (!mine[i])
+            continue;
+        json_object_foreach (given[i], key, v)
+        {
+            if (!json_object_get (mine[i], key)
+                && json_object_set (mine[i], key, v) < 0) {
+                errno = ENOMEM;
+                return tr_errprintf (error, "out of memory");
+            }
+        }
+    }
+    if (oc && tr_step_set_outcome (a->step, oc) < 0)
+        return tr_errprintf (error, "bad outcome: %s", strerror (errno));
+    return 0;
+}
+
 /* The end of a step with no task exits to wait for (the extern step), or
  * of one whose tasks did not all report: the hook's last word.
  */
@@ -1146,6 +1198,11 @@ static void handle_step_end (int fd, json_t *msg)
 
     if (!(a = msg_step (fd, msg, LOG_DEBUG)))
         return;
+    if (end_details (a, msg, &error) < 0) {
+        logmsg (LOG_WARNING, "step %s: %s", a->key, tr_error_str (&error));
+        reply (fd, false, error.text);
+        return;
+    }
     /* The extern step's cgroup is usually gone by now: the last
      * periodic reading stands.
      */

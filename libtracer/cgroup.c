@@ -347,6 +347,52 @@ int tr_cgroup_resolve_pid (pid_t pid,
     return tr_cgroup_parse (buf, strip_task, out, error);
 }
 
+/* Cut dir after its first component that names the job: equal to name,
+ * or name followed by '.' (LSF's job.<id>.<n>.<epoch>).  false, and dir
+ * emptied, if there is none.
+ */
+static bool cut_at_job (char *dir, const char *name)
+{
+    size_t n = strlen (name);
+    char *p = dir;
+
+    while (n && (p = strchr (p, '/'))) {
+        char *c = p + 1;
+        size_t len = strcspn (c, "/");
+        if ((len == n || (len > n && c[n] == '.')) && !strncmp (c, name, n)) {
+            c[len] = '\0';
+            return true;
+        }
+        p = c;
+    }
+    dir[0] = '\0';
+    return false;
+}
+
+int tr_cgroup_job_paths (pid_t pid,
+                         const char *name,
+                         struct tr_cgroup_paths *out,
+                         tr_error_t *error)
+{
+    struct tr_cgroup_paths p;
+    bool found = false;
+
+    if (!name || !*name || strchr (name, '/')) {
+        errno = EINVAL;
+        return tr_errprintf (error, "bad job cgroup name");
+    }
+    if (tr_cgroup_resolve_pid (pid, false, &p, error) < 0)
+        return -1;
+    found |= cut_at_job (p.memory, name);
+    found |= cut_at_job (p.cpuacct, name);
+    found |= cut_at_job (p.unified, name);
+    p.unified_is_mirror = false;
+    p.unified_delegated = false;
+    if (found)
+        *out = p;
+    return found ? 1 : 0;
+}
+
 /* Read dir/file (fsroot applied) into buf. */
 static int read_cgfile (const char *dir,
                         const char *file,

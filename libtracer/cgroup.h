@@ -60,6 +60,19 @@ int tr_cgroup_resolve_pid (pid_t pid,
                            struct tr_cgroup_paths *out,
                            tr_error_t *error);
 
+/* The cgroup of a job that a batch system made (PBS pbs_cgroups
+ * .../pbs_jobs.service/jobid/<jobid>, Torque .../torque/<jobid>/R0.t0,
+ * LSF .../lsf/<cluster>/job.<id>.<n>.<epoch>[/leaf]), found from pid's
+ * /proc/PID/cgroup, never built: each hierarchy's path is cut after its
+ * first component equal to name or starting with name + ".", and a
+ * hierarchy without one is left out.  1 when found, 0 when pid is in no
+ * such cgroup, -1 on error.
+ */
+int tr_cgroup_job_paths (pid_t pid,
+                         const char *name,
+                         struct tr_cgroup_paths *out,
+                         tr_error_t *error);
+
 /* Read a single unsigned number from a cgroup file (fsroot applied).
  * "max" reads as UINT64_MAX.  Returns 0 or -1 with errno.
  */

@@ -140,6 +140,13 @@ static const struct enum_name mail_tracings[] = {
     { NULL, 0 },
 };
 
+/* LSF_UNIT_FOR_LIMITS, as the power of 1024 of the unit. */
+static const struct enum_name lsf_units[] = {
+    { "KB", 1 }, { "MB", 2 }, { "GB", 3 },
+    { "TB", 4 }, { "PB", 5 }, { "EB", 6 },
+    { NULL, 0 },
+};
+
 /* The values are diagnose.h's tr_diag_severity_t. */
 static const struct enum_name mail_severities[] = {
     { "info", 0 },
@@ -833,6 +840,46 @@ static const struct key schema[] = {
       .doc_default = "\"\"",
       .desc = "link to the job's report put in summaries, %j standing for "
               "the job id (empty: no link)" },
+    { .section = "prolog",
+      .name = "timeout",
+      .type = K_DURATION,
+      .off = F (prolog.timeout_s),
+      .min = 1,
+      .max = 25,
+      .dflt = "10s",
+      .doc_default = "10s",
+      .desc = "longest a run of tracer-prolog may take, everything included "
+              "(OpenPBS kills its prologue after 30 s)" },
+    { .section = "prolog",
+      .name = "qstat",
+      .type = K_PATH,
+      .off = F (prolog.qstat),
+      .dflt = "/opt/pbs/bin/qstat",
+      .doc_default = "/opt/pbs/bin/qstat",
+      .desc = "PBS's qstat, asked (qstat -f -F json JOBID) for what the PBS "
+              "prologue is not told: job name, queue, account, resources; "
+              "a path that does not exist turns the query off" },
+    { .section = "prolog",
+      .name = "error_exit",
+      .type = K_COUNT,
+      .off = F (prolog.error_exit),
+      .min = 0,
+      .max = 255,
+      .dflt = "0",
+      .doc_default = "0",
+      .desc = "exit status of tracer-prolog when it cannot do its work; 0 "
+              "never fails or requeues a job because of tracer (PBS aborts "
+              "a job on 1 and requeues it on other values, LSF requeues on "
+              "any)" },
+    { .section = "prolog",
+      .name = "lsf_unit_for_limits",
+      .type = K_ENUM,
+      .off = F (prolog.lsf_unit),
+      .enums = lsf_units,
+      .dflt = "MB",
+      .doc_default = "MB",
+      .desc = "LSF's LSF_UNIT_FOR_LIMITS (KB, MB, GB, TB, PB or EB): the "
+              "unit of rusage[mem=] in LSB_EFFECTIVE_RSRCREQ" },
 };
 
 #undef F
@@ -853,6 +900,7 @@ static const char *const sections[] = {
     "report.regression",
     "report.cost",
     "mail",
+    "prolog",
 };
 
 #define NSECTIONS (sizeof (sections) / sizeof (sections[0]))

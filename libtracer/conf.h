@@ -120,6 +120,13 @@ struct tr_conf_mail {
     char *report_url;        /* mail.report_url ("": none) */
 };
 
+struct tr_conf_prolog {
+    double timeout_s; /* prolog.timeout */
+    char *qstat;      /* prolog.qstat */
+    int error_exit;   /* prolog.error_exit */
+    int lsf_unit;     /* prolog.lsf_unit_for_limits: power of 1024 */
+};
+
 typedef struct tr_conf {
     /* cluster: */
     char *cluster_name;        /* cluster.name (default "default") */
@@ -172,6 +179,7 @@ typedef struct tr_conf {
     struct tr_conf_cost cost;
 
     struct tr_conf_mail mail;
+    struct tr_conf_prolog prolog;
 } tr_conf_t;
 
 /* A new configuration holding the built-in defaults.

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fsroot.h"
+#include "log.h"
 #include "record.h"
 #include "detail.h"
 #include "sampler.h"
@@ -63,6 +64,17 @@ struct tr_step {
     struct tr_proc_match match;  /* process-set members besides the tree */
     struct envmemo *memo;        /* environ verdicts, sorted by pid */
     size_t nmemo;
+    /* members whose cgroup was looked at for match.cgroup_name (each
+     * process once), and the job cgroup once one is found
+     */
+    struct {
+        pid_t pid;
+        unsigned long long start;
+    } cg_tried[32];
+    unsigned ncg_tried;
+    bool cg_found;
+    struct tr_cgroup_paths cg_job;
+    json_t *outcome_hint;        /* the scheduler's end word, or NULL */
 
     struct task *tasks;
     int ntasks, nexited, tasks_cap;
@@ -151,6 +163,7 @@ void tr_step_destroy (tr_step_t *step)
         json_decref (step->identity);
         json_decref (step->request);
         json_decref (step->tags);
+        json_decref (step->outcome_hint);
         tr_detail_destroy (step->detail);
         free (step->pids);
         free (step->tasks);
@@ -686,6 +699,33 @@ struct pinfo {
     bool in, env;
 };
 
+/* Look for the job's own cgroup (a batch system's, named after the job)
+ * through the set's first members: each process once, a few per
+ * reading, so a job without one costs next to nothing.
+ */
+static void find_job_cgroup (tr_step_t *step, const struct pinfo *ps, size_t n)
+{
+    int tries = 0;
+
+    for (size_t i = 0; i < n && tries < 4 && !step->cg_found; i++) {
+        bool tried = false;
+        if (!ps[i].in)
+            continue;
+        for (unsigned k = 0; k < step->ncg_tried && k < 32 && !tried; k++)
+            tried = step->cg_tried[k].pid == ps[i].pid
+                    && step->cg_tried[k].start == ps[i].start;
+        if (tried)
+            continue;
+        tries++;
+        step->cg_tried[step->ncg_tried % 32].pid = ps[i].pid;
+        step->cg_tried[step->ncg_tried % 32].start = ps[i].start;
+        step->ncg_tried++;
+        if (tr_cgroup_job_paths (ps[i].pid, step->match.cgroup_name,
+                                 &step->cg_job, NULL) == 1)
+            step->cg_found = true;
+    }
+}
+
 /* Process-set mode: walk /proc for the roots, the matched processes and
  * all their descendants.  CPU is utime+stime+cutime+cstime over the set
  * (reaped children are carried by their parents), memory the sum of
@@ -776,6 +816,8 @@ static int read_tree (tr_step_t *step)
                 }
         }
     }
+    if (step->match.cgroup_name[0] && !step->cg_found)
+        find_job_cgroup (step, ps, n);
     if (step->match.env[0] && n && (memo = calloc (n, sizeof (*memo)))) {
         for (size_t i = 0; i < n; i++)
             if (ps[i].pid != 2 && ps[i].ppid != 2)
@@ -826,6 +868,17 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
 
     if (step->finished)
         return 0;
+    /* a member sits in the job's own cgroup: its counters cover the
+     * whole job from its start, so follow them from now on
+     */
+    if (step->mode == ATTACH_TREE && step->cg_found) {
+        step->cg_found = false;
+        if (tr_step_attach_paths (step, &step->cg_job, NULL) == 0)
+            tr_log (LOG_INFO, "job cgroup %s found; following it",
+                    step->cg_job.memory[0]    ? step->cg_job.memory
+                    : step->cg_job.cpuacct[0] ? step->cg_job.cpuacct
+                                              : step->cg_job.unified);
+    }
     if (step->mode == ATTACH_CGROUP) {
         if (read_cpu_cgroup (step) == 0)
             ok++;
@@ -886,6 +939,52 @@ int tr_step_task_exit (tr_step_t *step,
     step->tasks[step->ntasks - 1].wait_status = wait_status;
     step->nexited++;
     return 0;
+}
+
+int tr_step_set_outcome (tr_step_t *step, json_t *hint)
+{
+    static const char *const states[] = {
+        "completed", "failed", "cancelled", "timeout", "oom", NULL,
+    };
+    const char *state = json_string_value (json_object_get (hint, "state"));
+    json_t *copy;
+    bool known = false;
+
+    for (int i = 0; state && states[i]; i++)
+        known = known || !strcmp (state, states[i]);
+    if (!json_is_object (hint) || !known
+        || json_object_size (hint) > 4
+        || (json_object_get (hint, "exit_code")
+            && !json_is_integer (json_object_get (hint, "exit_code")))
+        || (json_object_get (hint, "signal")
+            && !json_is_integer (json_object_get (hint, "signal")))
+        || (json_object_get (hint, "reason")
+            && !json_is_string (json_object_get (hint, "reason")))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(copy = json_pack ("{s:s}", "state", state))
+        || (json_object_get (hint, "exit_code")
+            && json_object_set (copy, "exit_code",
+                                json_object_get (hint, "exit_code")) < 0)
+        || (json_object_get (hint, "signal")
+            && json_object_set (copy, "signal",
+                                json_object_get (hint, "signal")) < 0)
+        || (json_object_get (hint, "reason")
+            && json_object_set (copy, "reason",
+                                json_object_get (hint, "reason")) < 0)) {
+        json_decref (copy);
+        errno = ENOMEM;
+        return -1;
+    }
+    json_decref (step->outcome_hint);
+    step->outcome_hint = copy;
+    return 0;
+}
+
+bool tr_step_in_cgroup (const tr_step_t *step)
+{
+    return step->mode == ATTACH_CGROUP;
 }
 
 bool tr_step_attached (const tr_step_t *step)
@@ -1041,6 +1140,8 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
     json_t *tasks = json_array (), *o;
     int exit_code = 0, sig = 0;
     bool all_exited = true;
+    /* the scheduler's word, unless the collector lost track */
+    json_t *hint = final && !step->incomplete[0] ? step->outcome_hint : NULL;
 
     if (!tasks)
         return NULL;
@@ -1088,12 +1189,29 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             state = "failed";
         else
             state = "completed";
+        if (hint && strcmp (state, "oom"))
+            state = json_string_value (json_object_get (hint, "state"));
         o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
                        final && !step->incomplete[0]
                            && ((all_exited && step->ntasks > 0)
-                               || (step->ntasks == 0 && step->ended)),
+                               || ((step->ntasks == 0 || hint)
+                                   && step->ended)),
                        "tasks", tasks);
         tasks = NULL;
+        if (o && hint) {
+            /* the scheduler's exit code, signal and reason */
+            const char *k;
+            json_t *v;
+            json_object_foreach (hint, k, v)
+            {
+                if (strcmp (k, "state")
+                    && json_object_set (o, k, v) < 0) {
+                    json_decref (o);
+                    return NULL;
+                }
+            }
+            return o;
+        }
         if (o && step->incomplete[0]
             && json_object_set_new (o, "reason",
                                     json_string (step->incomplete)) < 0) {
@@ -1371,9 +1489,11 @@ json_t *tr_step_save (tr_step_t *step)
                                  json_boolean (step->cg.unified_is_mirror))
                 < 0
             || json_object_set_new (st, "match",
-                                    json_pack ("{s:i s:s}", "session",
+                                    json_pack ("{s:i s:s s:s}", "session",
                                                (int)step->match.session,
-                                               "env", step->match.env))
+                                               "env", step->match.env,
+                                               "cgroup_name",
+                                               step->match.cgroup_name))
                    < 0
             || json_object_set_new (st, "unified_delegated",
                                     json_boolean (step->cg.unified_delegated))
@@ -1435,15 +1555,18 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         tr_detail_set_cgroup (step->detail, &step->cg, uni[0] != 0);
     }
     else if (!strcmp (mode, "tree")) {
-        const char *env = "";
+        const char *env = "", *cgn = "";
         int sid = 0;
         step->mode = ATTACH_TREE;
         step->tree_root = (pid_t)root;
-        (void)json_unpack (json_object_get (st, "match"), "{s?i s?s}",
-                           "session", &sid, "env", &env);
+        (void)json_unpack (json_object_get (st, "match"), "{s?i s?s s?s}",
+                           "session", &sid, "env", &env, "cgroup_name", &cgn);
         step->match.session = sid > 0 ? (pid_t)sid : 0;
         if (env_valid (env))
             snprintf (step->match.env, sizeof (step->match.env), "%s", env);
+        if (!strchr (cgn, '/'))
+            snprintf (step->match.cgroup_name,
+                      sizeof (step->match.cgroup_name), "%s", cgn);
     }
     json_array_foreach (tasks, i, t) {
         int id = 0, pid = 0, exited = 0, ws = 0;

@@ -80,14 +80,27 @@ int tr_step_attach_tree (tr_step_t *step, pid_t root);
  * descendants, plus the task roots.  Processes may appear later: the set
  * is re-evaluated at every reading.
  */
+#define TR_MATCH_CG_MAX 160
 #define TR_MATCH_ENV_MAX 256
 struct tr_proc_match {
     pid_t session;               /* session id, or 0 */
     char env[TR_MATCH_ENV_MAX];  /* NAME=VALUE, or "" */
+    /* The job's cgroup directory name ("7.srv", "job.42"), or "": once a
+     * member is seen in a cgroup of that name (tr_cgroup_job_paths), the
+     * step is followed by that cgroup's counters instead.
+     */
+    char cgroup_name[TR_MATCH_CG_MAX];
 };
 int tr_step_attach_match (tr_step_t *step,
                           const struct tr_proc_match *match,
                           tr_error_t *error);
+
+/* The scheduler's word on how the step ended (an epilogue's exit
+ * status): {"state":S, "exit_code":N, "signal":N, "reason":R}, used in
+ * the final record where the collector itself saw no task end.  The
+ * collector's own "oom" and "incomplete" still win.  Copies hint.
+ */
+int tr_step_set_outcome (tr_step_t *step, json_t *hint);
 
 /* Take one reading now.  Returns 0, or -1 with error text when no
  * counter could be read (e.g. the cgroup vanished).
@@ -102,6 +115,9 @@ int tr_step_task_exit (tr_step_t *step,
 
 /* Number of tasks attached, and of tasks that ended. */
 /* Whether the step follows a cgroup or a process set yet. */
+/* Whether the step is followed through a cgroup's own counters. */
+bool tr_step_in_cgroup (const tr_step_t *step);
+
 bool tr_step_attached (const tr_step_t *step);
 
 int tr_step_ntasks (tr_step_t *step);

@@ -1,0 +1,600 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+/* tracer-prolog: the PBS, Torque and LSF job-start and job-end module.
+ *
+ * The scheduler runs it as a prologue/epilogue, from a PBS hook or as an
+ * LSF pre/post-execution command; it tells tracerd that a job started or
+ * ended on this host, as the SPANK plugin does for Slurm.  It never fails
+ * a job: every error is logged and the exit status is 0 (prolog.error_exit
+ * says otherwise), and every step is bounded in time (prolog.timeout,
+ * under OpenPBS's 30 s prologue alarm).  The parsing lives in
+ * libtracer/batch.c.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libtracer/conf.h"
+#include "libtracer/proto.h"
+#include "libtracer/batch.h"
+
+static struct {
+    bool verbose;
+    int logfd;          /* --log FILE, or -1 for syslog */
+    double deadline;    /* CLOCK_MONOTONIC seconds */
+    int error_exit;
+    const char *mode;
+    const char *job;    /* for log lines */
+} g = { .logfd = -1 };
+
+static double mono (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Milliseconds left before the deadline, at least 1. */
+static int left_ms (void)
+{
+    double left = (g.deadline - mono ()) * 1e3;
+
+    return left < 1 ? 1 : left > 600000 ? 600000 : (int)left;
+}
+
+static void say (int pri, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void say (int pri, const char *fmt, ...)
+{
+    char msg[1024], line[1200];
+    va_list ap;
+    int n;
+
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    /* job data may reach the log: no line breaks or escapes in it */
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    if (g.logfd >= 0) {
+        time_t now = time (NULL);
+        struct tm tm;
+        char ts[32] = "";
+        if (localtime_r (&now, &tm))
+            strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        n = snprintf (line, sizeof (line), "%s tracer-prolog[%d]: %s%s%s%s\n",
+                      ts, (int)getpid (), g.mode ? g.mode : "",
+                      g.mode ? ": " : "", msg, "");
+        if (n > 0)
+            (void)!write (g.logfd, line,
+                          (size_t)n < sizeof (line) ? (size_t)n
+                                                    : sizeof (line) - 1);
+    }
+    else
+        syslog (pri, "%s%s%s", g.mode ? g.mode : "", g.mode ? ": " : "", msg);
+    if (g.verbose)
+        fprintf (stderr, "tracer-prolog: %s%s%s\n", g.mode ? g.mode : "",
+                 g.mode ? ": " : "", msg);
+}
+
+/* The last resort when something blocks past the deadline: log and leave
+ * with the configured status (a job waits on us).
+ */
+static void on_alarm (int sig)
+{
+    static const char m[] = "tracer-prolog: out of time; giving up\n";
+
+    (void)sig;
+    if (g.logfd >= 0)
+        (void)!write (g.logfd, m, sizeof (m) - 1);
+    if (g.verbose)
+        (void)!write (STDERR_FILENO, m, sizeof (m) - 1);
+    _exit (g.error_exit);
+}
+
+static void usage (FILE *f)
+{
+    fprintf (f,
+             "Usage: tracer-prolog [OPTIONS] MODE [ARG...]\n"
+             "Tell tracerd that a PBS, Torque or LSF job started or ended on "
+             "this host.\n\n"
+             "Modes (arguments as the scheduler passes them):\n"
+             "  pbs-prologue JOBID USER GROUP\n"
+             "  pbs-epilogue JOBID USER GROUP JOBNAME SESSION RESOURCE_LIST "
+             "RESOURCES_USED\n"
+             "               QUEUE ACCOUNT EXIT_STATUS\n"
+             "  torque-prologue JOBID USER GROUP JOBNAME RESOURCE_LIMITS "
+             "QUEUE ACCOUNT [...]\n"
+             "  torque-epilogue JOBID USER GROUP JOBNAME SESSION "
+             "RESOURCE_LIMITS\n"
+             "               RESOURCES_USED QUEUE ACCOUNT EXIT_STATUS [...]\n"
+             "  pbs-hook --event begin|launch|epilogue|end --job JOBID --user "
+             "USER\n"
+             "           --group GROUP [--job-name NAME] [--queue Q] "
+             "[--account A]\n"
+             "           [--resources LIST] [--exec-host HOSTS] [--pid PID] "
+             "[--exit-status N]\n"
+             "  lsf-pre      (HOST_PRE_EXEC; reads the job's environment)\n"
+             "  lsf-post     (HOST_POST_EXEC)\n"
+             "Installed as prologue, epilogue, prologue.parallel or "
+             "epilogue.parallel, the mode\nfollows from the name.\n\n"
+             "Options:\n"
+             "  -c, --config FILE     configuration file\n"
+             "  -t, --timeout SECONDS bound on the whole run "
+             "(default prolog.timeout)\n"
+             "  -v, --verbose         log to standard error too\n"
+             "      --log FILE        append log lines to FILE instead of "
+             "syslog\n"
+             "  -h, --help            show this help and exit\n"
+             "  -V, --version         show the version and exit\n\n"
+             "The exit status is 0, whatever happens, unless prolog.error_exit "
+             "is set.\n");
+}
+
+static bool short_host (char *buf, size_t size)
+{
+    if (gethostname (buf, size) < 0)
+        return false;
+    buf[size - 1] = '\0';
+    buf[strcspn (buf, ".")] = '\0';
+    return buf[0] != '\0';
+}
+
+/* The session the job will have, from a PBS prologue: the mom forks a
+ * child that runs the prologue and then becomes the job's session leader
+ * (its pid is the job's session id).  Only a parent that is not yet a
+ * session leader can be that child: a wrapper shell, a mom that runs
+ * prologues itself, or init is one already.
+ */
+static long long future_session (void)
+{
+    char path[64], buf[512], *p;
+    pid_t ppid = getppid ();
+    long long sid;
+    FILE *f;
+
+    if (ppid <= 1)
+        return -1;
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int)ppid);
+    if (!(f = fopen (path, "re")))
+        return -1;
+    p = fgets (buf, sizeof (buf), f);
+    fclose (f);
+    if (!p || !(p = strrchr (buf, ')'))
+        || sscanf (p + 2, "%*c %*d %*d %lld", &sid) != 1)
+        return -1;
+    return sid != ppid ? ppid : -1;
+}
+
+static void qstat (const tr_conf_t *conf,
+                   struct tr_batch_job *job,
+                   const char *node)
+{
+    char *argv[] = { conf->prolog.qstat, (char *)"-f", (char *)"-F",
+                     (char *)"json", job->job_id, NULL };
+    char pbsconf[4200], *envp[] = { (char *)"PATH=/bin:/usr/bin", NULL, NULL };
+    const char *pc = getenv ("PBS_CONF_FILE");
+    static char out[256 * 1024];
+    tr_error_t error;
+    int budget = left_ms () / 3;
+
+    if (!conf->prolog.qstat || access (conf->prolog.qstat, X_OK) < 0)
+        return;
+    if (pc && *pc
+        && (size_t)snprintf (pbsconf, sizeof (pbsconf), "PBS_CONF_FILE=%s", pc)
+               < sizeof (pbsconf))
+        envp[1] = pbsconf;
+    if (budget > 5000)
+        budget = 5000;
+    if (tr_batch_run (argv, envp, budget, out, sizeof (out), &error) < 0
+        || tr_batch_pbs_qstat (out, node, job, &error) < 0)
+        say (LOG_NOTICE, "job %s: %s (going on without it)", job->job_id,
+             tr_error_str (&error));
+}
+
+/* Send msg to tracerd within what is left of the time.  "unknown step"
+ * at an end is normal for a PBS execjob_end after execjob_epilogue.
+ */
+static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
+{
+    tr_error_t error;
+    json_t *reply = NULL;
+    int rc;
+
+    rc = tr_proto_request (conf->socket_path, msg, left_ms (), &reply,
+                           &error);
+    if (rc < 0) {
+        const char *why = reply ? json_string_value (json_object_get (reply,
+                                                                      "error"))
+                                : NULL;
+        if (why && !strcmp (why, "unknown step") && quiet_unknown)
+            rc = 0;
+        else if (why && !strcmp (why, "unknown step"))
+            say (LOG_NOTICE, "job %s: tracerd was not following it on this "
+                 "host (its start never reached tracerd)", g.job);
+        else
+            say (LOG_WARNING, "job %s: tracerd at %s: %s", g.job,
+                 conf->socket_path, why ? why : tr_error_str (&error));
+    }
+    json_decref (reply);
+    return rc;
+}
+
+static int send_start (const tr_conf_t *conf,
+                       const struct tr_batch_job *job,
+                       const char *node,
+                       pid_t pid)
+{
+    tr_error_t error;
+    json_t *msg = tr_batch_start_msg (job, node, pid, &error);
+    int rc;
+
+    if (!msg) {
+        say (LOG_ERR, "job %s: %s", job->job_id, tr_error_str (&error));
+        return -1;
+    }
+    if ((rc = notify (conf, msg, false)) == 0)
+        say (LOG_INFO, "job %s: tracerd follows it on %s", job->job_id, node);
+    json_decref (msg);
+    return rc;
+}
+
+static int send_end (const tr_conf_t *conf,
+                     const struct tr_batch_job *job,
+                     const char *node,
+                     bool quiet_unknown)
+{
+    tr_error_t error;
+    json_t *msg = tr_batch_end_msg (job, node, &error);
+    int rc;
+
+    if (!msg) {
+        say (LOG_ERR, "job %s: %s", job->job_id, tr_error_str (&error));
+        return -1;
+    }
+    if ((rc = notify (conf, msg, quiet_unknown)) == 0)
+        say (LOG_INFO, "job %s: ended on %s", job->job_id, node);
+    json_decref (msg);
+    return rc;
+}
+
+static bool set (char *dst, size_t size, const char *src)
+{
+    return (size_t)snprintf (dst, size, "%s", src ? src : "") < size;
+}
+
+static bool parse_ll (const char *s, long long *v)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtoll (s, &end, 10);
+    return s[0] && !*end && !errno;
+}
+
+/* Job id, user and group: the first three words of every PBS and Torque
+ * prologue and epilogue.
+ */
+static int who (struct tr_batch_job *job, char **av)
+{
+    if (tr_batch_set_job_id (job, av[0]) < 0 || !set (job->user,
+                                                      sizeof (job->user),
+                                                      av[1])
+        || !set (job->group, sizeof (job->group), av[2])) {
+        say (LOG_ERR, "bad job id, user or group");
+        return -1;
+    }
+    g.job = job->job_id;
+    return 0;
+}
+
+/* The epilogue's words 4-10 (PBS and Torque agree on them). */
+static int epilogue_args (struct tr_batch_job *job, char **av)
+{
+    long long v;
+
+    if (who (job, av) < 0)
+        return -1;
+    set (job->job_name, sizeof (job->job_name), av[3]);
+    if (parse_ll (av[4], &v) && v > 0)
+        job->session = v;
+    tr_batch_pbs_resources (av[5], job);
+    set (job->queue, sizeof (job->queue), av[7]);
+    set (job->account, sizeof (job->account), av[8]);
+    if (!parse_ll (av[9], &v)) {
+        say (LOG_WARNING, "job %s: exit status '%s' is not a number",
+             job->job_id, av[9]);
+        return 0;
+    }
+    job->have_exit = true;
+    job->exit_status = v;
+    return 0;
+}
+
+static const char *env_get (const char *name, void *arg)
+{
+    (void)arg;
+    return getenv (name);
+}
+
+static const struct option hook_opts[] = {
+    { "event", required_argument, NULL, 'e' },
+    { "job", required_argument, NULL, 'j' },
+    { "user", required_argument, NULL, 'u' },
+    { "group", required_argument, NULL, 'g' },
+    { "job-name", required_argument, NULL, 'n' },
+    { "queue", required_argument, NULL, 'q' },
+    { "account", required_argument, NULL, 'a' },
+    { "resources", required_argument, NULL, 'r' },
+    { "exec-host", required_argument, NULL, 'x' },
+    { "pid", required_argument, NULL, 'p' },
+    { "exit-status", required_argument, NULL, 's' },
+    { NULL, 0, NULL, 0 },
+};
+
+static int pbs_hook (const tr_conf_t *conf,
+                     int ac,
+                     char **av,
+                     const char *node)
+{
+    struct tr_batch_job job;
+    const char *event = NULL, *id = NULL, *exec_host = NULL;
+    long long pid = 0, v;
+    int c;
+
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    optind = 0; /* GNU getopt: start afresh */
+    while ((c = getopt_long (ac, av, "", hook_opts, NULL)) != -1) {
+        switch (c) {
+        case 'e':
+            event = optarg;
+            break;
+        case 'j':
+            id = optarg;
+            break;
+        case 'u':
+            set (job.user, sizeof (job.user), optarg);
+            break;
+        case 'g':
+            set (job.group, sizeof (job.group), optarg);
+            break;
+        case 'n':
+            set (job.job_name, sizeof (job.job_name), optarg);
+            break;
+        case 'q':
+            set (job.queue, sizeof (job.queue), optarg);
+            break;
+        case 'a':
+            set (job.account, sizeof (job.account), optarg);
+            break;
+        case 'r':
+            tr_batch_pbs_resources (optarg, &job);
+            break;
+        case 'x':
+            exec_host = optarg;
+            break;
+        case 'p':
+            if (!parse_ll (optarg, &pid) || pid < 0 || pid > 4194304)
+                pid = 0;
+            break;
+        case 's':
+            if (parse_ll (optarg, &v)) {
+                job.have_exit = true;
+                job.exit_status = v;
+            }
+            break;
+        default:
+            say (LOG_ERR, "pbs-hook: bad arguments");
+            return -1;
+        }
+    }
+    if (!event || !id || tr_batch_set_job_id (&job, id) < 0) {
+        say (LOG_ERR, "pbs-hook: --event and --job are required");
+        return -1;
+    }
+    g.job = job.job_id;
+    if (exec_host)
+        tr_batch_pbs_exec_host (exec_host, node, &job);
+    if (!strcmp (event, "begin"))
+        return send_start (conf, &job, node, 0);
+    if (!strcmp (event, "launch")) {
+        /* the starter process becomes the job's session leader */
+        if (pid > 0)
+            job.session = pid;
+        return send_start (conf, &job, node, (pid_t)pid);
+    }
+    if (!strcmp (event, "epilogue"))
+        return send_end (conf, &job, node, false);
+    if (!strcmp (event, "end"))
+        return send_end (conf, &job, node, true);
+    say (LOG_ERR, "pbs-hook: unknown event '%s'", event);
+    return -1;
+}
+
+static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
+{
+    struct tr_batch_job job;
+    char node[256];
+
+    if (!short_host (node, sizeof (node))) {
+        say (LOG_ERR, "cannot tell this host's name");
+        return -1;
+    }
+    if (!strcmp (mode, "pbs-prologue") || !strcmp (mode, "torque-prologue")) {
+        bool torque = mode[0] == 't';
+        tr_batch_job_init (&job, torque ? TR_BATCH_TORQUE : TR_BATCH_PBS);
+        if (ac < (torque ? 7 : 3)) {
+            say (LOG_ERR, "expected %s arguments, got %d",
+                 torque ? "7 or more" : "3", ac);
+            return -1;
+        }
+        if (who (&job, av) < 0)
+            return -1;
+        if (torque) {
+            set (job.job_name, sizeof (job.job_name), av[3]);
+            tr_batch_pbs_resources (av[4], &job);
+            set (job.queue, sizeof (job.queue), av[5]);
+            set (job.account, sizeof (job.account), av[6]);
+        }
+        else {
+            job.session = future_session ();
+            qstat (conf, &job, node);
+        }
+        return send_start (conf, &job, node, 0);
+    }
+    if (!strcmp (mode, "pbs-epilogue") || !strcmp (mode, "torque-epilogue")) {
+        tr_batch_job_init (&job, mode[0] == 't' ? TR_BATCH_TORQUE
+                                                : TR_BATCH_PBS);
+        if (ac < 10) {
+            say (LOG_ERR, "expected 10 arguments or more, got %d", ac);
+            return -1;
+        }
+        if (epilogue_args (&job, av) < 0)
+            return -1;
+        return send_end (conf, &job, node, false);
+    }
+    if (!strcmp (mode, "pbs-hook"))
+        return pbs_hook (conf, ac + 1, av - 1, node);
+    if (!strcmp (mode, "lsf-pre") || !strcmp (mode, "lsf-post")) {
+        tr_error_t error;
+        tr_batch_job_init (&job, TR_BATCH_LSF);
+        if (tr_batch_lsf_env (env_get, NULL, node,
+                              1LL << (10 * conf->prolog.lsf_unit), &job,
+                              &error) < 0) {
+            say (LOG_ERR, "%s", tr_error_str (&error));
+            return -1;
+        }
+        g.job = job.job_id;
+        if (!strcmp (mode, "lsf-pre"))
+            return send_start (conf, &job, node, 0);
+        return send_end (conf, &job, node, false);
+    }
+    say (LOG_ERR, "unknown mode '%s'", mode);
+    return -1;
+}
+
+/* The mode implied by the name PBS or Torque runs the file under. */
+static const char *implied_mode (const char *argv0, int nargs)
+{
+    const char *base = strrchr (argv0, '/');
+    bool torque_env = getenv ("PBS_NODEFILE") || getenv ("PBS_MSHOST");
+
+    base = base ? base + 1 : argv0;
+    if (!strcmp (base, "prologue"))
+        return nargs >= 6 ? "torque-prologue" : "pbs-prologue";
+    if (!strcmp (base, "epilogue"))
+        return torque_env || nargs >= 11 ? "torque-epilogue" : "pbs-epilogue";
+    if (!strcmp (base, "prologue.parallel"))
+        return "torque-prologue";
+    if (!strcmp (base, "epilogue.parallel"))
+        return "torque-epilogue";
+    return NULL;
+}
+
+static const struct option opts[] = {
+    { "config", required_argument, NULL, 'c' },
+    { "timeout", required_argument, NULL, 't' },
+    { "verbose", no_argument, NULL, 'v' },
+    { "log", required_argument, NULL, 'L' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+};
+
+int main (int argc, char **argv)
+{
+    const char *conf_path = tr_conf_default_path ();
+    const char *log_path = NULL, *mode;
+    bool conf_explicit = getenv ("TRACER_CONF") && *getenv ("TRACER_CONF");
+    bool bad_usage = false;
+    double timeout = 0;
+    tr_conf_t *conf;
+    tr_error_t error;
+    int c, first, rc;
+
+    g.deadline = mono () + 25;
+    signal (SIGPIPE, SIG_IGN);
+    signal (SIGALRM, on_alarm);
+    alarm (27);
+    if ((mode = implied_mode (argv[0], argc - 1)))
+        first = 1;
+    else {
+        while ((c = getopt_long (argc, argv, "+c:t:vhV", opts, NULL)) != -1) {
+            switch (c) {
+            case 'c':
+                conf_path = optarg;
+                conf_explicit = true;
+                break;
+            case 't': {
+                char *end;
+                timeout = strtod (optarg, &end);
+                if (*end || !(timeout >= 0.1 && timeout <= 300))
+                    bad_usage = true;
+                break;
+            }
+            case 'v':
+                g.verbose = true;
+                break;
+            case 'L':
+                log_path = optarg;
+                break;
+            case 'h':
+                usage (stdout);
+                return 0;
+            case 'V':
+                printf ("tracer-prolog %s\n", TRACER_VERSION);
+                return 0;
+            default:
+                bad_usage = true;
+                break;
+            }
+        }
+        first = optind + 1;
+        mode = optind < argc ? argv[optind] : NULL;
+    }
+    if (log_path
+        && (g.logfd = open (log_path, O_WRONLY | O_APPEND | O_CREAT
+                                          | O_NOFOLLOW | O_CLOEXEC,
+                            0600)) < 0)
+        fprintf (stderr, "tracer-prolog: %s: %s\n", log_path,
+                 strerror (errno));
+    openlog ("tracer-prolog", LOG_PID, LOG_DAEMON);
+    g.mode = mode;
+    if (!(conf = tr_conf_create ())) {
+        say (LOG_ERR, "out of memory");
+        return 0;
+    }
+    /* a broken configuration: the defaults still reach tracerd */
+    if (tr_conf_load (conf, conf_path, &error) < 0
+        && !(errno == ENOENT && !conf_explicit))
+        say (LOG_ERR, "%s (going on with the defaults)", tr_error_str (&error));
+    g.error_exit = conf->prolog.error_exit;
+    g.deadline = mono () + (timeout > 0 ? timeout : conf->prolog.timeout_s);
+    alarm ((unsigned)(g.deadline - mono ()) + 2);
+    if (bad_usage || !mode) {
+        say (LOG_ERR, "bad usage (see tracer-prolog --help)");
+        rc = -1;
+    }
+    else
+        rc = run (conf, mode, argc - first, argv + first);
+    tr_conf_destroy (conf);
+    closelog ();
+    return rc < 0 ? g.error_exit : 0;
+}
