@@ -25,6 +25,12 @@
  *    "last":true|false}
  *   {"op":"step_end", "identity":{...}}   (a step with no task exits to
  *    wait for, or whose tasks did not all report: finish it now)
+ * An end may carry what a batch system's epilogue knows better than its
+ * prologue: identity and request members not yet set, and "outcome":
+ * {"state":S, "exit_code":N, "signal":N, "reason":R} from the job's exit
+ * status.  With a process set, "attach" may also name "cgroup_name":
+ * the job's own cgroup directory ("7.srv", "job.42"), followed instead
+ * once a member turns up in it (libtracer/batch.h).
  *   {"op":"ping"}
  * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
  * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by

@@ -109,6 +109,10 @@ static const char *const all_keys[] = {
     "mail.attach_report",
     "mail.attach_max",
     "mail.report_url",
+    "prolog.timeout",
+    "prolog.qstat",
+    "prolog.error_exit",
+    "prolog.lsf_unit_for_limits",
 };
 /* clang-format on */
 
@@ -200,7 +204,11 @@ static const char *defaults_json =
     " \"mail.min_elapsed\": 0,"
     " \"mail.attach_report\": true,"
     " \"mail.attach_max\": 4194304,"
-    " \"mail.report_url\": \"\"}";
+    " \"mail.report_url\": \"\","
+    " \"prolog.timeout\": 10,"
+    " \"prolog.qstat\": \"/opt/pbs/bin/qstat\","
+    " \"prolog.error_exit\": 0,"
+    " \"prolog.lsf_unit_for_limits\": \"MB\"}";
 /* clang-format on */
 
 static const char *level_name (int level)
@@ -396,6 +404,16 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "mail.attach_report", json_boolean (c->mail.attach_report) },
         { "mail.attach_max", json_real (c->mail.attach_max_bytes) },
         { "mail.report_url", str_or_null (c->mail.report_url) },
+        { "prolog.timeout", json_real (c->prolog.timeout_s) },
+        { "prolog.qstat", str_or_null (c->prolog.qstat) },
+        { "prolog.error_exit", json_integer (c->prolog.error_exit) },
+        { "prolog.lsf_unit_for_limits",
+          json_string (c->prolog.lsf_unit == 1   ? "KB"
+                       : c->prolog.lsf_unit == 2 ? "MB"
+                       : c->prolog.lsf_unit == 3 ? "GB"
+                       : c->prolog.lsf_unit == 4 ? "TB"
+                       : c->prolog.lsf_unit == 5 ? "PB"
+                                                 : "EB") },
     };
 
     assert_non_null (o);
