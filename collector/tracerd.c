@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,7 +53,14 @@ struct active {
     bool seen;           /* its cgroup or a process was found alive */
     bool conditional;    /* recorded only if its job has another step */
     int gone;            /* consecutive checks that found neither */
+    bool by_starter;     /* registered by an unprivileged job starter */
+    uid_t starter_uid;   /* ... running as this user */
 };
+
+/* Unprivileged job starters (LSF JOB_STARTER, daemon.job_starters): how
+ * many steps one user may have registered at a time.
+ */
+#define STARTER_MAX_STEPS 8
 
 /* How often steps are checked for an end nobody notified, and how long
  * a step attached by environment or session may wait for its first
@@ -332,7 +340,8 @@ static int open_socket (void)
         /* Root-only unless other users may notify; SO_PEERCRED decides
          * who is heard either way.
          */
-        mode_t mode = d.conf->n_notify_uids > 1 ? 0666 : 0600;
+        mode_t mode = d.conf->n_notify_uids > 1 || d.conf->job_starters ? 0666
+                                                                     : 0600;
         if (rc < 0 || chmod (path, mode) < 0 || listen (fd, 128) < 0) {
             logmsg (LOG_ERR, "%s: %s", path, strerror (errno));
             close (fd);
@@ -343,7 +352,7 @@ static int open_socket (void)
     return 0;
 }
 
-static bool peer_allowed (int fd, uid_t *uidp)
+static bool peer_allowed (int fd, uid_t *uidp, pid_t *pidp)
 {
     struct ucred cred;
     socklen_t len = sizeof (cred);
@@ -351,6 +360,7 @@ static bool peer_allowed (int fd, uid_t *uidp)
     if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
         return false;
     *uidp = cred.uid;
+    *pidp = cred.pid;
     if (cred.uid == 0)
         return true;
     for (size_t i = 0; i < d.conf->n_notify_uids; i++)
@@ -972,7 +982,8 @@ static int attach_explicit (tr_step_t *step,
                 return -1;
         }
         else if (tree && pid > 0) {
-            if (tr_step_attach_tree (step, pid) < 0)
+            if (tr_step_attach_tree (step, pid) < 0
+                || (cgname && tr_step_watch_cgroup (step, cgname) < 0))
                 return tr_errprintf (error, "%s", strerror (errno));
             return 0;
         }
@@ -987,7 +998,7 @@ static int attach_explicit (tr_step_t *step,
     return 0;
 }
 
-static void handle_step_start (int fd, json_t *msg)
+static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
 {
     json_t *id = json_object_get (msg, "identity");
     json_t *req = json_object_get (msg, "request");
@@ -1024,7 +1035,14 @@ static void handle_step_start (int fd, json_t *msg)
         reply (fd, false, "bad pid, task_id or identity");
         return;
     }
-    if (!(a = find_step (key))) {
+    if ((a = find_step (key)) && starter
+        && (!a->by_starter || a->starter_uid != *starter)) {
+        logmsg (LOG_WARNING, "step %s: uid %u may not add to it", key,
+                (unsigned)*starter);
+        reply (fd, false, "permission denied");
+        return;
+    }
+    if (!a) {
         tr_step_t *step;
         if (d.nsteps == MAX_STEPS) {
             logmsg (LOG_ERR, "step %s refused: %d steps active", key,
@@ -1043,6 +1061,8 @@ static void handle_step_start (int fd, json_t *msg)
         memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
         a->step = step;
+        a->by_starter = starter != NULL;
+        a->starter_uid = starter ? *starter : 0;
         a->conditional = json_is_true (json_object_get (msg, "conditional"));
         a->next = mono () + tr_step_interval (step);
         a->snapped = 0;  /* first snapshot at the first reading */
@@ -1191,13 +1211,19 @@ static int end_details (struct active *a, json_t *msg, tr_error_t *error)
 /* The end of a step with no task exits to wait for (the extern step), or
  * of one whose tasks did not all report: the hook's last word.
  */
-static void handle_step_end (int fd, json_t *msg)
+static void handle_step_end (int fd, json_t *msg, const uid_t *starter)
 {
     struct active *a;
     tr_error_t error;
 
     if (!(a = msg_step (fd, msg, LOG_DEBUG)))
         return;
+    if (starter && (!a->by_starter || a->starter_uid != *starter)) {
+        logmsg (LOG_WARNING, "step_end for %s refused: uid %u did not start "
+                "it", a->key, (unsigned)*starter);
+        reply (fd, false, "permission denied");
+        return;
+    }
     if (end_details (a, msg, &error) < 0) {
         logmsg (LOG_WARNING, "step %s: %s", a->key, tr_error_str (&error));
         reply (fd, false, error.text);
@@ -1214,6 +1240,66 @@ static void handle_step_end (int fd, json_t *msg)
     retire_step (a);
 }
 
+/* A job starter running as the job's user (LSF JOB_STARTER), allowed by
+ * daemon.job_starters: it may register only itself, as its own uid, for
+ * an LSF job, followed as its own process tree (and the job's cgroup
+ * when it sits in one that names the job), and end only what it
+ * registered.  Nothing else from an unprivileged peer is heard.
+ */
+static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
+                            pid_t pid)
+{
+    json_t *id = json_object_get (msg, "identity");
+    json_t *attach = json_object_get (msg, "attach");
+    const char *sched = json_string_value (json_object_get (id, "scheduler"));
+    struct passwd *pw = getpwuid (uid);
+    int mine = 0;
+
+    if (!strcmp (op, "ping")) {
+        reply (fd, true, NULL);
+        return;
+    }
+    if (strcmp (op, "step_start") && strcmp (op, "step_end")) {
+        reply (fd, false, "permission denied");
+        return;
+    }
+    if (!json_is_object (id) || !sched || strcmp (sched, "lsf")) {
+        logmsg (LOG_WARNING, "uid %u: a job starter may only speak for an "
+                "LSF job", (unsigned)uid);
+        reply (fd, false, "permission denied");
+        return;
+    }
+    /* who the job belongs to is the kernel's word, not the message's */
+    json_object_set_new (id, "uid", json_integer (uid));
+    json_object_del (id, "gid");
+    if (pw)
+        json_object_set_new (id, "user", json_string (pw->pw_name));
+    else
+        json_object_del (id, "user");
+    if (pw)
+        json_object_set_new (id, "gid", json_integer (pw->pw_gid));
+    if (!strcmp (op, "step_end")) {
+        handle_step_end (fd, msg, &uid);
+        return;
+    }
+    for (int i = 0; i < d.nsteps; i++)
+        mine += d.steps[i].by_starter && d.steps[i].starter_uid == uid;
+    if (json_integer_value (json_object_get (msg, "pid")) != pid
+        || !json_is_object (attach)
+        || !json_is_true (json_object_get (attach, "tree"))
+        || json_object_size (attach)
+               != 1 + (json_object_get (attach, "cgroup_name") != NULL)
+        || mine >= STARTER_MAX_STEPS) {
+        logmsg (LOG_WARNING, "uid %u: job starter refused (%s)",
+                (unsigned)uid, mine >= STARTER_MAX_STEPS
+                                   ? "too many steps of this user"
+                                   : "it may follow only its own process");
+        reply (fd, false, "permission denied");
+        return;
+    }
+    handle_step_start (fd, msg, &uid);
+}
+
 static void handle_client (void)
 {
     int fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -1222,14 +1308,19 @@ static void handle_client (void)
     json_t *msg;
     const char *op;
     uid_t uid = (uid_t)-1;
+    pid_t pid = 0;
+    bool starter = false;
 
     if (fd < 0)
         return;
-    if (!peer_allowed (fd, &uid)) {
-        logmsg (LOG_WARNING, "refused connection from uid %d", (int)uid);
-        reply (fd, false, "permission denied");
-        close (fd);
-        return;
+    if (!peer_allowed (fd, &uid, &pid)) {
+        if (!d.conf->job_starters) {
+            logmsg (LOG_WARNING, "refused connection from uid %d", (int)uid);
+            reply (fd, false, "permission denied");
+            close (fd);
+            return;
+        }
+        starter = true;
     }
     setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
     setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof (tv));
@@ -1241,12 +1332,14 @@ static void handle_client (void)
     op = json_string_value (json_object_get (msg, "op"));
     if (!op)
         reply (fd, false, "missing op");
+    else if (starter)
+        handle_starter (fd, msg, op, uid, pid);
     else if (!strcmp (op, "step_start"))
-        handle_step_start (fd, msg);
+        handle_step_start (fd, msg, NULL);
     else if (!strcmp (op, "task_exit"))
         handle_task_exit (fd, msg);
     else if (!strcmp (op, "step_end"))
-        handle_step_end (fd, msg);
+        handle_step_end (fd, msg, NULL);
     else if (!strcmp (op, "ping"))
         reply (fd, true, NULL);
     else

@@ -282,6 +282,16 @@ static const struct key schema[] = {
       .doc_default = "[root]",
       .desc = "users (names or uids) allowed to notify tracerd over its "
               "socket; root always is" },
+    { .section = "daemon",
+      .name = "job_starters",
+      .type = K_BOOL,
+      .off = F (job_starters),
+      .dflt = "false",
+      .doc_default = "false",
+      .desc = "hear job starters that run as the job's user (LSF "
+              "JOB_STARTER with tracer-prolog lsf-starter): each may "
+              "register only its own process tree, as its own uid, for an "
+              "LSF job, at most 8 at a time per user" },
     { .section = "sampling",
       .name = "interval",
       .type = K_NUMBER,

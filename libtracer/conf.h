@@ -153,6 +153,7 @@ typedef struct tr_conf {
     int log_level;             /* daemon.log_level as syslog priority */
     uid_t *notify_uids;        /* daemon.notify_users, resolved */
     size_t n_notify_uids;
+    bool job_starters;         /* daemon.job_starters (default false) */
 
     /* sampling: */
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */

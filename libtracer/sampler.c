@@ -982,6 +982,18 @@ int tr_step_set_outcome (tr_step_t *step, json_t *hint)
     return 0;
 }
 
+int tr_step_watch_cgroup (tr_step_t *step, const char *name)
+{
+    if (!name || strchr (name, '/')
+        || snprintf (step->match.cgroup_name, sizeof (step->match.cgroup_name),
+                     "%s", name) >= (int)sizeof (step->match.cgroup_name)) {
+        step->match.cgroup_name[0] = '\0';
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
 bool tr_step_in_cgroup (const tr_step_t *step)
 {
     return step->mode == ATTACH_CGROUP;

@@ -115,6 +115,11 @@ int tr_step_task_exit (tr_step_t *step,
 
 /* Number of tasks attached, and of tasks that ended. */
 /* Whether the step follows a cgroup or a process set yet. */
+/* With a followed process tree: switch to the job's own cgroup once a
+ * member turns up in one named name (as tr_proc_match.cgroup_name).
+ */
+int tr_step_watch_cgroup (tr_step_t *step, const char *name);
+
 /* Whether the step is followed through a cgroup's own counters. */
 bool tr_step_in_cgroup (const tr_step_t *step);
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,9 @@ static void usage (FILE *f)
              "[--exit-status N]\n"
              "  lsf-pre      (HOST_PRE_EXEC; reads the job's environment)\n"
              "  lsf-post     (HOST_POST_EXEC)\n"
+             "  lsf-starter COMMAND [ARG...]\n"
+             "               (JOB_STARTER, as the job's user; needs "
+             "daemon.job_starters)\n"
              "Installed as prologue, epilogue, prologue.parallel or "
              "epilogue.parallel, the mode\nfollows from the name.\n\n"
              "Options:\n"
@@ -145,7 +149,7 @@ static void usage (FILE *f)
              "  -h, --help            show this help and exit\n"
              "  -V, --version         show the version and exit\n\n"
              "The exit status is 0, whatever happens, unless prolog.error_exit "
-             "is set.\n");
+             "is set;\nlsf-starter exits with its command's status.\n");
 }
 
 static bool short_host (char *buf, size_t size)
@@ -332,6 +336,96 @@ static const char *env_get (const char *name, void *arg)
 {
     (void)arg;
     return getenv (name);
+}
+
+/* LSF JOB_STARTER: run as the job's user, this process is the job's
+ * top; tracerd (with daemon.job_starters) follows its process tree, or
+ * the job's cgroup once it sees the tree in one.  The command runs
+ * whatever happens to tracer; the exit status is the command's (128+N
+ * when a signal N ended it, 127 when it cannot be run).
+ */
+static int lsf_starter (const tr_conf_t *conf, int ac, char **av)
+{
+    static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+                               SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP };
+    struct tr_batch_job job;
+    tr_error_t error;
+    char node[256], cg[160];
+    sigset_t set, old;
+    json_t *msg = NULL, *attach;
+    bool traced = false;
+    pid_t pid;
+    int status = 0, sig;
+
+    if (ac < 1) {
+        say (LOG_ERR, "lsf-starter: no command");
+        return 127;
+    }
+    tr_batch_job_init (&job, TR_BATCH_LSF);
+    if (!short_host (node, sizeof (node))
+        || tr_batch_lsf_env (env_get, NULL, node,
+                             1LL << (10 * conf->prolog.lsf_unit), &job,
+                             &error) < 0)
+        say (LOG_ERR, "lsf-starter: %s; running the job untraced",
+             tr_error_str (&error));
+    else if (tr_batch_cgroup_name (&job, cg, sizeof (cg)) < 0
+             || !(msg = tr_batch_start_msg (&job, node, getpid (), &error))
+             || !(attach = json_pack ("{s:b s:s}", "tree", 1, "cgroup_name",
+                                      cg))
+             || json_object_set_new (msg, "attach", attach) < 0)
+        say (LOG_ERR, "lsf-starter: job %s: cannot build the notice",
+             job.job_id);
+    else {
+        g.job = job.job_id;
+        traced = notify (conf, msg, false) == 0;
+        if (traced)
+            say (LOG_INFO, "job %s: tracerd follows it on %s", job.job_id,
+                 node);
+    }
+    json_decref (msg);
+    /* the job may run for days: no alarm over it */
+    alarm (0);
+    sigemptyset (&set);
+    for (size_t i = 0; i < sizeof (fwd) / sizeof (fwd[0]); i++)
+        sigaddset (&set, fwd[i]);
+    sigaddset (&set, SIGCHLD);
+    sigprocmask (SIG_BLOCK, &set, &old);
+    if ((pid = fork ()) < 0) {
+        say (LOG_ERR, "fork: %s", strerror (errno));
+        sigprocmask (SIG_SETMASK, &old, NULL);
+        execvp (av[0], av);
+        return 127;
+    }
+    if (pid == 0) {
+        sigprocmask (SIG_SETMASK, &old, NULL);
+        execvp (av[0], av);
+        fprintf (stderr, "tracer-prolog: %s: %s\n", av[0], strerror (errno));
+        _exit (errno == ENOENT ? 127 : 126);
+    }
+    for (;;) {
+        if ((sig = sigwaitinfo (&set, NULL)) < 0)
+            continue;
+        if (sig != SIGCHLD) {
+            (void)kill (pid, sig);
+            continue;
+        }
+        if (waitpid (pid, &status, WNOHANG) == pid)
+            break;
+    }
+    if (traced) {
+        json_t *end;
+        g.deadline = mono () + conf->prolog.timeout_s;
+        job.have_exit = true;
+        job.exit_status = status;
+        if ((end = tr_batch_end_msg (&job, node, &error))) {
+            if (notify (conf, end, false) == 0)
+                say (LOG_INFO, "job %s: ended on %s", job.job_id, node);
+            json_decref (end);
+        }
+    }
+    return WIFEXITED (status)     ? WEXITSTATUS (status)
+           : WIFSIGNALED (status) ? 128 + WTERMSIG (status)
+                                  : 1;
 }
 
 static const struct option hook_opts[] = {
@@ -588,6 +682,12 @@ int main (int argc, char **argv)
     g.error_exit = conf->prolog.error_exit;
     g.deadline = mono () + (timeout > 0 ? timeout : conf->prolog.timeout_s);
     alarm ((unsigned)(g.deadline - mono ()) + 2);
+    if (!bad_usage && mode && !strcmp (mode, "lsf-starter")) {
+        rc = lsf_starter (conf, argc - first, argv + first);
+        tr_conf_destroy (conf);
+        closelog ();
+        return rc;
+    }
     if (bad_usage || !mode) {
         say (LOG_ERR, "bad usage (see tracer-prolog --help)");
         rc = -1;

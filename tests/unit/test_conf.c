@@ -50,6 +50,7 @@ static const char *const all_keys[] = {
     "daemon.log",
     "daemon.log_level",
     "daemon.notify_users",
+    "daemon.job_starters",
     "sampling.interval",
     "sampling.snapshot_interval",
     "sampling.taskstats",
@@ -135,6 +136,7 @@ static const char *defaults_json =
     " \"daemon.log\": \"syslog\","
     " \"daemon.log_level\": \"info\","
     " \"daemon.notify_users\": [0],"
+    " \"daemon.job_starters\": false,"
     " \"sampling.interval\": 1,"
     " \"sampling.snapshot_interval\": 30,"
     " \"sampling.taskstats\": true,"
@@ -313,6 +315,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "daemon.log", str_or_null (c->log_target) },
         { "daemon.log_level", json_string (level_name (c->log_level)) },
         { "daemon.notify_users", uid_array (c->notify_uids, c->n_notify_uids) },
+        { "daemon.job_starters", json_boolean (c->job_starters) },
         { "sampling.interval", json_real (c->interval_s) },
         { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
         { "sampling.taskstats", json_boolean (c->taskstats) },
