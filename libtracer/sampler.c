@@ -816,6 +816,11 @@ static int read_tree (tr_step_t *step)
                 }
         }
     }
+    /* a process moves into the job cgroup after it is first seen (PBS's
+     * starter, at pbs_cgroups' execjob_launch): look again now and then
+     */
+    if (step->samples % 10 == 0)
+        step->ncg_tried = 0;
     if (step->match.cgroup_name[0] && !step->cg_found)
         find_job_cgroup (step, ps, n);
     if (step->match.env[0] && n && (memo = calloc (n, sizeof (*memo)))) {

@@ -27,6 +27,7 @@ programs="collector/tracerd.c:collector/tracerd.8.in:collector/tracerd
 collector/tracer-run.c:collector/tracer-run.1.in:collector/tracer-run
 analysis/tracer-report.c:analysis/tracer-report.1.in:analysis/tracer-report
 analysis/tracer-mail.c:analysis/tracer-mail.8.in:analysis/tracer-mail
+prolog/tracer-prolog.c:prolog/tracer-prolog.8.in:prolog/tracer-prolog
 spank/spank_tracer.c:spank/tracer-spank.8.in:-"
 
 # Long option names of a source's option table ({ "name", ...), one a

@@ -1,0 +1,148 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='tracer-prolog lsf-starter: LSF JOB_STARTER as the job user
+
+LSF runs a queue'"'"'s JOB_STARTER as the job'"'"'s user, with the job'"'"'s
+environment, as "/bin/sh -c \"STARTER COMMAND\"".  With daemon.job_starters
+tracerd hears such a starter for its own process tree only, as its own
+uid; without it the job still runs, untraced.'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+P=$B/prolog/tracer-prolog
+REPORT=$B/analysis/tracer-report
+BURN=$B/tests/burn
+
+if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
+    skip_all='needs root and the tracertest user'
+    test_done
+fi
+require_or_skip "jq" command -v jq
+
+# start_tracerd STARTERS: tracerd on a private configuration
+start_tracerd ()
+{
+    cat >tracer.yaml <<-EOF &&
+	store:
+	  path: "$PWD/store"
+	spool:
+	  path: "$PWD/spool"
+	daemon:
+	  socket: "$sock/tracerd.sock"
+	  state_dir: "$PWD/st"
+	  log: "$PWD/tracerd.log"
+	  job_starters: $1
+	sampling:
+	  interval: 0.2
+	  taskstats: false
+	signing:
+	  enabled: false
+	EOF
+    "$B/collector/tracerd" -c "$PWD/tracer.yaml" -f >tracerd.out 2>&1 &
+    echo $! >tracerd.pid &&
+    wait_for "test -S \"$sock/tracerd.sock\"" 20
+}
+
+stop_tracerd ()
+{
+    kill "$(cat tracerd.pid)" &&
+    wait_for "! tr_pid_running $(cat tracerd.pid)" 20 &&
+    rm -f tracerd.pid "$sock/tracerd.sock"
+}
+
+# starter JOBID CMD...: the JOB_STARTER line as LSF runs it, as the user
+starter ()
+{
+    job=$1 && shift &&
+    (cd /tmp && runuser -u tracertest -- env -i \
+        PATH=/bin:/usr/bin HOME=/tmp USER=tracertest LSFUSER=tracertest \
+        LSB_JOBID="$job" LSB_BATCH_JID="$job" LSB_JOBINDEX=0 \
+        LSB_JOBNAME=starter-test LSB_QUEUE=normal \
+        LSB_MCPU_HOSTS="$(hostname -s) 1" \
+        TRACER_CONF="$TRASH/tracer.yaml" \
+        /bin/sh -c "'$P' --log '$TRASH/prolog.log' lsf-starter $*")
+}
+
+test_expect_success 'setup' '
+    TRASH=$PWD &&
+    sock=$(mktemp -d /tmp/tr0704.XXXXXX) &&
+    chmod 755 "$sock" "$PWD" &&
+    echo "$sock" >sockdir &&
+    touch prolog.log && chmod 666 prolog.log
+'
+tr_atexit 'test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null;
+           rm -rf "$(cat sockdir)"'
+
+test_expect_success 'job_starters off: the job runs untraced, with its status' '
+    start_tracerd false &&
+    test "$(stat -c %a "$sock/tracerd.sock")" = 600 &&
+    test_expect_code 5 starter 700 "sh -c \"echo ran; exit 5\"" >out &&
+    grep -qx ran out &&
+    grep -q "lsf-starter: job 700: tracerd at .*: connect .*Permission denied" \
+        prolog.log &&
+    stop_tracerd &&
+    ! test -e spool/default/jobs/*/700
+'
+
+test_expect_success 'job_starters on: the job is traced as the user' '
+    start_tracerd true &&
+    test "$(stat -c %a "$sock/tracerd.sock")" = 666 &&
+    starter 701 "$BURN cpu=0.8" >burn.out &&
+    wait_for "ls store/default/jobs/*/701/0.*.json" 20 &&
+    rec=$(ls store/default/jobs/*/701/0.*.json) &&
+    jq -e ".identity.scheduler == \"lsf\" and .identity.uid == $(id -u tracertest)
+           and .identity.user == \"tracertest\" and .identity.partition == \"normal\"
+           and .request.cpus_on_node == 1 and .outcome.state == \"completed\"
+           and .outcome.exit_code == 0 and .cgroup.attach == \"process-tree\"" \
+        "$rec" &&
+    within "$(jq .summary.cpu.total_s "$rec")" "$(jq .cpu_s burn.out)" 10
+'
+
+test_expect_success 'the record reads like any other' '
+    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -j 701 >view &&
+    grep -q "701" view &&
+    grep -qi "lsf" view
+'
+
+test_expect_success 'a failing command: its status, and the record says so' '
+    test_expect_code 3 starter 702 "sh -c \"exit 3\"" &&
+    wait_for "ls store/default/jobs/*/702/0.*.json" 20 &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" \
+        store/default/jobs/*/702/0.*.json
+'
+
+test_expect_success 'a signal sent to the starter reaches the job' '
+    (starter 703 "sh -c \"trap \\\"echo got-term; exit 7\\\" TERM; sleep 30 & wait\"" \
+        >sig.out; echo $? >sig.rc) &
+    wait_for "grep -q \"job 703: tracerd follows\" prolog.log" 20 &&
+    pid=$(sed -n "s/.*tracer-prolog\[\([0-9]*\)\]: lsf-starter: job 703: tracerd follows.*/\1/p" prolog.log) &&
+    kill -TERM "$pid" &&
+    wait_for "test -s sig.rc" 20 &&
+    test "$(cat sig.rc)" = 7 &&
+    grep -qx got-term sig.out
+'
+
+test_expect_success 'a user cannot speak for another user, pid or job' '
+    # LSFUSER=root is the job environment talking: the record says who
+    # the kernel says ran it
+    (cd /tmp && runuser -u tracertest -- env -i PATH=/bin:/usr/bin \
+        LSFUSER=root LSB_JOBID=704 TRACER_CONF="$TRASH/tracer.yaml" \
+        "$P" lsf-starter true) &&
+    wait_for "ls store/default/jobs/*/704/0.*.json" 20 &&
+    jq -e ".identity.uid == $(id -u tracertest) and .identity.user == \"tracertest\"" \
+        store/default/jobs/*/704/0.*.json &&
+    # the daemon hears nothing else from an unprivileged peer: a pbs-hook
+    # start as the user is refused
+    runuser -u tracertest -- env -i PATH=/bin:/usr/bin \
+        TRACER_CONF="$TRASH/tracer.yaml" "$P" --log "$TRASH/prolog.log" \
+        pbs-hook --event begin --job 705.srv --user tracertest \
+        --group tracertest &&
+    grep -q "job 705.srv: tracerd at .*: permission denied" prolog.log &&
+    grep -q "a job starter may only speak for an LSF job" tracerd.log
+'
+
+test_done
