@@ -32,18 +32,8 @@ snapshot ()
 test_expect_success 'setup: a configuration whose state dir is here' '
     sock=$(mktemp -d /tmp/tr0401.XXXXXX) &&
     echo "$sock" >sockdir &&
-    cat >tracer.yaml <<-EOF &&
-	store:
-	  path: "$PWD/store"
-	spool:
-	  path: "$PWD/spool"
-	daemon:
-	  socket: "$sock/tracerd.sock"
-	  state_dir: "$PWD/st"
-	  log: "$PWD/tracerd.log"
-	sampling:
-	  snapshot_interval: 10
-	  taskstats: false
+    private_conf "$sock" <<-EOF &&
+	sampling.snapshot_interval: 10
 	EOF
     TRACER_CONF=$PWD/tracer.yaml &&
     export TRACER_CONF

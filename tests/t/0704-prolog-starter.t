@@ -23,35 +23,21 @@ if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
 fi
 require_or_skip "jq" command -v jq
 
-# start_tracerd STARTERS: tracerd on a private configuration
+# start_tracerd STARTERS: a tracerd that hears job starters or not
 start_tracerd ()
 {
-    cat >tracer.yaml <<-EOF &&
-	store:
-	  path: "$PWD/store"
-	spool:
-	  path: "$PWD/spool"
-	daemon:
-	  socket: "$sock/tracerd.sock"
-	  state_dir: "$PWD/st"
-	  log: "$PWD/tracerd.log"
-	  job_starters: $1
-	sampling:
-	  interval: 0.2
-	  taskstats: false
-	signing:
-	  enabled: false
+    private_conf "$sock" <<-EOF &&
+	daemon.job_starters: $1
+	sampling.interval: 0.2
+	signing.enabled: false
 	EOF
-    "$B/collector/tracerd" -c "$PWD/tracer.yaml" -f >tracerd.out 2>&1 &
-    echo $! >tracerd.pid &&
-    wait_for "test -S \"$sock/tracerd.sock\"" 20
+    private_tracerd_start
 }
 
 stop_tracerd ()
 {
-    kill "$(cat tracerd.pid)" &&
-    wait_for "! tr_pid_running $(cat tracerd.pid)" 20 &&
-    rm -f tracerd.pid "$sock/tracerd.sock"
+    private_tracerd_stop &&
+    rm -f "$sock/tracerd.sock"
 }
 
 # starter JOBID CMD...: the JOB_STARTER line as LSF runs it, as the user

@@ -1,0 +1,49 @@
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A tracerd of the test's own, outside the test cluster: its store,
+# spool, state and log in the trash directory.
+
+# private_conf SOCKDIR: write ./tracer.yaml for it, with the socket in
+# SOCKDIR (unix socket names are limited to 108 bytes, trash directory
+# paths are long).  Further settings come on standard input, one
+# "section.key: value" a line (e.g. "daemon.job_starters: true").
+private_conf ()
+{
+    {
+        printf 'store.path: "%s/store"\n' "$PWD"
+        printf 'spool.path: "%s/spool"\n' "$PWD"
+        printf 'daemon.socket: "%s/tracerd.sock"\n' "$1"
+        printf 'daemon.state_dir: "%s/st"\n' "$PWD"
+        printf 'daemon.log: "%s/tracerd.log"\n' "$PWD"
+        printf 'sampling.taskstats: false\n'
+        cat
+    } | awk '
+        /^[a-z_]+\.[a-z_]+:/ {
+            dot = index($0, ".")
+            sec = substr($0, 1, dot - 1)
+            if (!(sec in seen)) { seen[sec] = 1; order[n++] = sec }
+            body[sec] = body[sec] "  " substr($0, dot + 1) "\n"
+        }
+        END { for (i = 0; i < n; i++) printf "%s:\n%s", order[i], body[order[i]] }
+    ' >tracer.yaml
+}
+
+# private_tracerd_start: start it on ./tracer.yaml and wait for its socket.
+private_tracerd_start ()
+{
+    _sock=$(sed -n 's/^  socket: "\(.*\)"$/\1/p' tracer.yaml)
+    "${TRACER_BUILDDIR:-$SHARNESS_BUILD_DIRECTORY}/collector/tracerd" \
+        -c "$PWD/tracer.yaml" -f >tracerd.out 2>&1 &
+    echo $! >tracerd.pid &&
+    wait_for "test -S \"$_sock\"" 20
+}
+
+# private_tracerd_stop: stop it and wait until it is gone.
+private_tracerd_stop ()
+{
+    test -f tracerd.pid || return 0
+    kill "$(cat tracerd.pid)" 2>/dev/null
+    wait_for "! tr_pid_running $(cat tracerd.pid)" 20 &&
+    rm -f tracerd.pid
+}
