@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "record.h"
 #include "when.h"
 
 /* 9999-12-31T23:59:59Z: four-digit years are all a date can spell. */
@@ -602,6 +603,7 @@ enum elem_kind {
     ELEM_TASKS,     /* N_T, N_[...]: ranges */
     ELEM_ALL_TASKS, /* N_* */
     ELEM_HET,       /* N+C */
+    ELEM_NAMED,     /* another batch system's id: 7.srv, 7[3].srv, 42[3] */
 };
 
 struct range {
@@ -615,7 +617,7 @@ struct elem {
     uint32_t het_component;
     size_t first;   /* ELEM_TASKS: ranges[first .. first + n), sorted, */
     size_t n;       /* disjoint and not adjacent */
-    char plain[11]; /* ELEM_PLAIN: N in decimal, else "" */
+    char plain[129]; /* ELEM_PLAIN: N in decimal; ELEM_NAMED: the id */
 };
 
 struct tr_when_jobsel {
@@ -633,6 +635,28 @@ struct jparse {
     size_t items; /* bracket items and N_T tasks so far */
     tr_error_t *error;
 };
+
+/* Whether the element is another batch system's job id (PBS "7.srv",
+ * "7[3].srv", LSF "42[3]") rather than Slurm's syntax: it starts with a
+ * digit, has no '_', '+' or '*', and has a letter, a '.' or a '['.
+ */
+static bool named_id (const struct jparse *jp)
+{
+    /* ids start with the number; '_', '+' and '*' are Slurm's alone */
+    if (!jp->elem_len || !is_digit (jp->elem[0])
+        || memchr (jp->elem, '_', jp->elem_len)
+        || memchr (jp->elem, '+', jp->elem_len)
+        || memchr (jp->elem, '*', jp->elem_len))
+        return false;
+    for (size_t i = 0; i < jp->elem_len; i++) {
+        char c = jp->elem[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.'
+            || (c == '[' && i > 0 && jp->elem[i - 1] != '_'))
+            return true;
+    }
+    return false;
+}
+
 
 static int jfail (struct jparse *jp, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
@@ -765,6 +789,19 @@ static int parse_elem (struct tr_when_jobsel *sel,
     uint64_t v;
 
     memset (e, 0, sizeof (*e));
+    if (named_id (jp)) {
+        if (jp->elem_len >= sizeof (e->plain))
+            return jfail (jp, "job id longer than %zu bytes",
+                          sizeof (e->plain) - 1);
+        memcpy (e->plain, p, jp->elem_len);
+        e->plain[jp->elem_len] = '\0';
+        if (!tr_record_id_is_safe (e->plain))
+            return jfail (jp, "not a job id");
+        e->kind = ELEM_NAMED;
+        sel->nelems++;
+        *pp = p + jp->elem_len;
+        return 0;
+    }
     if (take_uint (&p, TR_WHEN_MAX_JOB_ID, &v) < 0) {
         if (p > *pp)
             return jfail (jp, "job id out of range 1-%lu", TR_WHEN_MAX_JOB_ID);
@@ -946,7 +983,7 @@ const char *tr_when_jobsel_plain (const tr_when_jobsel_t *sel, size_t i)
         errno = EINVAL;
         return NULL;
     }
-    if (sel->elems[i].kind != ELEM_PLAIN)
+    if (sel->elems[i].kind != ELEM_PLAIN && sel->elems[i].kind != ELEM_NAMED)
         return NULL;
     return sel->elems[i].plain;
 }
@@ -1021,6 +1058,12 @@ bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
         case ELEM_HET:
             if (have_het && het == e->job && het_component >= 0
                 && (uint64_t)het_component == e->het_component)
+                return true;
+            break;
+        case ELEM_NAMED:
+            /* the job, or every subjob of a PBS array "7[].srv" */
+            if ((job_id && !strcmp (job_id, e->plain))
+                || (array_job_id && !strcmp (array_job_id, e->plain)))
                 return true;
             break;
         }

@@ -108,7 +108,8 @@ size_t tr_when_jobsel_count (const tr_when_jobsel_t *sel);
 
 /* The job id to look up directly in the store for element i, in
  * canonical decimal form ("0123" gives "123"), when element i is a plain
- * job id N; NULL for the array and heterogeneous forms, whose records
+ * job id N, or the id itself when it is another batch system's ("7.srv",
+ * "42[3]"); NULL for the array and heterogeneous forms, whose records
  * are keyed by each task's or component's own job id.  Even for a plain
  * N, the tasks of array N and the components of het job N have ids of
  * their own: a caller that wants all that N matches must also scan with
@@ -120,9 +121,10 @@ size_t tr_when_jobsel_count (const tr_when_jobsel_t *sel);
 const char *tr_when_jobsel_plain (const tr_when_jobsel_t *sel, size_t i);
 
 /* Whether a job matches any element of sel.  job_id, array_job_id and
- * het_job_id are the job's decimal ids as records carry them (NULL or ""
- * when the job has none; anything that is not a decimal number matches
- * nothing); array_task_id and het_component are -1 when the job is not
+ * het_job_id are the job's ids as records carry them (NULL or ""
+ * when the job has none; a Slurm form matches decimal ids only, another
+ * batch system's id ("7.srv") matches job_id or array_job_id exactly);
+ * array_task_id and het_component are -1 when the job is not
  * an array task or het component.  A NULL sel matches nothing.
  */
 bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
