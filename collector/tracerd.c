@@ -1361,6 +1361,9 @@ static double sample_due (double now)
         if (now >= a->next) {
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
+            /* a job shorter than the reaper's period is seen here */
+            else if (!a->seen && tr_step_npids (a->step) > 0)
+                a->seen = true;
             a->next = now + tr_step_interval (a->step);
             if (now - a->saved >= STATE_SAVE_S)
                 save_state (a);

@@ -999,6 +999,11 @@ int tr_step_watch_cgroup (tr_step_t *step, const char *name)
     return 0;
 }
 
+size_t tr_step_npids (const tr_step_t *step)
+{
+    return step->npids;
+}
+
 bool tr_step_in_cgroup (const tr_step_t *step)
 {
     return step->mode == ATTACH_CGROUP;

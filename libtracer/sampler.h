@@ -120,6 +120,9 @@ int tr_step_task_exit (tr_step_t *step,
  */
 int tr_step_watch_cgroup (tr_step_t *step, const char *name);
 
+/* Processes found in the step at the last reading. */
+size_t tr_step_npids (const tr_step_t *step);
+
 /* Whether the step is followed through a cgroup's own counters. */
 bool tr_step_in_cgroup (const tr_step_t *step);
 

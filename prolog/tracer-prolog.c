@@ -161,30 +161,47 @@ static bool short_host (char *buf, size_t size)
     return buf[0] != '\0';
 }
 
-/* The session the job will have, from a PBS prologue: the mom forks a
- * child that runs the prologue and then becomes the job's session leader
- * (its pid is the job's session id).  Only a parent that is not yet a
- * session leader can be that child: a wrapper shell, a mom that runs
- * prologues itself, or init is one already.
+/* The first fields of /proc/PID/stat after the command: parent and
+ * session; the command itself in comm.
+ */
+static bool proc_stat (pid_t pid, char *comm, size_t size, long long *ppid,
+                       long long *sid)
+{
+    char path[64], buf[512], *p, *open_paren;
+    FILE *f;
+
+    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen (path, "re")))
+        return false;
+    p = fgets (buf, sizeof (buf), f);
+    fclose (f);
+    if (!p || !(open_paren = strchr (buf, '(')) || !(p = strrchr (buf, ')'))
+        || sscanf (p + 2, "%*c %lld %*d %lld", ppid, sid) != 2)
+        return false;
+    snprintf (comm, size, "%.*s", (int)(p - open_paren - 1), open_paren + 1);
+    return true;
+}
+
+/* The session the job will have, from a PBS prologue.  pbs_mom forks a
+ * child for the job that calls setsid() and then runs the prologue in a
+ * session of its own; after it the child becomes the job's shell, so its
+ * pid is the job's session id.  The parent is taken for that child only
+ * when it is a fork of its own parent (the same program) and not in the
+ * prologue's session: not a wrapper script that ran tracer-prolog
+ * without exec, and not a mom that runs prologues itself.
  */
 static long long future_session (void)
 {
-    char path[64], buf[512], *p;
     pid_t ppid = getppid ();
-    long long sid;
-    FILE *f;
+    long long gp, psid, ggp, gsid;
+    char comm[64], gcomm[64];
 
-    if (ppid <= 1)
+    if (ppid <= 1 || getsid (0) == ppid
+        || !proc_stat (ppid, comm, sizeof (comm), &gp, &psid) || gp <= 1
+        || !proc_stat ((pid_t)gp, gcomm, sizeof (gcomm), &ggp, &gsid)
+        || strcmp (comm, gcomm))
         return -1;
-    snprintf (path, sizeof (path), "/proc/%d/stat", (int)ppid);
-    if (!(f = fopen (path, "re")))
-        return -1;
-    p = fgets (buf, sizeof (buf), f);
-    fclose (f);
-    if (!p || !(p = strrchr (buf, ')'))
-        || sscanf (p + 2, "%*c %*d %*d %lld", &sid) != 1)
-        return -1;
-    return sid != ppid ? ppid : -1;
+    return ppid;
 }
 
 static void qstat (const tr_conf_t *conf,
