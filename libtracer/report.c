@@ -496,9 +496,15 @@ static void print_job (FILE *out, json_t *rec, bool first)
     json_t *id = json_object_get (rec, "identity");
 
     fprintf (out, "%sJob %s", first ? "" : "\n", str (id, "job_id"));
-    if (has (id, "array_job_id"))
+    /* each scheduler's own spelling: Slurm 7_3; PBS, Torque and LSF
+     * name the element in the job id itself (7[3].srv, 42[3])
+     */
+    if (has (id, "array_job_id") && !strcmp (str (id, "scheduler"), "slurm"))
         fprintf (out, " (array %s_%d)", str (id, "array_job_id"),
                  (int)ival (id, "array_task_id"));
+    else if (has (id, "array_job_id"))
+        fprintf (out, " (element %d of array %s)",
+                 (int)ival (id, "array_task_id"), str (id, "array_job_id"));
     if (has (id, "job_name"))
         fprintf (out, " \"%s\"", str (id, "job_name"));
     fprintf (out, "\n  Cluster %s, scheduler %s, user %s (uid %d)",

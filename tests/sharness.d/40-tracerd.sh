@@ -33,8 +33,11 @@ private_conf ()
 private_tracerd_start ()
 {
     _sock=$(sed -n 's/^  socket: "\(.*\)"$/\1/p' tracer.yaml)
-    "${TRACER_BUILDDIR:-$SHARNESS_BUILD_DIRECTORY}/collector/tracerd" \
-        -c "$PWD/tracer.yaml" -f >tracerd.out 2>&1 &
+    # not sharness's descriptors: a daemon holding them open would keep
+    # a reader of the test's output waiting
+    { "${TRACER_BUILDDIR:-$SHARNESS_BUILD_DIRECTORY}/collector/tracerd" \
+          -c "$PWD/tracer.yaml" -f >tracerd.out 2>&1 \
+          3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & } &&
     echo $! >tracerd.pid &&
     wait_for "test -S \"$_sock\"" 20
 }

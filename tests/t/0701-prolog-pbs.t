@@ -1,0 +1,291 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='tracer-prolog under OpenPBS: prologue, epilogue or hook, pbs_cgroups or not
+
+tests/sched-emu plays pbs_mom for one job at a time: it runs tracer-prolog
+as mom_priv/prologue and mom_priv/epilogue (two-line wrappers, and the
+program itself under those names) or through the hook shim
+etc/pbs/tracer_hook.py, around a real burn job run as tracertest, with no
+cgroup or with the job in pbs_cgroups'"'"' /pbs_jobs.service/jobid/JOB.
+A private tracerd writes the records; they must validate and read like a
+Slurm job'"'"'s.'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+P=$B/prolog/tracer-prolog
+REPORT=$B/analysis/tracer-report
+BURN=$B/tests/burn
+EMU=$SHARNESS_TEST_SRCDIR/sched-emu
+SHIM=$TRACER_SRCDIR/etc/pbs/tracer_hook.py
+
+if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
+    skip_all='needs root and the tracertest user'
+    test_done
+fi
+require_or_skip "jq" command -v jq
+require_or_skip "the system python3 (PBS hooks)" test -x /usr/bin/python3
+require_or_skip "tracer-prolog built ($P)" test -x "$P"
+test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
+    test -d /sys/fs/cgroup/cpuset && test_set_prereq CGV1
+
+HOST=$(hostname -s)
+UID_T=$(id -u tracertest)
+
+# pbsjob N MOM_PRIV [sched-emu options] -- CMD...: job N.$HOST as pbs_mom
+# runs it, with the request every check below expects; out.json says what
+# happened, qstat answers for it.
+pbsjob ()
+{
+    _n=$1 && _mp=$2 && shift 2 &&
+    "$EMU" pbs --job "$_n.$HOST" --user tracertest --queue workq \
+        --account acct1 --name burnjob \
+        --resources ncpus=2,mem=200mb,walltime=00:05:00 \
+        --mom-priv "$_mp" --qstat "$PWD/qstat" "$@" >out.json
+}
+
+# hooks_of EVENT: the hooks (site and built-in) that ran for EVENT, in order
+hooks_of ()
+{
+    jq -r --arg e "$1" '[.events[] | select(.event == $e) | .hook] | join(",")' \
+        out.json
+}
+
+# wait_rec JOB: wait for the job's record in the store, copied to rec.json
+wait_rec ()
+{
+    wait_for "test -f store/default/jobs/*/$1/0.$HOST.json" ${2:-30} &&
+    cp store/default/jobs/*/"$1"/0.$HOST.json rec.json
+}
+
+# check_record JOB OU: the record of job JOB validates and tells who ran
+# what with which request; its CPU time is burn's own (in the job's
+# output file OU) within 10%, its memory peak at least burn's 64 MiB.
+# A job followed without a cgroup is sampled (every 0.2 s here) and
+# loses up to one interval at its end: those jobs burn 3 s.
+check_record ()
+{
+    $REPORT $UNSIGNED rec.json >/dev/null &&
+    jq -e --arg j "$1" --arg h "$HOST" --argjson uid $UID_T '
+        .identity.scheduler == "pbs" and .identity.job_id == $j
+        and .identity.step_id == "0" and .identity.node == $h
+        and .identity.user == "tracertest" and .identity.uid == $uid
+        and .identity.job_name == "burnjob"
+        and .identity.partition == "workq"
+        and .identity.account == "acct1"
+        and .request.cpus_on_node == 2 and .request.mem_bytes == 209715200
+        and .request.time_limit_s == 300
+        and .summary.memory.peak_bytes >= 67108864
+        and .outcome.state == "completed" and .outcome.exit_code == 0
+        and .outcome.complete == true' rec.json &&
+    within "$(jq .summary.cpu.total_s rec.json)" \
+        "$(grep "^{\"cpu_s\"" "$2" | jq .cpu_s)" 10
+}
+
+# Records are signed by a private munged when one starts, as a site's are.
+test_expect_success 'setup: a private munged' '
+    sock=$(mktemp -d /tmp/tr0701.XXXXXX) &&
+    echo "$sock" >sockdir
+'
+tr_atexit 'rm -rf "$(cat sockdir)"'
+if munged_start >/dev/null 2>&1; then
+    signing="signing.enabled: true
+signing.munge_socket: \"$MUNGE_SOCKET\""
+    UNSIGNED=
+else
+    signing="signing.enabled: false"
+    UNSIGNED=--allow-unsigned
+fi
+
+test_expect_success 'setup: tracerd on a private configuration' '
+    private_conf "$sock" <<-EOF &&
+	sampling.interval: 0.2
+	$signing
+	prolog.qstat: "$PWD/qstat"
+	EOF
+    TRACER_CONF=$PWD/tracer.yaml && export TRACER_CONF &&
+    private_tracerd_start
+'
+tr_atexit 'test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null
+           for c in memory cpuacct cpuset; do
+               rmdir /sys/fs/cgroup/$c/pbs_jobs.service/jobid/71??.* \
+                   /sys/fs/cgroup/$c/pbs_jobs.service/jobid \
+                   /sys/fs/cgroup/$c/pbs_jobs.service; done 2>/dev/null; :'
+
+test_expect_success 'setup: wrappers in mom_priv, the hook shim' '
+    mkdir -p classic/mom_priv argv0/mom_priv hooked/mom_priv hooks bin &&
+    for m in prologue epilogue; do
+        printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" pbs-%s \"\$@\"\n" \
+            "$P" "$PWD/tracer.yaml" "$PWD/prolog.log" $m \
+            >classic/mom_priv/$m &&
+        # tracer-prolog itself as mom_priv/prologue: the name sets the
+        # mode; PBS fixes the environment, bash exec -a keeps argv[0]
+        printf "#!/bin/bash\nTRACER_CONF=\"%s\" exec -a \"\$0\" \"%s\" \"\$@\"\n" \
+            "$PWD/tracer.yaml" "$P" >argv0/mom_priv/$m || return 1
+    done &&
+    chmod 0700 classic/mom_priv/* argv0/mom_priv/* &&
+    printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" \"\$@\"\n" \
+        "$P" "$PWD/tracer.yaml" "$PWD/hook.log" >bin/tracer-prolog &&
+    chmod 0755 bin/tracer-prolog &&
+    sed "s|@sbindir@/tracer-prolog|$PWD/bin/tracer-prolog|" "$SHIM" \
+        >hooks/tracer.py &&
+    grep -q "^PROLOG = \"$PWD/bin/tracer-prolog\"$" hooks/tracer.py &&
+    echo "execjob_begin,execjob_launch,execjob_epilogue,execjob_end order=50" \
+        >hooks/tracer.py.events
+'
+
+# --- classic prologue and epilogue, no cgroup ------------------------------
+
+test_expect_success 'classic: the job runs, prologue and epilogue exit 0' '
+    pbsjob 7101 classic/mom_priv -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r .result out.json)" = ran &&
+    test "$(jq .job.exit_status out.json)" = 0 &&
+    jq -e "[.events[] | .exit == 0 and .timed_out == false] | all" out.json &&
+    grep -q "^{\"cpu_s\"" classic/spool/7101.$HOST.OU &&
+    test_must_be_empty classic/spool/7101.$HOST.ER &&
+    grep -q "pbs-prologue: job 7101.$HOST: tracerd follows it on $HOST$" \
+        prolog.log &&
+    grep -q "pbs-epilogue: job 7101.$HOST: ended on $HOST$" prolog.log &&
+    grep -qx -- "-f -F json 7101.$HOST" qstat.log
+'
+
+test_expect_success 'classic: one record, found through PBS_JOBID, as the job ran' '
+    wait_rec 7101.$HOST &&
+    check_record 7101.$HOST classic/spool/7101.$HOST.OU &&
+    jq -e ".cgroup.attach == \"process-tree\"
+           and .cgroup.match.env == \"PBS_JOBID=7101.$HOST\"" rec.json &&
+    test $(find store -name "0.$HOST.json" -path "*/7101.$HOST/*" | wc -l) = 1
+'
+
+test_expect_success 'classic: the prologue names the job'"'"'s session, the starter'"'"'s' '
+    test "$(jq .cgroup.match.session rec.json)" = "$(jq .job.session out.json)"
+'
+
+test_expect_success 'tracer-report shows it like a Slurm job' '
+    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    grep -q "^Job 7101.$HOST \"burnjob\"" view &&
+    grep -q "scheduler pbs, user tracertest (uid $UID_T), account acct1, partition workq" view &&
+    grep -q "Step 0 on $HOST: completed, exit code 0" view &&
+    grep -q "CPU time:" view &&
+    grep -q "Memory peak: .* of 200.0 MiB requested" view &&
+    if test -z "$UNSIGNED"; then grep -q "signature valid" view; fi &&
+    $REPORT $UNSIGNED -j 7101.$HOST --json >list.json &&
+    test "$(jq length list.json)" = 1 &&
+    test "$(jq -r ".[0].identity.job_id" list.json)" = 7101.$HOST
+'
+
+test_expect_success 'classic: a job that exits 3 is failed, exit code 3' '
+    pbsjob 7102 classic/mom_priv -- /bin/sh -c "exit 3" &&
+    test "$(jq .job.exit_status out.json)" = 3 &&
+    wait_rec 7102.$HOST &&
+    $REPORT $UNSIGNED rec.json >/dev/null &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json &&
+    $REPORT $UNSIGNED -j 7102.$HOST | grep -q "failed, exit code 3"
+'
+
+test_expect_success 'classic: no qstat: the epilogue'"'"'s arguments name the job' '
+    rm -f qstat &&
+    "$EMU" pbs --job 7103.$HOST --user tracertest --queue workq \
+        --account acct1 --name burnjob \
+        --resources ncpus=2,mem=200mb,walltime=00:05:00 \
+        --mom-priv classic/mom_priv -- "$BURN" cpu=0.3 >out.json &&
+    ! grep -q "7103" qstat.log &&
+    wait_rec 7103.$HOST &&
+    jq -e ".identity.job_name == \"burnjob\" and .identity.partition == \"workq\"
+           and .identity.account == \"acct1\"
+           and .request.mem_bytes == 209715200" rec.json
+'
+
+test_expect_success 'classic: the walltime kill (-29) is a timeout, the mem kill (-27) oom' '
+    pbsjob 7104 classic/mom_priv --kill-after 1 --kill-reason walltime \
+        -- /bin/sleep 100 &&
+    test "$(jq .job.exit_status out.json)" = -29 &&
+    wait_rec 7104.$HOST &&
+    jq -e ".outcome.state == \"timeout\"" rec.json &&
+    pbsjob 7105 classic/mom_priv --kill-after 1 --kill-reason mem \
+        -- /bin/sleep 100 &&
+    wait_rec 7105.$HOST &&
+    jq -e ".outcome.state == \"oom\"" rec.json
+'
+
+test_expect_success 'argv[0] form: tracer-prolog installed as prologue and epilogue' '
+    pbsjob 7106 argv0/mom_priv -- "$BURN" cpu=3,mem=64M &&
+    jq -e "[.events[] | .exit == 0] | all" out.json &&
+    test "$(jq -r ".events[0].path" out.json)" = "$PWD/argv0/mom_priv/prologue" &&
+    wait_rec 7106.$HOST &&
+    check_record 7106.$HOST argv0/spool/7106.$HOST.OU
+'
+
+# --- the hook shim, no cgroup -------------------------------------------------
+
+test_expect_success 'hook: begin, launch, epilogue and end reach tracer-prolog' '
+    pbsjob 7107 hooked/mom_priv --hook hooks/tracer.py -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r "[.events[] | select(.kind == \"hook\") | .event] | join(\",\")" out.json)" = \
+        execjob_begin,execjob_launch,execjob_epilogue,execjob_end &&
+    jq -e "[.events[] | select(.kind == \"hook\")
+            | .accepted and .timed_out == false] | all" out.json &&
+    test $(grep -c "pbs-hook: job 7107.$HOST: tracerd follows it on $HOST$" hook.log) = 2 &&
+    grep -q "pbs-hook: job 7107.$HOST: ended on $HOST$" hook.log
+'
+
+test_expect_success 'hook: the record, with the starter as the job'"'"'s task' '
+    wait_rec 7107.$HOST &&
+    check_record 7107.$HOST hooked/spool/7107.$HOST.OU &&
+    test "$(jq -r .cgroup.attach rec.json)" = process-tree &&
+    test "$(jq ".outcome.tasks[0].pid" rec.json)" = "$(jq .job.pid out.json)"
+'
+
+test_expect_success 'hook: a job that exits 3 is failed, exit code 3' '
+    pbsjob 7108 hooked/mom_priv --hook hooks/tracer.py -- /bin/sh -c "exit 3" &&
+    wait_rec 7108.$HOST &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
+'
+
+# --- pbs_cgroups -----------------------------------------------------------------
+
+test_expect_success CGV1 'pbs_cgroups and the hook: the record follows the job cgroup' '
+    pbsjob 7110 hooked/mom_priv --cgroup pbs_cgroups --hook hooks/tracer.py \
+        -- "$BURN" cpu=1,mem=64M &&
+    test "$(hooks_of execjob_epilogue)" = tracer,pbs_cgroups &&
+    wait_rec 7110.$HOST &&
+    check_record 7110.$HOST hooked/spool/7110.$HOST.OU &&
+    jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
+           and .cgroup.paths.memory == \"/pbs_jobs.service/jobid/7110.$HOST\"
+           and .cgroup.paths.cpuacct == \"/pbs_jobs.service/jobid/7110.$HOST\"
+           and .summary.cpu.exact == true
+           and .summary.memory.limit_bytes == 209715200" rec.json &&
+    ! test -e /sys/fs/cgroup/memory/pbs_jobs.service/jobid/7110.$HOST
+'
+
+test_expect_success CGV1 'pbs_cgroups and the hook: exit 3' '
+    pbsjob 7111 hooked/mom_priv --cgroup pbs_cgroups --hook hooks/tracer.py \
+        -- /bin/sh -c "$BURN cpu=0.3; exit 3" &&
+    wait_rec 7111.$HOST &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3
+           and .cgroup.attach == \"cgroup\"" rec.json
+'
+
+# With pbs_cgroups (it subscribes to execjob_epilogue) pbs_mom does not
+# run mom_priv/epilogue, so tracerd never hears the end: it must notice
+# that the cgroup and processes are gone and write an incomplete record.
+test_expect_success CGV1 'pbs_cgroups and classic scripts: no epilogue, an incomplete record' '
+    pbsjob 7112 classic/mom_priv --cgroup pbs_cgroups -- "$BURN" cpu=1,mem=64M &&
+    test "$(jq -r "[.events[] | select(.event == \"epilogue\")][0].skipped" out.json)" = \
+        "hook pbs_cgroups subscribes to execjob_epilogue" &&
+    ! grep -q "pbs-epilogue: job 7112" prolog.log &&
+    wait_rec 7112.$HOST 60 &&
+    $REPORT $UNSIGNED rec.json >/dev/null &&
+    jq -e ".outcome.complete == false and .cgroup.attach == \"cgroup\"
+           and .cgroup.paths.memory == \"/pbs_jobs.service/jobid/7112.$HOST\"" \
+        rec.json
+'
+
+test_expect_success 'no cgroup or tracerd state is left behind' '
+    ! ls -d /sys/fs/cgroup/*/pbs_jobs.service/jobid/71??.$HOST 2>/dev/null &&
+    wait_for "test -z \"\$(ls st/steps)\"" 20
+'
+
+test_done

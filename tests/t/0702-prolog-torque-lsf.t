@@ -1,0 +1,269 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"; export SHARNESS_TEST_SRCDIR
+test_description='tracer-prolog under Torque and LSF, with and without their cgroups
+
+tests/sched-emu plays Torque'"'"'s pbs_mom (prologue and epilogue in
+mom_priv, as wrappers and under their own names, Torque 6 and 4
+arguments, the job in /torque/JOB/R0.t0 or in no cgroup) and LSF'"'"'s
+sbatchd (HOST_PRE_EXEC and HOST_POST_EXEC, the job in
+/lsf/CLUSTER/job.ID.N.EPOCH or in no cgroup, an array element) around a
+real burn job run as tracertest.  A private tracerd writes the records.'
+
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+P=$B/prolog/tracer-prolog
+REPORT=$B/analysis/tracer-report
+BURN=$B/tests/burn
+EMU=$SHARNESS_TEST_SRCDIR/sched-emu
+
+if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
+    skip_all='needs root and the tracertest user'
+    test_done
+fi
+require_or_skip "jq" command -v jq
+require_or_skip "tracer-prolog built ($P)" test -x "$P"
+test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
+    test -d /sys/fs/cgroup/cpuset && test -d /sys/fs/cgroup/freezer &&
+    test_set_prereq CGV1
+
+HOST=$(hostname -s)
+UID_T=$(id -u tracertest)
+
+# torquejob N MOM_PRIV [sched-emu options] -- CMD...
+torquejob ()
+{
+    _n=$1 && _mp=$2 && shift 2 &&
+    "$EMU" torque --job "$_n.$HOST" --user tracertest --queue batch \
+        --account acct1 --name burnjob \
+        --resources neednodes=1:ppn=2,nodes=1:ppn=2,walltime=00:05:00,mem=200mb \
+        --mom-priv "$_mp" "$@" >out.json
+}
+
+# lsfjob ID [sched-emu options] -- CMD...: with tracer-prolog as the
+# queue's HOST_PRE_EXEC and HOST_POST_EXEC (quoted: LSF hands the line to
+# /bin/sh -c, and the trash directory's name has a space)
+lsfjob ()
+{
+    _n=$1 && shift &&
+    _cmd="'$P' -c '$PWD/tracer.yaml' --log '$PWD/prolog.log'" &&
+    "$EMU" lsf --job "$_n" --cluster tr0702 --user tracertest \
+        --queue normal --name burnjob --project proj1 --ncpus 2 --mem 200 \
+        --pre "$_cmd lsf-pre" --post "$_cmd lsf-post" \
+        --spool lsfspool "$@" >out.json
+}
+
+# wait_rec JOB: wait for the job's record in the store, copied to rec.json
+# (found with fixed strings: an array task's id has brackets)
+wait_rec ()
+{
+    wait_for "find store/default/jobs -name 0.$HOST.json | grep -qF \"/$1/0.\"" 30 &&
+    cp "$(find store/default/jobs -name 0.$HOST.json | grep -F "/$1/0.")" rec.json
+}
+
+# check_record SCHEDULER JOB ACCOUNT PARTITION TIME_LIMIT OUT: the record
+# validates and tells who ran what with which request; CPU time is burn's
+# own (in the job's output file OUT) within 10%, the memory peak at least
+# burn's 64 MiB.  A job followed without a cgroup is sampled (every 0.2 s
+# here) and loses up to one interval at its end: those jobs burn 3 s.
+check_record ()
+{
+    $REPORT $UNSIGNED rec.json >/dev/null &&
+    jq -e --arg s "$1" --arg j "$2" --arg a "$3" --arg p "$4" \
+        --argjson t "$5" --arg h "$HOST" --argjson uid $UID_T '
+        .identity.scheduler == $s and .identity.job_id == $j
+        and .identity.step_id == "0" and .identity.node == $h
+        and .identity.user == "tracertest" and .identity.uid == $uid
+        and .identity.job_name == "burnjob"
+        and .identity.partition == $p and .identity.account == $a
+        and .request.cpus_on_node == 2 and .request.mem_bytes == 209715200
+        and .request.time_limit_s == $t
+        and .summary.memory.peak_bytes >= 67108864
+        and .outcome.state == "completed" and .outcome.exit_code == 0
+        and .outcome.complete == true' rec.json &&
+    within "$(jq .summary.cpu.total_s rec.json)" \
+        "$(grep "^{\"cpu_s\"" "$6" | jq .cpu_s)" 10
+}
+
+test_expect_success 'setup: a private munged' '
+    sock=$(mktemp -d /tmp/tr0702.XXXXXX) &&
+    echo "$sock" >sockdir
+'
+tr_atexit 'rm -rf "$(cat sockdir)"'
+if munged_start >/dev/null 2>&1; then
+    signing="signing.enabled: true
+signing.munge_socket: \"$MUNGE_SOCKET\""
+    UNSIGNED=
+else
+    signing="signing.enabled: false"
+    UNSIGNED=--allow-unsigned
+fi
+
+test_expect_success 'setup: tracerd on a private configuration' '
+    private_conf "$sock" <<-EOF &&
+	sampling.interval: 0.2
+	$signing
+	EOF
+    TRACER_CONF=$PWD/tracer.yaml && export TRACER_CONF &&
+    private_tracerd_start
+'
+tr_atexit 'test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null
+           for c in memory cpuacct cpuset freezer; do
+               rmdir /sys/fs/cgroup/$c/torque/72??.*/R0.t0 \
+                   /sys/fs/cgroup/$c/torque/72??.* /sys/fs/cgroup/$c/torque \
+                   /sys/fs/cgroup/$c/lsf/tr0702/job.* \
+                   /sys/fs/cgroup/$c/lsf/tr0702 /sys/fs/cgroup/$c/lsf
+           done 2>/dev/null; :'
+
+test_expect_success 'setup: Torque wrappers, and tracer-prolog under Torque'"'"'s names' '
+    mkdir -p wrap/mom_priv named/mom_priv &&
+    for m in prologue epilogue; do
+        printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" torque-%s \"\$@\"\n" \
+            "$P" "$PWD/tracer.yaml" "$PWD/prolog.log" $m >wrap/mom_priv/$m &&
+        # the name sets the mode; Torque fixes the environment, so the
+        # configuration comes in TRACER_CONF and bash exec -a keeps argv[0]
+        printf "#!/bin/bash\nTRACER_CONF=\"%s\" exec -a \"\$0\" \"%s\" \"\$@\"\n" \
+            "$PWD/tracer.yaml" "$P" >named/mom_priv/$m || return 1
+    done &&
+    chmod 0500 wrap/mom_priv/* named/mom_priv/*
+'
+
+# --- Torque ----------------------------------------------------------------------
+
+test_expect_success 'torque: prologue and epilogue exit 0, the job runs' '
+    torquejob 7201 wrap/mom_priv -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r .result out.json)" = ran &&
+    jq -e "[.events[] | .exit == 0 and .timed_out == false] | all" out.json &&
+    grep -q "^{\"cpu_s\"" wrap/spool/7201.$HOST.OU &&
+    test_must_be_empty wrap/spool/7201.$HOST.ER &&
+    grep -q "torque-prologue: job 7201.$HOST: tracerd follows it on $HOST$" prolog.log &&
+    grep -q "torque-epilogue: job 7201.$HOST: ended on $HOST$" prolog.log
+'
+
+test_expect_success 'torque: the record, found through PBS_JOBID' '
+    wait_rec 7201.$HOST &&
+    check_record torque 7201.$HOST acct1 batch 300 wrap/spool/7201.$HOST.OU &&
+    jq -e ".cgroup.attach == \"process-tree\"
+           and .cgroup.match.env == \"PBS_JOBID=7201.$HOST\"" rec.json &&
+    $REPORT $UNSIGNED -j 7201.$HOST >view &&
+    grep -q "^Job 7201.$HOST \"burnjob\"" view &&
+    grep -q "scheduler torque, user tracertest (uid $UID_T), account acct1, partition batch" view &&
+    grep -q "Step 0 on $HOST: completed, exit code 0" view
+'
+
+test_expect_success 'torque: a job that exits 3 is failed, exit code 3' '
+    torquejob 7202 wrap/mom_priv -- /bin/sh -c "exit 3" &&
+    wait_rec 7202.$HOST &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
+'
+
+test_expect_success 'torque 4, under its own names: argument count and environment tell Torque' '
+    torquejob 7203 named/mom_priv --torque-version 4 -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 8,11 &&
+    jq -e "[.events[] | .exit == 0] | all" out.json &&
+    wait_rec 7203.$HOST &&
+    check_record torque 7203.$HOST acct1 batch 300 named/spool/7203.$HOST.OU
+'
+
+test_expect_success 'torque 6, tracer-prolog as prologue and epilogue' '
+    torquejob 7204 named/mom_priv -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 10,12 &&
+    wait_rec 7204.$HOST &&
+    check_record torque 7204.$HOST acct1 batch 300 named/spool/7204.$HOST.OU
+'
+
+test_expect_success CGV1 'torque cgroups: the record follows /torque/JOB' '
+    torquejob 7205 wrap/mom_priv --cgroup torque -- "$BURN" cpu=1,mem=64M &&
+    wait_rec 7205.$HOST &&
+    check_record torque 7205.$HOST acct1 batch 300 wrap/spool/7205.$HOST.OU &&
+    jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
+           and .cgroup.paths.memory == \"/torque/7205.$HOST\"
+           and .cgroup.paths.cpuacct == \"/torque/7205.$HOST\"
+           and .summary.cpu.exact == true
+           and .summary.memory.limit_bytes == 209715200" rec.json &&
+    ! test -e /sys/fs/cgroup/memory/torque/7205.$HOST
+'
+
+test_expect_success CGV1 'torque cgroups: exit 3' '
+    torquejob 7206 wrap/mom_priv --cgroup torque \
+        -- /bin/sh -c "$BURN cpu=0.3; exit 3" &&
+    wait_rec 7206.$HOST &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3
+           and .cgroup.attach == \"cgroup\"" rec.json
+'
+
+# --- LSF ----------------------------------------------------------------------------
+
+test_expect_success 'lsf: pre- and post-exec exit 0 around the job' '
+    lsfjob 7250 -- "$BURN" cpu=3,mem=64M &&
+    test "$(jq -r .result out.json)" = ran &&
+    test "$(jq -r "[.events[] | .event] | join(\",\")" out.json)" = \
+        pre_exec,post_exec &&
+    jq -e "[.events[] | .exit == 0 and .timed_out == false] | all" out.json &&
+    grep -q "lsf-pre: job 7250: tracerd follows it on $HOST$" prolog.log &&
+    grep -q "lsf-post: job 7250: ended on $HOST$" prolog.log
+'
+
+test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
+    wait_rec 7250 &&
+    check_record lsf 7250 proj1 normal null lsfspool/7250.out &&
+    jq -e ".cgroup.attach == \"process-tree\"
+           and .cgroup.match.env == \"LSB_BATCH_JID=7250\"" rec.json &&
+    $REPORT $UNSIGNED -j 7250 >view &&
+    grep -q "^Job 7250 \"burnjob\"" view &&
+    grep -q "scheduler lsf, user tracertest (uid $UID_T), account proj1, partition normal" view &&
+    grep -q "Step 0 on $HOST: completed, exit code 0" view
+'
+
+test_expect_success 'lsf: LSB_JOBEXIT_STAT of exit 3: failed, exit code 3' '
+    lsfjob 7251 -- /bin/sh -c "exit 3" &&
+    wait_rec 7251 &&
+    jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
+'
+
+test_expect_success 'lsf: a job bkill ends (SIG_TERM_USER) is cancelled' '
+    lsfjob 7252 --kill-after 1 -- /bin/sleep 100 &&
+    wait_rec 7252 &&
+    jq -e ".outcome.state == \"cancelled\" and .outcome.signal == 15" rec.json
+'
+
+test_expect_success CGV1 'lsf cgroups: the record follows /lsf/CLUSTER/job.ID.N.EPOCH' '
+    lsfjob 7253 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
+    wait_rec 7253 &&
+    check_record lsf 7253 proj1 normal null lsfspool/7253.out &&
+    jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
+           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
+           and (.cgroup.paths.cpuacct | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
+           and .summary.cpu.exact == true" rec.json &&
+    ! ls -d /sys/fs/cgroup/memory/lsf/tr0702/job.7253.* 2>/dev/null
+'
+
+test_expect_success CGV1 'lsf cgroups: array element 7254[3]' '
+    lsfjob 7254 --index 3 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
+    test "$(jq -r .job_id out.json)" = "7254[3]" &&
+    wait_rec "7254[3]" &&
+    check_record lsf "7254[3]" proj1 normal null "lsfspool/7254[3].out" &&
+    jq -e ".identity.array_job_id == \"7254\" and .identity.array_task_id == 3
+           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7254[[]3[]][.][0-9]+[.][0-9]+$\"))" \
+        rec.json &&
+    $REPORT $UNSIGNED -j "7254[3]" >view &&
+    grep -q "^Job 7254\[3\] (element 3 of array 7254) \"burnjob\"" view
+'
+
+test_expect_success 'lsf: an array element without a cgroup' '
+    lsfjob 7255 --index 2 -- "$BURN" cpu=3,mem=64M &&
+    wait_rec "7255[2]" &&
+    check_record lsf "7255[2]" proj1 normal null "lsfspool/7255[2].out" &&
+    jq -e ".cgroup.match.env == \"LSB_BATCH_JID=7255[2]\"" rec.json
+'
+
+test_expect_success 'no cgroup or tracerd state is left behind' '
+    ! ls -d /sys/fs/cgroup/*/torque/72??.$HOST 2>/dev/null &&
+    ! ls -d /sys/fs/cgroup/*/lsf/tr0702/job.* 2>/dev/null &&
+    wait_for "test -z \"\$(ls st/steps)\"" 20
+'
+
+test_done
