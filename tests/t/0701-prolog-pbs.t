@@ -54,51 +54,13 @@ hooks_of ()
         out.json
 }
 
-# wait_rec JOB: wait for the job's record in the store, copied to rec.json
-wait_rec ()
-{
-    wait_for "test -f store/default/jobs/*/$1/0.$HOST.json" ${2:-30} &&
-    cp store/default/jobs/*/"$1"/0.$HOST.json rec.json
-}
-
-# check_record JOB OU: the record of job JOB validates and tells who ran
-# what with which request; its CPU time is burn's own (in the job's
-# output file OU) within 10%, its memory peak at least burn's 64 MiB.
-# A job followed without a cgroup is sampled (every 0.2 s here) and
-# loses up to one interval at its end: those jobs burn 3 s.
-check_record ()
-{
-    $REPORT $UNSIGNED rec.json >/dev/null &&
-    jq -e --arg j "$1" --arg h "$HOST" --argjson uid $UID_T '
-        .identity.scheduler == "pbs" and .identity.job_id == $j
-        and .identity.step_id == "0" and .identity.node == $h
-        and .identity.user == "tracertest" and .identity.uid == $uid
-        and .identity.job_name == "burnjob"
-        and .identity.partition == "workq"
-        and .identity.account == "acct1"
-        and .request.cpus_on_node == 2 and .request.mem_bytes == 209715200
-        and .request.time_limit_s == 300
-        and .summary.memory.peak_bytes >= 67108864
-        and .outcome.state == "completed" and .outcome.exit_code == 0
-        and .outcome.complete == true' rec.json &&
-    within "$(jq .summary.cpu.total_s rec.json)" \
-        "$(grep "^{\"cpu_s\"" "$2" | jq .cpu_s)" 10
-}
-
 # Records are signed by a private munged when one starts, as a site's are.
 test_expect_success 'setup: a private munged' '
     sock=$(mktemp -d /tmp/tr0701.XXXXXX) &&
     echo "$sock" >sockdir
 '
 tr_atexit 'rm -rf "$(cat sockdir)"'
-if munged_start >/dev/null 2>&1; then
-    signing="signing.enabled: true
-signing.munge_socket: \"$MUNGE_SOCKET\""
-    UNSIGNED=
-else
-    signing="signing.enabled: false"
-    UNSIGNED=--allow-unsigned
-fi
+batch_signing
 
 test_expect_success 'setup: tracerd on a private configuration' '
     private_conf "$sock" <<-EOF &&
@@ -153,8 +115,8 @@ test_expect_success 'classic: the job runs, prologue and epilogue exit 0' '
 '
 
 test_expect_success 'classic: one record, found through PBS_JOBID, as the job ran' '
-    wait_rec 7101.$HOST &&
-    check_record 7101.$HOST classic/spool/7101.$HOST.OU &&
+    batch_wait_record 7101.$HOST &&
+    batch_check_record pbs 7101.$HOST acct1 workq 300 classic/spool/7101.$HOST.OU &&
     jq -e ".cgroup.attach == \"process-tree\"
            and .cgroup.match.env == \"PBS_JOBID=7101.$HOST\"" rec.json &&
     test $(find store -name "0.$HOST.json" -path "*/7101.$HOST/*" | wc -l) = 1
@@ -180,7 +142,7 @@ test_expect_success 'tracer-report shows it like a Slurm job' '
 test_expect_success 'classic: a job that exits 3 is failed, exit code 3' '
     pbsjob 7102 classic/mom_priv -- /bin/sh -c "exit 3" &&
     test "$(jq .job.exit_status out.json)" = 3 &&
-    wait_rec 7102.$HOST &&
+    batch_wait_record 7102.$HOST &&
     $REPORT $UNSIGNED rec.json >/dev/null &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json &&
     $REPORT $UNSIGNED -j 7102.$HOST | grep -q "failed, exit code 3"
@@ -193,7 +155,7 @@ test_expect_success 'classic: no qstat: the epilogue'"'"'s arguments name the jo
         --resources ncpus=2,mem=200mb,walltime=00:05:00 \
         --mom-priv classic/mom_priv -- "$BURN" cpu=0.3 >out.json &&
     ! grep -q "7103" qstat.log &&
-    wait_rec 7103.$HOST &&
+    batch_wait_record 7103.$HOST &&
     jq -e ".identity.job_name == \"burnjob\" and .identity.partition == \"workq\"
            and .identity.account == \"acct1\"
            and .request.mem_bytes == 209715200" rec.json
@@ -203,11 +165,11 @@ test_expect_success 'classic: the walltime kill (-29) is a timeout, the mem kill
     pbsjob 7104 classic/mom_priv --kill-after 1 --kill-reason walltime \
         -- /bin/sleep 100 &&
     test "$(jq .job.exit_status out.json)" = -29 &&
-    wait_rec 7104.$HOST &&
+    batch_wait_record 7104.$HOST &&
     jq -e ".outcome.state == \"timeout\"" rec.json &&
     pbsjob 7105 classic/mom_priv --kill-after 1 --kill-reason mem \
         -- /bin/sleep 100 &&
-    wait_rec 7105.$HOST &&
+    batch_wait_record 7105.$HOST &&
     jq -e ".outcome.state == \"oom\"" rec.json
 '
 
@@ -215,8 +177,8 @@ test_expect_success 'argv[0] form: tracer-prolog installed as prologue and epilo
     pbsjob 7106 argv0/mom_priv -- "$BURN" cpu=3,mem=64M &&
     jq -e "[.events[] | .exit == 0] | all" out.json &&
     test "$(jq -r ".events[0].path" out.json)" = "$PWD/argv0/mom_priv/prologue" &&
-    wait_rec 7106.$HOST &&
-    check_record 7106.$HOST argv0/spool/7106.$HOST.OU
+    batch_wait_record 7106.$HOST &&
+    batch_check_record pbs 7106.$HOST acct1 workq 300 argv0/spool/7106.$HOST.OU
 '
 
 # --- the hook shim, no cgroup -------------------------------------------------
@@ -232,15 +194,15 @@ test_expect_success 'hook: begin, launch, epilogue and end reach tracer-prolog' 
 '
 
 test_expect_success 'hook: the record, with the starter as the job'"'"'s task' '
-    wait_rec 7107.$HOST &&
-    check_record 7107.$HOST hooked/spool/7107.$HOST.OU &&
+    batch_wait_record 7107.$HOST &&
+    batch_check_record pbs 7107.$HOST acct1 workq 300 hooked/spool/7107.$HOST.OU &&
     test "$(jq -r .cgroup.attach rec.json)" = process-tree &&
     test "$(jq ".outcome.tasks[0].pid" rec.json)" = "$(jq .job.pid out.json)"
 '
 
 test_expect_success 'hook: a job that exits 3 is failed, exit code 3' '
     pbsjob 7108 hooked/mom_priv --hook hooks/tracer.py -- /bin/sh -c "exit 3" &&
-    wait_rec 7108.$HOST &&
+    batch_wait_record 7108.$HOST &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
 '
 
@@ -250,8 +212,8 @@ test_expect_success CGV1 'pbs_cgroups and the hook: the record follows the job c
     pbsjob 7110 hooked/mom_priv --cgroup pbs_cgroups --hook hooks/tracer.py \
         -- "$BURN" cpu=1,mem=64M &&
     test "$(hooks_of execjob_epilogue)" = tracer,pbs_cgroups &&
-    wait_rec 7110.$HOST &&
-    check_record 7110.$HOST hooked/spool/7110.$HOST.OU &&
+    batch_wait_record 7110.$HOST &&
+    batch_check_record pbs 7110.$HOST acct1 workq 300 hooked/spool/7110.$HOST.OU &&
     jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
            and .cgroup.paths.memory == \"/pbs_jobs.service/jobid/7110.$HOST\"
            and .cgroup.paths.cpuacct == \"/pbs_jobs.service/jobid/7110.$HOST\"
@@ -263,7 +225,7 @@ test_expect_success CGV1 'pbs_cgroups and the hook: the record follows the job c
 test_expect_success CGV1 'pbs_cgroups and the hook: exit 3' '
     pbsjob 7111 hooked/mom_priv --cgroup pbs_cgroups --hook hooks/tracer.py \
         -- /bin/sh -c "$BURN cpu=0.3; exit 3" &&
-    wait_rec 7111.$HOST &&
+    batch_wait_record 7111.$HOST &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3
            and .cgroup.attach == \"cgroup\"" rec.json
 '
@@ -276,7 +238,7 @@ test_expect_success CGV1 'pbs_cgroups and classic scripts: no epilogue, an incom
     test "$(jq -r "[.events[] | select(.event == \"epilogue\")][0].skipped" out.json)" = \
         "hook pbs_cgroups subscribes to execjob_epilogue" &&
     ! grep -q "pbs-epilogue: job 7112" prolog.log &&
-    wait_rec 7112.$HOST 60 &&
+    batch_wait_record 7112.$HOST 60 &&
     $REPORT $UNSIGNED rec.json >/dev/null &&
     jq -e ".outcome.complete == false and .cgroup.attach == \"cgroup\"
            and .cgroup.paths.memory == \"/pbs_jobs.service/jobid/7112.$HOST\"" \

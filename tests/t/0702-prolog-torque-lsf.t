@@ -56,51 +56,12 @@ lsfjob ()
         --spool lsfspool "$@" >out.json
 }
 
-# wait_rec JOB: wait for the job's record in the store, copied to rec.json
-# (found with fixed strings: an array task's id has brackets)
-wait_rec ()
-{
-    wait_for "find store/default/jobs -name 0.$HOST.json | grep -qF \"/$1/0.\"" 30 &&
-    cp "$(find store/default/jobs -name 0.$HOST.json | grep -F "/$1/0.")" rec.json
-}
-
-# check_record SCHEDULER JOB ACCOUNT PARTITION TIME_LIMIT OUT: the record
-# validates and tells who ran what with which request; CPU time is burn's
-# own (in the job's output file OUT) within 10%, the memory peak at least
-# burn's 64 MiB.  A job followed without a cgroup is sampled (every 0.2 s
-# here) and loses up to one interval at its end: those jobs burn 3 s.
-check_record ()
-{
-    $REPORT $UNSIGNED rec.json >/dev/null &&
-    jq -e --arg s "$1" --arg j "$2" --arg a "$3" --arg p "$4" \
-        --argjson t "$5" --arg h "$HOST" --argjson uid $UID_T '
-        .identity.scheduler == $s and .identity.job_id == $j
-        and .identity.step_id == "0" and .identity.node == $h
-        and .identity.user == "tracertest" and .identity.uid == $uid
-        and .identity.job_name == "burnjob"
-        and .identity.partition == $p and .identity.account == $a
-        and .request.cpus_on_node == 2 and .request.mem_bytes == 209715200
-        and .request.time_limit_s == $t
-        and .summary.memory.peak_bytes >= 67108864
-        and .outcome.state == "completed" and .outcome.exit_code == 0
-        and .outcome.complete == true' rec.json &&
-    within "$(jq .summary.cpu.total_s rec.json)" \
-        "$(grep "^{\"cpu_s\"" "$6" | jq .cpu_s)" 10
-}
-
 test_expect_success 'setup: a private munged' '
     sock=$(mktemp -d /tmp/tr0702.XXXXXX) &&
     echo "$sock" >sockdir
 '
 tr_atexit 'rm -rf "$(cat sockdir)"'
-if munged_start >/dev/null 2>&1; then
-    signing="signing.enabled: true
-signing.munge_socket: \"$MUNGE_SOCKET\""
-    UNSIGNED=
-else
-    signing="signing.enabled: false"
-    UNSIGNED=--allow-unsigned
-fi
+batch_signing
 
 test_expect_success 'setup: tracerd on a private configuration' '
     private_conf "$sock" <<-EOF &&
@@ -144,8 +105,8 @@ test_expect_success 'torque: prologue and epilogue exit 0, the job runs' '
 '
 
 test_expect_success 'torque: the record, found through PBS_JOBID' '
-    wait_rec 7201.$HOST &&
-    check_record torque 7201.$HOST acct1 batch 300 wrap/spool/7201.$HOST.OU &&
+    batch_wait_record 7201.$HOST &&
+    batch_check_record torque 7201.$HOST acct1 batch 300 wrap/spool/7201.$HOST.OU &&
     jq -e ".cgroup.attach == \"process-tree\"
            and .cgroup.match.env == \"PBS_JOBID=7201.$HOST\"" rec.json &&
     $REPORT $UNSIGNED -j 7201.$HOST >view &&
@@ -156,7 +117,7 @@ test_expect_success 'torque: the record, found through PBS_JOBID' '
 
 test_expect_success 'torque: a job that exits 3 is failed, exit code 3' '
     torquejob 7202 wrap/mom_priv -- /bin/sh -c "exit 3" &&
-    wait_rec 7202.$HOST &&
+    batch_wait_record 7202.$HOST &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
 '
 
@@ -164,21 +125,21 @@ test_expect_success 'torque 4, under its own names: argument count and environme
     torquejob 7203 named/mom_priv --torque-version 4 -- "$BURN" cpu=3,mem=64M &&
     test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 8,11 &&
     jq -e "[.events[] | .exit == 0] | all" out.json &&
-    wait_rec 7203.$HOST &&
-    check_record torque 7203.$HOST acct1 batch 300 named/spool/7203.$HOST.OU
+    batch_wait_record 7203.$HOST &&
+    batch_check_record torque 7203.$HOST acct1 batch 300 named/spool/7203.$HOST.OU
 '
 
 test_expect_success 'torque 6, tracer-prolog as prologue and epilogue' '
     torquejob 7204 named/mom_priv -- "$BURN" cpu=3,mem=64M &&
     test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 10,12 &&
-    wait_rec 7204.$HOST &&
-    check_record torque 7204.$HOST acct1 batch 300 named/spool/7204.$HOST.OU
+    batch_wait_record 7204.$HOST &&
+    batch_check_record torque 7204.$HOST acct1 batch 300 named/spool/7204.$HOST.OU
 '
 
 test_expect_success CGV1 'torque cgroups: the record follows /torque/JOB' '
     torquejob 7205 wrap/mom_priv --cgroup torque -- "$BURN" cpu=1,mem=64M &&
-    wait_rec 7205.$HOST &&
-    check_record torque 7205.$HOST acct1 batch 300 wrap/spool/7205.$HOST.OU &&
+    batch_wait_record 7205.$HOST &&
+    batch_check_record torque 7205.$HOST acct1 batch 300 wrap/spool/7205.$HOST.OU &&
     jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
            and .cgroup.paths.memory == \"/torque/7205.$HOST\"
            and .cgroup.paths.cpuacct == \"/torque/7205.$HOST\"
@@ -190,7 +151,7 @@ test_expect_success CGV1 'torque cgroups: the record follows /torque/JOB' '
 test_expect_success CGV1 'torque cgroups: exit 3' '
     torquejob 7206 wrap/mom_priv --cgroup torque \
         -- /bin/sh -c "$BURN cpu=0.3; exit 3" &&
-    wait_rec 7206.$HOST &&
+    batch_wait_record 7206.$HOST &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3
            and .cgroup.attach == \"cgroup\"" rec.json
 '
@@ -208,8 +169,8 @@ test_expect_success 'lsf: pre- and post-exec exit 0 around the job' '
 '
 
 test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
-    wait_rec 7250 &&
-    check_record lsf 7250 proj1 normal null lsfspool/7250.out &&
+    batch_wait_record 7250 &&
+    batch_check_record lsf 7250 proj1 normal null lsfspool/7250.out &&
     jq -e ".cgroup.attach == \"process-tree\"
            and .cgroup.match.env == \"LSB_BATCH_JID=7250\"" rec.json &&
     $REPORT $UNSIGNED -j 7250 >view &&
@@ -220,20 +181,20 @@ test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
 
 test_expect_success 'lsf: LSB_JOBEXIT_STAT of exit 3: failed, exit code 3' '
     lsfjob 7251 -- /bin/sh -c "exit 3" &&
-    wait_rec 7251 &&
+    batch_wait_record 7251 &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
 '
 
 test_expect_success 'lsf: a job bkill ends (SIG_TERM_USER) is cancelled' '
     lsfjob 7252 --kill-after 1 -- /bin/sleep 100 &&
-    wait_rec 7252 &&
+    batch_wait_record 7252 &&
     jq -e ".outcome.state == \"cancelled\" and .outcome.signal == 15" rec.json
 '
 
 test_expect_success CGV1 'lsf cgroups: the record follows /lsf/CLUSTER/job.ID.N.EPOCH' '
     lsfjob 7253 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
-    wait_rec 7253 &&
-    check_record lsf 7253 proj1 normal null lsfspool/7253.out &&
+    batch_wait_record 7253 &&
+    batch_check_record lsf 7253 proj1 normal null lsfspool/7253.out &&
     jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
            and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
            and (.cgroup.paths.cpuacct | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
@@ -244,8 +205,8 @@ test_expect_success CGV1 'lsf cgroups: the record follows /lsf/CLUSTER/job.ID.N.
 test_expect_success CGV1 'lsf cgroups: array element 7254[3]' '
     lsfjob 7254 --index 3 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
     test "$(jq -r .job_id out.json)" = "7254[3]" &&
-    wait_rec "7254[3]" &&
-    check_record lsf "7254[3]" proj1 normal null "lsfspool/7254[3].out" &&
+    batch_wait_record "7254[3]" &&
+    batch_check_record lsf "7254[3]" proj1 normal null "lsfspool/7254[3].out" &&
     jq -e ".identity.array_job_id == \"7254\" and .identity.array_task_id == 3
            and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7254[[]3[]][.][0-9]+[.][0-9]+$\"))" \
         rec.json &&
@@ -255,8 +216,8 @@ test_expect_success CGV1 'lsf cgroups: array element 7254[3]' '
 
 test_expect_success 'lsf: an array element without a cgroup' '
     lsfjob 7255 --index 2 -- "$BURN" cpu=3,mem=64M &&
-    wait_rec "7255[2]" &&
-    check_record lsf "7255[2]" proj1 normal null "lsfspool/7255[2].out" &&
+    batch_wait_record "7255[2]" &&
+    batch_check_record lsf "7255[2]" proj1 normal null "lsfspool/7255[2].out" &&
     jq -e ".cgroup.match.env == \"LSB_BATCH_JID=7255[2]\"" rec.json
 '
 
