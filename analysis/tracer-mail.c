@@ -30,6 +30,7 @@
 #include "libtracer/merge.h"
 #include "libtracer/store.h"
 #include "cli.h"
+#include "libtracer/when.h"
 
 extern char **environ;
 
@@ -42,17 +43,9 @@ extern char **environ;
 
 static double t0;
 
-static double mono (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static double left (void)
 {
-    return LIFETIME_S - (mono () - t0);
+    return LIFETIME_S - (tr_when_monotonic () - t0);
 }
 
 static void say (int prio, const char *fmt, ...)
@@ -217,14 +210,14 @@ static size_t count_records (struct rep *r, struct mailer *m)
 static size_t wait_records (struct rep *r, struct mailer *m)
 {
     const struct tr_conf_mail *c = &r->conf->mail;
-    double start = mono (), changed = start;
+    double start = tr_when_monotonic (), changed = start;
     size_t n = 0, last = 0;
 
     for (;;) {
         double now;
 
         n = count_records (r, m);
-        now = mono ();
+        now = tr_when_monotonic ();
         if (n != last) {
             last = n;
             changed = now;
@@ -513,7 +506,7 @@ int main (int argc, char **argv)
     tr_error_t error;
     int c, rc;
 
-    t0 = mono ();
+    t0 = tr_when_monotonic ();
     rep_prog = "tracer-mail";
     openlog ("tracer-mail", LOG_PID, LOG_MAIL);
     while ((c = getopt_long (argc, argv, "s:c:hV", opts, NULL)) != -1) {

@@ -40,6 +40,7 @@
 #include "libtracer/sign.h"
 #include "libtracer/store.h"
 #include "libtracer/taskstats.h"
+#include "libtracer/when.h"
 
 #define MAX_STEPS 4096
 
@@ -161,13 +162,6 @@ static void logmsg (int pri, const char *fmt, ...)
                  names[pri & 7], buf);
         fflush (f);
     }
-}
-
-static double mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void usage (FILE *f)
@@ -435,7 +429,7 @@ static void save_state (struct active *a)
                                  (uid_t)-1, (gid_t)-1, &error) < 0)
         logmsg (LOG_WARNING, "step %s: cannot save state: %s", a->key,
                 text ? tr_error_str (&error) : strerror (errno));
-    a->saved = mono ();
+    a->saved = tr_when_monotonic ();
     free (text);
     json_decref (st);
 }
@@ -600,8 +594,8 @@ static struct query *ask_scheduler (const char *job)
     memset (qy, 0, sizeof (*qy));
     qy->q = q;
     snprintf (qy->job, sizeof (qy->job), "%s", job);
-    qy->deadline = mono () + QUERY_TIMEOUT_S;
-    qy->give_up = mono () + QUERY_GIVE_UP_S;
+    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
+    qy->give_up = tr_when_monotonic () + QUERY_GIVE_UP_S;
     return qy;
 }
 
@@ -650,10 +644,10 @@ static void finish_query (struct query *qy, bool ok)
         ok = false;
     }
     if (ok && qy->held && !strcmp (job.state, "COMPLETING")
-        && mono () < qy->give_up) {
+        && tr_when_monotonic () < qy->give_up) {
         tr_jobstate_query_destroy (qy->q);
         qy->q = NULL;
-        qy->deadline = mono () + QUERY_RETRY_S;
+        qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
         return;
     }
     if (!ok)
@@ -786,7 +780,7 @@ static void write_snapshot (struct active *a)
     uid_t owner = (uid_t)-1;
     tr_error_t error;
 
-    a->snapped = mono ();
+    a->snapped = tr_when_monotonic ();
     if (d.live_fd < 0 || state_name (a, name, sizeof (name)) < 0)
         return;
     uid = json_integer_value (
@@ -1064,9 +1058,9 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         a->by_starter = starter != NULL;
         a->starter_uid = starter ? *starter : 0;
         a->conditional = json_is_true (json_object_get (msg, "conditional"));
-        a->next = mono () + tr_step_interval (step);
+        a->next = tr_when_monotonic () + tr_step_interval (step);
         a->snapped = 0;  /* first snapshot at the first reading */
-        a->created = mono ();
+        a->created = tr_when_monotonic ();
         logmsg (LOG_INFO, "step %s started", key);
         {
             const char *job;
@@ -1271,13 +1265,12 @@ static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
     }
     /* who the job belongs to is the kernel's word, not the message's */
     json_object_set_new (id, "uid", json_integer (uid));
+    json_object_del (id, "user");
     json_object_del (id, "gid");
-    if (pw)
+    if (pw) {
         json_object_set_new (id, "user", json_string (pw->pw_name));
-    else
-        json_object_del (id, "user");
-    if (pw)
         json_object_set_new (id, "gid", json_integer (pw->pw_gid));
+    }
     if (!strcmp (op, "step_end")) {
         handle_step_end (fd, msg, &uid);
         return;
@@ -1462,10 +1455,10 @@ static void resume_steps (void)
             continue;
         }
         snprintf (a->key, sizeof (a->key), "%s", key);
-        a->next = mono ();
-        a->saved = mono ();
-        a->snapped = mono ();
-        a->created = mono ();
+        a->next = tr_when_monotonic ();
+        a->saved = tr_when_monotonic ();
+        a->snapped = tr_when_monotonic ();
+        a->created = tr_when_monotonic ();
         configure_step (step, key, NULL);
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
@@ -1621,14 +1614,14 @@ int main (int argc, char **argv)
     logmsg (LOG_NOTICE, "tracerd %s started: socket %s, spool %s, store %s",
             TRACER_VERSION, d.conf->socket_path, d.conf->spool_path,
             d.conf->store_path);
-    next_sample = mono ();
+    next_sample = tr_when_monotonic ();
     while (!got_term) {
         struct pollfd pfd[2 + MAX_QUERIES] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = d.taskstats ? tr_taskstats_fd (d.taskstats) : -1,
               .events = POLLIN },
         };
-        double now = mono ();
+        double now = tr_when_monotonic ();
         int timeout;
         int nq = nqueries;
 
@@ -1653,7 +1646,7 @@ int main (int argc, char **argv)
             got_hup = 0;
             reload ();
         }
-        now = mono ();
+        now = tr_when_monotonic ();
         if (nq > 0)
             poll_queries (pfd + 2, now);
         if (now >= next_sample)

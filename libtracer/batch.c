@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "when.h"
 
 void tr_batch_job_init (struct tr_batch_job *job, enum tr_batch_kind kind)
 {
@@ -805,14 +806,6 @@ json_t *tr_batch_end_msg (const struct tr_batch_job *job,
     return msg;
 }
 
-static double mono_ms (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 int tr_batch_run (char *const argv[],
                   char *const env[],
                   int timeout_ms,
@@ -821,7 +814,7 @@ int tr_batch_run (char *const argv[],
                   tr_error_t *error)
 {
     posix_spawn_file_actions_t fa;
-    double deadline = mono_ms () + timeout_ms;
+    double deadline = (tr_when_monotonic () * 1e3) + timeout_ms;
     size_t len = 0;
     pid_t pid;
     int p[2], rc, status = 0;
@@ -856,7 +849,7 @@ int tr_batch_run (char *const argv[],
     close (p[1]);
     for (;;) {
         struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-        double left = deadline - mono_ms ();
+        double left = deadline - (tr_when_monotonic () * 1e3);
         char chunk[4096];
         ssize_t n;
         if (left <= 0) {

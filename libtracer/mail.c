@@ -30,6 +30,7 @@
 #include "recommend.h"
 #include "report.h"
 #include "strbuf.h"
+#include "when.h"
 
 /* ---------------------------------------------------------------------
  * What the notification is about
@@ -1048,14 +1049,6 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
  * Sending
  */
 
-static double mono (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int tr_mail_send (const char *path,
                   const char *from,
                   const char *const *to,
@@ -1070,7 +1063,7 @@ int tr_mail_send (const char *path,
                            NULL };
     int sv[2], status = 0, saved;
     size_t ac = 0, off = 0;
-    double deadline = mono () + timeout_s;
+    double deadline = tr_when_monotonic () + timeout_s;
     pid_t pid, w = 0;
 
     if (!path || path[0] != '/' || nto == 0) {
@@ -1141,7 +1134,7 @@ int tr_mail_send (const char *path,
     shutdown (sv[0], SHUT_RD);
     while (off < len) {
         struct pollfd pfd = { .fd = sv[0], .events = POLLOUT };
-        double left = deadline - mono ();
+        double left = deadline - tr_when_monotonic ();
         ssize_t n;
 
         if (left <= 0 || poll (&pfd, 1, (int)(left * 1000) + 1) == 0) {
@@ -1159,7 +1152,7 @@ int tr_mail_send (const char *path,
     }
     saved = off < len ? errno : 0;
     close (sv[0]);
-    while ((w = waitpid (pid, &status, WNOHANG)) == 0 && mono () < deadline)
+    while ((w = waitpid (pid, &status, WNOHANG)) == 0 && tr_when_monotonic () < deadline)
         usleep (20000);
     if (w == 0) {
         kill (-pid, SIGKILL);

@@ -32,6 +32,7 @@
 #include "detail.h"
 #include "sampler.h"
 #include "series.h"
+#include "when.h"
 
 
 
@@ -116,13 +117,6 @@ static int64_t now_ms (void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static double now_mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 tr_step_t *tr_step_create (json_t *identity,
                            json_t *request,
                            json_t *tags,
@@ -145,7 +139,7 @@ tr_step_t *tr_step_create (json_t *identity,
     snprintf (step->collector, sizeof (step->collector), "%s", collector);
     step->interval_s = interval_s > 0 ? interval_s : 1.0;
     step->start_ms = now_ms ();
-    step->start_mono = step->last_mono = now_mono ();
+    step->start_mono = step->last_mono = tr_when_monotonic ();
     step->cpu_source = "none";
     step->mem_source = "none";
     step->mem_anon = step->mem_file = step->mem_shmem = step->mem_swap = -1;
@@ -866,7 +860,7 @@ static int read_tree (tr_step_t *step)
 
 int tr_step_sample (tr_step_t *step, tr_error_t *error)
 {
-    double t = now_mono ();
+    double t = tr_when_monotonic ();
     double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
     bool mem_from_pids = false;
     int ok = 0;
@@ -1605,8 +1599,8 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
     }
     /* time continues from the original start */
     step->start_ms = start;
-    step->start_mono = now_mono () - (double)(now_ms () - start) / 1000.0;
-    step->last_mono = now_mono ();
+    step->start_mono = tr_when_monotonic () - (double)(now_ms () - start) / 1000.0;
+    step->last_mono = tr_when_monotonic ();
     step->samples = samples;
     step->cpu_user_s = user;
     step->cpu_sys_s = sys;

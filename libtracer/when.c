@@ -1070,3 +1070,11 @@ bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
     }
     return false;
 }
+
+double tr_when_monotonic (void)
+{
+    struct timespec ts;
+
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -134,4 +134,9 @@ bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
                            const char *het_job_id,
                            long het_component);
 
+/* Seconds on CLOCK_MONOTONIC: for deadlines and intervals, which the
+ * wall clock's steps must not move.
+ */
+double tr_when_monotonic (void);
+
 #endif /* !TRACER_WHEN_H */

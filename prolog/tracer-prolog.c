@@ -32,6 +32,7 @@
 #include "libtracer/conf.h"
 #include "libtracer/proto.h"
 #include "libtracer/batch.h"
+#include "libtracer/when.h"
 
 static struct {
     bool verbose;
@@ -42,18 +43,10 @@ static struct {
     const char *job;    /* for log lines */
 } g = { .logfd = -1 };
 
-static double mono (void)
-{
-    struct timespec ts;
-
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Milliseconds left before the deadline, at least 1. */
 static int left_ms (void)
 {
-    double left = (g.deadline - mono ()) * 1e3;
+    double left = (g.deadline - tr_when_monotonic ()) * 1e3;
 
     return left < 1 ? 1 : left > 600000 ? 600000 : (int)left;
 }
@@ -80,9 +73,9 @@ static void say (int pri, const char *fmt, ...)
         char ts[32] = "";
         if (localtime_r (&now, &tm))
             strftime (ts, sizeof (ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        n = snprintf (line, sizeof (line), "%s tracer-prolog[%d]: %s%s%s%s\n",
+        n = snprintf (line, sizeof (line), "%s tracer-prolog[%d]: %s%s%s\n",
                       ts, (int)getpid (), g.mode ? g.mode : "",
-                      g.mode ? ": " : "", msg, "");
+                      g.mode ? ": " : "", msg);
         if (n > 0)
             (void)!write (g.logfd, line,
                           (size_t)n < sizeof (line) ? (size_t)n
@@ -258,15 +251,30 @@ static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
     return rc;
 }
 
+/* own_tree: follow pid's own process tree (and the job's cgroup once the
+ * tree is seen in it), not the job's environment and session: what
+ * tracerd hears from a job starter that runs as the user.
+ */
 static int send_start (const tr_conf_t *conf,
                        const struct tr_batch_job *job,
                        const char *node,
-                       pid_t pid)
+                       pid_t pid,
+                       bool own_tree)
 {
     tr_error_t error;
-    json_t *msg = tr_batch_start_msg (job, node, pid, &error);
+    json_t *msg = tr_batch_start_msg (job, node, pid, &error), *attach;
+    char cg[160];
     int rc;
 
+    if (msg && own_tree
+        && (tr_batch_cgroup_name (job, cg, sizeof (cg)) < 0
+            || !(attach = json_pack ("{s:b s:s}", "tree", 1, "cgroup_name",
+                                     cg))
+            || json_object_set_new (msg, "attach", attach) < 0)) {
+        json_decref (msg);
+        msg = NULL;
+        tr_errprintf (&error, "cannot build the notice");
+    }
     if (!msg) {
         say (LOG_ERR, "job %s: %s", job->job_id, tr_error_str (&error));
         return -1;
@@ -355,6 +363,24 @@ static const char *env_get (const char *name, void *arg)
     return getenv (name);
 }
 
+/* The LSF job whose environment this is; logged when there is none. */
+static int lsf_job (const tr_conf_t *conf,
+                    const char *node,
+                    struct tr_batch_job *job)
+{
+    tr_error_t error;
+
+    tr_batch_job_init (job, TR_BATCH_LSF);
+    if (tr_batch_lsf_env (env_get, NULL, node,
+                          1LL << (10 * conf->prolog.lsf_unit), job, &error)
+        < 0) {
+        say (LOG_ERR, "%s", tr_error_str (&error));
+        return -1;
+    }
+    g.job = job->job_id;
+    return 0;
+}
+
 /* LSF JOB_STARTER: run as the job's user, this process is the job's
  * top; tracerd (with daemon.job_starters) follows its process tree, or
  * the job's cgroup once it sees the tree in one.  The command runs
@@ -366,10 +392,8 @@ static int lsf_starter (const tr_conf_t *conf, int ac, char **av)
     static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM,
                                SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP };
     struct tr_batch_job job;
-    tr_error_t error;
-    char node[256], cg[160];
+    char node[256];
     sigset_t set, old;
-    json_t *msg = NULL, *attach;
     bool traced = false;
     pid_t pid;
     int status = 0, sig;
@@ -378,28 +402,11 @@ static int lsf_starter (const tr_conf_t *conf, int ac, char **av)
         say (LOG_ERR, "lsf-starter: no command");
         return 127;
     }
-    tr_batch_job_init (&job, TR_BATCH_LSF);
-    if (!short_host (node, sizeof (node))
-        || tr_batch_lsf_env (env_get, NULL, node,
-                             1LL << (10 * conf->prolog.lsf_unit), &job,
-                             &error) < 0)
-        say (LOG_ERR, "lsf-starter: %s; running the job untraced",
-             tr_error_str (&error));
-    else if (tr_batch_cgroup_name (&job, cg, sizeof (cg)) < 0
-             || !(msg = tr_batch_start_msg (&job, node, getpid (), &error))
-             || !(attach = json_pack ("{s:b s:s}", "tree", 1, "cgroup_name",
-                                      cg))
-             || json_object_set_new (msg, "attach", attach) < 0)
-        say (LOG_ERR, "lsf-starter: job %s: cannot build the notice",
-             job.job_id);
-    else {
-        g.job = job.job_id;
-        traced = notify (conf, msg, false) == 0;
-        if (traced)
-            say (LOG_INFO, "job %s: tracerd follows it on %s", job.job_id,
-                 node);
-    }
-    json_decref (msg);
+    if (!short_host (node, sizeof (node)))
+        say (LOG_ERR, "cannot tell this host's name; running the job "
+             "untraced");
+    else if (lsf_job (conf, node, &job) == 0)
+        traced = send_start (conf, &job, node, getpid (), true) == 0;
     /* the job may run for days: no alarm over it */
     alarm (0);
     sigemptyset (&set);
@@ -430,15 +437,10 @@ static int lsf_starter (const tr_conf_t *conf, int ac, char **av)
             break;
     }
     if (traced) {
-        json_t *end;
-        g.deadline = mono () + conf->prolog.timeout_s;
+        g.deadline = tr_when_monotonic () + conf->prolog.timeout_s;
         job.have_exit = true;
         job.exit_status = status;
-        if ((end = tr_batch_end_msg (&job, node, &error))) {
-            if (notify (conf, end, false) == 0)
-                say (LOG_INFO, "job %s: ended on %s", job.job_id, node);
-            json_decref (end);
-        }
+        (void)send_end (conf, &job, node, false);
     }
     return WIFEXITED (status)     ? WEXITSTATUS (status)
            : WIFSIGNALED (status) ? 128 + WTERMSIG (status)
@@ -524,12 +526,12 @@ static int pbs_hook (const tr_conf_t *conf,
     if (exec_host)
         tr_batch_pbs_exec_host (exec_host, node, &job);
     if (!strcmp (event, "begin"))
-        return send_start (conf, &job, node, 0);
+        return send_start (conf, &job, node, 0, false);
     if (!strcmp (event, "launch")) {
         /* the starter process becomes the job's session leader */
         if (pid > 0)
             job.session = pid;
-        return send_start (conf, &job, node, (pid_t)pid);
+        return send_start (conf, &job, node, (pid_t)pid, false);
     }
     if (!strcmp (event, "epilogue"))
         return send_end (conf, &job, node, false);
@@ -568,7 +570,7 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
             job.session = future_session ();
             qstat (conf, &job, node);
         }
-        return send_start (conf, &job, node, 0);
+        return send_start (conf, &job, node, 0, false);
     }
     if (!strcmp (mode, "pbs-epilogue") || !strcmp (mode, "torque-epilogue")) {
         tr_batch_job_init (&job, mode[0] == 't' ? TR_BATCH_TORQUE
@@ -584,17 +586,10 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
     if (!strcmp (mode, "pbs-hook"))
         return pbs_hook (conf, ac + 1, av - 1, node);
     if (!strcmp (mode, "lsf-pre") || !strcmp (mode, "lsf-post")) {
-        tr_error_t error;
-        tr_batch_job_init (&job, TR_BATCH_LSF);
-        if (tr_batch_lsf_env (env_get, NULL, node,
-                              1LL << (10 * conf->prolog.lsf_unit), &job,
-                              &error) < 0) {
-            say (LOG_ERR, "%s", tr_error_str (&error));
+        if (lsf_job (conf, node, &job) < 0)
             return -1;
-        }
-        g.job = job.job_id;
         if (!strcmp (mode, "lsf-pre"))
-            return send_start (conf, &job, node, 0);
+            return send_start (conf, &job, node, 0, false);
         return send_end (conf, &job, node, false);
     }
     say (LOG_ERR, "unknown mode '%s'", mode);
@@ -640,7 +635,7 @@ int main (int argc, char **argv)
     tr_error_t error;
     int c, first, rc;
 
-    g.deadline = mono () + 25;
+    g.deadline = tr_when_monotonic () + 25;
     signal (SIGPIPE, SIG_IGN);
     signal (SIGALRM, on_alarm);
     alarm (27);
@@ -697,8 +692,8 @@ int main (int argc, char **argv)
         && !(errno == ENOENT && !conf_explicit))
         say (LOG_ERR, "%s (going on with the defaults)", tr_error_str (&error));
     g.error_exit = conf->prolog.error_exit;
-    g.deadline = mono () + (timeout > 0 ? timeout : conf->prolog.timeout_s);
-    alarm ((unsigned)(g.deadline - mono ()) + 2);
+    g.deadline = tr_when_monotonic () + (timeout > 0 ? timeout : conf->prolog.timeout_s);
+    alarm ((unsigned)(g.deadline - tr_when_monotonic ()) + 2);
     if (!bad_usage && mode && !strcmp (mode, "lsf-starter")) {
         rc = lsf_starter (conf, argc - first, argv + first);
         tr_conf_destroy (conf);
