@@ -85,6 +85,26 @@ static char *line_with (const char *text, const char *prefix)
     return NULL;
 }
 
+/* The line of text starting with prefix holds every one of needles
+ * (NULL-terminated); fails the test naming what is missing.
+ */
+static void assert_line_has (const char *text,
+                             const char *prefix,
+                             const char *const *needles)
+{
+    char *l = line_with (text, prefix);
+
+    if (!l)
+        fail_msg ("no line starting with '%s'", prefix);
+    for (size_t i = 0; needles[i]; i++)
+        if (!strstr (l, needles[i])) {
+            print_error ("line: %s\n", l);
+            free (l);
+            fail_msg ("'%s' is not in the '%s' line", needles[i], prefix);
+        }
+    free (l);
+}
+
 /* Is s[0..n) well-formed UTF-8 (no cut sequences)? */
 static bool utf8_ok (const char *s, size_t n)
 {
@@ -720,7 +740,7 @@ static void job_fx_fini (struct job_fx *fx)
 static void test_summary_text (void **state)
 {
     struct job_fx fx;
-    char *s, *l;
+    char *s;
 
     (void)state;
     job_fx_init (&fx, "effjob", "Asked for 1.0 GiB, used 256.0 MiB.");
@@ -731,34 +751,18 @@ static void test_summary_text (void **state)
     assert_non_null (strstr (s, "User alice, account acct, partition part, "
                                 "cluster c1, node n1\n"));
 
-    l = line_with (s, "  Cores ");
-    assert_non_null (l);
-    assert_non_null (strstr (l, " 4 "));
-    assert_non_null (strstr (l, " 2.00 "));
-    assert_non_null (strstr (l, " 50%"));
-    free (l);
-    l = line_with (s, "  Memory ");
-    assert_non_null (l);
-    assert_non_null (strstr (l, "1.0 GiB"));
-    assert_non_null (strstr (l, "256.0 MiB"));
-    assert_non_null (strstr (l, " 25%"));
-    free (l);
-    l = line_with (s, "  Time ");
-    assert_non_null (l);
-    assert_non_null (strstr (l, "02:00:00"));
-    assert_non_null (strstr (l, "01:00:00"));
-    assert_non_null (strstr (l, " 50%"));
-    free (l);
+    assert_line_has (s, "  Cores ",
+                     (const char *const[]){ " 4 ", " 2.00 ", " 50%", NULL });
+    assert_line_has (s, "  Memory ",
+                     (const char *const[]){ "1.0 GiB", "256.0 MiB", " 25%",
+                                            NULL });
+    assert_line_has (s, "  Time ",
+                     (const char *const[]){ "02:00:00", "01:00:00", " 50%",
+                                            NULL });
 
-    l = line_with (s, "  batch ");
-    assert_non_null (l);
-    assert_non_null (strstr (l, "failed"));
-    assert_non_null (strstr (l, "256.0 MiB"));
-    free (l);
-    l = line_with (s, "  extern ");
-    assert_non_null (l);
-    assert_non_null (strstr (l, "completed"));
-    free (l);
+    assert_line_has (s, "  batch ",
+                     (const char *const[]){ "failed", "256.0 MiB", NULL });
+    assert_line_has (s, "  extern ", (const char *const[]){ "completed", NULL });
 
     /* serious findings shown, the info one dropped beside them */
     assert_non_null (strstr (s, "[critical] Exited with code 3."));
