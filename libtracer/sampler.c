@@ -860,7 +860,11 @@ static int read_tree (tr_step_t *step)
 
 int tr_step_sample (tr_step_t *step, tr_error_t *error)
 {
-    double t = tr_when_monotonic ();
+    return tr_step_sample_at (step, tr_when_monotonic (), error);
+}
+
+int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
+{
     double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
     bool mem_from_pids = false;
     int ok = 0;

@@ -107,6 +107,12 @@ int tr_step_set_outcome (tr_step_t *step, json_t *hint);
  */
 int tr_step_sample (tr_step_t *step, tr_error_t *error);
 
+/* tr_step_sample() with the reading's time given: t is seconds on
+ * tr_when_monotonic()'s clock, never less than the previous reading's.
+ * For replaying or simulating a long step (the benchmarks do).
+ */
+int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error);
+
 /* Record a task's end (wait_status as from waitpid). */
 int tr_step_task_exit (tr_step_t *step,
                        int task_id,
