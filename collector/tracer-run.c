@@ -469,6 +469,7 @@ int main (int argc, char **argv)
     {
         struct tr_detail_opts dopts = {
             .cmdline_max = (size_t)o.conf->cmdline_max,
+            .proc_reads = (size_t)o.conf->proc_reads,
             .redact = o.conf->redact,
         };
         if (o.conf->taskstats && geteuid () == 0

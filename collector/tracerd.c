@@ -755,6 +755,7 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
     struct tr_detail_opts opts = {
         .taskstats = d.taskstats != NULL,
         .cmdline_max = (size_t)d.conf->cmdline_max,
+        .proc_reads = (size_t)d.conf->proc_reads,
         .redact = d.conf->redact,
         .gpu = d.gpu,
         .gpu_devices = json_string_value (gpus),

@@ -409,20 +409,18 @@ static int read_cgfile (const char *dir,
     return read_small (path, buf, size);
 }
 
-int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
+int tr_cgroup_parse_u64 (const char *text, uint64_t *value)
 {
-    char buf[64], *end;
+    char *end;
     unsigned long long v;
 
-    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
-        return -1;
-    if (!strncmp (buf, "max", 3)) {
+    if (!strncmp (text, "max", 3)) {
         *value = UINT64_MAX;
         return 0;
     }
     errno = 0;
-    v = strtoull (buf, &end, 10);
-    if (errno || end == buf || (*end && *end != '\n')) {
+    v = strtoull (text, &end, 10);
+    if (errno || end == text || (*end && *end != '\n')) {
         errno = EINVAL;
         return -1;
     }
@@ -430,46 +428,15 @@ int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
     return 0;
 }
 
-int tr_cgroup_read_key (const char *dir,
-                        const char *file,
-                        const char *key,
-                        uint64_t *value)
+int tr_cgroup_parse_keys (const char *text,
+                          const char *const *keys,
+                          int64_t *values,
+                          size_t n)
 {
-    char buf[8192];
-    size_t klen = strlen (key);
-    const char *p;
-
-    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
-        return -1;
-    for (p = buf; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
-        if (!strncmp (p, key, klen) && p[klen] == ' ') {
-            char *end;
-            errno = 0;
-            *value = (uint64_t)strtoull (p + klen + 1, &end, 10);
-            if (errno || end == p + klen + 1) {
-                errno = EINVAL;
-                return -1;
-            }
-            return 0;
-        }
-    }
-    errno = ENOENT;
-    return -1;
-}
-
-int tr_cgroup_read_keys (const char *dir,
-                         const char *file,
-                         const char *const *keys,
-                         int64_t *values,
-                         size_t n)
-{
-    char buf[8192];
     const char *p;
     int found = 0;
 
-    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
-        return -1;
-    for (p = buf; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
+    for (p = text; p && *p; p = strchr (p, '\n') ? strchr (p, '\n') + 1 : NULL) {
         for (size_t i = 0; i < n; i++) {
             size_t klen = strlen (keys[i]);
             if (!strncmp (p, keys[i], klen) && p[klen] == ' ') {
@@ -486,6 +453,52 @@ int tr_cgroup_read_keys (const char *dir,
         }
     }
     return found;
+}
+
+int tr_cgroup_parse_key (const char *text, const char *key, uint64_t *value)
+{
+    int64_t v = -1;
+
+    if (tr_cgroup_parse_keys (text, &key, &v, 1) != 1) {
+        errno = ENOENT;
+        return -1;
+    }
+    *value = (uint64_t)v;
+    return 0;
+}
+
+int tr_cgroup_read_u64 (const char *dir, const char *file, uint64_t *value)
+{
+    char buf[64];
+
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
+        return -1;
+    return tr_cgroup_parse_u64 (buf, value);
+}
+
+int tr_cgroup_read_key (const char *dir,
+                        const char *file,
+                        const char *key,
+                        uint64_t *value)
+{
+    char buf[8192];
+
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
+        return -1;
+    return tr_cgroup_parse_key (buf, key, value);
+}
+
+int tr_cgroup_read_keys (const char *dir,
+                         const char *file,
+                         const char *const *keys,
+                         int64_t *values,
+                         size_t n)
+{
+    char buf[8192];
+
+    if (read_cgfile (dir, file, buf, sizeof (buf)) < 0)
+        return -1;
+    return tr_cgroup_parse_keys (buf, keys, values, n);
 }
 
 /* The cgroup2 mount on a hybrid host: a cgroup2 tree that is not the

@@ -97,6 +97,14 @@ int tr_cgroup_read_keys (const char *dir,
                          int64_t *values,
                          size_t n);
 
+/* The same, on text already read (a tr_kept_read() buffer). */
+int tr_cgroup_parse_u64 (const char *text, uint64_t *value);
+int tr_cgroup_parse_key (const char *text, const char *key, uint64_t *value);
+int tr_cgroup_parse_keys (const char *text,
+                          const char *const *keys,
+                          int64_t *values,
+                          size_t n);
+
 /* On a hybrid host (v1 controllers plus a controller-less cgroup2 tree),
  * give a step a cgroup2 directory of its own, <cgroup2>/tracer/<name>,
  * and move pid into it: the kernel then keeps per-step pressure (PSI)

@@ -163,6 +163,7 @@ typedef struct tr_conf {
     bool gpu;                  /* sampling.gpu (default true) */
     char *nvml_library;        /* sampling.nvml_library (NULL = default) */
     double cmdline_max;        /* sampling.cmdline_max (bytes, default 256) */
+    double proc_reads;         /* sampling.proc_reads (default 4) */
     char **redact;             /* sampling.redact, NULL-terminated */
 
     /* signing: */

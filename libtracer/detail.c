@@ -18,11 +18,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cgroup.h"
 #include "detail.h"
 #include "fsroot.h"
 #include "iostat.h"
@@ -58,8 +61,26 @@ static const char *const psi_files[TR_PSI_NRES] = {
     "cpu.pressure", "memory.pressure", "io.pressure",
 };
 
+/* The step's own files, kept open and reread (fsroot.h, tr_kept). */
+enum {
+    K_PSI_CPU,
+    K_PSI_MEMORY,
+    K_PSI_IO,
+    K_CPU_STAT,
+    K_IO_STAT,
+    K_NET_DEV,
+    K_COUNT,
+};
+
+#define TEXT_MAX (64 * 1024) /* io.stat and net/dev of a big node */
+
 struct tr_detail {
     bool taskstats;
+    size_t proc_reads;        /* known processes reread per sample */
+    struct tr_kept kept[K_COUNT];
+    char *text;               /* TEXT_MAX bytes for the kept files */
+    struct tr_netstat *net_tmp;
+    bool ib_checked, have_ib;
     struct tr_cgroup_paths cg;
     bool have_cg, per_step_v2;
     pid_t task;
@@ -105,13 +126,21 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     if (!(d = calloc (1, sizeof (*d)))
         || !(d->io_end = calloc (1, sizeof (*d->io_end)))
         || !(d->net_start = calloc (1, sizeof (*d->net_start)))
-        || !(d->net_end = calloc (1, sizeof (*d->net_end)))) {
+        || !(d->net_end = calloc (1, sizeof (*d->net_end)))
+        || !(d->net_tmp = calloc (1, sizeof (*d->net_tmp)))
+        || !(d->text = malloc (TEXT_MAX))) {
         tr_detail_destroy (d);
         errno = ENOMEM;
         tr_errprintf (error, "out of memory");
         return NULL;
     }
+    for (int i = 0; i < K_COUNT; i++)
+        d->kept[i] = (struct tr_kept)TR_KEPT_INIT;
     d->taskstats = opts && opts->taskstats;
+    /* without exit events a process's last reading is all there will
+     * be: read every one every time
+     */
+    d->proc_reads = d->taskstats && opts ? opts->proc_reads : 0;
     memset (&po, 0, sizeof (po));
     po.cmdline_max = opts ? opts->cmdline_max : 256;
     po.redact = opts ? (const char *const *)opts->redact : NULL;
@@ -133,11 +162,14 @@ void tr_detail_destroy (tr_detail_t *d)
 {
     if (d) {
         int saved = errno;
+        tr_detail_close (d);
         tr_procs_destroy (d->procs);
         tr_gpu_step_destroy (d->gpu);
         free (d->io_end);
         free (d->net_start);
         free (d->net_end);
+        free (d->net_tmp);
+        free (d->text);
         free (d);
         errno = saved;
     }
@@ -147,6 +179,9 @@ void tr_detail_set_cgroup (tr_detail_t *d,
                            const struct tr_cgroup_paths *cg,
                            bool per_step_v2)
 {
+    for (int i = 0; i < K_COUNT; i++)
+        if (i != K_NET_DEV)
+            tr_kept_close (&d->kept[i]);
     if (!cg) {
         d->have_cg = false;
         return;
@@ -221,7 +256,9 @@ static void sample_psi (tr_detail_t *d, double t, double dt)
     if (!d->have_cg || !d->per_step_v2)
         return;
     for (int i = 0; i < TR_PSI_NRES; i++)
-        if (tr_psi_read (d->cg.unified, psi_files[i], &now[i]) < 0)
+        if (tr_kept_read (&d->kept[K_PSI_CPU + i], d->cg.unified,
+                          psi_files[i], d->text, TEXT_MAX) < 0
+            || tr_psi_parse (d->text, &now[i]) < 0)
             return;
     if (d->have_psi && dt > 0) {
         const struct {
@@ -250,15 +287,15 @@ static void sample_psi (tr_detail_t *d, double t, double dt)
 
 static void sample_cpu_extra (tr_detail_t *d)
 {
-    uint64_t n, us;
+    static const char *const keys[] = { "nr_throttled", "throttled_usec" };
+    int64_t v[2] = { -1, -1 };
 
     if (d->have_cg && d->per_step_v2
-        && tr_cgroup_read_key (d->cg.unified, "cpu.stat", "nr_throttled", &n)
-               == 0
-        && tr_cgroup_read_key (d->cg.unified, "cpu.stat", "throttled_usec",
-                               &us) == 0) {
-        d->nr_throttled = n;
-        d->throttled_usec = us;
+        && tr_kept_read (&d->kept[K_CPU_STAT], d->cg.unified, "cpu.stat",
+                         d->text, TEXT_MAX) >= 0
+        && tr_cgroup_parse_keys (d->text, keys, v, 2) == 2) {
+        d->nr_throttled = (uint64_t)v[0];
+        d->throttled_usec = (uint64_t)v[1];
         d->have_throttle = true;
     }
 }
@@ -268,7 +305,9 @@ static void sample_io (tr_detail_t *d, double t, double dt)
     uint64_t r = 0, w = 0;
 
     if (d->have_iostat) {
-        if (tr_iostat_read_v2 (d->cg.unified, d->io_end) == 0)
+        if (tr_kept_read (&d->kept[K_IO_STAT], d->cg.unified, "io.stat",
+                          d->text, TEXT_MAX) >= 0
+            && tr_iostat_parse_v2 (d->text, d->io_end) == 0)
             tr_iostat_totals (d->io_end, &r, &w);
         else
             return;
@@ -289,6 +328,31 @@ static void sample_io (tr_detail_t *d, double t, double dt)
     }
 }
 
+/* The task's interface counters into net_end, and InfiniBand's when the
+ * node has any (looked for once).  A failed reading leaves net_end as it
+ * was.
+ */
+static void read_net (tr_detail_t *d)
+{
+    char path[64];
+
+    snprintf (path, sizeof (path), "/proc/%d/net/dev", (int)d->task);
+    if (tr_kept_read (&d->kept[K_NET_DEV], NULL, path, d->text, TEXT_MAX) < 0
+        || tr_netstat_parse_dev (d->text, d->net_tmp) < 0)
+        return;
+    if (!d->ib_checked) {
+        char ib[PATH_MAX];
+        d->ib_checked = true;
+        d->have_ib = tr_fsroot_path (ib, sizeof (ib), "/sys/class/infiniband")
+                         == 0
+                     && access (ib, F_OK) == 0;
+    }
+    d->net_tmp->nib = 0;
+    if (d->have_ib && tr_netstat_read_ib (d->net_tmp) < 0)
+        return;
+    memcpy (d->net_end, d->net_tmp, sizeof (*d->net_end));
+}
+
 static void sample_net (tr_detail_t *d, double t, double dt)
 {
     uint64_t rx, tx;
@@ -300,7 +364,7 @@ static void sample_net (tr_detail_t *d, double t, double dt)
      * summary.network, and the interval still gets its point, because the
      * record cuts every series to the shortest one.
      */
-    (void)tr_netstat_snapshot (d->task, d->net_end);
+    read_net (d);
     tr_netstat_totals (d->net_end, false, &rx, &tx);
     if (dt > 0) {
         add_point (d, S_NET_RX, t, rate (rx, &d->net_prev_rx, dt));
@@ -326,19 +390,31 @@ static void sample_gpu (tr_detail_t *d,
 }
 
 void tr_detail_sample (tr_detail_t *d,
-                       const pid_t *pids,
-                       size_t npids,
+                       pid_t *pids,
+                       size_t *npids,
                        double t,
                        double dt)
 {
-    tr_procs_scan (d->procs, pids, npids, now_ms ());
+    (void)tr_procs_scan_some (d->procs, pids, npids, d->proc_reads,
+                              now_ms ());
     sample_psi (d, t, dt);
     sample_cpu_extra (d);
     sample_io (d, t, dt);
     sample_net (d, t, dt);
-    sample_gpu (d, pids, npids, t, dt);
+    sample_gpu (d, pids, *npids, t, dt);
     if (dt > 0)
-        add_point (d, S_NPROCS, t, (double)npids);
+        add_point (d, S_NPROCS, t, (double)*npids);
+}
+
+void tr_detail_close (tr_detail_t *d)
+{
+    for (int i = 0; i < K_COUNT; i++)
+        tr_kept_close (&d->kept[i]);
+}
+
+uint64_t tr_detail_rss (tr_detail_t *d)
+{
+    return tr_procs_rss (d->procs);
 }
 
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev)

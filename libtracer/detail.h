@@ -27,6 +27,10 @@ struct tr_detail_opts {
     char *const *redact;        /* NULL-terminated patterns, or NULL */
     tr_gpu_t *gpu;              /* NULL: no GPUs read */
     const char *gpu_devices;    /* the step's GPUs; NULL: all */
+    /* Known processes whose /proc files are reread per sample, in turn;
+     * new ones are always read.  0, or taskstats false: all of them.
+     */
+    size_t proc_reads;
 };
 
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
@@ -47,15 +51,25 @@ void tr_detail_set_cgroup (tr_detail_t *d,
  */
 void tr_detail_set_task (tr_detail_t *d, pid_t pid);
 
-/* One reading: pids are the step's live processes, t the seconds since
- * the step started, dt the seconds since the previous reading (0 on the
- * first).
+/* One reading: pids are the step's processes, t the seconds since the
+ * step started, dt the seconds since the previous reading (0 on the
+ * first).  The pids found gone are removed from pids[] (*npids updated).
  */
 void tr_detail_sample (tr_detail_t *d,
-                       const pid_t *pids,
-                       size_t npids,
+                       pid_t *pids,
+                       size_t *npids,
                        double t,
                        double dt);
+
+/* Close the files kept open for readings (the step has ended, or its
+ * cgroup is no longer followed); the next reading reopens them.
+ */
+void tr_detail_close (tr_detail_t *d);
+
+/* Resident memory of the step's running processes at their last
+ * readings, in bytes.
+ */
+uint64_t tr_detail_rss (tr_detail_t *d);
 
 /* A process exit from taskstats: returns 1 when it belongs to the step. */
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);

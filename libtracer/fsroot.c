@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,4 +126,84 @@ error:
     close (fd);
     errno = saved;
     return NULL;
+}
+
+ssize_t tr_kept_read (struct tr_kept *k,
+                      const char *dir,
+                      const char *file,
+                      char *buf,
+                      size_t size)
+{
+    size_t off = 0;
+    ssize_t n = 0;
+    /* A fixture tree's files are rewritten, not regenerated: there a
+     * kept descriptor would read a replaced file, so open every time.
+     */
+    bool keep = !tr_fsroot ()[0];
+
+    if (size == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!keep)
+        tr_kept_close (k);
+    if (k->fd < 0) {
+        char rel[PATH_MAX], full[PATH_MAX];
+        if (k->err) {
+            errno = k->err;
+            return -1;
+        }
+        if ((dir ? snprintf (rel, sizeof (rel), "%s/%s", dir, file)
+                 : snprintf (rel, sizeof (rel), "%s", file))
+                >= (int)sizeof (rel)
+            || tr_fsroot_path (full, sizeof (full), rel) < 0) {
+            k->err = errno = ENAMETOOLONG;
+            return -1;
+        }
+        if ((k->fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+            if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
+                || errno == ESRCH)
+                k->err = errno;
+            return -1;
+        }
+    }
+    while (off < size - 1) {
+        size_t want = size - 1 - off;
+        n = pread (k->fd, buf + off, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+        /* The kernel's seq_file fills a read until it is full or the
+         * file's records end, and sysfs returns an attribute whole: a
+         * short read is the end, and a second call would only say so.
+         */
+        if ((size_t)n < want)
+            break;
+    }
+    if (n < 0) {
+        int saved = errno;
+        close (k->fd);
+        k->fd = -1;
+        if (saved == ENODEV || saved == ESRCH || saved == ENOENT)
+            k->err = saved;
+        errno = saved;
+        return -1;
+    }
+    buf[off] = '\0';
+    if (!keep)
+        tr_kept_close (k);
+    return (ssize_t)off;
+}
+
+void tr_kept_close (struct tr_kept *k)
+{
+    if (k->fd >= 0) {
+        int saved = errno;
+        close (k->fd);
+        errno = saved;
+    }
+    k->fd = -1;
+    k->err = 0;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* All kernel file access (/proc, /sys) goes through this layer so that
  * fixture trees can stand in for the real ones: with TRACER_FSROOT=/dir,
@@ -32,5 +33,36 @@ char *tr_fsroot_read_text (const char *path, size_t max);
  * anything else, ERANGE past UINT64_MAX.  Returns 0 or -1 with errno.
  */
 int tr_parse_u64 (const char *s, size_t len, uint64_t *value);
+
+/* A kernel file kept open and reread with pread at offset 0.  cgroup and
+ * /proc files regenerate their text on every read, so a kept descriptor
+ * sees current values at a third of the cost of open, read and close.
+ * A file that the kernel has taken away (its cgroup removed: ENODEV; its
+ * process gone: ESRCH) or that does not exist stays failed with that
+ * errno until tr_kept_close(); any other failure is retried next time.
+ * A descriptor pins a removed cgroup in the kernel: close kept files of
+ * a directory as soon as it is no longer followed.  Under a fixture root
+ * (tr_fsroot_set, TRACER_FSROOT) every read opens the file afresh, since
+ * tests replace fixture files where the kernel would regenerate them.
+ */
+struct tr_kept {
+    int fd;   /* -1: not open */
+    int err;  /* the remembered failure, or 0 */
+};
+
+#define TR_KEPT_INIT { -1, 0 }
+
+/* Read fsroot + dir + "/" + file (dir may be NULL: file is the whole
+ * path) into buf as NUL-terminated text, opening it on first use
+ * (O_NOFOLLOW).  Returns the length, or -1 with errno.
+ */
+ssize_t tr_kept_read (struct tr_kept *k,
+                      const char *dir,
+                      const char *file,
+                      char *buf,
+                      size_t size);
+
+/* Close the file and forget any remembered failure. */
+void tr_kept_close (struct tr_kept *k);
 
 #endif /* !TRACER_FSROOT_H */

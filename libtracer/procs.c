@@ -112,6 +112,7 @@ struct proc {
     uint64_t seen_gen, io_gen, end_gen;
     /* sampled: CPU us, VmHWM bytes, run delay ns, I/O incl. children */
     uint64_t s_cpu_us, s_hwm, s_runq_ns;
+    uint64_t s_rss;             /* resident pages at the last reading */
     struct tr_proc_io s_io;
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
@@ -154,6 +155,7 @@ struct tr_procs {
     pid_t *roots;
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
+    size_t rr;     /* where the next budgeted scan's turn starts */
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
     uint64_t f_memd_ns, f_iod_ns, f_inexact;
@@ -234,12 +236,18 @@ static ssize_t read_file (const char *path, char *buf, size_t size)
     if ((fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
         return -1;
     while (off < size - 1) {
-        n = read (fd, buf + off, size - 1 - off);
+        size_t want = size - 1 - off;
+        n = read (fd, buf + off, want);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
         off += (size_t)n;
+        /* a /proc file is made whole at the read that asks for it: a
+         * short read is its end (see tr_kept_read)
+         */
+        if ((size_t)n < want)
+            break;
     }
     saved = errno;
     close (fd);
@@ -756,7 +764,7 @@ struct pstat {
     char state;
     pid_t ppid;
     uint64_t utime, stime, start_ticks;
-    uint64_t nthreads;
+    uint64_t nthreads, rss;
 };
 
 /* Parse /proc/PID/stat.  The comm field may hold spaces and ')', so the
@@ -765,7 +773,7 @@ struct pstat {
 static int parse_stat (char *buf, struct pstat *st)
 {
     char *open = strchr (buf, '('), *close = strrchr (buf, ')'), *p, *end;
-    uint64_t v[20];
+    uint64_t v[21];
     size_t len;
     int i;
 
@@ -777,12 +785,12 @@ static int parse_stat (char *buf, struct pstat *st)
     memcpy (st->comm, open + 1, len);
     st->comm[len] = '\0';
     sanitize (st->comm);
-    /* field 3 is the state letter; fields 4..22 are numbers */
+    /* field 3 is the state letter; fields 4..24 are numbers */
     p = close + 2;
     if (!*p || *p == ' ')
         return -1;
     st->state = *p++;
-    for (i = 0; i < 19; i++) {
+    for (i = 0; i < 21; i++) {
         long long sv;
         errno = 0;
         sv = strtoll (p, &end, 10);
@@ -796,6 +804,7 @@ static int parse_stat (char *buf, struct pstat *st)
     st->stime = v[11];           /* field 15 */
     st->nthreads = v[16];        /* field 20 */
     st->start_ticks = v[18];     /* field 22 */
+    st->rss = v[20];             /* field 24, pages */
     return 0;
 }
 
@@ -1060,6 +1069,7 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     }
     p->ppid = st.ppid;
     p->seen_gen = P->gen;
+    p->s_rss = st.rss;
     p->s_cpu_us = max_u64 (p->s_cpu_us, (st.utime + st.stime) * 1000000
                                             / (uint64_t)P->hz);
     read_status (p, base, blen, path);
@@ -1073,13 +1083,21 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     return 1;
 }
 
-int tr_procs_scan (tr_procs_t *P,
-                   const pid_t *pids,
-                   size_t n,
-                   int64_t now_ms)
+/* Read pids[] (all, or the new ones and `budget` known ones), end the
+ * live processes not among them, and copy the pids still running to
+ * alive[] (which may be pids itself).
+ */
+static int scan_list (tr_procs_t *P,
+                      const pid_t *pids,
+                      size_t n,
+                      size_t budget,
+                      int64_t now_ms,
+                      pid_t *alive,
+                      size_t *nalive)
 {
     struct proc *p, *next;
     bool created = false;
+    size_t first = n ? P->rr % n : 0, keep = 0;
     int count = 0;
 
     if (!P || (n && !pids)) {
@@ -1091,14 +1109,31 @@ int tr_procs_scan (tr_procs_t *P,
     P->gen++;
     P->scanning = true;
     for (size_t i = 0; i < n; i++) {
-        int rc = scan_one (P, pids[i], now_ms, &created);
-        if (rc < 0) {
+        pid_t pid = pids[i];
+        int rc;
+
+        /* between their turns, known processes count as running: an
+         * exit event or their next reading ends them
+         */
+        if (budget && (i + n - first) % n >= budget
+            && (p = find_live (P, pid)) && p->scanned) {
+            p->seen_gen = P->gen;
+            if (alive)
+                alive[keep++] = pid;
+            continue;
+        }
+        if ((rc = scan_one (P, pid, now_ms, &created)) < 0) {
             P->scanning = false;
             errno = ENOMEM;
             return -1;
         }
+        if (rc > 0 && alive)
+            alive[keep++] = pid;
         count += rc;
     }
+    P->rr = first + budget;
+    if (nalive)
+        *nalive = keep;
     for (p = P->live; p; p = next) {
         next = p->lnext;
         if (p->seen_gen != P->gen)
@@ -1108,6 +1143,37 @@ int tr_procs_scan (tr_procs_t *P,
     if (created && P->pcount && resolve_pending (P) < 0)
         return -1;
     return count;
+}
+
+int tr_procs_scan (tr_procs_t *P,
+                   const pid_t *pids,
+                   size_t n,
+                   int64_t now_ms)
+{
+    return scan_list (P, pids, n, 0, now_ms, NULL, NULL);
+}
+
+int tr_procs_scan_some (tr_procs_t *P,
+                        pid_t *pids,
+                        size_t *n,
+                        size_t budget,
+                        int64_t now_ms)
+{
+    if (!n) {
+        errno = EINVAL;
+        return -1;
+    }
+    return scan_list (P, pids, *n, budget, now_ms, pids, n);
+}
+
+uint64_t tr_procs_rss (tr_procs_t *P)
+{
+    long page = sysconf (_SC_PAGESIZE);
+    uint64_t pages = 0;
+
+    for (const struct proc *p = P->live; p; p = p->lnext)
+        pages += p->s_rss;
+    return pages * (uint64_t)(page > 0 ? page : 4096);
 }
 
 /* exit events */

@@ -84,6 +84,25 @@ int tr_procs_scan (tr_procs_t *procs,
                    size_t n,
                    int64_t now_ms);
 
+/* tr_procs_scan() at a bounded cost: besides the processes not seen
+ * before, which are always read, at most `budget` known ones are read
+ * (in turn, so each is read every n/budget scans); the others count as
+ * still running.  For callers that learn of exits from events (an exit
+ * record makes a process's counters exact however old its last
+ * reading).  The pids found gone are removed from pids[] and *n is
+ * updated.  budget 0 reads them all.  Returns as tr_procs_scan().
+ */
+int tr_procs_scan_some (tr_procs_t *procs,
+                        pid_t *pids,
+                        size_t *n,
+                        size_t budget,
+                        int64_t now_ms);
+
+/* Resident memory of the running processes at their last readings, in
+ * bytes.
+ */
+uint64_t tr_procs_rss (tr_procs_t *procs);
+
 /* Offer an exit event (every event of the node may be offered to every
  * step).  Returns 1 when it belongs to this step: its process is known,
  * or its parent is a process or root of the step; the process's final

@@ -38,6 +38,78 @@
 
 enum attach_mode { ATTACH_NONE, ATTACH_CGROUP, ATTACH_TREE };
 
+/* The step cgroup's counter files, kept open and reread with pread
+ * (fsroot.h): a reading costs no open, no close and no allocation.
+ */
+enum cgdir { D_CPUACCT, D_MEMORY, D_UNIFIED, D_NONE };
+
+enum kfile {
+    K_CPUACCT_USAGE,
+    K_CPUACCT_USER,
+    K_CPUACCT_SYS,
+    K_CPUACCT_STAT,
+    K_MEM_USAGE,
+    K_MEM_MAX_USAGE,
+    K_MEM_LIMIT,
+    K_MEM_STAT,
+    K_MEM_FAILCNT,
+    K_MEM_OOM,
+    K_CPU_STAT,
+    K_MEM_CURRENT,
+    K_MEM_PEAK,
+    K_MEM_MAX,
+    K_MEM_STAT2,
+    K_MEM_SWAP,
+    K_MEM_EVENTS,
+    K_LOADAVG,
+    K_COUNT,
+};
+
+static const struct {
+    enum cgdir dir;
+    const char *file;
+} kfiles[K_COUNT] = {
+    [K_CPUACCT_USAGE] = { D_CPUACCT, "cpuacct.usage" },
+    [K_CPUACCT_USER] = { D_CPUACCT, "cpuacct.usage_user" },
+    [K_CPUACCT_SYS] = { D_CPUACCT, "cpuacct.usage_sys" },
+    [K_CPUACCT_STAT] = { D_CPUACCT, "cpuacct.stat" },
+    [K_MEM_USAGE] = { D_MEMORY, "memory.usage_in_bytes" },
+    [K_MEM_MAX_USAGE] = { D_MEMORY, "memory.max_usage_in_bytes" },
+    [K_MEM_LIMIT] = { D_MEMORY, "memory.limit_in_bytes" },
+    [K_MEM_STAT] = { D_MEMORY, "memory.stat" },
+    [K_MEM_FAILCNT] = { D_MEMORY, "memory.failcnt" },
+    [K_MEM_OOM] = { D_MEMORY, "memory.oom_control" },
+    [K_CPU_STAT] = { D_UNIFIED, "cpu.stat" },
+    [K_MEM_CURRENT] = { D_UNIFIED, "memory.current" },
+    [K_MEM_PEAK] = { D_UNIFIED, "memory.peak" },
+    [K_MEM_MAX] = { D_UNIFIED, "memory.max" },
+    [K_MEM_STAT2] = { D_UNIFIED, "memory.stat" },
+    [K_MEM_SWAP] = { D_UNIFIED, "memory.swap.current" },
+    [K_MEM_EVENTS] = { D_UNIFIED, "memory.events" },
+    /* its last field is the newest pid of the node */
+    [K_LOADAVG] = { D_NONE, "/proc/loadavg" },
+};
+
+/* Slurm's task_N directories below a v1 step, whose memory.oom_control
+ * counts only their own kills.
+ */
+#define TASK_DIRS_MAX 64
+
+struct taskdir {
+    char name[24];
+    struct tr_kept oom;
+};
+
+/* The step's process list is read again (cgroup.procs of the step and
+ * of its subdirectories) only when the node has made a process since the
+ * last time, and then at most every PROCS_PER_REFRESH listed processes
+ * samples: at 1,000 processes cgroup.procs alone costs more than all the
+ * counters.  Processes made in between are found at the next refresh;
+ * their exits, and those of shorter ones, come from taskstats.
+ */
+#define PROCS_PER_REFRESH 32
+#define REFRESH_EVERY_MAX 30
+
 /* Whether a process (pid, start time) carries the match variable: its
  * environment is fixed at exec, so one read per process is enough.
  */
@@ -108,6 +180,13 @@ struct tr_step {
     tr_detail_t *detail;
     pid_t *pids;            /* the step's processes at the last reading */
     size_t npids, pids_cap;
+
+    struct tr_kept kept[K_COUNT];
+    struct taskdir taskdirs[TASK_DIRS_MAX];
+    size_t ntaskdirs;
+    bool taskdirs_more;     /* more than TASK_DIRS_MAX: read by path */
+    uint64_t last_pid;      /* the node's newest pid at the last refresh */
+    long refresh_sample;    /* the sample of the last refresh, or -1 */
 };
 
 static int64_t now_ms (void)
@@ -140,6 +219,9 @@ tr_step_t *tr_step_create (json_t *identity,
     step->interval_s = interval_s > 0 ? interval_s : 1.0;
     step->start_ms = now_ms ();
     step->start_mono = step->last_mono = tr_when_monotonic ();
+    for (int i = 0; i < K_COUNT; i++)
+        step->kept[i] = (struct tr_kept)TR_KEPT_INIT;
+    step->refresh_sample = -1;
     step->cpu_source = "none";
     step->mem_source = "none";
     step->mem_anon = step->mem_file = step->mem_shmem = step->mem_swap = -1;
@@ -147,6 +229,27 @@ tr_step_t *tr_step_create (json_t *identity,
     tr_series_init (&step->cpu_series);
     tr_series_init (&step->mem_series);
     return step;
+}
+
+static void close_taskdirs (tr_step_t *step)
+{
+    for (size_t i = 0; i < step->ntaskdirs; i++)
+        tr_kept_close (&step->taskdirs[i].oom);
+    step->ntaskdirs = 0;
+    step->taskdirs_more = false;
+}
+
+/* Let go of the step's cgroup files: a kept descriptor holds a removed
+ * cgroup in the kernel.
+ */
+static void close_kept (tr_step_t *step)
+{
+    for (int i = 0; i < K_COUNT; i++)
+        tr_kept_close (&step->kept[i]);
+    close_taskdirs (step);
+    step->refresh_sample = -1;
+    if (step->detail)
+        tr_detail_close (step->detail);
 }
 
 void tr_step_destroy (tr_step_t *step)
@@ -158,6 +261,7 @@ void tr_step_destroy (tr_step_t *step)
         json_decref (step->request);
         json_decref (step->tags);
         json_decref (step->outcome_hint);
+        close_kept (step);
         tr_detail_destroy (step->detail);
         free (step->pids);
         free (step->tasks);
@@ -274,6 +378,7 @@ int tr_step_attach_paths (tr_step_t *step,
         errno = ENOENT;
         return tr_errprintf (error, "no step cgroup found");
     }
+    close_kept (step);
     step->cg = p;
     step->mode = ATTACH_CGROUP;
     tr_detail_set_cgroup (step->detail, &step->cg, step->cg.unified[0] != 0);
@@ -352,50 +457,102 @@ int tr_step_attach_match (tr_step_t *step,
 }
 
 /* Read CPU totals (seconds) from the step cgroup. */
+static const char *kdir (const tr_step_t *step, enum kfile f)
+{
+    switch (kfiles[f].dir) {
+    case D_CPUACCT:
+        return step->cg.cpuacct;
+    case D_MEMORY:
+        return step->cg.memory;
+    case D_UNIFIED:
+        return step->cg.unified;
+    case D_NONE:
+        break;
+    }
+    return NULL;
+}
+
+/* The text of a kept file in buf, or -1 with errno. */
+static int kread (tr_step_t *step, enum kfile f, char *buf, size_t size)
+{
+    const char *dir = kdir (step, f);
+
+    if (dir && !dir[0]) {
+        errno = ENOENT;
+        return -1;
+    }
+    return tr_kept_read (&step->kept[f], dir, kfiles[f].file, buf, size) < 0
+               ? -1
+               : 0;
+}
+
+static int kread_u64 (tr_step_t *step, enum kfile f, uint64_t *value)
+{
+    char buf[64];
+
+    return kread (step, f, buf, sizeof (buf)) < 0
+               ? -1
+               : tr_cgroup_parse_u64 (buf, value);
+}
+
+/* keys[i] of a "key value" file into values[i] (left alone if absent);
+ * the number found, or -1.
+ */
+static int kread_keys (tr_step_t *step,
+                       enum kfile f,
+                       const char *const *keys,
+                       int64_t *values,
+                       size_t n)
+{
+    char buf[8192];
+
+    return kread (step, f, buf, sizeof (buf)) < 0
+               ? -1
+               : tr_cgroup_parse_keys (buf, keys, values, n);
+}
+
 static int read_cpu_cgroup (tr_step_t *step)
 {
     uint64_t total, user, sys;
 
-    if (step->cg.cpuacct[0]
-        && tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage", &total)
-               == 0) {
+    if (kread_u64 (step, K_CPUACCT_USAGE, &total) == 0) {
         step->cpu_total_s = (double)total / 1e9;
-        if (tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage_user", &user)
-                == 0
-            && tr_cgroup_read_u64 (step->cg.cpuacct, "cpuacct.usage_sys",
-                                   &sys) == 0) {
+        if (kread_u64 (step, K_CPUACCT_USER, &user) == 0
+            && kread_u64 (step, K_CPUACCT_SYS, &sys) == 0) {
             step->cpu_user_s = (double)user / 1e9;
             step->cpu_sys_s = (double)sys / 1e9;
         }
-        else if (tr_cgroup_read_key (step->cg.cpuacct, "cpuacct.stat",
-                                     "user", &user) == 0
-                 && tr_cgroup_read_key (step->cg.cpuacct, "cpuacct.stat",
-                                        "system", &sys) == 0
-                 && user + sys > 0) {
-            /* USER_HZ ticks: keep the exact total, split it by ratio */
-            step->cpu_user_s = step->cpu_total_s * (double)user
-                               / (double)(user + sys);
-            step->cpu_sys_s = step->cpu_total_s - step->cpu_user_s;
+        else {
+            static const char *const keys[] = { "user", "system" };
+            int64_t v[2] = { -1, -1 };
+            if (kread_keys (step, K_CPUACCT_STAT, keys, v, 2) == 2
+                && v[0] + v[1] > 0) {
+                /* USER_HZ ticks: keep the exact total, split it by ratio */
+                step->cpu_user_s = step->cpu_total_s * (double)v[0]
+                                   / (double)(v[0] + v[1]);
+                step->cpu_sys_s = step->cpu_total_s - step->cpu_user_s;
+            }
         }
         step->cpu_source = "cgroup-v1:cpuacct.usage";
         step->cpu_exact = true;
         step->have_cpu = true;
         return 0;
     }
-    if (step->cg.unified[0]
-        && tr_cgroup_read_key (step->cg.unified, "cpu.stat", "usage_usec",
-                               &total) == 0) {
-        step->cpu_total_s = (double)total / 1e6;
-        if (tr_cgroup_read_key (step->cg.unified, "cpu.stat", "user_usec",
-                                &user) == 0)
-            step->cpu_user_s = (double)user / 1e6;
-        if (tr_cgroup_read_key (step->cg.unified, "cpu.stat", "system_usec",
-                                &sys) == 0)
-            step->cpu_sys_s = (double)sys / 1e6;
-        step->cpu_source = "cgroup-v2:cpu.stat";
-        step->cpu_exact = true;
-        step->have_cpu = true;
-        return 0;
+    {
+        static const char *const keys[] = { "usage_usec", "user_usec",
+                                            "system_usec" };
+        int64_t v[3] = { -1, -1, -1 };
+        if (kread_keys (step, K_CPU_STAT, keys, v, 3) >= 0 && v[0] >= 0) {
+            step->cpu_total_s = (double)v[0] / 1e6;
+            if (v[1] >= 0)
+                step->cpu_user_s = (double)v[1] / 1e6;
+            if (v[2] >= 0)
+                step->cpu_sys_s = (double)v[2] / 1e6;
+            step->cpu_source = "cgroup-v2:cpu.stat";
+            step->cpu_exact = true;
+            step->have_cpu = true;
+            return 0;
+        }
     }
     return -1;
 }
@@ -406,40 +563,97 @@ static void note_peak (tr_step_t *step, uint64_t current)
         step->mem_peak_sampled = current;
 }
 
-static int64_t key_or_unknown (const char *dir, const char *file,
-                               const char *key)
+static int64_t oom_kill_of (const char *text)
 {
     uint64_t v;
 
-    return tr_cgroup_read_key (dir, file, key, &v) == 0 ? (int64_t)v : -1;
+    return tr_cgroup_parse_key (text, "oom_kill", &v) == 0 ? (int64_t)v : -1;
+}
+
+/* The task_N directories of a v1 step, listed again at each refresh of
+ * the process list (a new task directory comes with new processes).
+ */
+static void list_taskdirs (tr_step_t *step)
+{
+    char path[PATH_MAX];
+    DIR *d;
+    struct dirent *de;
+
+    close_taskdirs (step);
+    if (tr_fsroot_path (path, sizeof (path), step->cg.memory) < 0
+        || !(d = opendir (path)))
+        return;
+    while ((de = readdir (d))) {
+        struct taskdir *t;
+        if (strncmp (de->d_name, "task_", 5) != 0)
+            continue;
+        if (step->ntaskdirs == TASK_DIRS_MAX
+            || strlen (de->d_name) >= sizeof (t->name)) {
+            step->taskdirs_more = true;
+            continue;
+        }
+        t = &step->taskdirs[step->ntaskdirs++];
+        snprintf (t->name, sizeof (t->name), "%s", de->d_name);
+        t->oom = (struct tr_kept)TR_KEPT_INIT;
+    }
+    closedir (d);
+}
+
+/* Kills in the task directories beyond the kept ones, by path. */
+static int64_t more_oom_kills (tr_step_t *step)
+{
+    char path[PATH_MAX], sub[PATH_MAX], buf[512];
+    int64_t total = 0, n;
+    DIR *d;
+    struct dirent *de;
+
+    if (tr_fsroot_path (path, sizeof (path), step->cg.memory) < 0
+        || !(d = opendir (path)))
+        return 0;
+    while ((de = readdir (d))) {
+        bool kept = false;
+        struct tr_kept k = TR_KEPT_INIT;
+        if (strncmp (de->d_name, "task_", 5) != 0)
+            continue;
+        for (size_t i = 0; i < step->ntaskdirs && !kept; i++)
+            kept = !strcmp (step->taskdirs[i].name, de->d_name);
+        if (kept
+            || snprintf (sub, sizeof (sub), "%s/%s", step->cg.memory,
+                         de->d_name) >= (int)sizeof (sub))
+            continue;
+        if (tr_kept_read (&k, sub, "memory.oom_control", buf, sizeof (buf))
+                >= 0
+            && (n = oom_kill_of (buf)) > 0)
+            total += n;
+        tr_kept_close (&k);
+    }
+    closedir (d);
+    return total;
 }
 
 /* v1 memory.oom_control's oom_kill counts only kills in that very
  * directory, and Slurm puts tasks in task_N below the step: sum them.
  */
-static int64_t v1_oom_kills (const char *stepdir)
+static int64_t v1_oom_kills (tr_step_t *step)
 {
-    char path[PATH_MAX];
-    int64_t total = key_or_unknown (stepdir, "memory.oom_control", "oom_kill");
-    DIR *d;
-    struct dirent *de;
+    char buf[512];
+    int64_t total, n;
 
-    if (total < 0)
+    if (kread (step, K_MEM_OOM, buf, sizeof (buf)) < 0
+        || (total = oom_kill_of (buf)) < 0)
         return -1;
-    if (tr_fsroot_path (path, sizeof (path), stepdir) < 0
-        || !(d = opendir (path)))
-        return total;
-    while ((de = readdir (d))) {
+    for (size_t i = 0; i < step->ntaskdirs; i++) {
         char sub[PATH_MAX];
-        int64_t n;
-        if (strncmp (de->d_name, "task_", 5) != 0
-            || snprintf (sub, sizeof (sub), "%s/%s", stepdir, de->d_name)
-                   >= (int)sizeof (sub))
-            continue;
-        if ((n = key_or_unknown (sub, "memory.oom_control", "oom_kill")) > 0)
+        struct taskdir *t = &step->taskdirs[i];
+        if (snprintf (sub, sizeof (sub), "%s/%s", step->cg.memory, t->name)
+                < (int)sizeof (sub)
+            && tr_kept_read (&t->oom, sub, "memory.oom_control", buf,
+                             sizeof (buf)) >= 0
+            && (n = oom_kill_of (buf)) > 0)
             total += n;
     }
-    closedir (d);
+    if (step->taskdirs_more)
+        total += more_oom_kills (step);
     return total;
 }
 
@@ -447,13 +661,10 @@ static int read_mem_cgroup (tr_step_t *step)
 {
     uint64_t v;
 
-    if (step->cg.memory[0]
-        && tr_cgroup_read_u64 (step->cg.memory, "memory.usage_in_bytes", &v)
-               == 0) {
+    if (kread_u64 (step, K_MEM_USAGE, &v) == 0) {
         step->mem_current = v;
         note_peak (step, v);
-        if (tr_cgroup_read_u64 (step->cg.memory, "memory.max_usage_in_bytes",
-                                &v) == 0) {
+        if (kread_u64 (step, K_MEM_MAX_USAGE, &v) == 0) {
             step->mem_peak = v;
             step->mem_exact = true;
             step->mem_source = "cgroup-v1:memory.max_usage_in_bytes";
@@ -463,8 +674,7 @@ static int read_mem_cgroup (tr_step_t *step)
             step->mem_exact = false;
             step->mem_source = "cgroup-v1:memory.usage_in_bytes (sampled)";
         }
-        if (tr_cgroup_read_u64 (step->cg.memory, "memory.limit_in_bytes", &v)
-            == 0)
+        if (kread_u64 (step, K_MEM_LIMIT, &v) == 0)
             step->mem_limit = v;
         {
             /* one read of memory.stat for all four */
@@ -472,24 +682,23 @@ static int read_mem_cgroup (tr_step_t *step)
                 "total_rss", "total_cache", "total_shmem", "total_swap",
             };
             int64_t v4[4] = { -1, -1, -1, -1 };
-            (void)tr_cgroup_read_keys (step->cg.memory, "memory.stat", keys,
-                                       v4, 4);
+            (void)kread_keys (step, K_MEM_STAT, keys, v4, 4);
             step->mem_anon = v4[0];
             step->mem_file = v4[1];
             step->mem_shmem = v4[2];
             step->mem_swap = v4[3];
         }
-        if (tr_cgroup_read_u64 (step->cg.memory, "memory.failcnt", &v) == 0)
+        if (kread_u64 (step, K_MEM_FAILCNT, &v) == 0)
             step->failcnt = (int64_t)v;
-        step->oom_kills = v1_oom_kills (step->cg.memory);
+        step->oom_kills = v1_oom_kills (step);
         step->have_mem = true;
         return 0;
     }
-    if (step->cg.unified[0] && step->cg.unified_has_memory
-        && tr_cgroup_read_u64 (step->cg.unified, "memory.current", &v) == 0) {
+    if (step->cg.unified_has_memory
+        && kread_u64 (step, K_MEM_CURRENT, &v) == 0) {
         step->mem_current = v;
         note_peak (step, v);
-        if (tr_cgroup_read_u64 (step->cg.unified, "memory.peak", &v) == 0) {
+        if (kread_u64 (step, K_MEM_PEAK, &v) == 0) {
             step->mem_peak = v;
             step->mem_exact = true;
             step->mem_source = "cgroup-v2:memory.peak";
@@ -499,24 +708,25 @@ static int read_mem_cgroup (tr_step_t *step)
             step->mem_exact = false;
             step->mem_source = "cgroup-v2:memory.current (sampled)";
         }
-        if (tr_cgroup_read_u64 (step->cg.unified, "memory.max", &v) == 0)
+        if (kread_u64 (step, K_MEM_MAX, &v) == 0)
             step->mem_limit = v;
         {
             static const char *const keys[] = { "anon", "file", "shmem" };
             int64_t v3[3] = { -1, -1, -1 };
-            (void)tr_cgroup_read_keys (step->cg.unified, "memory.stat", keys,
-                                       v3, 3);
+            (void)kread_keys (step, K_MEM_STAT2, keys, v3, 3);
             step->mem_anon = v3[0];
             step->mem_file = v3[1];
             step->mem_shmem = v3[2];
         }
-        if (tr_cgroup_read_u64 (step->cg.unified, "memory.swap.current", &v)
-            == 0)
+        if (kread_u64 (step, K_MEM_SWAP, &v) == 0)
             step->mem_swap = (int64_t)v;
-        step->oom_events = key_or_unknown (step->cg.unified, "memory.events",
-                                           "oom");
-        step->oom_kills = key_or_unknown (step->cg.unified, "memory.events",
-                                          "oom_kill");
+        {
+            static const char *const keys[] = { "oom", "oom_kill" };
+            int64_t v2[2] = { -1, -1 };
+            (void)kread_keys (step, K_MEM_EVENTS, keys, v2, 2);
+            step->oom_events = v2[0];
+            step->oom_kills = v2[1];
+        }
         step->have_mem = true;
         return 0;
     }
@@ -571,46 +781,51 @@ static void collect_cgroup_pids (tr_step_t *step, const char *dir, int depth)
     closedir (d);
 }
 
-/* Resident set size of one process from /proc/PID/stat, in bytes. */
-static int proc_rss (pid_t pid, uint64_t *rss)
-{
-    char path[64], full[PATH_MAX], buf[1024], *p;
-    long long pages;
-    FILE *f;
-
-    snprintf (path, sizeof (path), "/proc/%d/stat", (int)pid);
-    if (tr_fsroot_path (full, sizeof (full), path) < 0
-        || !(f = fopen (full, "re")))
-        return -1;
-    p = fgets (buf, sizeof (buf), f);
-    fclose (f);
-    /* comm may contain spaces and parens: count fields after the last ')' */
-    if (!p || !(p = strrchr (buf, ')'))
-        || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
-                   "%*u %*d %*d %*d %*d %*d %*d %*u %*u %lld", &pages) != 1
-        || pages < 0)
-        return -1;
-    *rss = (uint64_t)pages * (uint64_t)sysconf (_SC_PAGESIZE);
-    return 0;
-}
-
 /* A step cgroup without the memory controller (a delegated cgroup2
  * directory whose parent enables none, or a hybrid host's unified tree):
- * the sum of its processes' resident sets, sampled.
+ * the sum of its processes' resident sets at their last readings.
  */
 static void read_mem_pids (tr_step_t *step)
 {
-    uint64_t total = 0, rss;
+    uint64_t total = tr_detail_rss (step->detail);
 
-    for (size_t i = 0; i < step->npids; i++)
-        if (proc_rss (step->pids[i], &rss) == 0)
-            total += rss;
     step->mem_current = total;
     note_peak (step, total);
     step->mem_peak = step->mem_peak_sampled;
     step->mem_exact = false;
     step->mem_source = "proc:stat rss sum (cgroup processes, sampled)";
     step->have_mem = true;
+}
+
+/* Whether to read the step's process list again now: on the first
+ * reading, and afterwards when the node's newest pid has changed, no
+ * more often than every npids / PROCS_PER_REFRESH readings.
+ */
+static bool refresh_due (tr_step_t *step)
+{
+    char buf[128], *p;
+    uint64_t last = 0;
+    bool known = false;
+    long every = (long)(step->npids / PROCS_PER_REFRESH) + 1;
+
+    if (kread (step, K_LOADAVG, buf, sizeof (buf)) == 0
+        && (p = strrchr (buf, ' '))) {
+        size_t len = strspn (p + 1, "0123456789");
+        known = tr_parse_u64 (p + 1, len, &last) == 0;
+    }
+    if (step->refresh_sample >= 0) {
+        if (known && last == step->last_pid)
+            return false;
+        if (step->samples - step->refresh_sample
+            < (every > REFRESH_EVERY_MAX ? REFRESH_EVERY_MAX : every))
+            return false;
+    }
+    /* read before the list, so that a process made during it is
+     * looked for next time
+     */
+    step->last_pid = known ? last : 0;
+    step->refresh_sample = step->samples;
+    return true;
 }
 
 static const char *step_dir (const tr_step_t *step)
@@ -897,16 +1112,18 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
     if (!ok)
         return tr_errprintf (error, "no counters readable: %s",
                              strerror (errno));
-    if (step->mode == ATTACH_CGROUP) {
+    if (step->mode == ATTACH_CGROUP && refresh_due (step)) {
         step->npids = 0;
         collect_cgroup_pids (step, step_dir (step), 0);
-        if (mem_from_pids)
-            read_mem_pids (step);
+        if (step->cg.memory[0])
+            list_taskdirs (step);
     }
-    tr_detail_sample (step->detail, step->pids, step->npids,
+    tr_detail_sample (step->detail, step->pids, &step->npids,
                       step->samples > 0 ? step->last_mono - step->start_mono
                                         : 0,
                       step->samples > 0 ? dt : 0);
+    if (mem_from_pids)
+        read_mem_pids (step);
     step->samples++;
     if (step->samples > 1 && dt > 0) {
         double cores = (step->cpu_total_s - prev_cpu) / dt;
@@ -1036,6 +1253,7 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
     rc = tr_step_sample (step, error);
     step->end_ms = now_ms ();
     step->finished = true;
+    close_kept (step);
     return rc;
 }
 

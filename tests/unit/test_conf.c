@@ -58,6 +58,7 @@ static const char *const all_keys[] = {
     "sampling.gpu",
     "sampling.nvml_library",
     "sampling.cmdline_max",
+    "sampling.proc_reads",
     "sampling.redact",
     "signing.enabled",
     "signing.munge_socket",
@@ -144,6 +145,7 @@ static const char *defaults_json =
     " \"sampling.gpu\": true,"
     " \"sampling.nvml_library\": null,"
     " \"sampling.cmdline_max\": 256,"
+    " \"sampling.proc_reads\": 4,"
     " \"sampling.redact\": ["
     "\"(pass(word|wd)?|secret|token|api[_-]?key|access[_-]?key"
     "|private[_-]?key|credentials?)[a-z0-9_-]*[=:]([^ ]+)\","
@@ -323,6 +325,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "sampling.gpu", json_boolean (c->gpu) },
         { "sampling.nvml_library", str_or_null (c->nvml_library) },
         { "sampling.cmdline_max", json_real (c->cmdline_max) },
+        { "sampling.proc_reads", json_real (c->proc_reads) },
         { "sampling.redact", pattern_array (c->redact) },
         { "signing.enabled", json_boolean (c->sign_enabled) },
         { "signing.munge_socket", str_or_null (c->munge_socket) },

@@ -623,6 +623,108 @@ static void test_exit_threads (void **state)
  * changing the totals; names past the tracked limit and rows past
  * tools_max land in "(other)".
  */
+static pid_t idle_child (void)
+{
+    pid_t pid = fork ();
+
+    assert_true (pid >= 0);
+    if (pid == 0) {
+        pause ();
+        _exit (0);
+    }
+    return pid;
+}
+
+static void end_child (pid_t pid)
+{
+    assert_int_equal (kill (pid, SIGKILL), 0);
+    assert_int_equal (waitpid (pid, NULL, 0), pid);
+}
+
+/* The budgeted scan against real processes: new ones are always read,
+ * known ones only in their turn (a gone one stays listed until then),
+ * and budget 0 reads every one.
+ */
+static void test_scan_some (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    pid_t pids[8], kids[7];
+    size_t n = 6;
+
+    (void)state;
+    assert_non_null (p);
+    for (int i = 0; i < 7; i++)
+        kids[i] = idle_child ();
+    memcpy (pids, kids, 6 * sizeof (pid_t));
+    /* all six are new: all read */
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 6);
+    assert_int_equal (n, 6);
+    assert_int_equal (tr_procs_count_live (p), 6);
+    assert_true (tr_procs_rss (p) > 0);
+    /* the last one ends; the turn is at [2, 3]; a seventh is new */
+    end_child (kids[5]);
+    pids[n++] = kids[6];
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 3);
+    assert_int_equal (n, 7);
+    assert_int_equal (tr_procs_count_live (p), 7);
+    /* [4, 5]: kids[5] is read, found gone and dropped */
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 1);
+    assert_int_equal (n, 6);
+    assert_int_equal (tr_procs_count_live (p), 6);
+    for (size_t i = 0; i < n; i++)
+        assert_int_not_equal (pids[i], kids[5]);
+    assert_int_equal (tr_procs_count (p), 7);
+    /* budget 0: everything, at once */
+    end_child (kids[0]);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 0, now_ms ()), 5);
+    assert_int_equal (n, 5);
+    assert_int_equal (tr_procs_count_live (p), 5);
+    for (int i = 1; i < 7; i++)
+        if (i != 5)
+            end_child (kids[i]);
+    tr_procs_destroy (p);
+}
+
+/* A kept /proc file: reread with the kernel's current text, then gone
+ * (ESRCH) once its process has ended, and remembered so; a missing file
+ * is ENOENT; closing forgets.
+ */
+static void test_kept_file (void **state)
+{
+    struct tr_kept k = TR_KEPT_INIT, none = TR_KEPT_INIT;
+    char path[64], buf[1024], first[1024];
+    pid_t kid = idle_child ();
+
+    (void)state;
+    snprintf (path, sizeof (path), "/proc/%d", (int)kid);
+    assert_true (tr_kept_read (&k, path, "stat", buf, sizeof (buf)) > 0);
+    assert_true (k.fd >= 0);
+    memcpy (first, buf, sizeof (buf));
+    assert_true (tr_kept_read (&k, path, "stat", buf, sizeof (buf)) > 0);
+    assert_int_equal (strncmp (buf, first, strlen (path) - 6), 0);
+    /* a buffer too small for the text gets what fits, terminated */
+    assert_int_equal (tr_kept_read (&k, path, "stat", buf, 8), 7);
+    assert_int_equal (strlen (buf), 7);
+    end_child (kid);
+    errno = 0;
+    assert_int_equal (tr_kept_read (&k, path, "stat", buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ESRCH);
+    assert_int_equal (k.fd, -1);
+    errno = 0;
+    assert_int_equal (tr_kept_read (&k, path, "stat", buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ESRCH);
+    tr_kept_close (&k);
+    assert_int_equal (tr_kept_read (&k, path, "stat", buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+    tr_kept_close (&k);
+    assert_int_equal (tr_kept_read (&none, "/proc/self", "no-such-file", buf,
+                                    sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+    assert_int_equal (none.err, ENOENT);
+    tr_kept_close (&none);
+    assert_int_equal (none.err, 0);
+}
+
 static void test_many (void **state)
 {
     tr_procs_t *p = tr_procs_create (NULL, NULL);
@@ -1019,6 +1121,8 @@ int main (void)
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test (test_taskstats_exits),
         cmocka_unit_test (test_short_children),
+        cmocka_unit_test (test_scan_some),
+        cmocka_unit_test (test_kept_file),
     };
 
     tr_fsroot_set (NULL);
