@@ -392,10 +392,11 @@ static void sample_gpu (tr_detail_t *d,
 void tr_detail_sample (tr_detail_t *d,
                        pid_t *pids,
                        size_t *npids,
+                       bool same,
                        double t,
                        double dt)
 {
-    (void)tr_procs_scan_some (d->procs, pids, npids, d->proc_reads,
+    (void)tr_procs_scan_some (d->procs, pids, npids, d->proc_reads, same,
                               now_ms ());
     sample_psi (d, t, dt);
     sample_cpu_extra (d);

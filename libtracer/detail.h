@@ -51,13 +51,15 @@ void tr_detail_set_cgroup (tr_detail_t *d,
  */
 void tr_detail_set_task (tr_detail_t *d, pid_t pid);
 
-/* One reading: pids are the step's processes, t the seconds since the
- * step started, dt the seconds since the previous reading (0 on the
- * first).  The pids found gone are removed from pids[] (*npids updated).
+/* One reading: pids are the step's processes (same: the list left by
+ * the previous reading, not read again), t the seconds since the step
+ * started, dt the seconds since the previous reading (0 on the first).
+ * The pids found gone are removed from pids[] (*npids updated).
  */
 void tr_detail_sample (tr_detail_t *d,
                        pid_t *pids,
                        size_t *npids,
+                       bool same,
                        double t,
                        double dt);
 

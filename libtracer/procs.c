@@ -1153,16 +1153,65 @@ int tr_procs_scan (tr_procs_t *P,
     return scan_list (P, pids, n, 0, now_ms, NULL, NULL);
 }
 
+/* The same list as last time: read only this turn's pids, end those
+ * found gone and drop them from the list.  No pass over every process.
+ */
+static int scan_turn (tr_procs_t *P,
+                      pid_t *pids,
+                      size_t *n,
+                      size_t budget,
+                      int64_t now_ms)
+{
+    size_t first = P->rr % *n, gone = 0, keep = 0;
+    bool created = false;
+    int count = 0;
+
+    if (P->boot_ms == 0)
+        boot_time (P);
+    P->scanning = true;
+    for (size_t j = 0; j < budget && j < *n; j++) {
+        size_t i = (first + j) % *n;
+        struct proc *p;
+        int rc = scan_one (P, pids[i], now_ms, &created);
+        if (rc < 0) {
+            P->scanning = false;
+            errno = ENOMEM;
+            return -1;
+        }
+        if (rc == 0) {
+            if ((p = find_live (P, pids[i])))
+                proc_end (P, p, now_ms);
+            pids[i] = 0;
+            gone++;
+        }
+        count += rc;
+    }
+    P->scanning = false;
+    P->rr = first + budget;
+    if (gone) {
+        for (size_t i = 0; i < *n; i++)
+            if (pids[i] > 0)
+                pids[keep++] = pids[i];
+        *n = keep;
+    }
+    if (created && P->pcount && resolve_pending (P) < 0)
+        return -1;
+    return count;
+}
+
 int tr_procs_scan_some (tr_procs_t *P,
                         pid_t *pids,
                         size_t *n,
                         size_t budget,
+                        bool same,
                         int64_t now_ms)
 {
-    if (!n) {
+    if (!P || !n || (*n && !pids)) {
         errno = EINVAL;
         return -1;
     }
+    if (budget && same && *n && P->gen > 0)
+        return scan_turn (P, pids, n, budget, now_ms);
     return scan_list (P, pids, *n, budget, now_ms, pids, n);
 }
 

@@ -90,12 +90,16 @@ int tr_procs_scan (tr_procs_t *procs,
  * still running.  For callers that learn of exits from events (an exit
  * record makes a process's counters exact however old its last
  * reading).  The pids found gone are removed from pids[] and *n is
- * updated.  budget 0 reads them all.  Returns as tr_procs_scan().
+ * updated.  budget 0 reads them all.  same tells that pids[] is the
+ * list this function left last time (not read again from the kernel):
+ * then only this turn's pids are looked at, so the call costs the same
+ * however long the list is.  Returns as tr_procs_scan().
  */
 int tr_procs_scan_some (tr_procs_t *procs,
                         pid_t *pids,
                         size_t *n,
                         size_t budget,
+                        bool same,
                         int64_t now_ms);
 
 /* Resident memory of the running processes at their last readings, in

@@ -1082,6 +1082,8 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
 {
     double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
     bool mem_from_pids = false;
+    /* the process list is the one the last reading left */
+    bool same = step->mode == ATTACH_CGROUP;
     int ok = 0;
 
     if (step->finished)
@@ -1117,8 +1119,9 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
         collect_cgroup_pids (step, step_dir (step), 0);
         if (step->cg.memory[0])
             list_taskdirs (step);
+        same = false;
     }
-    tr_detail_sample (step->detail, step->pids, &step->npids,
+    tr_detail_sample (step->detail, step->pids, &step->npids, same,
                       step->samples > 0 ? step->last_mono - step->start_mono
                                         : 0,
                       step->samples > 0 ? dt : 0);

@@ -657,18 +657,18 @@ static void test_scan_some (void **state)
         kids[i] = idle_child ();
     memcpy (pids, kids, 6 * sizeof (pid_t));
     /* all six are new: all read */
-    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 6);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, false, now_ms ()), 6);
     assert_int_equal (n, 6);
     assert_int_equal (tr_procs_count_live (p), 6);
     assert_true (tr_procs_rss (p) > 0);
     /* the last one ends; the turn is at [2, 3]; a seventh is new */
     end_child (kids[5]);
     pids[n++] = kids[6];
-    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 3);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, false, now_ms ()), 3);
     assert_int_equal (n, 7);
     assert_int_equal (tr_procs_count_live (p), 7);
     /* [4, 5]: kids[5] is read, found gone and dropped */
-    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, now_ms ()), 1);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, false, now_ms ()), 1);
     assert_int_equal (n, 6);
     assert_int_equal (tr_procs_count_live (p), 6);
     for (size_t i = 0; i < n; i++)
@@ -676,10 +676,22 @@ static void test_scan_some (void **state)
     assert_int_equal (tr_procs_count (p), 7);
     /* budget 0: everything, at once */
     end_child (kids[0]);
-    assert_int_equal (tr_procs_scan_some (p, pids, &n, 0, now_ms ()), 5);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 0, false, now_ms ()), 5);
     assert_int_equal (n, 5);
     assert_int_equal (tr_procs_count_live (p), 5);
-    for (int i = 1; i < 7; i++)
+    /* the same list again: only the turn [0, 1] is looked at, kids[1]
+     * is found gone there, and nothing else changes
+     */
+    end_child (kids[1]);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, true, now_ms ()),
+                      1);
+    assert_int_equal (n, 4);
+    assert_int_equal (tr_procs_count_live (p), 4);
+    assert_int_equal (pids[0], kids[2]);
+    assert_int_equal (tr_procs_scan_some (p, pids, &n, 2, true, now_ms ()),
+                      2);
+    assert_int_equal (n, 4);
+    for (int i = 2; i < 7; i++)
         if (i != 5)
             end_child (kids[i]);
     tr_procs_destroy (p);
