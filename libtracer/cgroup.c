@@ -30,30 +30,17 @@ static int read_small (const char *path, char *buf, size_t size)
 {
     char full[PATH_MAX];
     ssize_t n;
-    size_t off = 0;
-    int fd;
+    int fd, saved;
 
     if (tr_fsroot_path (full, sizeof (full), path) < 0)
         return -1;
     if ((fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
         return -1;
-    while (off < size - 1) {
-        n = read (fd, buf + off, size - 1 - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        off += (size_t)n;
-    }
-    {
-        int saved = errno;
-        close (fd);
-        errno = saved;
-    }
-    if (n < 0)
-        return -1;
-    buf[off] = '\0';
-    return (int)off;
+    n = tr_fsroot_read_fd (fd, buf, size);
+    saved = errno;
+    close (fd);
+    errno = saved;
+    return (int)n;
 }
 
 /* mountinfo fields: id parent maj:min root mountpoint opts... - fstype

@@ -128,14 +128,43 @@ error:
     return NULL;
 }
 
+ssize_t tr_fsroot_read_fd (int fd, char *buf, size_t size)
+{
+    size_t off = 0;
+    ssize_t n = 0;
+
+    if (size == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    while (off < size - 1) {
+        size_t want = size - 1 - off;
+        n = pread (fd, buf + off, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+        /* The kernel's seq_file fills a read until it is full or the
+         * file's records end, and sysfs returns an attribute whole: a
+         * short read is the end, and a second call would only say so.
+         */
+        if ((size_t)n < want)
+            break;
+    }
+    if (n < 0)
+        return -1;
+    buf[off] = '\0';
+    return (ssize_t)off;
+}
+
 ssize_t tr_kept_read (struct tr_kept *k,
                       const char *dir,
                       const char *file,
                       char *buf,
                       size_t size)
 {
-    size_t off = 0;
-    ssize_t n = 0;
+    ssize_t n;
     /* A fixture tree's files are rewritten, not regenerated: there a
      * kept descriptor would read a replaced file, so open every time.
      */
@@ -167,22 +196,7 @@ ssize_t tr_kept_read (struct tr_kept *k,
             return -1;
         }
     }
-    while (off < size - 1) {
-        size_t want = size - 1 - off;
-        n = pread (k->fd, buf + off, want, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        off += (size_t)n;
-        /* The kernel's seq_file fills a read until it is full or the
-         * file's records end, and sysfs returns an attribute whole: a
-         * short read is the end, and a second call would only say so.
-         */
-        if ((size_t)n < want)
-            break;
-    }
-    if (n < 0) {
+    if ((n = tr_fsroot_read_fd (k->fd, buf, size)) < 0) {
         int saved = errno;
         close (k->fd);
         k->fd = -1;
@@ -191,10 +205,9 @@ ssize_t tr_kept_read (struct tr_kept *k,
         errno = saved;
         return -1;
     }
-    buf[off] = '\0';
     if (!keep)
         tr_kept_close (k);
-    return (ssize_t)off;
+    return n;
 }
 
 void tr_kept_close (struct tr_kept *k)

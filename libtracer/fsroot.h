@@ -34,6 +34,12 @@ char *tr_fsroot_read_text (const char *path, size_t max);
  */
 int tr_parse_u64 (const char *s, size_t len, uint64_t *value);
 
+/* Read a kernel file from its start into buf as NUL-terminated text: at
+ * most size - 1 bytes, ending at the short read that ends a /proc,
+ * cgroup or sysfs file.  Returns the length, or -1 with errno.
+ */
+ssize_t tr_fsroot_read_fd (int fd, char *buf, size_t size);
+
 /* A kernel file kept open and reread with pread at offset 0.  cgroup and
  * /proc files regenerate their text on every read, so a kept descriptor
  * sees current values at a third of the cost of open, read and close.

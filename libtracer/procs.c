@@ -229,33 +229,16 @@ static int64_t realtime_ms (clockid_t clock)
  */
 static ssize_t read_file (const char *path, char *buf, size_t size)
 {
-    size_t off = 0;
-    ssize_t n = 0;
+    ssize_t n;
     int fd, saved;
 
     if ((fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
         return -1;
-    while (off < size - 1) {
-        size_t want = size - 1 - off;
-        n = read (fd, buf + off, want);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        off += (size_t)n;
-        /* a /proc file is made whole at the read that asks for it: a
-         * short read is its end (see tr_kept_read)
-         */
-        if ((size_t)n < want)
-            break;
-    }
+    n = tr_fsroot_read_fd (fd, buf, size);
     saved = errno;
     close (fd);
     errno = saved;
-    if (n < 0)
-        return -1;
-    buf[off] = '\0';
-    return (ssize_t)off;
+    return n;
 }
 
 /* Replace what JSON cannot carry (invalid UTF-8) and what a report should
