@@ -40,6 +40,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "common.h"
 #include "conf.h"
 #include "detail.h"
 #include "error.h"
@@ -210,19 +211,6 @@ static void usage (FILE *f)
                 "Needs root (it creates cgroups); exits 77 otherwise.\n");
 }
 
-static int parse_long (const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol (s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_list (const char *s, struct options *o)
 {
     char buf[256];
@@ -235,7 +223,8 @@ static int parse_list (const char *s, struct options *o)
     for (p = buf; p; p = comma ? comma + 1 : NULL) {
         if ((comma = strchr (p, ',')))
             *comma = '\0';
-        if (o->ncases == MAX_CASES || parse_long (p, 1, MAX_PROCS, &v) < 0)
+        if (o->ncases == MAX_CASES
+            || bench_parse_long (p, 1, MAX_PROCS, &v) < 0)
             return -1;
         o->n[o->ncases++] = (int)v;
     }
@@ -321,11 +310,11 @@ static int parse_options (int argc, char **argv, struct options *o)
             set_n = true;
             break;
         case 'i':
-            if (parse_long (optarg, 1, 100000000, &o->iters) < 0)
+            if (bench_parse_long (optarg, 1, 100000000, &o->iters) < 0)
                 goto bad;
             break;
         case 'b':
-            if (parse_long (optarg, 1, MAX_BLOCKS, &v) < 0)
+            if (bench_parse_long (optarg, 1, MAX_BLOCKS, &v) < 0)
                 goto bad;
             o->pairs = (int)v;
             set_b = true;
@@ -348,7 +337,7 @@ static int parse_options (int argc, char **argv, struct options *o)
             o->psutil = false;
             break;
         case OPT_PSUTIL_SAMPLES:
-            if (parse_long (optarg, 1, 10000000, &o->psutil_samples) < 0)
+            if (bench_parse_long (optarg, 1, 10000000, &o->psutil_samples) < 0)
                 goto bad;
             set_ps = true;
             break;
@@ -368,12 +357,12 @@ static int parse_options (int argc, char **argv, struct options *o)
             want_pidstat = true;
             break;
         case OPT_PIDSTAT_EXTRA:
-            if (parse_long (optarg, 1, 60, &o->pidstat_extra) < 0)
+            if (bench_parse_long (optarg, 1, 60, &o->pidstat_extra) < 0)
                 goto bad;
             set_pe = true;
             break;
         case OPT_PIDSTAT_RUNS:
-            if (parse_long (optarg, 1, MAX_BLOCKS, &v) < 0)
+            if (bench_parse_long (optarg, 1, MAX_BLOCKS, &v) < 0)
                 goto bad;
             o->pidstat_runs = (int)v;
             set_pr = true;
@@ -702,27 +691,6 @@ out:
     return rc;
 }
 
-static bool has_memory_controller (const char *dir)
-{
-    char path[PATH_MAX + 32], buf[512];
-    ssize_t n;
-    int fd;
-
-    snprintf (path, sizeof (path), "%s/cgroup.controllers", dir);
-    if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    n = read (fd, buf, sizeof (buf) - 1);
-    close (fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    for (char *save = NULL, *w = strtok_r (buf, " \n", &save); w;
-         w = strtok_r (NULL, " \n", &save))
-        if (!strcmp (w, "memory"))
-            return true;
-    return false;
-}
-
 /* The step's detail options as tracerd sets them from the default
  * configuration: exits from taskstats, sampling.proc_reads processes
  * reread per sample.
@@ -736,8 +704,7 @@ static int configure_step (tr_step_t *step)
     int rc;
 
     if (!conf) {
-        fprintf (stderr, "collector-overhead: config: %s\n",
-                 strerror (errno));
+        fprintf (stderr, "collector-overhead: config: %s\n", strerror (errno));
         return -1;
     }
     proc_reads = (size_t)conf->proc_reads;
@@ -820,13 +787,17 @@ static int check_tools (struct fixture *fx, struct result *res)
     tools = json_object_get (rec, "tools");
     res->tools_procs = 0;
     json_array_foreach (tools, i, row)
-        res->tools_procs += (long)json_integer_value (
-            json_object_get (row, "count"));
+    {
+        res->tools_procs +=
+            (long)json_integer_value (json_object_get (row, "count"));
+    }
     procs = json_object_get (json_object_get (rec, "summary"), "processes");
     res->tools_complete = json_is_true (json_object_get (procs, "complete"));
     if (res->tools_procs != res->n)
-        fprintf (stderr, "collector-overhead: the tool table counts %ld "
-                 "processes of %d\n", res->tools_procs, res->n);
+        fprintf (stderr,
+                 "collector-overhead: the tool table counts %ld "
+                 "processes of %d\n",
+                 res->tools_procs, res->n);
     else
         rc = 0;
 out:
@@ -845,7 +816,7 @@ static int attach_step (struct fixture *fx)
     snprintf (p.cpuacct, sizeof (p.cpuacct), "%s", fx->dir[CG_CPUACCT]);
     snprintf (p.unified, sizeof (p.unified), "%s", fx->dir[CG_UNIFIED]);
     if (p.unified[0])
-        p.unified_has_memory = has_memory_controller (p.unified);
+        p.unified_has_memory = bench_has_memory_controller (p.unified);
     if (!(id = json_pack ("{s:s s:s s:s}", "job_id", "bench", "step_id", "0",
                           "cluster", "bench")))
         goto nomem;
@@ -1271,46 +1242,13 @@ out:
     return rc;
 }
 
-struct machine {
-    long ncpu;
-    char model[128];
-    char kernel[256];
-};
-
-static void machine_describe (struct machine *m)
-{
-    struct utsname u;
-    char line[512];
-    FILE *f;
-
-    m->ncpu = sysconf (_SC_NPROCESSORS_ONLN);
-    snprintf (m->model, sizeof (m->model), "unknown");
-    if ((f = fopen ("/proc/cpuinfo", "re"))) {
-        while (fgets (line, sizeof (line), f)) {
-            char *colon = strchr (line, ':');
-            if (strncmp (line, "model name", 10) != 0 || !colon)
-                continue;
-            colon += strspn (colon + 1, " \t") + 1;
-            colon[strcspn (colon, "\n")] = '\0';
-            snprintf (m->model, sizeof (m->model), "%s", colon);
-            break;
-        }
-        fclose (f);
-    }
-    if (uname (&u) == 0)
-        snprintf (m->kernel, sizeof (m->kernel), "%s %s %s", u.sysname,
-                  u.release, u.machine);
-    else
-        snprintf (m->kernel, sizeof (m->kernel), "unknown");
-}
-
 /* Share of one core used by sampling once a second. */
 static double share_pct (double us_per_sample)
 {
     return us_per_sample / 1e6 * 100.0;
 }
 
-static void print_table (const struct machine *m,
+static void print_table (const struct bench_machine *m,
                          const struct options *o,
                          const struct peer_info *info,
                          const struct result *res,
@@ -1326,13 +1264,13 @@ static void print_table (const struct machine *m,
             o->pairs);
     /* wall times of both sides and every block are in the JSON */
     printf ("step configured as tracerd does by default: taskstats on, "
-            "sampling.proc_reads %zu\n\n", proc_reads);
+            "sampling.proc_reads %zu\n\n",
+            proc_reads);
     printf ("%6s %8s %10s %10s %7s %10s %7s %10s %9s\n", "N", "samples",
             "tracer", "baseline", "ratio", "tracer", "files", "tracer",
             "tools");
     printf ("%6s %8s %10s %10s %7s %10s %7s %10s %9s\n", "procs", "/block",
-            "CPU us", "CPU us", "", "wall us", "/sample", "CPU at 1s",
-            "procs");
+            "CPU us", "CPU us", "", "wall us", "/sample", "CPU at 1s", "procs");
     for (int i = 0; i < nres; i++) {
         const struct result *r = &res[i];
         printf ("%6d %8ld %10.1f %10.1f %7.3f %10.1f %7ld %9.4f%% %5ld%s\n",
@@ -1425,7 +1363,7 @@ static json_t *pidstat_json (const struct peer *p)
                       share_pct (p->cpu_med));
 }
 
-static int print_json (const struct machine *m,
+static int print_json (const struct bench_machine *m,
                        const struct options *o,
                        const struct peer_info *info,
                        const struct result *res,
@@ -1438,8 +1376,7 @@ static int print_json (const struct machine *m,
         const struct result *r = &res[i];
         json_t *c =
             json_pack ("{s:i s:I s:o s:o s:f s:f s:I s:I s:o? s:o? s:I s:b}",
-                       "procs",
-                       r->n, "samples_per_block", (json_int_t)r->iters,
+                       "procs", r->n, "samples_per_block", (json_int_t)r->iters,
                        "tracer", side_json (&r->tracer, o->pairs), "baseline",
                        side_json (&r->base, o->pairs), "ratio", r->ratio,
                        "ratio_pairs", r->ratio_pairs, "baseline_files",
@@ -1488,44 +1425,6 @@ nomem:
     return -1;
 }
 
-static int install_handlers (void)
-{
-    struct sigaction sa;
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-
-    memset (&sa, 0, sizeof (sa));
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset (&sa.sa_mask);
-    for (size_t i = 0; i < sizeof (sigs) / sizeof (sigs[0]); i++)
-        if (sigaction (sigs[i], &sa, NULL) < 0)
-            return -1;
-    return 0;
-}
-
-static int preflight (void)
-{
-    char mnt[PATH_MAX];
-    const char *root = getenv ("TRACER_FSROOT");
-
-    if (geteuid () != 0) {
-        fprintf (stderr, "collector-overhead: skipped: needs root to create "
-                         "cgroups and move processes into them\n");
-        return EXIT_SKIP;
-    }
-    if (root && root[0]) {
-        fprintf (stderr, "collector-overhead: TRACER_FSROOT is set; this "
-                         "benchmark measures the live system\n");
-        return 2;
-    }
-    for (int i = 0; i < CG_COUNT; i++)
-        if (tr_cgroup_mountpoint (cg_ctrl[i], mnt, sizeof (mnt)) == 0)
-            return 0;
-    fprintf (stderr, "collector-overhead: skipped: no cgroup v1 memory or "
-                     "cpuacct hierarchy and no cgroup2 mount\n");
-    return EXIT_SKIP;
-}
-
 /* Fail early, before any case, when a peer that is to run cannot: the
  * sampler script is missing, or pidstat is (its version line is kept for
  * the header).  psutil itself is checked by the first case's warm-up run.
@@ -1562,23 +1461,25 @@ static int peers_preflight (const struct options *o, struct peer_info *info)
 int main (int argc, char **argv)
 {
     struct options o;
-    struct machine m;
+    struct bench_machine m;
     struct peer_info info = { .psutil = "?", .python = "?", .pidstat = "?" };
     struct result res[MAX_CASES];
     int nres = 0, rc;
 
     if (parse_options (argc, argv, &o) < 0)
         return 2;
-    if ((rc = preflight ()) != 0)
+    if ((rc = bench_preflight ("collector-overhead", "create cgroups and move "
+                                                     "processes into them"))
+        != 0)
         return rc;
-    if (install_handlers () < 0) {
+    if (bench_install_handlers (on_signal) < 0) {
         fprintf (stderr, "collector-overhead: sigaction: %s\n",
                  strerror (errno));
         return 1;
     }
     if (peers_preflight (&o, &info) < 0)
         return 1;
-    machine_describe (&m);
+    bench_machine_describe (&m);
     for (int i = 0; i < o.ncases; i++) {
         if (run_case (o.n[i], &o, &res[nres], &info) < 0 || stop_signal)
             break;

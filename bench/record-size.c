@@ -36,6 +36,7 @@
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "common.h"
 #include "conf.h"
 #include "detail.h"
 #include "error.h"
@@ -150,19 +151,6 @@ static void usage (FILE *f)
                 "Needs root (it creates cgroups); exits 77 otherwise.\n");
 }
 
-static int parse_long (const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol (s, &end, 10);
-    if (errno || end == s || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* "90", "90s", "5m", "1h", "7d": seconds, at most a year. */
 static int parse_duration (const char *s, long *out)
 {
@@ -191,7 +179,7 @@ static int parse_duration (const char *s, long *out)
         break;
     }
     num[len - 1] = '\0';
-    if (parse_long (num, 1, 366L * 86400 / mult, &v) < 0)
+    if (bench_parse_long (num, 1, 366L * 86400 / mult, &v) < 0)
         return -1;
     *out = v * mult;
     return 0;
@@ -256,19 +244,19 @@ static int parse_options (int argc, char **argv, struct options *o)
                 goto bad;
             break;
         case 'k':
-            if (parse_long (optarg, 1, MAX_TOOLS, &v) < 0)
+            if (bench_parse_long (optarg, 1, MAX_TOOLS, &v) < 0)
                 goto bad;
             o->tools = (int)v;
             set_k = true;
             break;
         case 'p':
-            if (parse_long (optarg, 1, MAX_IDLE, &v) < 0)
+            if (bench_parse_long (optarg, 1, MAX_IDLE, &v) < 0)
                 goto bad;
             o->idle = (int)v;
             set_p = true;
             break;
         case 'c':
-            if (parse_long (optarg, 1, 1000000000, &o->churn) < 0)
+            if (bench_parse_long (optarg, 1, 1000000000, &o->churn) < 0)
                 goto bad;
             set_c = true;
             break;
@@ -593,27 +581,6 @@ static int cleanup (void)
     return rc;
 }
 
-static bool has_memory_controller (const char *dir)
-{
-    char path[PATH_MAX + 32], buf[512];
-    ssize_t n;
-    int fd;
-
-    snprintf (path, sizeof (path), "%s/cgroup.controllers", dir);
-    if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
-        return false;
-    n = read (fd, buf, sizeof (buf) - 1);
-    close (fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    for (char *save = NULL, *w = strtok_r (buf, " \n", &save); w;
-         w = strtok_r (NULL, " \n", &save))
-        if (!strcmp (w, "memory"))
-            return true;
-    return false;
-}
-
 /* A Slurm step as the plugin describes one, configured as tracerd
  * configures a step from the configuration (taskstats on).
  */
@@ -634,7 +601,7 @@ static int make_step (double interval)
     snprintf (p.cpuacct, sizeof (p.cpuacct), "%s", fx.dir[CG_CPUACCT]);
     snprintf (p.unified, sizeof (p.unified), "%s", fx.dir[CG_UNIFIED]);
     if (p.unified[0]) {
-        p.unified_has_memory = has_memory_controller (p.unified);
+        p.unified_has_memory = bench_has_memory_controller (p.unified);
         /* the directory is the step's alone, as tracer's mirror is, so
          * its pressure files describe the step
          */
@@ -799,39 +766,6 @@ static int run_case (const struct options *o,
     return 0;
 }
 
-struct machine {
-    long ncpu;
-    char model[128];
-    char kernel[256];
-};
-
-static void machine_describe (struct machine *m)
-{
-    struct utsname u;
-    char line[512];
-    FILE *f;
-
-    m->ncpu = sysconf (_SC_NPROCESSORS_ONLN);
-    snprintf (m->model, sizeof (m->model), "unknown");
-    if ((f = fopen ("/proc/cpuinfo", "re"))) {
-        while (fgets (line, sizeof (line), f)) {
-            char *colon = strchr (line, ':');
-            if (strncmp (line, "model name", 10) != 0 || !colon)
-                continue;
-            colon += strspn (colon + 1, " \t") + 1;
-            colon[strcspn (colon, "\n")] = '\0';
-            snprintf (m->model, sizeof (m->model), "%s", colon);
-            break;
-        }
-        fclose (f);
-    }
-    if (uname (&u) == 0)
-        snprintf (m->kernel, sizeof (m->kernel), "%s %s %s", u.sysname,
-                  u.release, u.machine);
-    else
-        snprintf (m->kernel, sizeof (m->kernel), "unknown");
-}
-
 static void label (long seconds, char *buf, size_t size)
 {
     if (seconds == 0)
@@ -846,7 +780,7 @@ static void label (long seconds, char *buf, size_t size)
         snprintf (buf, size, "%ld s", seconds);
 }
 
-static void print_table (const struct machine *m,
+static void print_table (const struct bench_machine *m,
                          const struct options *o,
                          double interval,
                          const struct result *res,
@@ -892,7 +826,7 @@ static void print_table (const struct machine *m,
         }
 }
 
-static int print_json (const struct machine *m,
+static int print_json (const struct bench_machine *m,
                        const struct options *o,
                        double interval,
                        const struct result *res,
@@ -943,48 +877,10 @@ static int print_json (const struct machine *m,
     return 0;
 }
 
-static int install_handlers (void)
-{
-    struct sigaction sa;
-    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-
-    memset (&sa, 0, sizeof (sa));
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset (&sa.sa_mask);
-    for (size_t i = 0; i < sizeof (sigs) / sizeof (sigs[0]); i++)
-        if (sigaction (sigs[i], &sa, NULL) < 0)
-            return -1;
-    return 0;
-}
-
-static int preflight (void)
-{
-    char mnt[PATH_MAX];
-    const char *root = getenv ("TRACER_FSROOT");
-
-    if (geteuid () != 0) {
-        fprintf (stderr, "record-size: skipped: needs root to create "
-                         "cgroups and read taskstats\n");
-        return EXIT_SKIP;
-    }
-    if (root && root[0]) {
-        fprintf (stderr, "record-size: TRACER_FSROOT is set; this "
-                         "benchmark measures the live system\n");
-        return 2;
-    }
-    for (int i = 0; i < CG_COUNT; i++)
-        if (tr_cgroup_mountpoint (cg_ctrl[i], mnt, sizeof (mnt)) == 0)
-            return 0;
-    fprintf (stderr, "record-size: skipped: no cgroup v1 memory or cpuacct "
-                     "hierarchy and no cgroup2 mount\n");
-    return EXIT_SKIP;
-}
-
 int main (int argc, char **argv)
 {
     struct options o;
-    struct machine m;
+    struct bench_machine m;
     struct result res[MAX_CASES + 1];
     tr_error_t err = { 0 };
     double interval;
@@ -992,17 +888,19 @@ int main (int argc, char **argv)
 
     if (parse_options (argc, argv, &o) < 0)
         return 2;
-    if ((rc = preflight ()) != 0)
+    if ((rc = bench_preflight ("record-size", "create cgroups and read "
+                                              "taskstats"))
+        != 0)
         return rc;
     rc = 1;
     for (int i = 0; i < CG_COUNT; i++)
         fx.procs_fd[i] = -1;
-    if (install_handlers () < 0 || !(conf = tr_conf_create ())) {
+    if (bench_install_handlers (on_signal) < 0 || !(conf = tr_conf_create ())) {
         fprintf (stderr, "record-size: %s\n", strerror (errno));
         return 1;
     }
     interval = o.interval > 0 ? o.interval : conf->interval_s;
-    machine_describe (&m);
+    bench_machine_describe (&m);
     if (!(fx.ts = tr_taskstats_open (&err))) {
         fprintf (stderr, "record-size: taskstats: %s\n", tr_error_str (&err));
         goto out;
