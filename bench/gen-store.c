@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "common.h"
 #include "error.h"
 #include "path.h"
 #include "record.h"
@@ -454,19 +455,6 @@ static void usage (FILE *f)
                 "took.\nExit status: 0 done, 1 a failure, 2 a usage error.\n");
 }
 
-static int parse_long (const char *s, long min, long max, long *v)
-{
-    char *end;
-    long x;
-
-    errno = 0;
-    x = strtol (s, &end, 10);
-    if (errno || end == s || *end || x < min || x > max)
-        return -1;
-    *v = x;
-    return 0;
-}
-
 static int parse_day (const char *s, time_t *t)
 {
     struct tm tm;
@@ -507,19 +495,19 @@ static int parse_args (int argc, char **argv, struct options *o)
            != -1) {
         switch (c) {
         case 'n':
-            if (parse_long (optarg, 1, 100000000, &o->records) < 0)
+            if (bench_parse_long (optarg, 1, 100000000, &o->records) < 0)
                 goto bad;
             break;
         case 'd':
-            if (parse_long (optarg, 1, 3650, &o->days) < 0)
+            if (bench_parse_long (optarg, 1, 3650, &o->days) < 0)
                 goto bad;
             break;
         case 'u':
-            if (parse_long (optarg, 1, 1000000, &o->users) < 0)
+            if (bench_parse_long (optarg, 1, 1000000, &o->users) < 0)
                 goto bad;
             break;
         case 's':
-            if (parse_long (optarg, 0, LONG_MAX, &seed) < 0)
+            if (bench_parse_long (optarg, 0, LONG_MAX, &seed) < 0)
                 goto bad;
             o->seed = (uint64_t)seed;
             break;
@@ -533,7 +521,7 @@ static int parse_args (int argc, char **argv, struct options *o)
                 goto bad;
             break;
         case 'j':
-            if (parse_long (optarg, 1, 1000000000000L, &o->first_job) < 0)
+            if (bench_parse_long (optarg, 1, 1000000000000L, &o->first_job) < 0)
                 goto bad;
             break;
         case 'h':
