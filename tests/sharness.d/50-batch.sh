@@ -5,6 +5,27 @@
 # signed as a site's are, waiting for a job's record, and the checks
 # every emulated job's record must pass.
 
+# batch_preamble: what every batch-module test starts with: $B (build
+# tree), $P (tracer-prolog), $REPORT, $BURN, $EMU (the scheduler
+# emulator), $SHIM (the PBS hook), $HOST and $UID_T (the tracertest user);
+# skips the whole script without root, the tracertest user or jq.
+batch_preamble ()
+{
+    B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+    P=$B/prolog/tracer-prolog
+    REPORT=$B/analysis/tracer-report
+    BURN=$B/tests/burn
+    EMU=$SHARNESS_TEST_SRCDIR/sched-emu
+    SHIM=$TRACER_SRCDIR/etc/pbs/tracer_hook.py
+    if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
+        skip_all='needs root and the tracertest user'
+        test_done
+    fi
+    require_or_skip "jq" command -v jq
+    HOST=$(hostname -s)
+    UID_T=$(id -u tracertest)
+}
+
 # batch_signing: start a private munged when one can run and set
 # $signing (private_conf lines) and $UNSIGNED (tracer-report's option
 # for records left unsigned) to match.

@@ -12,21 +12,13 @@ sessions and parents, order, exit-code rules, alarms and cgroups.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
-EMU=$SHARNESS_TEST_SRCDIR/sched-emu
-
-if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
-    skip_all='needs root and the tracertest user'
-    test_done
-fi
-require_or_skip "jq" command -v jq
+batch_preamble
 require_or_skip "the system python3 (PBS hooks)" test -x /usr/bin/python3
 test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
     test -d /sys/fs/cgroup/cpuset && test -d /sys/fs/cgroup/freezer &&
     test_set_prereq CGV1
 
-HOST=$(hostname -s)
 UHOME=$(getent passwd tracertest | cut -d: -f6)
-UID_T=$(id -u tracertest)
 
 # ev EVENT FIELD [N]: FIELD of the Nth (0) event named EVENT in out.json
 ev ()

@@ -15,25 +15,11 @@ Slurm job'"'"'s.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
-B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
-P=$B/prolog/tracer-prolog
-REPORT=$B/analysis/tracer-report
-BURN=$B/tests/burn
-EMU=$SHARNESS_TEST_SRCDIR/sched-emu
-SHIM=$TRACER_SRCDIR/etc/pbs/tracer_hook.py
-
-if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
-    skip_all='needs root and the tracertest user'
-    test_done
-fi
-require_or_skip "jq" command -v jq
+batch_preamble
 require_or_skip "the system python3 (PBS hooks)" test -x /usr/bin/python3
 require_or_skip "tracer-prolog built ($P)" test -x "$P"
 test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
     test -d /sys/fs/cgroup/cpuset && test_set_prereq CGV1
-
-HOST=$(hostname -s)
-UID_T=$(id -u tracertest)
 
 # pbsjob N MOM_PRIV [sched-emu options] -- CMD...: job N.$HOST as pbs_mom
 # runs it, with the request every check below expects; out.json says what

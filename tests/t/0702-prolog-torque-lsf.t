@@ -14,24 +14,11 @@ real burn job run as tracertest.  A private tracerd writes the records.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
-B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
-P=$B/prolog/tracer-prolog
-REPORT=$B/analysis/tracer-report
-BURN=$B/tests/burn
-EMU=$SHARNESS_TEST_SRCDIR/sched-emu
-
-if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
-    skip_all='needs root and the tracertest user'
-    test_done
-fi
-require_or_skip "jq" command -v jq
+batch_preamble
 require_or_skip "tracer-prolog built ($P)" test -x "$P"
 test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
     test -d /sys/fs/cgroup/cpuset && test -d /sys/fs/cgroup/freezer &&
     test_set_prereq CGV1
-
-HOST=$(hostname -s)
-UID_T=$(id -u tracertest)
 
 # torquejob N MOM_PRIV [sched-emu options] -- CMD...
 torquejob ()

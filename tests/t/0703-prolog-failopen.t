@@ -12,21 +12,9 @@ intact, and the log says why; prolog.error_exit changes the exit status.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
-B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
-P=$B/prolog/tracer-prolog
-BURN=$B/tests/burn
-EMU=$SHARNESS_TEST_SRCDIR/sched-emu
-SHIM=$TRACER_SRCDIR/etc/pbs/tracer_hook.py
-
-if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
-    skip_all='needs root and the tracertest user'
-    test_done
-fi
-require_or_skip "jq" command -v jq
+batch_preamble
 require_or_skip "the system python3 (PBS hooks)" test -x /usr/bin/python3
 require_or_skip "tracer-prolog built ($P)" test -x "$P"
-
-HOST=$(hostname -s)
 
 # write_conf FILE [prolog keys]: a configuration naming our socket
 write_conf ()

@@ -12,16 +12,7 @@ uid; without it the job still runs, untraced.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
-B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
-P=$B/prolog/tracer-prolog
-REPORT=$B/analysis/tracer-report
-BURN=$B/tests/burn
-
-if ! test_have_prereq ROOT || ! test_have_prereq TRACERTEST; then
-    skip_all='needs root and the tracertest user'
-    test_done
-fi
-require_or_skip "jq" command -v jq
+batch_preamble
 
 # start_tracerd STARTERS: a tracerd that hears job starters or not
 start_tracerd ()
