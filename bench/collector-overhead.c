@@ -576,21 +576,10 @@ static int fixture_cleanup (struct fixture *fx)
     fx->kids = NULL;
     fx->nkids = 0;
     for (int i = CG_COUNT - 1; i >= 0; i--) {
-        int tries = 0;
         if (!fx->made[i])
             continue;
-        /* a reaped task can linger in cgroup2 for a moment (EBUSY) */
-        while (rmdir (fx->dir[i]) < 0) {
-            if (errno == ENOENT)
-                break;
-            if (errno != EBUSY || ++tries > 200) {
-                fprintf (stderr, "collector-overhead: cannot remove %s: %s\n",
-                         fx->dir[i], strerror (errno));
-                rc = -1;
-                break;
-            }
-            nanosleep (&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-        }
+        if (bench_cgroup_remove ("collector-overhead", fx->dir[i]) < 0)
+            rc = -1;
         fx->made[i] = false;
     }
     return rc;

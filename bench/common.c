@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -98,6 +99,23 @@ void bench_machine_describe (struct bench_machine *m)
                   u.release, u.machine);
     else
         snprintf (m->kernel, sizeof (m->kernel), "unknown");
+}
+
+int bench_cgroup_remove (const char *prog, const char *dir)
+{
+    int tries = 0;
+
+    while (rmdir (dir) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        if (errno != EBUSY || ++tries > 200) {
+            fprintf (stderr, "%s: cannot remove %s: %s\n", prog, dir,
+                     strerror (errno));
+            return -1;
+        }
+        nanosleep (&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+    }
+    return 0;
 }
 
 bool bench_has_memory_controller (const char *dir)

@@ -36,6 +36,13 @@ int bench_preflight (const char *prog, const char *needs);
 
 void bench_machine_describe (struct bench_machine *m);
 
+/* Remove a cgroup directory the benchmark made, once its processes are
+ * reaped; a reaped task can linger in cgroup2 for a moment (EBUSY), so
+ * retry for up to two seconds.  Returns 0 (also when already gone) or
+ * -1, with prog's message on stderr.
+ */
+int bench_cgroup_remove (const char *prog, const char *dir);
+
 /* Whether a cgroup2 directory has the memory controller. */
 bool bench_has_memory_controller (const char *dir);
 

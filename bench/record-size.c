@@ -543,25 +543,13 @@ static int cleanup (void)
     tr_taskstats_close (fx.ts);
     fx.ts = NULL;
     for (int i = CG_COUNT - 1; i >= 0; i--) {
-        int tries = 0;
-
         if (fx.procs_fd[i] >= 0)
             close (fx.procs_fd[i]);
         fx.procs_fd[i] = -1;
         if (!fx.made[i])
             continue;
-        /* a reaped task can linger in cgroup2 for a moment (EBUSY) */
-        while (rmdir (fx.dir[i]) < 0) {
-            if (errno == ENOENT)
-                break;
-            if (errno != EBUSY || ++tries > 200) {
-                fprintf (stderr, "record-size: cannot remove %s: %s\n",
-                         fx.dir[i], strerror (errno));
-                rc = -1;
-                break;
-            }
-            nanosleep (&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-        }
+        if (bench_cgroup_remove ("record-size", fx.dir[i]) < 0)
+            rc = -1;
         fx.made[i] = false;
     }
     for (int i = 0; i < fx.ncopies; i++) {
@@ -669,7 +657,7 @@ static int end_case (void)
 
 static int measure (struct result *res)
 {
-    json_t *rec = tr_step_record (fx.step, "final"), *row;
+    json_t *rec = tr_step_record (fx.step, "final"), *row, *procs;
     tr_error_t err = { 0 };
     char *text = NULL, *canon = NULL;
     size_t i;
@@ -689,12 +677,12 @@ static int measure (struct result *res)
     res->tool_rows = (long)json_array_size (json_object_get (rec, "tools"));
     res->processes = 0;
     json_array_foreach (json_object_get (rec, "tools"), i, row)
-        res->processes += (long)json_integer_value (json_object_get (row, "coun"
-                                                                          "t"));
-    res->complete = json_is_true (json_object_get (
-        json_object_get (json_object_get (rec, "summary"), "processes"), "compl"
-                                                                         "et"
-                                                                         "e"));
+    {
+        json_t *count = json_object_get (row, "count");
+        res->processes += (long)json_integer_value (count);
+    }
+    procs = json_object_get (json_object_get (rec, "summary"), "processes");
+    res->complete = json_is_true (json_object_get (procs, "complete"));
     res->valid = tr_record_validate (rec, &err) == 0;
     snprintf (res->invalid, sizeof (res->invalid), "%s",
               res->valid ? "" : tr_error_str (&err));
