@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -42,6 +43,7 @@
 #include "error.h"
 #include "record.h"
 #include "sampler.h"
+#include "series.h"
 #include "sign.h"
 #include "taskstats.h"
 #include "when.h"
@@ -85,6 +87,7 @@ struct result {
     long readings;
     long bytes;     /* tr_record_dumps: as the store writes it */
     long canonical; /* tr_record_canonical: what a signature covers */
+    long dense;     /* bytes with every series value busy (dense_bytes) */
     long points;    /* series points (t_s) */
     long tool_rows;
     long processes;    /* counted in the tool table */
@@ -655,6 +658,66 @@ static int end_case (void)
     return 0;
 }
 
+/* A value of the size a busy step's metric has, spread evenly over the
+ * decades (log-uniform), as tr_series_json rounds it.
+ */
+static double busy_value (const char *metric, unsigned long *seed)
+{
+    static const struct {
+        const char *prefix;
+        double lo, hi;
+    } range[] = {
+        { "cpu_cores", 0.01, 64 },  { "mem_bytes", 1e8, 1e11 },
+        { "nprocs", 1, 1000 },      { "io_", 1e3, 1e9 },
+        { "net_", 1e3, 1e9 },       { "psi_", 0.01, 100 },
+    };
+    double lo = 0.01, hi = 100, u;
+
+    for (size_t i = 0; i < sizeof (range) / sizeof (range[0]); i++)
+        if (!strncmp (metric, range[i].prefix, strlen (range[i].prefix))) {
+            lo = range[i].lo;
+            hi = range[i].hi;
+            break;
+        }
+    *seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+    u = (double)(*seed >> 11) / 9007199254740992.0;
+    if (!strcmp (metric, "nprocs"))
+        return round (lo * pow (hi / lo, u));
+    return tr_series_round (lo * pow (hi / lo, u));
+}
+
+/* The record's bytes when every series value is a busy step's (the
+ * simulated clock makes most rates zero, and zeros print short): the
+ * same record with each value replaced.  An upper bound for real steps
+ * of that length.
+ */
+static long dense_bytes (json_t *rec)
+{
+    json_t *copy = json_deep_copy (rec), *metrics, *stats, *arr, *el;
+    unsigned long seed = 42;
+    const char *metric, *stat;
+    char *text;
+    size_t i;
+    long n;
+
+    metrics = json_object_get (json_object_get (copy, "series"), "metrics");
+    json_object_foreach (metrics, metric, stats)
+    {
+        json_object_foreach (stats, stat, arr)
+        {
+            json_array_foreach (arr, i, el)
+            {
+                json_real_set (el, busy_value (metric, &seed));
+            }
+        }
+    }
+    text = copy ? tr_record_dumps (copy) : NULL;
+    n = text ? (long)strlen (text) : -1;
+    free (text);
+    json_decref (copy);
+    return n;
+}
+
 static int measure (struct result *res)
 {
     json_t *rec = tr_step_record (fx.step, "final"), *row, *procs;
@@ -672,6 +735,11 @@ static int measure (struct result *res)
     }
     res->bytes = (long)strlen (text);
     res->canonical = (long)strlen (canon);
+    if ((res->dense = dense_bytes (rec)) < 0) {
+        fprintf (stderr, "record-size: the busy record: %s\n",
+                 strerror (errno));
+        goto out;
+    }
     res->points = (long)json_array_size (
         json_object_get (json_object_get (rec, "series"), "t_s"));
     res->tool_rows = (long)json_array_size (json_object_get (rec, "tools"));
@@ -790,20 +858,22 @@ static void print_table (const struct bench_machine *m,
             "days\n\n",
             o->idle, o->tools, o->churn, interval, conf->proc_reads,
             conf->cmdline_max, TARGET_BYTES / 1024);
-    printf ("%-10s %8s %7s %6s %6s %9s %8s %7s %7s %9s %6s\n", "step",
-            "readings", "series", "tool", "procs", "bytes", "KiB", "/1 read",
-            "/target", "canonical", "CPU us");
-    printf ("%-10s %8s %7s %6s %6s %9s %8s %7s %7s %9s %6s\n", "time", "",
-            "points", "rows", "", "", "", "", "", "bytes", "/read");
+    printf ("%-10s %8s %7s %6s %6s %9s %8s %7s %7s %9s %7s %9s %6s\n",
+            "step", "readings", "series", "tool", "procs", "bytes", "KiB",
+            "/1 read", "/target", "busy", "/target", "canonical", "CPU us");
+    printf ("%-10s %8s %7s %6s %6s %9s %8s %7s %7s %9s %7s %9s %6s\n",
+            "time", "", "points", "rows", "", "", "", "", "", "bytes", "",
+            "bytes", "/read");
     for (int i = 0; i < nres; i++) {
         const struct result *r = &res[i];
         label (r->seconds, l, sizeof (l));
         printf ("%-10s %8ld %7ld %6ld %6ld %9ld %8.1f %7.2f %7.3f %9ld "
-                "%6.1f%s\n",
+                "%7.3f %9ld %6.1f%s\n",
                 l, r->readings, r->points, r->tool_rows, r->processes, r->bytes,
                 (double)r->bytes / 1024.0,
                 (double)r->bytes / (double)res[0].bytes,
-                (double)r->bytes / TARGET_BYTES, r->canonical, r->cpu_us,
+                (double)r->bytes / TARGET_BYTES, r->dense,
+                (double)r->dense / TARGET_BYTES, r->canonical, r->cpu_us,
                 r->valid ? "" : "  INVALID");
     }
     for (int i = 0; i < nres; i++)
@@ -827,11 +897,13 @@ static int print_json (const struct bench_machine *m,
         const struct result *r = &res[i];
         json_t *c;
         label (r->seconds, l, sizeof (l));
-        c = json_pack ("{s:s s:I s:I s:I s:I s:f s:f s:I s:I s:I s:I s:b "
-                       "s:b s:f s:f}",
+        c = json_pack ("{s:s s:I s:I s:I s:I s:I s:f s:f s:f s:I s:I s:I s:I "
+                       "s:b s:b s:f s:f}",
                        "step", l, "step_s", (json_int_t)r->seconds, "readings",
                        (json_int_t)r->readings, "bytes", (json_int_t)r->bytes,
                        "canonical_bytes", (json_int_t)r->canonical,
+                       "busy_bytes", (json_int_t)r->dense, "ratio_busy_target",
+                       (double)r->dense / TARGET_BYTES,
                        "ratio_baseline",
                        (double)r->bytes / (double)res[0].bytes, "ratio_target",
                        (double)r->bytes / TARGET_BYTES, "series_points",

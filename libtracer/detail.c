@@ -165,6 +165,8 @@ void tr_detail_destroy (tr_detail_t *d)
         tr_detail_close (d);
         tr_procs_destroy (d->procs);
         tr_gpu_step_destroy (d->gpu);
+        for (int i = 0; i < S_COUNT; i++)
+            tr_series_free (&d->series[i]);
         free (d->io_end);
         free (d->net_start);
         free (d->net_end);

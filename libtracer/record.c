@@ -1389,14 +1389,126 @@ char *tr_record_canonical (json_t *rec)
     return s;
 }
 
+/* Digits that read back as the same double for any decimal (DBL_DIG),
+ * and how deep the real walks go (records nest four levels).
+ */
+#define SHORT_DIGITS 15
+#define WALK_DEPTH 32
+
+/* The double that SHORT_DIGITS significant digits of v read back as. */
+static double short_real (double v)
+{
+    char buf[40];
+
+    snprintf (buf, sizeof (buf), "%.*g", SHORT_DIGITS, v);
+    return strtod (buf, NULL);
+}
+
+/* Walk the reals of v: round them (round), or check that each already
+ * reads back from SHORT_DIGITS digits.  1 all short, 0 one is not, -1
+ * too deep.
+ */
+static int walk_reals (json_t *v, bool round, int depth)
+{
+    const char *key;
+    json_t *el;
+    size_t i;
+    int r;
+
+    if (depth > WALK_DEPTH)
+        return -1;
+    switch (json_typeof (v)) {
+    case JSON_REAL: {
+        double x = json_real_value (v), y = short_real (x);
+        if (y == x)
+            return 1;
+        if (round)
+            json_real_set (v, y);
+        return round ? 1 : 0;
+    }
+    case JSON_OBJECT:
+        json_object_foreach (v, key, el)
+        {
+            if ((r = walk_reals (el, round, depth + 1)) <= 0)
+                return r;
+        }
+        return 1;
+    case JSON_ARRAY:
+        json_array_foreach (v, i, el)
+        {
+            if ((r = walk_reals (el, round, depth + 1)) <= 0)
+                return r;
+        }
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+int tr_record_round_reals (json_t *rec)
+{
+    if (walk_reals (rec, true, 0) < 0) {
+        errno = ELOOP;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stands in for the series while the rest is indented; the top-level
+ * line that holds it is the only one indented by one space.
+ */
+#define SERIES_MARK "@series@"
+#define SERIES_LINE "\n \"series\": \"" SERIES_MARK "\""
+
 char *tr_record_dumps (json_t *rec)
 {
+    size_t prec, flags;
+    json_t *series, *copy = NULL;
+    char *text = NULL, *line, *body = NULL, *out = NULL;
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    int saved;
+
     if (!json_is_object (rec)) {
         errno = EINVAL;
         return NULL;
     }
-    return dump (rec, JSON_INDENT (1) | JSON_SORT_KEYS | JSON_ENSURE_ASCII,
-                 true);
+    prec = walk_reals (rec, false, 0) == 1 ? JSON_REAL_PRECISION (SHORT_DIGITS)
+                                           : 0;
+    flags = JSON_SORT_KEYS | JSON_ENSURE_ASCII | prec;
+    series = json_object_get (rec, "series");
+    if (!series)
+        return dump (rec, JSON_INDENT (1) | flags, true);
+    if (!(copy = json_copy (rec))
+        || json_object_set_new (copy, "series", json_string (SERIES_MARK)) < 0) {
+        errno = ENOMEM;
+        goto out;
+    }
+    if (!(text = dump (copy, JSON_INDENT (1) | flags, true))
+        || !(body = dump (series, JSON_COMPACT | flags, false)))
+        goto out;
+    /* a newline in the text is always indentation (newlines inside
+     * strings are escaped), so only the top-level member matches
+     */
+    if (!(line = strstr (text, SERIES_LINE))) {
+        errno = EPROTO;
+        goto out;
+    }
+    line += strlen (SERIES_LINE) - strlen (SERIES_MARK) - 2;
+    if (tr_strbuf_append (&sb, text, (size_t)(line - text)) < 0
+        || tr_strbuf_append (&sb, body, strlen (body)) < 0
+        || tr_strbuf_append (&sb, line + strlen (SERIES_MARK) + 2,
+                             strlen (line + strlen (SERIES_MARK) + 2))
+               < 0
+        || !(out = tr_strbuf_steal (&sb)))
+        errno = ENOMEM;
+out:
+    saved = errno;
+    tr_strbuf_free (&sb);
+    free (text);
+    free (body);
+    json_decref (copy);
+    errno = saved;
+    return out;
 }
 
 json_t *tr_record_create (const char *kind)

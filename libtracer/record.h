@@ -73,9 +73,23 @@ json_t *tr_record_load (const char *path, tr_error_t *error);
 char *tr_record_canonical (json_t *rec);
 
 /* The file serialization (canonical body plus signature, sorted keys,
- * indented, trailing newline).  Caller must free() the result.
+ * indented, trailing newline; the "series" member on one line).  Reals
+ * are printed in 15 significant digits when every real in the record
+ * reads back as the same double from 15 digits (see
+ * tr_record_round_reals), else in 17, so that parsing the file always
+ * gives back the record the signature was made for.  Caller must free()
+ * the result.
  */
 char *tr_record_dumps (json_t *rec);
+
+/* Round every real in rec, in place, to 15 significant digits (DBL_DIG:
+ * such a decimal reads back as the same double), so that
+ * tr_record_dumps can print the short form.  Done before signing; a
+ * record parsed from a file must not be rounded again before its
+ * signature is checked.  Returns -1 with errno ELOOP when rec nests too
+ * deeply.
+ */
+int tr_record_round_reals (json_t *rec);
 
 /* True if s is usable as one path component of the store: 1..128 bytes
  * of [A-Za-z0-9._+\[\]-], not starting with '.', not "." or "..".

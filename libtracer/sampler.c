@@ -263,6 +263,8 @@ void tr_step_destroy (tr_step_t *step)
         json_decref (step->outcome_hint);
         close_kept (step);
         tr_detail_destroy (step->detail);
+        tr_series_free (&step->cpu_series);
+        tr_series_free (&step->mem_series);
         free (step->pids);
         free (step->tasks);
         free (step->memo);

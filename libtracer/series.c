@@ -5,9 +5,14 @@
  */
 #include "config.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "series.h"
+
+/* Points allocated first; the array doubles up to TR_SERIES_MAX. */
+#define SERIES_FIRST 16
 
 void tr_series_init (struct tr_series *s)
 {
@@ -15,26 +20,52 @@ void tr_series_init (struct tr_series *s)
     s->per = 1;
 }
 
+void tr_series_free (struct tr_series *s)
+{
+    free (s->p);
+    tr_series_init (s);
+}
+
 static void series_compact (struct tr_series *s)
 {
+    struct tr_series_point *p = s->p;
     size_t j = 0;
 
     for (size_t i = 0; i + 1 < s->n; i += 2, j++) {
-        s->t[j] = s->t[i];
-        s->min[j] = s->min[i] < s->min[i + 1] ? s->min[i] : s->min[i + 1];
-        s->max[j] = s->max[i] > s->max[i + 1] ? s->max[i] : s->max[i + 1];
-        s->mean[j] = (s->mean[i] + s->mean[i + 1]) / 2;
+        p[j].t = p[i].t;
+        p[j].min = p[i].min < p[i + 1].min ? p[i].min : p[i + 1].min;
+        p[j].max = p[i].max > p[i + 1].max ? p[i].max : p[i + 1].max;
+        p[j].mean = (p[i].mean + p[i + 1].mean) / 2;
     }
-    if (s->n % 2) {
+    if (s->n % 2)
         /* an odd last point stays on its own */
-        s->t[j] = s->t[s->n - 1];
-        s->min[j] = s->min[s->n - 1];
-        s->max[j] = s->max[s->n - 1];
-        s->mean[j] = s->mean[s->n - 1];
-        j++;
-    }
+        p[j++] = p[s->n - 1];
     s->n = j;
     s->per *= 2;
+}
+
+/* Room for one more point: grow the array, or merge when it is at its
+ * bound or cannot grow.  False only when there is no array at all.
+ */
+static int series_room (struct tr_series *s)
+{
+    size_t cap;
+    struct tr_series_point *p;
+
+    if (s->n < s->cap)
+        return 1;
+    cap = s->cap ? s->cap * 2 : SERIES_FIRST;
+    if (cap > TR_SERIES_MAX)
+        cap = TR_SERIES_MAX;
+    if (cap > s->cap && (p = realloc (s->p, cap * sizeof (*p)))) {
+        s->p = p;
+        s->cap = cap;
+        return 1;
+    }
+    if (s->n < 2)
+        return 0;
+    series_compact (s);
+    return 1;
 }
 
 void tr_series_add (struct tr_series *s, double t, double v)
@@ -52,14 +83,36 @@ void tr_series_add (struct tr_series *s, double t, double v)
         s->acc_max = v;
     if (++s->acc_n < s->per)
         return;
-    if (s->n == TR_SERIES_MAX)
-        series_compact (s);
-    s->t[s->n] = s->acc_t;
-    s->min[s->n] = s->acc_min;
-    s->max[s->n] = s->acc_max;
-    s->mean[s->n] = s->acc_sum / (double)s->acc_n;
+    if (!series_room (s))
+        return; /* out of memory before the first points: keep the bucket */
+    s->p[s->n].t = s->acc_t;
+    s->p[s->n].min = s->acc_min;
+    s->p[s->n].max = s->acc_max;
+    s->p[s->n].mean = s->acc_sum / (double)s->acc_n;
     s->n++;
     s->acc_n = 0;
+}
+
+double tr_series_round (double v)
+{
+    double scale, r;
+    int e;
+
+    if (v == 0 || !isfinite (v))
+        return v;
+    e = (int)floor (log10 (fabs (v))) - (TR_SERIES_DIGITS - 1);
+    /* scale by an exact power of ten so that the result is the double
+     * nearest the rounded decimal
+     */
+    if (e >= 0) {
+        scale = pow (10, e);
+        r = round (v / scale) * scale;
+        return isfinite (r) ? r : v; /* next to DBL_MAX */
+    }
+    if (e < -300)
+        return v;
+    scale = pow (10, -e);
+    return round (v * scale) / scale;
 }
 
 json_t *tr_series_json (const struct tr_series *s)
@@ -70,9 +123,13 @@ json_t *tr_series_json (const struct tr_series *s)
     if (!o || !mn || !me || !mx)
         goto nomem;
     for (size_t i = 0; i < s->n; i++)
-        if (json_array_append_new (mn, json_real (s->min[i])) < 0
-            || json_array_append_new (me, json_real (s->mean[i])) < 0
-            || json_array_append_new (mx, json_real (s->max[i])) < 0)
+        if (json_array_append_new (mn, json_real (tr_series_round (s->p[i].min)))
+                < 0
+            || json_array_append_new (me,
+                                      json_real (tr_series_round (s->p[i].mean)))
+                   < 0
+            || json_array_append_new (mx, json_real (tr_series_round (s->p[i].max)))
+                   < 0)
             goto nomem;
     if (json_object_set_new (o, "min", mn) < 0
         || json_object_set_new (o, "mean", me) < 0
@@ -93,10 +150,10 @@ json_t *tr_series_times (const struct tr_series *s)
     json_t *a = json_array ();
 
     for (size_t i = 0; a && i < s->n; i++)
-        if (json_array_append_new (a, json_real (s->t[i])) < 0) {
+        if (json_array_append_new (a, json_real (round (s->p[i].t * 1000) / 1000))
+            < 0) {
             json_decref (a);
             return NULL;
         }
     return a;
 }
-

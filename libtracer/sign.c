@@ -81,6 +81,7 @@ int tr_sign_mark_unsigned (json_t *rec, const char *reason)
         errno = EINVAL;
         return -1;
     }
+    (void)tr_record_round_reals (rec);
     if (!reason)
         reason = "unspecified";
     len = strlen (reason);
@@ -213,6 +214,10 @@ int tr_sign_record_opts (json_t *rec,
         errno = EINVAL;
         return tr_errprintf (error, "record is not an object");
     }
+    /* signed as the file will print it (a record nested too deeply to
+     * round is still signed, and printed in full)
+     */
+    (void)tr_record_round_reals (rec);
     if (tr_sign_digest (rec, digest) < 0) {
         int saved = errno;
         (void)snprintf (reason, sizeof (reason), "cannot compute digest: %s",

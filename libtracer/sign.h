@@ -33,7 +33,8 @@ typedef enum {
  */
 int tr_sign_digest (json_t *rec, char out[65]);
 
-/* Sign rec in place: compute the digest, encode a MUNGE credential
+/* Sign rec in place: round its reals (tr_record_round_reals), compute
+ * the digest, encode a MUNGE credential
  * (socket NULL = libmunge default; EMUNGE_SOCKET is retried a bounded
  * number of times) and set rec.signature.  On failure rec gets an
  * unsigned signature member with the reason and -1 is returned with the
@@ -59,7 +60,8 @@ int tr_sign_record_opts (json_t *rec,
                          const struct tr_sign_opts *opts,
                          tr_error_t *error);
 
-/* Mark rec unsigned with a reason (replaces any signature).  A reason
+/* Mark rec unsigned with a reason (replaces any signature); its reals
+ * are rounded as for signing.  A reason
  * longer than 1024 bytes is cut at a UTF-8 character boundary.  Returns
  * 0, or -1 with errno = EINVAL (rec not an object, reason not UTF-8) or
  * ENOMEM.

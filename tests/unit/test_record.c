@@ -1018,6 +1018,121 @@ static void test_roundtrip (void **state)
     json_decref (rec);
 }
 
+/* The line of text that starts with prefix (at a line start), without
+ * its newline; NULL if none.  Caller frees.
+ */
+static char *line_of (const char *text, const char *prefix)
+{
+    const char *p = text, *end;
+
+    while (p && strncmp (p, prefix, strlen (prefix)))
+        if ((p = strchr (p, '\n')))
+            p++;
+    if (!p)
+        return NULL;
+    end = strchr (p, '\n');
+    return strndup (p, end ? (size_t)(end - p) : strlen (p));
+}
+
+/* Reals print in 15 digits when all of them read back from 15 (after
+ * tr_record_round_reals), in 17 otherwise; the series member is on one
+ * line; a string imitating that line changes nothing; either way the
+ * file parses back to the same canonical form.
+ */
+static void test_short_reals (void **state)
+{
+    json_t *rec = make_record (), *back, *deep;
+    tr_error_t err;
+    char *text, *canon, *canon2, *line;
+
+    (void)state;
+    assert_int_equal (json_object_set_new (
+                          json_object_get (rec, "series"), "t_s",
+                          json_pack ("[f,f]", 0.0, 1.0 / 3)),
+                      0);
+    assert_int_equal (
+        json_object_set_new (json_object_get (rec, "series"), "metrics",
+                             json_pack ("{s:{s:[f,f],s:[f,f],s:[f,f]}}",
+                                        "cpu_cores", "min", 0.1 + 0.2, 1.5,
+                                        "mean", 0.3, 2.0, "max", 0.4, 2.5)),
+        0);
+    assert_int_equal (
+        json_object_set_new (json_object_get (rec, "identity"), "job_name",
+                             json_string ("x\n \"series\": \"@series@\"")),
+        0);
+
+    /* 1/3 and 0.1 + 0.2 need 17 digits: everything prints in 17 */
+    assert_non_null (text = tr_record_dumps (rec));
+    assert_non_null (strstr (text, "0.33333333333333331"));
+    assert_non_null (strstr (text, "0.30000000000000004"));
+    assert_non_null (back = tr_record_parse (text, strlen (text), &err));
+    assert_non_null (canon = tr_record_canonical (rec));
+    assert_non_null (canon2 = tr_record_canonical (back));
+    assert_string_equal (canon, canon2);
+    assert_true (json_equal (rec, back));
+    free (text);
+    free (canon);
+    free (canon2);
+    json_decref (back);
+
+    /* rounded: 15 digits, the same doubles back */
+    assert_int_equal (tr_record_round_reals (rec), 0);
+    assert_non_null (text = tr_record_dumps (rec));
+    assert_null (strstr (text, "0.33333333333333331"));
+    assert_non_null (strstr (text, "0.333333333333333"));
+    assert_non_null (strstr (text, "[0.3,1.5]"));
+    assert_non_null (back = tr_record_parse (text, strlen (text), &err));
+    assert_non_null (canon = tr_record_canonical (rec));
+    assert_non_null (canon2 = tr_record_canonical (back));
+    assert_string_equal (canon, canon2);
+    assert_true (json_equal (rec, back));
+    /* the series is one line; the look-alike string stays a string */
+    assert_non_null (line = line_of (text, " \"series\": {"));
+    assert_non_null (strstr (line, "\"t_s\":[0.0,0.333333333333333]}"));
+    free (line);
+    assert_string_equal (
+        json_string_value (
+            json_object_get (json_object_get (back, "identity"), "job_name")),
+        "x\n \"series\": \"@series@\"");
+    free (text);
+    free (canon);
+    free (canon2);
+    json_decref (back);
+
+    /* rounding is idempotent */
+    assert_non_null (canon = tr_record_canonical (rec));
+    assert_int_equal (tr_record_round_reals (rec), 0);
+    assert_non_null (canon2 = tr_record_canonical (rec));
+    assert_string_equal (canon, canon2);
+    free (canon);
+    free (canon2);
+
+    /* too deep to walk: refused, and the file still reads back */
+    deep = json_real (1.0 / 7);
+    for (int i = 0; i < 40; i++)
+        deep = json_pack ("[o]", deep);
+    assert_int_equal (json_object_set_new (json_object_get (rec, "summary"),
+                                           "x_deep", deep),
+                      0);
+    errno = 0;
+    assert_int_equal (tr_record_round_reals (rec), -1);
+    assert_int_equal (errno, ELOOP);
+    assert_non_null (text = tr_record_dumps (rec));
+    assert_non_null (strstr (text, "0.14285714285714285"));
+    /* (a reader refuses such a record; jansson reads it back as it was) */
+    assert_non_null (back = json_loads (text, 0, NULL));
+    assert_true (json_equal (rec, back));
+    free (text);
+    json_decref (back);
+
+    /* a record without a series prints without one */
+    assert_int_equal (json_object_del (rec, "series"), 0);
+    assert_non_null (text = tr_record_dumps (rec));
+    assert_null (strstr (text, "\n \"series\""));
+    free (text);
+    json_decref (rec);
+}
+
 static bool starts_with (const char *s, const char *prefix)
 {
     return strncmp (s, prefix, strlen (prefix)) == 0;
@@ -1379,6 +1494,7 @@ int main (void)
         cmocka_unit_test (test_parse_trailing_and_utf8),
         cmocka_unit_test (test_parse_size),
         cmocka_unit_test (test_roundtrip),
+        cmocka_unit_test (test_short_reals),
         cmocka_unit_test (test_canonical),
         cmocka_unit_test (test_golden),
         cmocka_unit_test_setup_teardown (test_load, setup_tmpdir,
