@@ -73,6 +73,13 @@ struct active {
 /* How often a running step's readings are saved to the state dir. */
 #define STATE_SAVE_S 5.0
 
+/* A step due within this share of its interval is sampled with the ones
+ * due now: each sample carries its own time, so nothing is skewed, and
+ * the daemon wakes once per interval for all its steps instead of once
+ * per step.
+ */
+#define SAMPLE_SLACK 0.05
+
 static struct {
     tr_conf_t *conf;
     const char *conf_path;
@@ -1352,7 +1359,7 @@ static double sample_due (double now)
     for (int i = 0; i < d.nsteps; i++) {
         struct active *a = &d.steps[i];
         tr_error_t error;
-        if (now >= a->next) {
+        if (now >= a->next - SAMPLE_SLACK * tr_step_interval (a->step)) {
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
             /* a job shorter than the reaper's period is seen here */
@@ -1633,9 +1640,9 @@ int main (int argc, char **argv)
             if (queries[i].deadline < next_sample)
                 next_sample = queries[i].deadline;
         }
-        timeout = (int)((next_sample - now) * 1000);
-        if (timeout < 0)
-            timeout = 0;
+        /* rounded up: waking a little early would spin until due */
+        timeout = next_sample > now ? (int)ceil ((next_sample - now) * 1000)
+                                    : 0;
         if (poll (pfd, (nfds_t)(2 + nq), timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
             if (pfd[1].revents & POLLIN)

@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -129,9 +130,25 @@ struct exemap {
     int tool;
 };
 
+/* Compiled redaction patterns, shared by every process table made with
+ * the same list: tracerd makes one table per step, and each compiled
+ * copy of the default list costs about 70 KiB.
+ */
+struct redact_set {
+    struct redact_set *next;
+    unsigned refs;
+    size_t n;
+    char **pat; /* copies: the caller's list may be freed (reload) */
+    regex_t *re;
+};
+
+static struct redact_set *redact_sets;
+static pthread_mutex_t redact_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct tr_procs {
     size_t cmdline_max, tools_max;
-    regex_t *re;
+    struct redact_set *rs;
+    regex_t *re; /* rs->re */
     size_t nre;
     long hz;
     int64_t boot_ms;
@@ -155,6 +172,7 @@ struct tr_procs {
     pid_t *roots;
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
+    uint64_t dropped; /* events not held for want of memory */
     size_t rr;     /* where the next budgeted scan's turn starts */
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
@@ -1304,6 +1322,12 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
  */
 static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
 {
+    /* most steps never hold one: the window is made on first use */
+    if (!P->pending
+        && !(P->pending = calloc (PENDING_MAX, sizeof (*P->pending)))) {
+        P->dropped++; /* counted with the events the listener lost */
+        return;
+    }
     while (P->pcount > 0
            && (P->pcount == PENDING_MAX
                || P->pending[P->phead].end_unix_ms + PENDING_AGE_MS
@@ -1395,12 +1419,112 @@ void tr_procs_set_lost (tr_procs_t *P, uint64_t lost)
 
 /* create, destroy */
 
+static void redact_free (struct redact_set *rs, size_t ncompiled)
+{
+    for (size_t i = 0; i < ncompiled; i++)
+        regfree (&rs->re[i]);
+    for (size_t i = 0; rs->pat && i < rs->n; i++)
+        free (rs->pat[i]);
+    free (rs->pat);
+    free (rs->re);
+    free (rs);
+}
+
+static bool redact_same (const struct redact_set *rs, const char *const *pat)
+{
+    size_t i;
+
+    for (i = 0; i < rs->n && pat[i]; i++)
+        if (strcmp (rs->pat[i], pat[i]))
+            return false;
+    return i == rs->n && !pat[i];
+}
+
+static struct redact_set *redact_compile (const char *const *pat,
+                                          tr_error_t *error)
+{
+    struct redact_set *rs;
+    size_t n = 0;
+
+    while (pat[n])
+        n++;
+    if (!(rs = calloc (1, sizeof (*rs)))
+        || (n && (!(rs->pat = calloc (n, sizeof (*rs->pat)))
+                  || !(rs->re = calloc (n, sizeof (*rs->re)))))) {
+        if (rs)
+            redact_free (rs, 0);
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    rs->n = n;
+    for (size_t i = 0; i < n; i++)
+        if (!(rs->pat[i] = strdup (pat[i]))) {
+            redact_free (rs, 0);
+            errno = ENOMEM;
+            tr_errprintf (error, "out of memory");
+            return NULL;
+        }
+    for (size_t i = 0; i < n; i++) {
+        char msg[128];
+        int rc = regcomp (&rs->re[i], pat[i], REG_EXTENDED | REG_ICASE);
+        if (rc != 0) {
+            regerror (rc, NULL, msg, sizeof (msg));
+            tr_errprintf (error, "redact pattern '%s': %s", pat[i], msg);
+            redact_free (rs, i);
+            errno = rc == REG_ESPACE ? ENOMEM : EINVAL;
+            return NULL;
+        }
+    }
+    rs->refs = 1;
+    return rs;
+}
+
+/* The compiled set for pat: shared when one with the same patterns is
+ * in use (regexec does not change a compiled pattern).
+ */
+static struct redact_set *redact_get (const char *const *pat,
+                                      tr_error_t *error)
+{
+    struct redact_set *rs;
+
+    pthread_mutex_lock (&redact_lock);
+    for (rs = redact_sets; rs; rs = rs->next)
+        if (redact_same (rs, pat)) {
+            rs->refs++;
+            pthread_mutex_unlock (&redact_lock);
+            return rs;
+        }
+    if ((rs = redact_compile (pat, error))) {
+        rs->next = redact_sets;
+        redact_sets = rs;
+    }
+    pthread_mutex_unlock (&redact_lock);
+    return rs;
+}
+
+static void redact_put (struct redact_set *rs)
+{
+    struct redact_set **pp;
+
+    if (!rs)
+        return;
+    pthread_mutex_lock (&redact_lock);
+    if (--rs->refs == 0) {
+        for (pp = &redact_sets; *pp && *pp != rs; pp = &(*pp)->next)
+            ;
+        if (*pp)
+            *pp = rs->next;
+        redact_free (rs, rs->n);
+    }
+    pthread_mutex_unlock (&redact_lock);
+}
+
 tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
                              tr_error_t *error)
 {
     const char *const *pat = tr_conf_redact_default;
     tr_procs_t *P;
-    size_t n = 0;
 
     if (opts && opts->cmdline_max > TR_PROCS_CMDLINE_MAX) {
         errno = EINVAL;
@@ -1426,27 +1550,16 @@ tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
         P->hz = 100;
     P->hsize = 256;
     if (!(P->hash = calloc (P->hsize, sizeof (*P->hash)))
-        || !(P->ring = calloc (ENDED_MAX, sizeof (*P->ring)))
-        || !(P->pending = calloc (PENDING_MAX, sizeof (*P->pending))))
+        || !(P->ring = calloc (ENDED_MAX, sizeof (*P->ring))))
         goto nomem;
     if (opts && opts->redact)
         pat = opts->redact;
-    while (pat[n])
-        n++;
-    if (n && !(P->re = calloc (n, sizeof (*P->re))))
-        goto nomem;
-    for (size_t i = 0; i < n; i++) {
-        char msg[128];
-        int rc = regcomp (&P->re[i], pat[i], REG_EXTENDED | REG_ICASE);
-        if (rc != 0) {
-            regerror (rc, NULL, msg, sizeof (msg));
-            tr_errprintf (error, "redact pattern '%s': %s", pat[i], msg);
-            tr_procs_destroy (P);
-            errno = rc == REG_ESPACE ? ENOMEM : EINVAL;
-            return NULL;
-        }
-        P->nre++;
+    if (!(P->rs = redact_get (pat, error))) {
+        tr_procs_destroy (P);
+        return NULL;
     }
+    P->re = P->rs->re;
+    P->nre = P->rs->n;
     return P;
 nomem:
     tr_procs_destroy (P);
@@ -1474,9 +1587,7 @@ void tr_procs_destroy (tr_procs_t *P)
         free (P->tools[i].codes.v);
         free (P->tools[i].sigs.v);
     }
-    for (size_t i = 0; i < P->nre; i++)
-        regfree (&P->re[i]);
-    free (P->re);
+    redact_put (P->rs);
     free (P->hash);
     free (P->ring);
     free (P->pending);
@@ -1730,7 +1841,7 @@ bool tr_procs_complete (tr_procs_t *P)
 {
     uint64_t inexact = 0;
 
-    if (!P || P->lost || P->nlive)
+    if (!P || P->lost || P->dropped || P->nlive)
         return false;
     each_proc (P, inexact_cb, &inexact);
     return inexact == 0 && P->f_inexact == 0;
@@ -1749,7 +1860,7 @@ json_t *tr_procs_json (tr_procs_t *P, const char *source)
     return json_pack ("{s:I s:s s:b s:I}", "count", (json_int_t)P->nseen,
                       "source", source, "complete",
                       ts && tr_procs_complete (P), "lost",
-                      (json_int_t)P->lost);
+                      (json_int_t)(P->lost + P->dropped));
 }
 
 struct sums {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "libtracer/conf.h"
 #include "libtracer/fsroot.h"
 #include "libtracer/procs.h"
 #include "libtracer/record.h"
@@ -452,6 +453,58 @@ static void test_cmdline_truncation (void **state)
                          "mysql --password=*** -h db --user root");
     json_decref (tools);
     tr_procs_destroy (p);
+}
+
+/* Tables with the same patterns share one compiled copy; it lives as
+ * long as one of them, and a different or longer list is its own.
+ */
+static void test_redact_shared (void **state)
+{
+    static const pid_t pids[] = { 200 };
+    static const char *const mine[] = { "h[a-z]+2", NULL };
+    const char *copy[64], *more[65];
+    struct tr_procs_opts o = { 0 };
+    tr_procs_t *p[4];
+    json_t *tools;
+    size_t n = 0;
+    static const char *const want[4] = {
+        NULL, "mysql --password=*** -h db --user root",
+        "mysql --password=*** -h db --user root",
+        "mysql --password=*** -h db --user ***"
+    };
+
+    (void)state;
+    /* the default list again, in other memory */
+    for (; tr_conf_redact_default[n] && n < 63; n++) {
+        assert_non_null (copy[n] = strdup (tr_conf_redact_default[n]));
+        more[n] = tr_conf_redact_default[n];
+    }
+    copy[n] = NULL;
+    /* the default list and one more */
+    more[n] = "root";
+    more[n + 1] = NULL;
+    assert_non_null (p[0] = tr_procs_create (NULL, NULL));
+    o.redact = copy;
+    assert_non_null (p[1] = tr_procs_create (&o, NULL));
+    for (size_t i = 0; i < n; i++)
+        free ((char *)copy[i]);
+    o.redact = mine;
+    assert_non_null (p[2] = tr_procs_create (&o, NULL));
+    o.redact = more;
+    assert_non_null (p[3] = tr_procs_create (&o, NULL));
+    tr_procs_destroy (p[0]);
+    for (int i = 1; i < 4; i++) {
+        const char *got;
+        assert_int_equal (scan_fixture (p[i], "cmd", pids, 1, T1), 1);
+        assert_non_null (tools = tr_procs_tools_json (p[i]));
+        got = json_string_value (
+            json_object_get (row (tools, "mysql"), "cmdline"));
+        assert_non_null (got);
+        assert_string_equal (got, want[i]);
+        json_decref (tools);
+    }
+    for (int i = 1; i < 4; i++)
+        tr_procs_destroy (p[i]);
 }
 
 /* Options that cannot be used are errors that say which. */
@@ -1125,6 +1178,7 @@ int main (void)
         cmocka_unit_test_teardown (test_exit_pid_reuse, reset_fsroot),
         cmocka_unit_test_teardown (test_zombie, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
+        cmocka_unit_test_teardown (test_redact_shared, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_truncation, reset_fsroot),
         cmocka_unit_test (test_create_errors),
         cmocka_unit_test (test_exit_attribution),
