@@ -74,9 +74,17 @@ enum {
 
 #define TEXT_MAX (64 * 1024) /* io.stat and net/dev of a big node */
 
+/* A known process is reread at most once in this many samples: its exit
+ * comes exact from taskstats, so rereading only keeps live figures
+ * fresh, and a small step would otherwise reread all of its processes
+ * at every sample.
+ */
+#define REREAD_SAMPLES 10
+
 struct tr_detail {
     bool taskstats;
     size_t proc_reads;        /* known processes reread per sample */
+    size_t reread_credit;     /* rereads owed, in REREAD_SAMPLES-ths */
     struct tr_kept kept[K_COUNT];
     char *text;               /* TEXT_MAX bytes for the kept files */
     struct tr_netstat *net_tmp;
@@ -398,8 +406,21 @@ void tr_detail_sample (tr_detail_t *d,
                        double t,
                        double dt)
 {
-    (void)tr_procs_scan_some (d->procs, pids, npids, d->proc_reads, same,
-                              now_ms ());
+    size_t budget = d->proc_reads, due;
+
+    if (budget) {
+        d->reread_credit += *npids;
+        due = d->reread_credit / REREAD_SAMPLES;
+        d->reread_credit -= due * REREAD_SAMPLES;
+        if (due < budget)
+            budget = due;
+        /* a changed list is read for its new processes whatever is due */
+        if (budget == 0 && !same)
+            budget = 1;
+    }
+    if (!d->proc_reads || budget > 0)
+        (void)tr_procs_scan_some (d->procs, pids, npids, budget, same,
+                                  now_ms ());
     sample_psi (d, t, dt);
     sample_cpu_extra (d);
     sample_io (d, t, dt);

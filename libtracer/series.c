@@ -35,7 +35,7 @@ static void series_compact (struct tr_series *s)
         p[j].t = p[i].t;
         p[j].min = p[i].min < p[i + 1].min ? p[i].min : p[i + 1].min;
         p[j].max = p[i].max > p[i + 1].max ? p[i].max : p[i + 1].max;
-        p[j].mean = (p[i].mean + p[i + 1].mean) / 2;
+        p[j].mean = (float)(((double)p[i].mean + p[i + 1].mean) / 2);
     }
     if (s->n % 2)
         /* an odd last point stays on its own */
@@ -86,9 +86,9 @@ void tr_series_add (struct tr_series *s, double t, double v)
     if (!series_room (s))
         return; /* out of memory before the first points: keep the bucket */
     s->p[s->n].t = s->acc_t;
-    s->p[s->n].min = s->acc_min;
-    s->p[s->n].max = s->acc_max;
-    s->p[s->n].mean = s->acc_sum / (double)s->acc_n;
+    s->p[s->n].min = (float)s->acc_min;
+    s->p[s->n].max = (float)s->acc_max;
+    s->p[s->n].mean = (float)(s->acc_sum / (double)s->acc_n);
     s->n++;
     s->acc_n = 0;
 }

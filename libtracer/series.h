@@ -15,8 +15,12 @@
  */
 #define TR_SERIES_DIGITS 4
 
+/* A point: its time in full, its values in single precision (7
+ * significant digits, more than the record keeps), 20 bytes.
+ */
 struct tr_series_point {
-    double t, min, mean, max;
+    double t;
+    float min, mean, max;
 };
 
 /* A bounded time series: when TR_SERIES_MAX points are full, neighbours
