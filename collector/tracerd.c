@@ -432,8 +432,8 @@ static void save_state (struct active *a)
         return;
     if (!(st = tr_step_save (a->step))
         || !(text = json_dumps (st, JSON_COMPACT))
-        || tr_path_write_atomic (d.state_fd, name, text, strlen (text), 0600,
-                                 (uid_t)-1, (gid_t)-1, &error) < 0)
+        || tr_path_replace (d.state_fd, name, text, strlen (text), 0600,
+                            (uid_t)-1, (gid_t)-1, &error) < 0)
         logmsg (LOG_WARNING, "step %s: cannot save state: %s", a->key,
                 text ? tr_error_str (&error) : strerror (errno));
     a->saved = tr_when_monotonic ();
@@ -797,8 +797,8 @@ static void write_snapshot (struct active *a)
         owner = (uid_t)uid;
     if (!(rec = tr_step_record (a->step, "snapshot"))
         || !(text = json_dumps (rec, JSON_COMPACT))
-        || tr_path_write_atomic (d.live_fd, name, text, strlen (text), 0600,
-                                 owner, (gid_t)-1, &error) < 0)
+        || tr_path_replace (d.live_fd, name, text, strlen (text), 0600,
+                            owner, (gid_t)-1, &error) < 0)
         logmsg (LOG_WARNING, "step %s: cannot write a live snapshot: %s",
                 a->key, text ? tr_error_str (&error) : strerror (errno));
     free (text);

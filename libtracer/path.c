@@ -340,13 +340,14 @@ static int open_temp (int dirfd, const char *name, char *tmp, size_t size)
     return -1;
 }
 
-int tr_path_write_atomic (int dirfd,
+static int write_replace (int dirfd,
                           const char *name,
                           const void *buf,
                           size_t len,
                           mode_t mode,
                           uid_t uid,
                           gid_t gid,
+                          bool durable,
                           tr_error_t *error)
 {
     char tmp[NAME_MAX + 1];
@@ -379,7 +380,7 @@ int tr_path_write_atomic (int dirfd,
     if (fchmod (fd, mode) < 0)
         goto error_close;
     step = "fsync";
-    if (fsync (fd) < 0)
+    if (durable && fsync (fd) < 0)
         goto error_close;
     /* NFS may report a failed write-back (ENOSPC, EDQUOT) only here.  The
      * fd is gone either way, so no retry on EINTR.
@@ -390,6 +391,8 @@ int tr_path_write_atomic (int dirfd,
     step = "rename";
     if (renameat (dirfd, tmp, dirfd, name) < 0)
         goto error_unlink;
+    if (!durable)
+        return 0;
 
     /* The rename is durable only once the directory itself is synced. */
     dfd = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -409,6 +412,30 @@ error_unlink:
     return tr_errprintf (error, "%s %s/%s: %s", step,
                          dir_name (dirfd, dbuf, sizeof (dbuf)), name,
                          strerror (errno));
+}
+
+int tr_path_write_atomic (int dirfd,
+                          const char *name,
+                          const void *buf,
+                          size_t len,
+                          mode_t mode,
+                          uid_t uid,
+                          gid_t gid,
+                          tr_error_t *error)
+{
+    return write_replace (dirfd, name, buf, len, mode, uid, gid, true, error);
+}
+
+int tr_path_replace (int dirfd,
+                     const char *name,
+                     const void *buf,
+                     size_t len,
+                     mode_t mode,
+                     uid_t uid,
+                     gid_t gid,
+                     tr_error_t *error)
+{
+    return write_replace (dirfd, name, buf, len, mode, uid, gid, false, error);
 }
 
 char *tr_path_read_file (int dirfd,

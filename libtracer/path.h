@@ -59,6 +59,21 @@ int tr_path_write_atomic (int dirfd,
                           gid_t gid,
                           tr_error_t *error);
 
+/* tr_path_write_atomic without the two fsyncs: readers still see the old
+ * content or the new, never a part, but a power loss may leave the old.
+ * For files rewritten every few seconds whose loss costs only freshness
+ * (tracerd's step state and live snapshots), where two journal commits
+ * per write would cost more than the write.
+ */
+int tr_path_replace (int dirfd,
+                     const char *name,
+                     const void *buf,
+                     size_t len,
+                     mode_t mode,
+                     uid_t uid,
+                     gid_t gid,
+                     tr_error_t *error);
+
 /* Read a whole regular file (opened O_NOFOLLOW) of at most max bytes.
  * Returns a NUL-terminated buffer the caller must free(), with *lenp set;
  * NULL with errno (EFBIG when larger than max, ELOOP for a symlink).

@@ -379,6 +379,39 @@ static void test_write_atomic_replaces_symlink (void **state)
     assert_content (p, "new\n");
 }
 
+/* The non-durable variant: the same content, mode, owner and link
+ * rules, no temporary left, bad names refused.
+ */
+static void test_replace (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX], victim[PATH_MAX];
+    struct stat st;
+    tr_error_t e = { 0 };
+
+    write_file (at (f, victim, sizeof (victim), "victim"), "secret\n");
+    assert_int_equal (symlink ("victim", at (f, p, sizeof (p), "state")), 0);
+    assert_int_equal (tr_path_replace (f->dirfd, "state", "one\n", 4, 0600,
+                                       65534, 65534, NULL),
+                      0);
+    assert_content (victim, "secret\n");
+    assert_int_equal (lstat (p, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_mode & 07777, 0600);
+    assert_int_equal (st.st_uid, 65534);
+    assert_content (p, "one\n");
+    assert_int_equal (tr_path_replace (f->dirfd, "state", "two\n", 4, 0640,
+                                       (uid_t)-1, (gid_t)-1, NULL),
+                      0);
+    assert_content (p, "two\n");
+    assert_int_equal (count_entries (f->dir, ".tmp."), 0);
+    assert_int_equal (tr_path_replace (f->dirfd, "a/b", "x", 1, 0600,
+                                       (uid_t)-1, (gid_t)-1, &e),
+                      -1);
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (strstr (e.text, "invalid file name"));
+}
+
 static void alarm_handler (int sig)
 {
     (void)sig;
@@ -561,6 +594,7 @@ int main (void)
                                          setup, teardown),
         cmocka_unit_test_setup_teardown (test_write_atomic_replaces_symlink,
                                          setup, teardown),
+        cmocka_unit_test_setup_teardown (test_replace, setup, teardown),
         cmocka_unit_test_setup_teardown (test_read_file, setup, teardown),
         cmocka_unit_test_setup_teardown (test_is_secure, setup, teardown),
     };
