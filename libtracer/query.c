@@ -257,6 +257,8 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
 {
     size_t w = 0;
 
+    if (set->n == 0)
+        return 0; /* rows may be NULL: qsort must not see it */
     qsort (set->rows, set->n, sizeof (*set->rows), cmp_identity);
     for (size_t i = 0; i < set->n;) {
         tr_stepsum_t step = set->rows[i];
