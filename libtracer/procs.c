@@ -1228,6 +1228,17 @@ uint64_t tr_procs_rss (tr_procs_t *P)
 
 /* exit events */
 
+/* The exit record's command name into name (sizeof (ev->comm) bytes),
+ * NUL-terminated whatever the kernel sent and sanitized like a name read
+ * from /proc.
+ */
+static void exit_comm (const struct tr_exit *ev, char *name)
+{
+    memcpy (name, ev->comm, sizeof (ev->comm));
+    name[sizeof (ev->comm) - 1] = '\0';
+    sanitize (name);
+}
+
 /* Apply a thread's exit record.  Returns 1 (the step's), 0 (not), or -1
  * (ENOMEM); *created tells whether a process became known.
  */
@@ -1249,15 +1260,11 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
             return 0;
         if (ev->exe_ino)
             tool = exe_find (P, ev->exe_dev, ev->exe_ino);
-        if (tool < 0) {
-            memcpy (name, ev->comm, sizeof (name));
-            name[sizeof (name) - 1] = '\0';
-            sanitize (name);
-            if (!name[0])
-                snprintf (name, sizeof (name), "?");
-            if ((tool = tool_get (P, name)) < 0)
-                return -1;
-        }
+        exit_comm (ev, name);
+        if (!name[0])
+            snprintf (name, sizeof (name), "?");
+        if (tool < 0 && (tool = tool_get (P, name)) < 0)
+            return -1;
         other = find_live (P, tgid);
         if (!(p = proc_new (P, tgid, start)))
             return -1;
@@ -1279,16 +1286,12 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
         char name[sizeof (ev->comm)];
         int tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino) : -1;
 
-        if (tool < 0) {
-            memcpy (name, ev->comm, sizeof (name));
-            name[sizeof (name) - 1] = '\0';
-            sanitize (name);
-            if (name[0] && (tool = tool_get (P, name)) < 0)
-                return -1;
-        }
+        exit_comm (ev, name);
+        if (tool < 0 && name[0] && (tool = tool_get (P, name)) < 0)
+            return -1;
         if (tool >= 0) {
             tool_assign (P, p, tool);
-            snprintf (p->comm, sizeof (p->comm), "%s", ev->comm);
+            snprintf (p->comm, sizeof (p->comm), "%s", name);
         }
     }
     if (p->exact)
@@ -1707,6 +1710,14 @@ static int set_new (json_t *o, const char *key, json_t *v)
     return v ? json_object_set_new (o, key, v) : -1;
 }
 
+/* A counter as a record integer (signed 64 bits, >= 0): /proc text is
+ * not trusted to stay in range ("VmHWM: -1 kB" reads as 2^64 - 1).
+ */
+static json_t *json_count (uint64_t v)
+{
+    return json_integer (v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
 static json_t *row_json (const char *name,
                          const char *cmdline,
                          const struct agg *a,
@@ -1716,16 +1727,11 @@ static json_t *row_json (const char *name,
     json_t *o = json_object ();
 
     if (!o || set_new (o, "name", json_string (name)) < 0
-        || set_new (o, "count", json_integer ((json_int_t)a->count)) < 0
+        || set_new (o, "count", json_count (a->count)) < 0
         || set_new (o, "cpu_s", json_real ((double)a->cpu_us / 1e6)) < 0
-        || set_new (o, "peak_rss_bytes", json_integer ((json_int_t)a->peak))
-               < 0
-        || set_new (o, "read_bytes",
-                    json_integer ((json_int_t)a->io.read_bytes))
-               < 0
-        || set_new (o, "write_bytes",
-                    json_integer ((json_int_t)a->io.write_bytes))
-               < 0
+        || set_new (o, "peak_rss_bytes", json_count (a->peak)) < 0
+        || set_new (o, "read_bytes", json_count (a->io.read_bytes)) < 0
+        || set_new (o, "write_bytes", json_count (a->io.write_bytes)) < 0
         || set_new (o, "runq_wait_s", json_real ((double)a->runq_ns / 1e9))
                < 0
         || (a->first_start_ms > 0

@@ -302,6 +302,29 @@ static void test_scan_with_exit (void **state)
     }
 }
 
+/* An exit record of a child never seen alive, with a hostile name that
+ * fills the kernel's field with no NUL: the row's name is cut and its
+ * control characters replaced, as a name read from /proc is.
+ */
+static void test_exit_hostile_comm (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit ev = mkexit (300, 300, 100, "", true, START_MS (2000),
+                                T1 + 100);
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+    memset (ev.comm, 'A', sizeof (ev.comm));
+    memcpy (ev.comm, "ev\nil\x1b[31m", 10);
+    assert_int_equal (tr_procs_exit (p, &ev), 1);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_non_null (row (tools, "ev?il?[31mAAAAAAAAAAAAAAAAAAAAA"));
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
 /* scan3: dd 105 has ended but is not reaped yet (a zombie, as an orphan
  * is until init waits for it).  Listed again, it is neither revived nor
  * counted a second time, whether or not its exit record came first.
@@ -1179,6 +1202,7 @@ int main (void)
         cmocka_unit_test_teardown (test_zombie, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
         cmocka_unit_test_teardown (test_redact_shared, reset_fsroot),
+        cmocka_unit_test_teardown (test_exit_hostile_comm, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_truncation, reset_fsroot),
         cmocka_unit_test (test_create_errors),
         cmocka_unit_test (test_exit_attribution),
