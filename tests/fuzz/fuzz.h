@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Larger inputs are ignored: the parsers bound their own input far
  * below what a fuzzer would spend time on, and tools/fuzz passes the
@@ -19,5 +21,20 @@
 #define FUZZ_MAX_LEN (64 * 1024)
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+/* The input as a NUL-terminated string, for the parsers that take text;
+ * NULL when it is longer than FUZZ_MAX_LEN or memory runs out.  Caller
+ * frees.
+ */
+static inline char *fuzz_text (const uint8_t *data, size_t size)
+{
+    char *text;
+
+    if (size > FUZZ_MAX_LEN || !(text = malloc (size + 1)))
+        return NULL;
+    memcpy (text, data, size);
+    text[size] = '\0';
+    return text;
+}
 
 #endif /* !TRACER_FUZZ_H */

@@ -66,12 +66,8 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     char *text;
     int rc;
 
-    if (size > FUZZ_MAX_LEN)
+    if (!(text = fuzz_text (data, size)))
         return 0;
-    if (!(text = malloc (size + 1)))
-        return 0;
-    memcpy (text, data, size);
-    text[size] = '\0';
     if (!(conf = tr_conf_create ())) {
         free (text);
         return 0;

@@ -115,12 +115,8 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     char *text;
 
-    if (size > FUZZ_MAX_LEN)
+    if (!(text = fuzz_text (data, size)))
         return 0;
-    if (!(text = malloc (size + 1)))
-        return 0;
-    memcpy (text, data, size);
-    text[size] = '\0';
     fuzz_spec (text);
     fuzz_args (text, size);
     free (text);

@@ -50,3 +50,27 @@ private_tracerd_stop ()
     wait_for "! tr_pid_running $(cat tracerd.pid)" 20 &&
     rm -f tracerd.pid
 }
+
+# pbs_step_start JOB ATTACH [PID] [INTERVAL]: tell the tracerd at
+# $TRACER_SOCKET (through $NOTIFY, tests/notify) that the batch step of
+# PBS job JOB started as root on this host, attached as ATTACH (a JSON
+# object: {"cgroup": ...}, {"env": ...}, {"tree": true}...), its first
+# task PID (default 0), sampled every INTERVAL s (default 0.2).
+pbs_step_start ()
+{
+    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"step_start\",
+        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
+          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0,
+          \"user\":\"root\"},
+        \"task_id\":0, \"pid\":${3:-0}, \"interval_s\":${4:-0.2},
+        \"attach\":$2}"
+}
+
+# pbs_task_exit JOB: its only task ended with status 0, the last one.
+pbs_task_exit ()
+{
+    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"task_exit\",
+        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
+          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0},
+        \"task_id\":0, \"pid\":0, \"wait_status\":0, \"last\":true}"
+}

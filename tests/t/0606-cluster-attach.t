@@ -16,23 +16,10 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 
-# start JOB ATTACH [PID]: what a prologue sends; end JOB: an epilogue.
-start ()
-{
-    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"step_start\",
-        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
-          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0,
-          \"user\":\"root\"},
-        \"task_id\":0, \"pid\":${3:-0}, \"interval_s\":0.2,
-        \"attach\":$2}"
-}
-end ()
-{
-    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"task_exit\",
-        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
-          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0},
-        \"task_id\":0, \"pid\":0, \"wait_status\":0, \"last\":true}"
-}
+# start JOB ATTACH [PID]: what a prologue sends; end JOB: an epilogue
+# (tests/sharness.d/40-tracerd.sh).
+start () { pbs_step_start "$1" "$2" "${3:-0}" 0.2; }
+end () { pbs_task_exit "$1"; }
 cpu_sum () { jq -s "map(.cpu_s) | add" "$@"; }
 burn_tool () { jq ".[0].tools[] | select(.name == \"burn\")" rec.json; }
 

@@ -90,23 +90,10 @@ vg_clean ()
 }
 
 # step_start JOB ATTACH [PID]: what a prologue sends; task_exit JOB: the
-# last task's exit; step_end JOB OUTCOME: an epilogue's last word.
-step_start ()
-{
-    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"step_start\",
-        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
-          \"step_id\":\"batch\",\"node\":\"$HOST\",\"uid\":0,
-          \"user\":\"root\"},
-        \"task_id\":0, \"pid\":${3:-0}, \"interval_s\":0.5,
-        \"attach\":$2}"
-}
-task_exit ()
-{
-    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"task_exit\",
-        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"$1\",
-          \"step_id\":\"batch\",\"node\":\"$HOST\",\"uid\":0},
-        \"task_id\":0, \"pid\":0, \"wait_status\":0, \"last\":true}"
-}
+# last task's exit (both from tests/sharness.d/40-tracerd.sh); step_end
+# JOB OUTCOME: an epilogue's last word.
+step_start () { pbs_step_start "$1" "$2" "${3:-0}" 0.5; }
+task_exit () { pbs_task_exit "$1"; }
 step_end ()
 {
     "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"step_end\",
