@@ -324,7 +324,8 @@ int tr_rowset_sort (tr_rowset_t *set, const char *spec, tr_error_t *error)
         sort_keys[nsort_keys].f = f;
         sort_keys[nsort_keys++].desc = desc;
     }
-    qsort (set->rows, set->n, sizeof (*set->rows), cmp_sort);
+    if (set->n > 0) /* rows may be NULL: qsort must not see it */
+        qsort (set->rows, set->n, sizeof (*set->rows), cmp_sort);
     return 0;
 }
 
