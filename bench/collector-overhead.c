@@ -401,10 +401,7 @@ static int parse_options (int argc, char **argv, struct options *o)
     }
     return 0;
 bad:
-    for (const struct option *lo = longopts; lo->name; lo++)
-        if (lo->val == c)
-            fprintf (stderr, "collector-overhead: bad value for --%s: '%s'\n",
-                     lo->name, optarg);
+    bench_bad_value ("collector-overhead", longopts, c, optarg);
     return -1;
 }
 

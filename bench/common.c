@@ -32,6 +32,17 @@ int bench_parse_long (const char *s, long min, long max, long *out)
     return 0;
 }
 
+void bench_bad_value (const char *prog,
+                      const struct option *longopts,
+                      int c,
+                      const char *arg)
+{
+    for (const struct option *lo = longopts; lo->name; lo++)
+        if (lo->val == c)
+            fprintf (stderr, "%s: bad value for --%s: '%s'\n", prog, lo->name,
+                     arg);
+}
+
 int bench_install_handlers (void (*handler) (int))
 {
     struct sigaction sa;

@@ -8,6 +8,7 @@
 #ifndef TRACER_BENCH_COMMON_H
 #define TRACER_BENCH_COMMON_H
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #define BENCH_EXIT_SKIP 77 /* automake's "skipped" */
@@ -20,6 +21,14 @@ struct bench_machine {
 
 /* A decimal long in [min, max], the whole string.  Returns 0 or -1. */
 int bench_parse_long (const char *s, long min, long max, long *out);
+
+/* "PROG: bad value for --NAME: 'ARG'" on stderr, NAME being the long
+ * option whose short code getopt_long returned as c.
+ */
+void bench_bad_value (const char *prog,
+                      const struct option *longopts,
+                      int c,
+                      const char *arg);
 
 /* handler for SIGINT, SIGTERM and SIGHUP (SA_RESTART).  Returns 0 or -1
  * with errno.

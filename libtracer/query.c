@@ -253,13 +253,19 @@ static bool same_step (const tr_stepsum_t *x, const tr_stepsum_t *y)
            && !strcmp (x->step_id, y->step_id);
 }
 
+/* An empty set may have no array at all, which qsort must not see. */
+static void sort_rows (tr_rowset_t *set,
+                       int (*cmp) (const void *, const void *))
+{
+    if (set->n > 0)
+        qsort (set->rows, set->n, sizeof (*set->rows), cmp);
+}
+
 int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
 {
     size_t w = 0;
 
-    if (set->n == 0)
-        return 0; /* rows may be NULL: qsort must not see it */
-    qsort (set->rows, set->n, sizeof (*set->rows), cmp_identity);
+    sort_rows (set, cmp_identity);
     for (size_t i = 0; i < set->n;) {
         tr_stepsum_t step = set->rows[i];
         size_t j = i + 1;
@@ -324,8 +330,7 @@ int tr_rowset_sort (tr_rowset_t *set, const char *spec, tr_error_t *error)
         sort_keys[nsort_keys].f = f;
         sort_keys[nsort_keys++].desc = desc;
     }
-    if (set->n > 0) /* rows may be NULL: qsort must not see it */
-        qsort (set->rows, set->n, sizeof (*set->rows), cmp_sort);
+    sort_rows (set, cmp_sort);
     return 0;
 }
 
