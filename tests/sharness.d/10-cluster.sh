@@ -86,6 +86,16 @@ tracerd_stop ()
     "$TRACER_CLUSTER" tracerd-stop "$TRACER_CLUSTER_DIR" ${1+"$1"} >&3
 }
 
+# tracerd_kill: SIGKILL the (single node's) tracerd and wait until it
+# is gone: kill returns before the signal is acted on, and until then
+# the daemon still accepts connections.
+tracerd_kill ()
+{
+    _tr_kpid=$(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    kill -KILL "$_tr_kpid" &&
+    wait_for "! tr_pid_running $_tr_kpid" 10
+}
+
 # cluster_node K: the name of node K (from 1).
 cluster_node ()
 {

@@ -84,7 +84,7 @@ test_expect_success 'tracerd killed mid-step: the job completes normally' '
     srun --tracer sh -c "sleep 3; echo done" >k.out &
     srun_pid=$! &&
     sleep 1.5 &&
-    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    tracerd_kill &&
     wait $srun_pid &&
     test "$(cat k.out)" = done
 '

@@ -23,7 +23,7 @@ test_expect_success 'SIGKILL and restart mid-step: CPU total within 5% and compl
         >burn.out 2>burn.err &
     srun_pid=$! &&
     sleep 1.5 &&
-    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    tracerd_kill &&
     tracerd_start &&
     wait $srun_pid &&
     job=$(sed -n "s/^JOB=//p" burn.err) &&
@@ -39,7 +39,7 @@ test_expect_success 'a step that ends while tracerd is down is recorded as incom
         >b2.out 2>b2.err &
     srun_pid=$! &&
     sleep 1 &&
-    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    tracerd_kill &&
     wait $srun_pid &&
     tracerd_start &&
     job=$(sed -n "s/^JOB=//p" b2.err) &&

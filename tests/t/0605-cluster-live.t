@@ -103,7 +103,7 @@ test_expect_success 'SIGKILL of tracerd: root sees the running step as stale at 
     kjob=$(sed -n "s/^JOB=//p" k.err) &&
     wait_for "live_row $kjob" 20 &&
     ! grep -q STALE live.out &&
-    kill -KILL $(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    tracerd_kill &&
     "$REPORT" --live >k.out &&
     grep "^$kjob " k.out | grep -q "  STALE: tracerd is not running$"
 '
