@@ -28,6 +28,7 @@
 #include "libtracer/diagnose.h"
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
+#include "libtracer/record.h"
 #include "libtracer/store.h"
 #include "cli.h"
 #include "libtracer/when.h"
@@ -340,6 +341,12 @@ static int summarise (struct rep *r, struct mailer *m)
     if (!set)
         return pass_through (m, "tracer: out of memory; this is Slurm's "
                              "notification.");
+    /* user-controlled names reach the mail with control characters
+     * escaped
+     */
+    json_array_foreach (r->recs, i, rec)
+        if (tr_record_printable (rec) < 0)
+            goto nomem;
     json_array_foreach (r->recs, i, rec) {
         tr_stepsum_t row;
 

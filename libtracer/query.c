@@ -482,6 +482,19 @@ int tr_query_print (FILE *out,
             }
             else
                 s = fmt->extra ? fmt->extra (row, fmt->extra_arg) : "";
+            /* a name with a newline must not make a row of its own */
+            if (s && !tr_text_is_printable (s)) {
+                tr_strbuf_t esc = TR_STRBUF_INIT;
+
+                if (tr_strbuf_printable (&esc, s) < 0) {
+                    tr_strbuf_free (&sb);
+                    errno = ENOMEM;
+                    return -1;
+                }
+                tr_strbuf_free (&sb);
+                sb = esc;
+                s = tr_strbuf_str (&sb);
+            }
             if (c)
                 fputs (parsable ? "|" : " ", out);
             put_cell (out, s ? s : "", col->width, parsable, true);

@@ -1301,6 +1301,21 @@ static void set_file (tr_error_t *error, const char *path)
 }
 
 
+/* Replace the text of string v by its escaped form. */
+static int printable_string (json_t *v)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    int rc;
+
+    if (tr_strbuf_printable (&sb, json_string_value (v)) < 0)
+        return -1;
+    rc = json_string_set (v, tr_strbuf_str (&sb));
+    tr_strbuf_free (&sb);
+    if (rc < 0)
+        errno = ENOMEM;
+    return rc;
+}
+
 json_t *tr_record_load (const char *path, tr_error_t *error)
 {
     char *buf;
@@ -1443,6 +1458,29 @@ static int walk_reals (json_t *v, bool round, int depth)
     default:
         return 1;
     }
+}
+
+int tr_record_printable (json_t *rec)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+
+    if (json_is_object (rec)) {
+        json_object_foreach (rec, key, v)
+            if (json_is_string (v) ? !tr_text_is_printable (json_string_value (v))
+                                         && printable_string (v) < 0
+                                   : tr_record_printable (v) < 0)
+                return -1;
+    }
+    else if (json_is_array (rec)) {
+        json_array_foreach (rec, i, v)
+            if (json_is_string (v) ? !tr_text_is_printable (json_string_value (v))
+                                         && printable_string (v) < 0
+                                   : tr_record_printable (v) < 0)
+                return -1;
+    }
+    return 0;
 }
 
 int tr_record_round_reals (json_t *rec)

@@ -91,6 +91,14 @@ char *tr_record_dumps (json_t *rec);
  */
 int tr_record_round_reals (json_t *rec);
 
+/* Make every string of rec (values, not keys) safe to print on a
+ * terminal, in a log or a mail: control characters and the like become
+ * visible escapes (tr_strbuf_printable).  For the text a reader shows,
+ * after the signature was checked: the record no longer verifies.
+ * 0, or -1 with errno = ENOMEM.
+ */
+int tr_record_printable (json_t *rec);
+
 /* True if s is usable as one path component of the store: 1..128 bytes
  * of [A-Za-z0-9._+\[\]-], not starting with '.', not "." or "..".
  */

@@ -173,6 +173,8 @@ struct tr_step {
     bool have_children;
 
     char incomplete[256];   /* why the end was not observed, or "" */
+    char lost[256];         /* why the totals stop early (the step's
+                             * cgroup vanished while it ran), or "" */
     bool ended;             /* the hook said the step ended (tr_step_end) */
 
     struct tr_series cpu_series, mem_series;
@@ -194,6 +196,20 @@ static int64_t now_ms (void)
     struct timespec ts;
     clock_gettime (CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The wall-clock time of the step's end: its start plus the time the
+ * monotonic clock has counted since.  The wall clock may be stepped
+ * (an NTP correction, an administrator's date) while a step runs; a
+ * step back would give an end before the start and a negative elapsed
+ * time, which no record may hold.
+ */
+static int64_t end_now_ms (const tr_step_t *step)
+{
+    double elapsed = tr_when_monotonic () - step->start_mono;
+
+    return step->start_ms + (elapsed > 0 ? (int64_t)(elapsed * 1000.0 + 0.5)
+                                         : 0);
 }
 
 tr_step_t *tr_step_create (json_t *identity,
@@ -962,8 +978,7 @@ static int read_tree (tr_step_t *step)
         char buf[1024], *p;
         FILE *f;
         long ppid, sid, nthreads;
-        unsigned long long ut, st, start;
-        long long cut, cst, rssp;
+        long long ut, st, start, cut, cst, rssp;
         char state;
         char *end;
         long pid = strtol (de->d_name, &end, 10);
@@ -978,10 +993,15 @@ static int read_tree (tr_step_t *step)
         /* comm may contain spaces and parens: parse after the last ')' */
         if (!p || !(p = strrchr (buf, ')')))
             continue;
+        /* signed conversions: %llu would take "-1" as 2^64 - 1, and no
+         * figure kept here is ever negative
+         */
         if (sscanf (p + 2, "%c %ld %*d %ld %*d %*d %*u %*u %*u %*u %*u "
-                    "%llu %llu %lld %lld %*d %*d %ld %*d %llu %*u %lld",
+                    "%lld %lld %lld %lld %*d %*d %ld %*d %lld %*u %lld",
                     &state, &ppid, &sid, &ut, &st, &cut, &cst, &nthreads,
-                    &start, &rssp) != 10)
+                    &start, &rssp) != 10
+            || ppid < 0 || sid < 0 || ut < 0 || st < 0 || cut < 0
+            || cst < 0 || nthreads < 0 || start < 0 || rssp < 0)
             continue;
         /* zombies have ended (their figures are in the max so far) */
         if ((state == 'Z' || state == 'X') && nthreads <= 1)
@@ -998,9 +1018,9 @@ static int read_tree (tr_step_t *step)
             .pid = (pid_t)pid,
             .ppid = (pid_t)ppid,
             .sid = (pid_t)sid,
-            .start = start,
-            .user = ut + (unsigned long long)cut,
-            .sys = st + (unsigned long long)cst,
+            .start = (unsigned long long)start,
+            .user = (unsigned long long)ut + (unsigned long long)cut,
+            .sys = (unsigned long long)st + (unsigned long long)cst,
             .rss = (uint64_t)rssp * (uint64_t)page,
         };
         ps[n].in = is_root (step, ps[n].pid)
@@ -1113,9 +1133,25 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
         if (read_tree (step) == 0)
             ok++;
     }
-    if (!ok)
+    if (!ok) {
+        int saved = errno;
+
+        /* the cgroup went away under a running step (moved out and
+         * removed early): what was read stands, but it is not the whole
+         * step, and the record must say so
+         */
+        if (step->mode == ATTACH_CGROUP && !step->lost[0]) {
+            snprintf (step->lost, sizeof (step->lost),
+                      "the step's cgroup could not be read from %.1f s after "
+                      "the start (%s): totals cover only the time before",
+                      t - step->start_mono, strerror (saved));
+            step->cpu_exact = false;
+            step->mem_exact = false;
+        }
+        errno = saved;
         return tr_errprintf (error, "no counters readable: %s",
-                             strerror (errno));
+                             strerror (saved));
+    }
     if (step->mode == ATTACH_CGROUP && refresh_due (step)) {
         step->npids = 0;
         collect_cgroup_pids (step, step_dir (step), 0);
@@ -1256,7 +1292,7 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
     if (step->finished)
         return 0;
     rc = tr_step_sample (step, error);
-    step->end_ms = now_ms ();
+    step->end_ms = end_now_ms (step);
     step->finished = true;
     close_kept (step);
     return rc;
@@ -1435,7 +1471,7 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
         if (hint && strcmp (state, "oom"))
             state = json_string_value (json_object_get (hint, "state"));
         o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
-                       final && !step->incomplete[0]
+                       final && !step->incomplete[0] && !step->lost[0]
                            && ((all_exited && step->ntasks > 0)
                                || ((step->ntasks == 0 || hint)
                                    && step->ended)),
@@ -1455,9 +1491,12 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             }
             return o;
         }
-        if (o && step->incomplete[0]
+        if (o && (step->incomplete[0] || step->lost[0])
             && json_object_set_new (o, "reason",
-                                    json_string (step->incomplete)) < 0) {
+                                    json_string (step->incomplete[0]
+                                                     ? step->incomplete
+                                                     : step->lost))
+                   < 0) {
             json_decref (o);
             return NULL;
         }
@@ -1592,7 +1631,7 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
 {
     bool final = !strcmp (kind, "final");
     json_t *rec, *metrics, *series;
-    int64_t end = step->finished ? step->end_ms : now_ms ();
+    int64_t end = step->finished ? step->end_ms : end_now_ms (step);
 
     if (!(rec = tr_record_create (kind)))
         return NULL;
@@ -1742,7 +1781,10 @@ json_t *tr_step_save (tr_step_t *step)
                                     json_boolean (step->cg.unified_delegated))
                    < 0
             || json_object_set_new (st, "detail",
-                                    tr_detail_save (step->detail)) < 0)) {
+                                    tr_detail_save (step->detail)) < 0
+            || (step->lost[0]
+                && json_object_set_new (st, "lost", json_string (step->lost))
+                       < 0))) {
         json_decref (st);
         return NULL;
     }
@@ -1755,6 +1797,7 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
     const char *collector, *mode, *mem, *cpu, *uni, *cpu_src, *mem_src;
     double interval, user, sys, total;
     json_int_t start, samples, cur, peak, peak_s, limit;
+    int64_t now;
     int root, umem, cpu_exact, have_cpu, mem_exact, have_mem;
     json_error_t jerr;
     tr_step_t *step;
@@ -1824,9 +1867,13 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         if (exited)
             tr_step_task_exit (step, id, (pid_t)pid, ws);
     }
-    /* time continues from the original start */
+    /* time continues from the original start; across a restart only the
+     * wall clock knows how long ago that was (never less than nothing)
+     */
+    now = now_ms ();
     step->start_ms = start;
-    step->start_mono = tr_when_monotonic () - (double)(now_ms () - start) / 1000.0;
+    step->start_mono = tr_when_monotonic ()
+                       - (now > start ? (double)(now - start) / 1000.0 : 0.0);
     step->last_mono = tr_when_monotonic ();
     step->samples = samples;
     step->cpu_user_s = user;
@@ -1841,6 +1888,9 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
     step->mem_limit = (uint64_t)limit;
     step->mem_source = known_source (mem_src);
     step->mem_exact = mem_exact;
+    if (json_is_string (json_object_get (st, "lost")))
+        snprintf (step->lost, sizeof (step->lost), "%s",
+                  json_string_value (json_object_get (st, "lost")));
     step->have_mem = have_mem;
     if (json_is_object (json_object_get (st, "detail")))
         tr_detail_restore (step->detail, json_object_get (st, "detail"));
@@ -1885,7 +1935,7 @@ void tr_step_mark_incomplete (tr_step_t *step, const char *reason)
 {
     snprintf (step->incomplete, sizeof (step->incomplete), "%s", reason);
     if (!step->finished) {
-        step->end_ms = now_ms ();
+        step->end_ms = end_now_ms (step);
         step->finished = true;
     }
 }

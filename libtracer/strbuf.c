@@ -103,6 +103,103 @@ void tr_strbuf_free (tr_strbuf_t *sb)
     errno = saved;
 }
 
+/* The length of the character at s that must be escaped, or 0 when it is
+ * printable (*cp gets its code point).  Invalid UTF-8 escapes byte by
+ * byte (length 1, code point -1).
+ */
+static size_t unsafe_char (const unsigned char *s, long *cp)
+{
+    unsigned c = s[0];
+
+    *cp = c;
+    if (c < 0x20 || c == 0x7f)
+        return 1;
+    if (c < 0x80)
+        return 0;
+    if (c >= 0xc2 && c <= 0xdf && (s[1] & 0xc0) == 0x80) {
+        *cp = ((long)(c & 0x1f) << 6) | (s[1] & 0x3f);
+        return *cp >= 0x80 && *cp <= 0x9f ? 2 : 0;
+    }
+    if (c >= 0xe0 && c <= 0xef && (s[1] & 0xc0) == 0x80
+        && (s[2] & 0xc0) == 0x80) {
+        *cp = ((long)(c & 0x0f) << 12) | ((long)(s[1] & 0x3f) << 6)
+              | (s[2] & 0x3f);
+        if (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff)) {
+            *cp = -1;
+            return 1;
+        }
+        /* line and paragraph separators, bidirectional embeddings,
+         * overrides and isolates
+         */
+        return (*cp >= 0x2028 && *cp <= 0x202e)
+                       || (*cp >= 0x2066 && *cp <= 0x2069)
+                   ? 3
+                   : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4 && (s[1] & 0xc0) == 0x80
+        && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
+        *cp = ((long)(c & 0x07) << 18) | ((long)(s[1] & 0x3f) << 12)
+              | ((long)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
+        if (*cp >= 0x10000 && *cp <= 0x10ffff)
+            return 0;
+    }
+    *cp = -1;
+    return 1;
+}
+
+static size_t char_len (const unsigned char *s)
+{
+    return s[0] < 0x80 ? 1 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+}
+
+int tr_text_is_printable (const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    long cp;
+
+    while (*p) {
+        if (unsafe_char (p, &cp))
+            return 0;
+        p += char_len (p);
+    }
+    return 1;
+}
+
+int tr_strbuf_printable (tr_strbuf_t *sb, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (*p) {
+        const unsigned char *start = p;
+        long cp;
+        size_t n;
+
+        /* the printable run, then the character that is not */
+        while (*p && !(n = unsafe_char (p, &cp)))
+            p += char_len (p);
+        if (p > start
+            && tr_strbuf_append (sb, (const char *)start,
+                                 (size_t)(p - start)) < 0)
+            return -1;
+        if (!*p)
+            break;
+        if (cp == '\n' || cp == '\t' || cp == '\r') {
+            if (tr_strbuf_puts (sb, cp == '\n'   ? "\\n"
+                                    : cp == '\t' ? "\\t"
+                                                 : "\\r") < 0)
+                return -1;
+        }
+        else if (cp < 0 || cp < 0x80) {
+            if (tr_strbuf_printf (sb, "\\x%02x", *p) < 0)
+                return -1;
+        }
+        else if (tr_strbuf_printf (sb, "\\u%04lx", cp) < 0)
+            return -1;
+        p += n;
+    }
+    return 0;
+}
+
 uint64_t tr_str_hash64 (const char *s, size_t len)
 {
     uint64_t h = 0xcbf29ce484222325ull;

@@ -34,6 +34,18 @@ char *tr_strbuf_steal (tr_strbuf_t *sb);
 void tr_strbuf_reset (tr_strbuf_t *sb);
 void tr_strbuf_free (tr_strbuf_t *sb);
 
+/* Text a user controls (job, step and tool names, command lines,
+ * reasons) on its way to a terminal, a log or a mail: control characters
+ * (C0, DEL, C1) and the Unicode line separators and bidirectional
+ * overrides become visible escapes ("\\n", "\\t", "\\r", "\\xNN",
+ * "\\uNNNN"), so that no name can start a fake line, move the cursor or
+ * reorder what is shown.  Bytes that are not UTF-8 become "\\xNN" too.
+ * tr_text_is_printable says whether s needs none of this;
+ * tr_strbuf_printable appends s escaped.
+ */
+int tr_text_is_printable (const char *s);
+int tr_strbuf_printable (tr_strbuf_t *sb, const char *s);
+
 /* FNV-1a, 64 bit, of the first len bytes of s: for hash tables, and
  * for names on disk (store markers), so it must never change.
  */

@@ -482,6 +482,29 @@ static void fill_pid (struct tr_exit *ev,
     }
 }
 
+/* ac_utime and ac_stime are the split the scheduler tick sampled, off
+ * by several percent for a process that shares its CPU; with delay
+ * accounting, cpu_run_real_total is its exact run time (the scheduler's
+ * sum_exec_runtime, ns).  Scale the split to that total, as the kernel
+ * does for /proc/PID/stat (cputime_adjust), so that a process's CPU time
+ * does not depend on where the ticks fell.
+ */
+static void precise_cpu (struct tr_exit *ev, const struct taskstats *s)
+{
+    uint64_t total, raw = ev->utime_us + ev->stime_us;
+
+    if (!ev->delays || s->cpu_run_real_total == 0)
+        return;
+    total = s->cpu_run_real_total / 1000;
+    if (raw == 0) {
+        ev->utime_us = total;
+        ev->stime_us = 0;
+        return;
+    }
+    ev->utime_us = (uint64_t)((long double)total * ev->utime_us / raw);
+    ev->stime_us = total - ev->utime_us;
+}
+
 /* Delay totals, present in both aggregates.  A task that ran at all has
  * a non-zero pcount, so cpu_count == 0 means "not accounted".
  */
@@ -548,6 +571,7 @@ static int deliver (const struct nlmsghdr *h, tr_exit_f cb, void *arg,
         return 0;
     fill_pid (&ev, &s, slen, id, now_ms);
     fill_delays (&ev, &s, slen);
+    precise_cpu (&ev, &s);
     cb (&ev, arg);
     n++;
 

@@ -70,6 +70,18 @@ test_expect_success 'store read-only: still nothing lost' '
     find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
 '
 
+# A node that reboots with records in its spool: tracerd stops and
+# starts again (the spool is on local disk and survives); the records
+# are still there and are delivered once the store returns.
+test_expect_success 'node restart with records in the spool: they stay queued' '
+    tracerd_stop &&
+    tracerd_start &&
+    for job in $(cat spooled.job); do
+        find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" |
+            grep -q . || return 1
+    done
+'
+
 test_expect_success 'when the store returns, spooled records are delivered, once' '
     umount "$TRACER_CLUSTER_DIR/store" &&
     for job in $(cat spooled.job); do

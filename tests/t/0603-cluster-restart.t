@@ -49,6 +49,21 @@ test_expect_success 'a step that ends while tracerd is down is recorded as incom
     jq -r ".[0].outcome.reason" rec.json | grep -q "while tracerd was not running"
 '
 
+test_expect_success 'slurmd restarted mid-job: the job and its record are whole' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN cpu=3" \
+        >sd.out 2>sd.err &
+    srun_pid=$! &&
+    wait_for "grep -q ^JOB= sd.err" 20 &&
+    sleep 1 &&
+    slurmd_restart &&
+    wait $srun_pid &&
+    job=$(sed -n "s/^JOB=//p" sd.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].outcome.state" rec.json)" = completed &&
+    test "$(jq ".[0].outcome.complete" rec.json)" = true &&
+    within "$(jq ".[0].summary.cpu.total_s" rec.json)" "$(jq .cpu_s sd.out)" 5
+'
+
 test_expect_success 'no step state is left behind' '
     test -z "$(ls "$TRACER_CLUSTER_DIR/run/tracer/steps")"
 '

@@ -113,6 +113,87 @@ test_expect_success 'a step whose end is never notified is recorded as incomplet
     jq -r ".[0].outcome.reason" rec.json | grep -q "without an end notification"
 '
 
+# The cgroup disappears under a running step: the processes move out and
+# the directories go (an epilogue that cleaned up early, or a scheduler
+# bug).  tracerd must carry on, still write the record, and answer.
+pbs_gone=/pbs_jobs.service/jobid/13.t$T
+test_expect_success 'a cgroup removed while the step runs: a record, tracerd unharmed' '
+    mkdir -p "$CG/memory$pbs_gone" "$CG/cpuacct$pbs_gone" &&
+    start 13.t$T "{\"cgroup\":\"$pbs_gone\"}" &&
+    sh -c "echo \$\$ >$CG/memory$pbs_gone/cgroup.procs &&
+           echo \$\$ >$CG/cpuacct$pbs_gone/cgroup.procs &&
+           exec $BURN cpu=2" >b13.out &
+    burn=$! &&
+    wait_for "grep -qx $burn $CG/cpuacct$pbs_gone/cgroup.procs" 10 &&
+    sleep 1.5 &&
+    echo $burn >"$CG/memory/cgroup.procs" &&
+    echo $burn >"$CG/cpuacct/cgroup.procs" &&
+    rmdir "$CG/memory$pbs_gone" "$CG/cpuacct$pbs_gone" &&
+    wait $burn &&
+    end 13.t$T &&
+    wait_record 13.t$T &&
+    test "$(jq -r ".[0].outcome.state" rec.json)" = completed &&
+    test "$(jq ".[0].outcome.complete" rec.json)" = false &&
+    jq -r ".[0].outcome.reason" rec.json |
+        grep -q "cgroup could not be read from [0-9.]* s after the start" &&
+    test "$(jq ".[0].summary.cpu.exact" rec.json)" = false &&
+    jq -e ".[0].summary.cpu.total_s > 0.5" rec.json &&
+    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"ping\"}" &&
+    ! grep -q "13.t$T.*\(assert\|abort\)" "$(tracerd_log)"
+'
+
+# Names a user controls (the job name here) with a newline and terminal
+# escapes: no log line may start with the injected text, and no escape
+# byte may reach tracerd's log or tracer-report's output.
+test_expect_success 'hostile job names reach neither the log nor the terminal raw' '
+    sleep 1 &
+    esc=$(awk "BEGIN { printf \"%c\", 27 }") &&
+    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"step_start\",
+        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"14.t$T\",
+          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0,
+          \"user\":\"root\",
+          \"job_name\":\"x\\nINJECTED tracerd: fake\\u001b[2J\\u001b]0;t\\u0007\"},
+        \"task_id\":0, \"pid\":$!, \"interval_s\":0.2,
+        \"attach\":{\"tree\":true}}" &&
+    wait $! &&
+    end 14.t$T &&
+    wait_record 14.t$T &&
+    test "$(jq -r ".[0].identity.job_name" rec.json | head -n1)" = x &&
+    ! grep -q "^INJECTED" "$(tracerd_log)" &&
+    ! grep -q "$esc" "$(tracerd_log)" &&
+    "$B/analysis/tracer-report" -j 14.t$T >view.out &&
+    grep -q "INJECTED" view.out &&
+    ! grep -q "^INJECTED" view.out &&
+    ! grep -q "$esc" view.out &&
+    "$B/analysis/tracer-report" -a -S now-1hour -o jobid,jobname%60 \
+        >list.out &&
+    ! grep -q "$esc" list.out &&
+    ! grep -q "^INJECTED" list.out
+'
+
+# 1,000 steps, each started and ended through the socket as fast as
+# notify can send them (the rate is printed, not asserted): every step
+# gets its record, and tracerd keeps no descriptor per finished step.
+test_expect_success '1,000 steps in a burst: 1,000 records, no descriptor leaked' '
+    sleep 300 &
+    keep=$! &&
+    tpid=$(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
+    fds=$(ls /proc/$tpid/fd | wc -l) &&
+    t0=$(date +%s.%N) &&
+    i=0 &&
+    while test $i -lt 1000; do
+        start b$i.t$T "{\"tree\":true}" $keep >/dev/null &&
+        end b$i.t$T >/dev/null || return 1
+        i=$((i + 1))
+    done &&
+    t1=$(date +%s.%N) &&
+    awk -v a="$t0" -v b="$t1" "BEGIN { printf \"1000 steps in %.1f s: %.0f per minute\n\", b - a, 60000 / (b - a) }" &&
+    wait_for "test \$(find \"$TRACER_STORE\" -name \"batch.*.json\" -path \"*/b*.t$T/*\" | wc -l) = 1000" 120 &&
+    kill $keep &&
+    wait_for "test \$(ls /proc/$tpid/fd | wc -l) -le $fds" 20 &&
+    "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"ping\"}"
+'
+
 test_expect_success 'no step state is left behind' '
     test -z "$(ls "$TRACER_CLUSTER_DIR/run/tracer/steps")"
 '

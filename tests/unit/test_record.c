@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "record.h"
+#include "strbuf.h"
 
 #define FIXTURES TEST_SRCDIR "/fixtures/records"
 
@@ -1039,6 +1040,73 @@ static char *line_of (const char *text, const char *prefix)
  * line; a string imitating that line changes nothing; either way the
  * file parses back to the same canonical form.
  */
+/* Strings a user controls are made safe to print: control characters,
+ * C1, line separators and bidirectional overrides become escapes, bytes
+ * that are not UTF-8 too; everything else, keys and numbers stay.
+ */
+static void test_printable (void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        { "plain résumé 日本 😀", "plain résumé 日本 😀" },
+        { "a\nb", "a\\nb" },
+        { "tab\there\r", "tab\\there\\r" },
+        { "\x1b[2J\x1b]0;title\x07", "\\x1b[2J\\x1b]0;title\\x07" },
+        { "del\x7f", "del\\x7f" },
+        { "c1\xc2\x9b" "31m", "c1\\u009b31m" },
+        { "nbsp\xc2\xa0ok", "nbsp\xc2\xa0ok" },
+        { "ls\xe2\x80\xa8x", "ls\\u2028x" },
+        { "rlo\xe2\x80\xae" "cod.exe", "rlo\\u202ecod.exe" },
+        { "iso\xe2\x81\xa6x\xe2\x81\xa9", "iso\\u2066x\\u2069" },
+        { "bad\xff\xc3", "bad\\xff\\xc3" },
+        { "over\xc0\xaf", "over\\xc0\\xaf" },
+        { "", "" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        tr_strbuf_t sb = TR_STRBUF_INIT;
+        bool same = !strcmp (cases[i].in, cases[i].out);
+
+        assert_int_equal (tr_strbuf_printable (&sb, cases[i].in), 0);
+        if (strcmp (tr_strbuf_str (&sb), cases[i].out))
+            fail_msg ("case %zu: got '%s', want '%s'", i, tr_strbuf_str (&sb),
+                      cases[i].out);
+        assert_int_equal (tr_text_is_printable (cases[i].in), same);
+        tr_strbuf_free (&sb);
+    }
+    {
+        json_t *rec = json_pack ("{s:s s:[s,i,{s:s}] s:f}", "job_name",
+                                 "x\nINJECTED", "tools", "ok", 3, "cmdline",
+                                 "a\x1b[0m", "n", 1.5);
+        json_t *key = json_object ();
+
+        assert_non_null (rec);
+        assert_int_equal (json_object_set_new (key, "k\n", json_string ("v")),
+                          0);
+        assert_int_equal (json_object_set_new (rec, "keys", key), 0);
+        assert_int_equal (tr_record_printable (rec), 0);
+        assert_string_equal (
+            json_string_value (json_object_get (rec, "job_name")),
+            "x\\nINJECTED");
+        assert_string_equal (
+            json_string_value (json_array_get (json_object_get (rec, "tools"),
+                                               0)),
+            "ok");
+        assert_string_equal (
+            json_string_value (json_object_get (
+                json_array_get (json_object_get (rec, "tools"), 2), "cmdline")),
+            "a\\x1b[0m");
+        assert_int_equal (json_integer_value (json_array_get (
+                              json_object_get (rec, "tools"), 1)),
+                          3);
+        /* keys are the schema's, and stay */
+        assert_non_null (json_object_get (key, "k\n"));
+        json_decref (rec);
+    }
+}
+
 static void test_short_reals (void **state)
 {
     json_t *rec = make_record (), *back, *deep;
@@ -1495,6 +1563,7 @@ int main (void)
         cmocka_unit_test (test_parse_size),
         cmocka_unit_test (test_roundtrip),
         cmocka_unit_test (test_short_reals),
+        cmocka_unit_test (test_printable),
         cmocka_unit_test (test_canonical),
         cmocka_unit_test (test_golden),
         cmocka_unit_test_setup_teardown (test_load, setup_tmpdir,
