@@ -34,6 +34,7 @@ enum rep_mode {
     MODE_REINDEX,       /* --reindex */
     MODE_LIVE,          /* --live */
     MODE_DIGEST,        /* --digest */
+    MODE_EXPORT,        /* --export */
 };
 
 struct rep {
@@ -57,6 +58,8 @@ struct rep {
     bool html;              /* --html: the job view as an HTML file */
     const char *html_out;   /* its path (-o with --html), NULL: stdout */
     bool digest_print;      /* --digest=print: print, do not send */
+    const char *export_format;  /* --export: opendc or opendc-csv */
+    const char *export_dir;     /* its directory (-o) */
     unsigned last_n;
     unsigned shard_i, shard_n;
     bool from_given, to_given;
@@ -173,6 +176,9 @@ const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);
  * or printed.
  */
 int rep_digest (struct rep *r, tr_rowset_t *set);
+
+/* --export (export.c): the rows' records as simulator traces. */
+int rep_export (struct rep *r, tr_rowset_t *set);
 
 /* --live (live.c). */
 int rep_live (struct rep *r);

@@ -34,6 +34,8 @@ static void usage (FILE *f)
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
              "       tracer-report --digest[=send|print] [FILTERS]\n"
+             "       tracer-report --export=opendc|opendc-csv -o DIR "
+             "[FILTERS]\n"
              "Show what job steps used, from tracer records.\n\n"
              "Selection (a listing without -j shows steps since midnight):\n"
              "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
@@ -60,6 +62,9 @@ static void usage (FILE *f)
              "      --json            JSON (see tracer-report(1))\n"
              "      --html            the job view as one HTML file with "
              "charts (-o FILE)\n"
+             "      --export=FORMAT   the steps as simulator traces in "
+             "directory -o DIR:\n"
+             "                        opendc (Parquet) or opendc-csv\n"
              "Analyses over many runs:\n"
              "      --summary[=KEY]   per array job (default), step group or "
              "job name\n"
@@ -125,6 +130,7 @@ enum {
     OPT_NOINDEX,
     OPT_HTML,
     OPT_DIGEST,
+    OPT_EXPORT,
 };
 
 static const struct option opts[] = {
@@ -160,6 +166,7 @@ static const struct option opts[] = {
     { "live", no_argument, NULL, OPT_LIVE },
     { "html", no_argument, NULL, OPT_HTML },
     { "digest", optional_argument, NULL, OPT_DIGEST },
+    { "export", required_argument, NULL, OPT_EXPORT },
     { "cluster", required_argument, NULL, 'M' },
     { "store", required_argument, NULL, OPT_STORE },
     { "config", required_argument, NULL, 'c' },
@@ -188,7 +195,7 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --rows, --reindex, --live, --digest");
+                    "--waste, --rows, --reindex, --live, --digest, --export");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -345,6 +352,11 @@ static int parse_opt (struct rep *r, int c, char *arg)
             return bad ("--digest: '%s' is not send or print", arg);
         r->digest_print = arg && !strcmp (arg, "print");
         return set_mode (r, MODE_DIGEST);
+    case OPT_EXPORT:
+        if (strcmp (arg, "opendc") && strcmp (arg, "opendc-csv"))
+            return bad ("--export: '%s' is not opendc or opendc-csv", arg);
+        r->export_format = arg;
+        return set_mode (r, MODE_EXPORT);
     case 'M':
         r->cluster = arg;
         return EXIT_OK;
@@ -411,6 +423,18 @@ static int settle (struct rep *r, int argc, char **argv)
         r->format = NULL;
         r->list_given = false;
     }
+    if (r->mode == MODE_EXPORT) {
+        /* -o names the directory here: an export has no columns */
+        if (r->parsable || r->noheader || r->json || r->html)
+            return bad ("--export writes files: drop the listing options");
+        if (!r->format || !*r->format)
+            return bad ("--export needs -o DIR, the directory to write");
+        if (r->nmerge)
+            return bad ("--export reads records, not --rows files");
+        r->export_dir = r->format;
+        r->format = NULL;
+        r->list_given = false;
+    }
     if (r->mode == MODE_LIVE) {
         if (r->nfiles || r->store_path || r->nmerge)
             return bad ("--live reads this node's snapshots, not %s",
@@ -440,7 +464,8 @@ static int settle (struct rep *r, int argc, char **argv)
     if (!r->from_given && r->mode == MODE_DIGEST)
         r->q.from = time (NULL) - 7 * 86400;
     /* sacct's default: since midnight, unless jobs were named */
-    if (!r->from_given && !r->q.jobs && r->mode == MODE_LIST) {
+    if (!r->from_given && !r->q.jobs
+        && (r->mode == MODE_LIST || r->mode == MODE_EXPORT)) {
         time_t now = time (NULL);
         struct tm tm;
 
@@ -493,7 +518,9 @@ static int run (struct rep *r)
         return EXIT_RUNTIME;
     }
     rc = rep_collect (r, &r->q,
-                      r->mode != MODE_ROWS && r->mode != MODE_REINDEX, set);
+                      r->mode != MODE_ROWS && r->mode != MODE_REINDEX
+                          && r->mode != MODE_EXPORT,
+                      set);
     if (rc == EXIT_OK) {
         if (r->mode == MODE_LIST)
             rc = rep_list (r, set);
@@ -501,6 +528,8 @@ static int run (struct rep *r)
             rc = rep_rows (r, set);
         else if (r->mode == MODE_DIGEST)
             rc = rep_digest (r, set);
+        else if (r->mode == MODE_EXPORT)
+            rc = rep_export (r, set);
         else
             rc = rep_analyze (r, set);
     }

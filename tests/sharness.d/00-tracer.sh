@@ -28,6 +28,17 @@ id -u tracertest >/dev/null 2>&1 && test_set_prereq TRACERTEST
 test -x /usr/sbin/slurmctld && test -x /usr/sbin/slurmd &&
     test -x /usr/sbin/munged && test_set_prereq SLURM
 command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND
+# hyparquet, the independent Parquet reader (tools/install-deps), and
+# read_parquet FILE: the file as JSON (tests/node/read-parquet.mjs).
+: "${TRACER_NODE_MODULES:=/usr/local/lib/tracer-tests/node_modules}"
+export TRACER_NODE_MODULES
+command -v node >/dev/null 2>&1 &&
+    test -f "$TRACER_NODE_MODULES/hyparquet/src/node.js" &&
+    test_set_prereq HYPARQUET
+read_parquet ()
+{
+    node "$TRACER_SRCDIR/tests/node/read-parquet.mjs" "$1"
+}
 
 # wait_for CMD [TIMEOUT]
 # Evaluate the shell command CMD every 0.1 s until it succeeds; fail after

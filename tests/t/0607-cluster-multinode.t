@@ -214,6 +214,31 @@ test_expect_success 'sbatch -N2 with an inner srun: each node named right' '
     test_cmp expect steps.out
 '
 
+# The OpenDC export of a job of a batch step and two steps on both
+# nodes: one task per step per node, read back by hyparquet, every value
+# as tests/data/opendc.jq computes it from the job's records.
+test_expect_success HYPARQUET 'a two-node, multi-step job exported for OpenDC and read back' '
+    sbatch -N2 --tracer --parsable --wrap "srun -N2 $BURN cpu=1.5 >/dev/null;
+        srun -N2 $BURN cpu=1,threads=2 >/dev/null" >ex.out &&
+    exjob=$(cat ex.out) &&
+    wait_for "wait_records $exjob 5" 120 &&
+    $REPORT -j "$exjob" --export=opendc -o opendc 2>ex.err &&
+    grep -q "^tracer-report: 5 tasks, [0-9]* fragments written to opendc$" \
+        ex.err &&
+    jq -f "$TRACER_SRCDIR/tests/data/opendc.jq" rec.json >ex.ref &&
+    read_parquet opendc/tasks.parquet >ex.tasks &&
+    read_parquet opendc/fragments.parquet >ex.frags &&
+    jq -e -n --slurpfile r ex.ref --slurpfile t ex.tasks \
+        --slurpfile f ex.frags "
+        (\$r[0].tasks | length) == 5 and \$t[0].rows == \$r[0].tasks and
+        \$f[0].rows == \$r[0].fragments and
+        (\$f[0].rows | length) > 5" >/dev/null &&
+    jq -r ".rows[] | .[1]" ex.tasks | sort >names.out &&
+    printf "%s\n" "$exjob.0@$n1" "$exjob.0@$n2" "$exjob.1@$n1" \
+        "$exjob.1@$n2" "$exjob.batch@$n1" | sort >expect &&
+    test_cmp expect names.out
+'
+
 # A heterogeneous job: each component is a job of its own (S_JOB_ID),
 # and the records name the leader and the component.
 test_expect_success 'a heterogeneous job: records name leader and component' '

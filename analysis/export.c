@@ -1,0 +1,188 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracer-report --export: the selected steps as workload traces for a
+ * simulator (libtracer/opendc.h), written into a directory.  The rows
+ * the filters select come from the index like a listing's; a step is
+ * selected or not as a whole (its state and time window are judged over
+ * all its nodes), and then every record of it, one per node, is loaded,
+ * verified and converted.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libtracer/opendc.h"
+#include "libtracer/record.h"
+#include "cli.h"
+
+static int cmp_step (const tr_stepsum_t *x, const tr_stepsum_t *y)
+{
+    int c;
+
+    if ((c = strcmp (x->cluster, y->cluster)))
+        return c;
+    if ((c = strcmp (x->job_id, y->job_id)))
+        return c;
+    return strcmp (x->step_id, y->step_id);
+}
+
+static int cmp_node (const void *a, const void *b)
+{
+    const tr_stepsum_t *x = a, *y = b;
+    int c = cmp_step (x, y);
+
+    return c ? c : strcmp (x->node, y->node);
+}
+
+static int cmp_key (const void *key, const void *elem)
+{
+    return cmp_step (key, elem);
+}
+
+/* The steps of set that pass the step filters (state, time window), as
+ * merged rows sorted by step; NULL on ENOMEM.
+ */
+static tr_rowset_t *kept_steps (struct rep *r, const tr_rowset_t *set)
+{
+    tr_rowset_t *steps = tr_rowset_create ();
+
+    if (!steps)
+        return NULL;
+    for (size_t i = 0; i < set->n; i++)
+        if (tr_rowset_add (steps, &set->rows[i]) < 0)
+            goto fail;
+    if (tr_rowset_merge_steps (steps, &r->q) < 0)
+        goto fail;
+    if (steps->n > 1)
+        qsort (steps->rows, steps->n, sizeof (*steps->rows), cmp_node);
+    return steps;
+fail:
+    tr_rowset_destroy (steps);
+    return NULL;
+}
+
+/* The output directory, created if need be; -1 said on stderr. */
+static int open_dir (const char *path)
+{
+    int fd;
+
+    if (mkdir (path, 0777) < 0 && errno != EEXIST) {
+        rep_err ("%s: %s\n", path, strerror (errno));
+        return -1;
+    }
+    if ((fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        rep_err ("%s: %s\n", path,
+                 errno == ENOTDIR ? "not a directory" : strerror (errno));
+    return fd;
+}
+
+/* Convert the record of row; EXIT_OK, or EXIT_RUNTIME on ENOMEM. */
+static int add_row (struct rep *r,
+                    const char *root,
+                    const tr_stepsum_t *row,
+                    tr_opendc_t *x,
+                    size_t *skipped)
+{
+    char path[4096], note[300];
+    const char *sig;
+    tr_error_t error;
+    json_t *rec;
+    int rc;
+
+    if (snprintf (path, sizeof (path), "%s/%s", root, row->path)
+        >= (int)sizeof (path)) {
+        rep_err ("%s/%s: path too long\n", root, row->path);
+        r->errors++;
+        return EXIT_OK;
+    }
+    if (!(rec = rep_load_verified (r, path, note, sizeof (note), &sig)))
+        return EXIT_OK;
+    rc = tr_opendc_add (x, rec, &error);
+    json_decref (rec);
+    if (rc < 0) {
+        rep_err ("%s\n", errno == ENOMEM ? "out of memory"
+                                         : tr_error_str (&error));
+        return EXIT_RUNTIME;
+    }
+    if (rc == 1) {
+        rep_err ("%s: step %s.%s on %s left out: %s\n", path, row->job_id,
+                 row->step_id, row->node, tr_error_str (&error));
+        (*skipped)++;
+    }
+    return EXIT_OK;
+}
+
+int rep_export (struct rep *r, tr_rowset_t *set)
+{
+    const char *root = r->store_path ? r->store_path : r->conf->store_path;
+    bool csv = !strcmp (r->export_format, "opendc-csv");
+    tr_rowset_t *steps = NULL;
+    tr_opendc_t *x = tr_opendc_create ();
+    size_t skipped = 0;
+    tr_error_t error;
+    char created_by[64];
+    mode_t mask;
+    int rc = EXIT_OK, fd = -1;
+
+    if (!x || !(steps = kept_steps (r, set))) {
+        rep_err ("out of memory\n");
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    if (set->n > 1)
+        qsort (set->rows, set->n, sizeof (*set->rows), cmp_node);
+    for (size_t i = 0; i < set->n && rc == EXIT_OK; i++) {
+        const tr_stepsum_t *row = &set->rows[i];
+
+        /* the same node's record twice (read twice): the first stands */
+        if (i > 0 && !cmp_node (row, &set->rows[i - 1]))
+            continue;
+        if (bsearch (row, steps->rows, steps->n, sizeof (*steps->rows),
+                     cmp_key))
+            rc = add_row (r, root, row, x, &skipped);
+    }
+    if (rc != EXIT_OK)
+        goto done;
+    if (tr_opendc_tasks (x) == 0) {
+        rep_err ("no steps to export%s; nothing written\n",
+                 skipped ? " (every selected step was left out)" : "");
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    if ((fd = open_dir (r->export_dir)) < 0) {
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    snprintf (created_by, sizeof (created_by), "tracer-report %s",
+              TRACER_VERSION);
+    mask = umask (0);
+    umask (mask);
+    if (tr_opendc_write (x, fd, csv ? TR_OPENDC_CSV : TR_OPENDC_PARQUET,
+                         0666 & ~mask, created_by, &error) < 0) {
+        rep_err ("%s: %s\n", r->export_dir, tr_error_str (&error));
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
+    fprintf (stderr, "tracer-report: %zu task%s, %zu fragment%s written to "
+             "%s\n", tr_opendc_tasks (x), tr_opendc_tasks (x) == 1 ? "" : "s",
+             tr_opendc_fragments (x), tr_opendc_fragments (x) == 1 ? "" : "s",
+             r->export_dir);
+    if (skipped)
+        fprintf (stderr, "tracer-report: %zu step%s left out (said above)\n",
+                 skipped, skipped == 1 ? "" : "s");
+done:
+    if (fd >= 0)
+        close (fd);
+    tr_rowset_destroy (steps);
+    tr_opendc_destroy (x);
+    if (rc == EXIT_OK && r->errors)
+        rc = EXIT_RUNTIME;
+    return rc;
+}
