@@ -144,18 +144,85 @@ json_t *rep_load_verified (struct rep *r,
     return NULL;
 }
 
-static int add_record (const char *path, void *arg)
+static void keep_record (struct rep *r, json_t *rec, const char *note)
 {
-    struct rep *r = arg;
-    char note[300], key[32];
-    const char *sig;
-    json_t *rec = rep_load_verified (r, path, note, sizeof (note), &sig);
+    char key[32];
 
-    if (!rec)
-        return 0;
     snprintf (key, sizeof (key), "%zu", json_array_size (r->recs));
     json_object_set_new (r->notes, key, json_string (note));
     json_array_append_new (r->recs, rec);
+}
+
+static int add_record (const char *path, void *arg)
+{
+    struct rep *r = arg;
+    char note[300];
+    const char *sig;
+    json_t *rec = rep_load_verified (r, path, note, sizeof (note), &sig);
+
+    if (rec)
+        keep_record (r, rec, note);
+    return 0;
+}
+
+/* A walk of one job's directory in the store. */
+struct job_walk {
+    struct rep *r;
+    const char *root; /* the store's, as its walk names paths */
+};
+
+/* Whether rec lies where its identity puts it in the store (store.h:
+ * the path follows from cluster, job, step and node).
+ */
+static bool in_place (json_t *rec, const char *path, const char *root)
+{
+    char *rel = tr_store_relpath (rec);
+    size_t n = strlen (root);
+    bool ok;
+
+    if (!strcmp (root, "/"))
+        n = 0;
+    ok = rel && !strncmp (path, root, n) && path[n] == '/'
+         && !strcmp (path + n + 1, rel);
+    free (rel);
+    return ok;
+}
+
+static const char *id_str (json_t *id, const char *key)
+{
+    const char *s = json_string_value (json_object_get (id, key));
+
+    return s ? s : "?";
+}
+
+/* A record found in the store for a job.  The signature covers the
+ * record, not the place it lies in: a valid record of one job copied or
+ * moved under another job's id (by someone who may write the store)
+ * would pass for that job's.  Such a record is refused, as tampered
+ * with, with a message of its own.
+ */
+static int add_stored (const char *path, void *arg)
+{
+    const struct job_walk *w = arg;
+    struct rep *r = w->r;
+    char note[300];
+    const char *sig;
+    json_t *rec = rep_load_verified (r, path, note, sizeof (note), &sig), *id;
+
+    if (!rec)
+        return 0;
+    if (!in_place (rec, path, w->root)) {
+        id = json_object_get (rec, "identity");
+        rep_err ("%s: REJECTED: the record is job %s's (step %s, node %s, "
+                 "cluster %s), not in its place in the store (copied or "
+                 "moved here)\n",
+                 path, id_str (id, "job_id"), id_str (id, "step_id"),
+                 id_str (id, "node"), id_str (id, "cluster"));
+        rep_set_worst (r, EXIT_TAMPERED);
+        json_decref (rec);
+        return 0;
+    }
+    keep_record (r, rec, note);
     return 0;
 }
 
@@ -163,10 +230,10 @@ static int add_record (const char *path, void *arg)
 static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
                      const char *job)
 {
+    struct job_walk w = { r, tr_store_root (store) };
     tr_error_t error;
 
-    if (tr_store_foreach_job (store, cluster, job, add_record, r, &error)
-        >= 0)
+    if (tr_store_foreach_job (store, cluster, job, add_stored, &w, &error) >= 0)
         return;
     if (errno == ENOENT)
         rep_err ("job %s: no records in %s (cluster "
@@ -257,6 +324,8 @@ static tr_rowset_t *history_of (struct rep_history *h,
         .uid = (uid_t)step->uid,
     };
 
+    int worst = h->r->worst, errors = h->r->errors;
+
     if (h->tried)
         return h->set;
     h->tried = true;
@@ -266,6 +335,12 @@ static tr_rowset_t *history_of (struct rep_history *h,
         tr_rowset_destroy (h->set);
         h->set = NULL;
     }
+    /* The exit status speaks of the records asked for.  A bad record
+     * among the user's others is named on stderr and left out of the
+     * advice; it does not make a valid record's view fail.
+     */
+    h->r->worst = worst;
+    h->r->errors = errors;
     return h->set;
 }
 
@@ -430,6 +505,20 @@ int rep_view (struct rep *r)
         return rc;
     for (int i = 0; i < r->nfiles; i++)
         add_record (r->files[i], r);
+    /* names, command lines and reasons come from users: the text and
+     * HTML views show their control characters escaped (JSON escapes
+     * them itself)
+     */
+    if (!r->json) {
+        size_t i;
+        json_t *rec;
+
+        json_array_foreach (r->recs, i, rec)
+            if (tr_record_printable (rec) < 0) {
+                rep_err ("out of memory\n");
+                return EXIT_RUNTIME;
+            }
+    }
     if (r->html) {
         int hrc = write_html (r, &h);
 

@@ -396,18 +396,35 @@ static int read_cgfile (const char *dir,
     return read_small (path, buf, size);
 }
 
+/* The end of a cgroup file's single value: nothing, or one newline. */
+static bool value_ends (const char *p)
+{
+    return *p == '\0' || (*p == '\n' && p[1] == '\0');
+}
+
+/* A run of digits at p, as strtoull reads it, with its end in *endp.
+ * strtoull alone would take leading blanks and a sign ("-1" reads as
+ * 2^64 - 1), which no counter the kernel writes has.
+ */
+static int parse_digits (const char *p, char **endp, unsigned long long *v)
+{
+    if (*p < '0' || *p > '9')
+        return -1;
+    errno = 0;
+    *v = strtoull (p, endp, 10);
+    return errno ? -1 : 0;
+}
+
 int tr_cgroup_parse_u64 (const char *text, uint64_t *value)
 {
     char *end;
     unsigned long long v;
 
-    if (!strncmp (text, "max", 3)) {
+    if (!strncmp (text, "max", 3) && value_ends (text + 3)) {
         *value = UINT64_MAX;
         return 0;
     }
-    errno = 0;
-    v = strtoull (text, &end, 10);
-    if (errno || end == text || (*end && *end != '\n')) {
+    if (parse_digits (text, &end, &v) < 0 || !value_ends (end)) {
         errno = EINVAL;
         return -1;
     }
@@ -429,9 +446,11 @@ int tr_cgroup_parse_keys (const char *text,
             if (!strncmp (p, keys[i], klen) && p[klen] == ' ') {
                 char *end;
                 unsigned long long v;
-                errno = 0;
-                v = strtoull (p + klen + 1, &end, 10);
-                if (!errno && end != p + klen + 1 && v <= INT64_MAX) {
+                /* the number alone up to the line's end: a sign, a
+                 * blank or trailing junk means the line is not one
+                 */
+                if (parse_digits (p + klen + 1, &end, &v) == 0
+                    && (*end == '\n' || *end == '\0') && v <= INT64_MAX) {
                     values[i] = (int64_t)v;
                     found++;
                 }

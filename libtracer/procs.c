@@ -152,6 +152,7 @@ struct tr_procs {
     size_t nre;
     long hz;
     int64_t boot_ms;
+    int64_t clock_boot_ms; /* wall clock less boot clock when boot_ms was set */
 
     struct proc **hash;
     size_t hsize, hcount;
@@ -797,6 +798,13 @@ static int parse_stat (char *buf, struct pstat *st)
         sv = strtoll (p, &end, 10);
         if (errno || end == p)
             return -1;
+        /* tpgid, priority and nice may be negative; the pid, counters
+         * and sizes kept below never are, and a negative one would wrap
+         * to a huge unsigned figure
+         */
+        if (sv < 0
+            && (i == 0 || i == 10 || i == 11 || i == 16 || i == 18 || i == 20))
+            return -1;
         v[i] = (uint64_t)sv;
         p = end;
     }
@@ -821,6 +829,26 @@ static int read_stat (const char *base, size_t blen, char *path,
     return parse_stat (buf, st);
 }
 
+/* An unsigned decimal at p after blanks, as strtoull reads one, but
+ * without the sign strtoull also takes ("-1" would read as 2^64 - 1).
+ * Returns 0 with *endp after it, or -1.
+ */
+static int parse_count (const char *p, char **endp, uint64_t *value)
+{
+    unsigned long long v;
+
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p < '0' || *p > '9')
+        return -1;
+    errno = 0;
+    v = strtoull (p, endp, 10);
+    if (errno)
+        return -1;
+    *value = (uint64_t)v;
+    return 0;
+}
+
 /* The value of "key" in a "key: value" or "key value" file, or -1. */
 static int find_key (const char *buf, const char *key, uint64_t *value)
 {
@@ -830,9 +858,7 @@ static int find_key (const char *buf, const char *key, uint64_t *value)
     while (p && *p) {
         if (!strncmp (p, key, klen)) {
             char *end;
-            errno = 0;
-            *value = strtoull (p + klen, &end, 10);
-            return errno || end == p + klen ? -1 : 0;
+            return parse_count (p + klen, &end, value);
         }
         if ((p = strchr (p, '\n')))
             p++;
@@ -884,14 +910,13 @@ static int schedstat_delay (const char *path, uint64_t *ns)
 {
     char buf[128], *p, *end;
 
+    uint64_t on_cpu;
+
     if (read_file (path, buf, sizeof (buf)) <= 0)
         return -1;
-    errno = 0;
-    (void)strtoull (buf, &p, 10);
-    if (errno || p == buf)
+    if (parse_count (buf, &p, &on_cpu) < 0)
         return -1;
-    *ns = strtoull (p, &end, 10);
-    return errno || end == p ? -1 : 0;
+    return parse_count (p, &end, ns);
 }
 
 /* /proc/PID/schedstat is the main thread's alone; a process with more
@@ -991,17 +1016,48 @@ static void boot_time (tr_procs_t *P)
         && read_file (path, buf, sizeof (buf)) > 0) {
         const char *l = strstr (buf, "\nbtime ");
         char *end;
-        if (l) {
-            errno = 0;
-            btime = strtoull (l + 7, &end, 10);
-            if (!errno && end != l + 7) {
-                P->boot_ms = (int64_t)btime * 1000;
-                return;
-            }
+        /* seconds since the epoch, never more than int64 ms can hold */
+        if (l && parse_count (l + 7, &end, &btime) == 0
+            && btime < (uint64_t)INT64_MAX / 1000) {
+            P->boot_ms = (int64_t)btime * 1000;
+            return;
         }
     }
     /* /proc/stat's btime is whole seconds; the clocks give milliseconds */
     P->boot_ms = realtime_ms (CLOCK_REALTIME) - realtime_ms (CLOCK_BOOTTIME);
+}
+
+/* Fix the time base once: the boot time against which start ticks are
+ * read, and where the wall clock stood against the boot clock then.
+ */
+static void time_base (tr_procs_t *P)
+{
+    if (P->boot_ms != 0)
+        return;
+    boot_time (P);
+    P->clock_boot_ms
+        = realtime_ms (CLOCK_REALTIME) - realtime_ms (CLOCK_BOOTTIME);
+}
+
+/* How far the wall clock has been stepped since the time base was fixed,
+ * taken the other way: add it to a wall-clock time of now to put it on
+ * the base of the start times.  NTP's slewing moves the boot clock with
+ * the wall clock, so only a step (ntpd steps above 0.128 s, or a date
+ * set by hand) shows here; without this, a process that ends after a
+ * step back would end before it started.  Differences of less than
+ * 0.1 s are rounding.
+ */
+#define CLOCK_STEP_MS 100
+
+static int64_t clock_shift (tr_procs_t *P)
+{
+    int64_t d;
+
+    if (P->boot_ms == 0)
+        return 0;
+    d = P->clock_boot_ms
+        - (realtime_ms (CLOCK_REALTIME) - realtime_ms (CLOCK_BOOTTIME));
+    return d > -CLOCK_STEP_MS && d < CLOCK_STEP_MS ? 0 : d;
 }
 
 static int64_t ticks_ms (tr_procs_t *P, uint64_t ticks)
@@ -1105,8 +1161,8 @@ static int scan_list (tr_procs_t *P,
         errno = EINVAL;
         return -1;
     }
-    if (P->boot_ms == 0)
-        boot_time (P);
+    time_base (P);
+    now_ms += clock_shift (P);
     P->gen++;
     P->scanning = true;
     for (size_t i = 0; i < n; i++) {
@@ -1167,8 +1223,8 @@ static int scan_turn (tr_procs_t *P,
     bool created = false;
     int count = 0;
 
-    if (P->boot_ms == 0)
-        boot_time (P);
+    time_base (P);
+    now_ms += clock_shift (P);
     P->scanning = true;
     for (size_t j = 0; j < budget && j < *n; j++) {
         size_t i = (first + j) % *n;
@@ -1374,14 +1430,23 @@ static int resolve_pending (tr_procs_t *P)
     return 0;
 }
 
-int tr_procs_exit (tr_procs_t *P, const struct tr_exit *ev)
+int tr_procs_exit (tr_procs_t *P, const struct tr_exit *event)
 {
+    struct tr_exit shifted, *ev = &shifted;
     bool created = false;
+    int64_t shift;
     int rc;
 
-    if (!P || !ev) {
+    if (!P || !event) {
         errno = EINVAL;
         return -1;
+    }
+    /* the kernel dates the record by the wall clock of its exit */
+    shifted = *event;
+    if ((shift = clock_shift (P)) != 0) {
+        shifted.start_unix_ms += shift;
+        shifted.group_start_unix_ms += shift;
+        shifted.end_unix_ms += shift;
     }
     if ((rc = exit_apply (P, ev, &created)) < 0) {
         errno = ENOMEM;

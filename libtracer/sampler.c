@@ -208,8 +208,8 @@ static int64_t end_now_ms (const tr_step_t *step)
 {
     double elapsed = tr_when_monotonic () - step->start_mono;
 
-    return step->start_ms + (elapsed > 0 ? (int64_t)(elapsed * 1000.0 + 0.5)
-                                         : 0);
+    return step->start_ms
+           + (elapsed > 0 ? (int64_t)(elapsed * 1000.0 + 0.5) : 0);
 }
 
 tr_step_t *tr_step_create (json_t *identity,

@@ -442,7 +442,11 @@ static int marker_name (char *buf, size_t size, const struct ident *id)
  * directory's mtime changes whenever a record lands on that day: the
  * summary index relies on that to know a day is unchanged with one stat.
  * O_EXCL means an existing marker (a re-delivery of the same record) is
- * left alone, and a symlink at the name is never followed.
+ * left alone, and a symlink at the name is never followed.  A regular
+ * file with more than one link is no marker of ours (markers are made
+ * here, with one link): it is another file's name planted where a day
+ * directory is writable, and is removed and the marker made afresh, so
+ * that the other file is never chowned, chmodded or counted.
  */
 static int put_marker (tr_store_t *store,
                        const struct ident *id,
@@ -463,9 +467,12 @@ static int put_marker (tr_store_t *store,
     dfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
     if (dfd < 0)
         return -1;
-    fd = openat (dfd, name,
-                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    for (int tries = 0;; tries++) {
+        fd = openat (dfd, name,
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+        if (fd >= 0)
+            break;
         if (errno != EEXIST)
             goto error;
         if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -477,8 +484,19 @@ static int put_marker (tr_store_t *store,
             close_keep_errno (dfd);
             return -1;
         }
-        close (dfd);
-        return 0;
+        if (st.st_nlink == 1) {
+            close (dfd);
+            return 0;
+        }
+        if (tries > 0) {
+            errno = EEXIST;
+            tr_errprintf (error, "marker %s/%s/%s: a hard link, again",
+                          store->root, rel, name);
+            close_keep_errno (dfd);
+            return -1;
+        }
+        if (unlinkat (dfd, name, 0) < 0 && errno != ENOENT)
+            goto error;
     }
     if ((uid != (uid_t)-1 || store->opts.gid != (gid_t)-1)
         && fchown (fd, uid, store->opts.gid) < 0)

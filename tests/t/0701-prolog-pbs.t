@@ -42,11 +42,13 @@ hooks_of ()
 
 # Records are signed by a private munged when one starts, as a site's are.
 test_expect_success 'setup: a private munged' '
+    TRASH=$PWD &&
     sock=$(mktemp -d /tmp/tr0701.XXXXXX) &&
     echo "$sock" >sockdir
 '
 tr_atexit 'rm -rf "$(cat sockdir)"'
 batch_signing
+test -z "$UNSIGNED" && test_set_prereq SIGNED
 
 test_expect_success 'setup: tracerd on a private configuration' '
     private_conf "$sock" <<-EOF &&
@@ -229,6 +231,94 @@ test_expect_success CGV1 'pbs_cgroups and classic scripts: no epilogue, an incom
     jq -e ".outcome.complete == false and .cgroup.attach == \"cgroup\"
            and .cgroup.paths.memory == \"/pbs_jobs.service/jobid/7112.$HOST\"" \
         rec.json
+'
+
+# --- records that are not what they claim ---------------------------------------
+
+# tracertest reaches the private munged too, as any user reaches a
+# site's: a record it signs is signed, but not by a trusted signer.
+test_expect_success SIGNED 'a record signed by a user is forged: tracer-report exits 5' '
+    mkdir -p user && chown tracertest user &&
+    (cd user && runuser -u tracertest -- env -i PATH=/bin:/usr/bin \
+        "$B/collector/tracer-run" -c "$TRASH/tracer.yaml" -q \
+        -o "$TRASH/user/forged.json" -- true) &&
+    test "$(jq -r .signature.scheme user/forged.json)" = munge-sha256 &&
+    job=$(jq -r .identity.job_id user/forged.json) &&
+    "$B/tests/storeput" store user/forged.json &&
+    test_when_finished "rm -rf store/default/jobs/*/$job" &&
+    test_expect_code 5 $REPORT -j "$job" >out 2>err &&
+    grep -q "/$job/0.$HOST.json: REJECTED: signature is forged: signed by uid $UID_T, which is not a trusted signer$" err &&
+    ! grep -q "modified after signing" err &&
+    ! grep -q "^Job " out &&
+    # among the user'"'"'s other jobs it is named, left out of the advice,
+    # and does not fail the view of a valid one
+    $REPORT -j 7101.$HOST >out 2>err &&
+    grep -q "^Job 7101.$HOST" out &&
+    grep -q "/$job/0.$HOST.json: REJECTED: signature is forged" err
+'
+
+# A valid record of job 7101 copied over job 7102'"'"'s: its signature
+# holds (it covers the record, not where it lies), so the store place
+# must be checked against the identity.
+test_expect_success SIGNED 'a signed record replayed into another job'"'"'s place: exit 3' '
+    dst=$(find store/default/jobs -name 0.$HOST.json | grep -F "/7102.$HOST/0.") &&
+    src=$(find store/default/jobs -name 0.$HOST.json | grep -F "/7101.$HOST/0.") &&
+    cp -p "$dst" 7102.saved &&
+    test_when_finished "cp -p 7102.saved \"$dst\"" &&
+    $REPORT -j 7102.$HOST >/dev/null &&
+    cp -p "$src" "$dst" &&
+    $REPORT "$dst" >/dev/null &&
+    test_expect_code 3 $REPORT -j 7102.$HOST >out 2>err &&
+    grep -q "^tracer-report: $PWD/$dst: REJECTED: the record is job 7101.$HOST'"'"'s (step 0, node $HOST, cluster default), not in its place in the store (copied or moved here)$" err &&
+    ! grep -q "modified after signing" err &&
+    ! grep -q "^Job " out &&
+    test_expect_code 3 $REPORT -j 7102.$HOST --json >out &&
+    test "$(jq length out)" = 0
+'
+
+test_expect_success 'setup: restore job 7102'"'"'s record' '
+    $REPORT $UNSIGNED -j 7102.$HOST >/dev/null
+'
+
+# munged stops while tracerd runs: the job is still recorded, unsigned
+# and saying why; nothing signs it later.
+test_expect_success SIGNED 'munged stopped: the record is written unsigned, saying why' '
+    munged_stop &&
+    pbsjob 7120 classic/mom_priv -- "$BURN" cpu=0.3 &&
+    test "$(jq .job.exit_status out.json)" = 0 &&
+    batch_wait_record 7120.$HOST &&
+    jq -e ".signature.scheme == \"none\"
+           and (.signature.reason | startswith(\"munge: \"))
+           and .outcome.state == \"completed\"" rec.json &&
+    grep -q "7120.*record left unsigned: munge: " tracerd.log
+'
+
+test_expect_success SIGNED 'munged stopped: tracer-report exits 4 on that record' '
+    test_expect_code 4 $REPORT -j 7120.$HOST >out 2>err &&
+    grep -q "unsigned" err &&
+    grep -q "munge: " err &&
+    ! grep -q "modified after signing" err &&
+    $REPORT --allow-unsigned -j 7120.$HOST >out &&
+    grep -q "^Job 7120.$HOST" out
+'
+
+test_expect_success SIGNED 'munged back: the next job is signed again' '
+    munged_start &&
+    private_conf "$sock" <<-EOF &&
+	sampling.interval: 0.2
+	signing.enabled: true
+	signing.munge_socket: "$MUNGE_SOCKET"
+	prolog.qstat: "$PWD/qstat"
+	EOF
+    kill -HUP "$(cat tracerd.pid)" &&
+    wait_for "grep -q \"configuration reloaded\" tracerd.log" 10 &&
+    pbsjob 7121 classic/mom_priv -- "$BURN" cpu=0.3 &&
+    batch_wait_record 7121.$HOST &&
+    test "$(jq -r .signature.scheme rec.json)" = munge-sha256 &&
+    # munged_start made a new key: the records signed before no longer
+    # verify, so this one is checked alone
+    $REPORT rec.json >out &&
+    grep -q "signature valid" out
 '
 
 test_expect_success 'no cgroup or tracerd state is left behind' '

@@ -122,4 +122,53 @@ test_expect_success 'a user cannot speak for another user, pid or job' '
     grep -q "a job starter may only speak for an LSF job" tracerd.log
 '
 
+# hook USER JOB EVENT: tracer-prolog pbs-hook as USER, as a PBS hook
+# would run it had the site made it run as that user
+hook ()
+{
+    runuser -u "$1" -- env -i PATH=/bin:/usr/bin \
+        TRACER_CONF="$TRASH/tracer.yaml" "$P" --log "$TRASH/prolog.log" \
+        pbs-hook --event "$3" --job "$2" --user tracertest --group tracertest
+}
+
+test_expect_success 'daemon.notify_users: a listed user speaks for any job' '
+    stop_tracerd &&
+    private_conf "$sock" <<-EOF &&
+	daemon.job_starters: false
+	daemon.notify_users: [root, tracertest]
+	sampling.interval: 0.2
+	signing.enabled: false
+	EOF
+    private_tracerd_start &&
+    test "$(stat -c %a "$sock/tracerd.sock")" = 666 &&
+    hook tracertest 706.srv begin &&
+    grep -q "pbs-hook: job 706.srv: tracerd follows it on " prolog.log &&
+    hook tracertest 706.srv end &&
+    grep -q "pbs-hook: job 706.srv: ended on " prolog.log &&
+    wait_for "ls store/default/jobs/*/706.srv/0.*.json" 20 &&
+    jq -e ".identity.scheduler == \"pbs\" and .identity.job_id == \"706.srv\"" \
+        store/default/jobs/*/706.srv/0.*.json &&
+    ! grep -q "refused connection from uid $(id -u tracertest)" tracerd.log
+'
+
+test_expect_success 'daemon.notify_users: a user not listed is refused' '
+    stop_tracerd &&
+    private_conf "$sock" <<-EOF &&
+	daemon.job_starters: false
+	daemon.notify_users: [root, nobody]
+	sampling.interval: 0.2
+	signing.enabled: false
+	EOF
+    private_tracerd_start &&
+    test "$(stat -c %a "$sock/tracerd.sock")" = 666 &&
+    hook tracertest 707.srv begin &&
+    # the daemon closes on a peer it does not hear: the hook sees the
+    # connection reset (or a broken pipe) and the job is not followed
+    grep -q "pbs-hook: job 707.srv: tracerd at $sock/tracerd.sock: " \
+        prolog.log &&
+    grep -q "refused connection from uid $(id -u tracertest)" tracerd.log &&
+    ! grep -q "pbs-hook: job 707.srv: tracerd follows" prolog.log &&
+    ! ls -d store/default/jobs/*/707.srv 2>/dev/null
+'
+
 test_done

@@ -332,6 +332,20 @@ test_expect_success 'tracer-report: all fixture records in one run' '
     test "$(jq length fix-all.json)" = $(ls "$FIX"/*.json | wc -l)
 '
 
+test_expect_success 'tracer-report --export: OpenDC tables, Parquet and CSV' '
+    "$B/tests/storeput" exstore "$SHARNESS_TEST_SRCDIR/fixtures/export"/*.json &&
+    (TRACER_CONF= && export TRACER_CONF &&
+     vg export-pq "$REPORT" --store=exstore -M vm -a --allow-unsigned \
+         -S 2026-11-01 --export=opendc -o ex-pq 2>ex.err) &&
+    vg_clean export-pq &&
+    test -s ex-pq/tasks.parquet && test -s ex-pq/fragments.parquet &&
+    (TRACER_CONF= && export TRACER_CONF &&
+     vg export-csv "$REPORT" --store=exstore -M vm -a --allow-unsigned \
+         -S 2026-11-01 --export=opendc-csv -o ex-csv 2>ex.err) &&
+    vg_clean export-csv &&
+    test $(wc -l <ex-csv/tasks.csv) = 7
+'
+
 test_expect_success ROOT 'tracer-report: the tracer-run records, detailed' '
     vg rep-run "$REPORT" $UNSIGNED run-ok.json run-fail.json run-kill.json \
         run-term.json >rep-run.out &&

@@ -60,6 +60,13 @@
 
 static int64_t fake_ms; /* milliseconds since the step's start */
 
+/* How far the wall clock has been stepped (negative: back), on top of
+ * fake_ms; the monotonic clocks never are.  clock_back_ms is the step
+ * run_case() makes between its two samples.
+ */
+static int64_t real_step_ms;
+static int64_t clock_back_ms;
+
 int __real_clock_gettime (clockid_t clk, struct timespec *ts);
 int __wrap_clock_gettime (clockid_t clk, struct timespec *ts);
 long __real_sysconf (int name);
@@ -67,21 +74,21 @@ long __wrap_sysconf (int name);
 
 int __wrap_clock_gettime (clockid_t clk, struct timespec *ts)
 {
-    int64_t base;
+    int64_t ms;
 
     switch (clk) {
     case CLOCK_REALTIME:
-        base = FAKE_NOW_S;
+        ms = FAKE_NOW_S * 1000 + fake_ms + real_step_ms;
         break;
     case CLOCK_MONOTONIC:
     case CLOCK_BOOTTIME:
-        base = FAKE_MONO_S;
+        ms = FAKE_MONO_S * 1000 + fake_ms;
         break;
     default:
         return __real_clock_gettime (clk, ts);
     }
-    ts->tv_sec = (time_t)(base + fake_ms / 1000);
-    ts->tv_nsec = (long)(fake_ms % 1000) * 1000000;
+    ts->tv_sec = (time_t)(ms / 1000);
+    ts->tv_nsec = (long)(ms % 1000) * 1000000;
     return 0;
 }
 
@@ -706,6 +713,8 @@ static void node_vanished (int i)
  * network namespace of its own: the tasks and their descendants are the
  * step; slurmstepd, their parent, and sshd 900 are not.
  */
+static bool hostile_child; /* node_tree adds a child with bad counters */
+
 static void node_tree (int i)
 {
     if (i == 0) {
@@ -716,6 +725,16 @@ static void node_tree (int i)
     write_procs (step_procs + 1, NPROCS (step_procs) - 1, i,
                  "/run/netns/job42");
     write_procs (&sshd_proc, 1, i, "/proc/1/ns/net");
+    /* a child of task 0 whose stat line counts negative CPU, children's
+     * CPU, start and rss: strtoull and %llu would read "-5" as 2^64 - 5
+     */
+    if (hostile_child && i < 2)
+        put ("/proc/777/stat",
+             "777 (evil) S 601 601 601 0 -1 4194560 50 0 0 0 -5 -5 -7 -7 "
+             "20 0 1 0 -100 1200000000 -9 18446744073709551615 1 1 0 0 0 "
+             "0 0 4096 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    else
+        assert_int_equal (rm_tree ("/proc/777"), 0);
 }
 
 struct gcase {
@@ -761,6 +780,7 @@ static json_t *run_case (const struct gcase *c)
     assert_non_null (req);
     assert_non_null (tags);
     fake_ms = 0;
+    real_step_ms = 0;
     c->write (0);
     if (c->gpu) {
         if (!(gpu = tr_gpu_open (NVML_FIXTURE, &error)))
@@ -781,6 +801,7 @@ static json_t *run_case (const struct gcase *c)
     fake_ms = 10000;
     if (tr_step_sample (step, &error) < 0)
         fail_msg ("sample 1: %s", error.text);
+    real_step_ms = -clock_back_ms;
     c->write (1);
     fake_ms = 20000;
     if (tr_step_sample (step, &error) < 0)
@@ -902,6 +923,50 @@ static void test_case (void **state)
     json_decref (rec);
 }
 
+/* The wall clock stepped back an hour between the two samples (an NTP
+ * correction, a hand-set date): the record still validates, its times
+ * follow the monotonic clock (30 s elapsed, the end 30 s after the
+ * start), and it is the same record as without the step.
+ */
+static void test_clock_step_back (void **state)
+{
+    const struct gcase *c = &cases[2];
+    json_int_t start, end;
+    double elapsed;
+    json_t *rec;
+
+    (void)state;
+    clock_back_ms = 3600 * 1000;
+    rec = run_case (c);
+    clock_back_ms = 0;
+    assert_int_equal (real_step_ms, -3600 * 1000);
+    if (json_unpack (json_object_get (rec, "time"), "{s:I s:I s:F}",
+                     "start_unix_ms", &start, "end_unix_ms", &end,
+                     "elapsed_s", &elapsed) < 0)
+        fail_msg ("time: start_unix_ms, end_unix_ms or elapsed_s missing");
+    assert_int_equal (start, FAKE_NOW_S * 1000);
+    assert_int_equal (end, FAKE_NOW_S * 1000 + 30000);
+    assert_true (elapsed == 30.0);
+    check_golden (rec, c->name);
+    json_decref (rec);
+}
+
+/* A process of the tree whose /proc/PID/stat has negative counters is
+ * not read, by the tree walk or the process table: the record is the
+ * process-tree case's, figure for figure.
+ */
+static void test_negative_counters (void **state)
+{
+    json_t *rec;
+
+    (void)state;
+    hostile_child = true;
+    rec = run_case (&cases[5]);
+    hostile_child = false;
+    check_golden (rec, cases[5].name);
+    json_decref (rec);
+}
+
 static int setup (void **state)
 {
     int n;
@@ -949,7 +1014,15 @@ static int group_teardown (void **state)
 int main (void)
 {
     const struct CMUnitTest tests[] = {
-        GOLDEN (0), GOLDEN (1), GOLDEN (2), GOLDEN (3), GOLDEN (4), GOLDEN (5),
+        GOLDEN (0),
+        GOLDEN (1),
+        GOLDEN (2),
+        GOLDEN (3),
+        GOLDEN (4),
+        GOLDEN (5),
+        cmocka_unit_test_setup_teardown (test_clock_step_back, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_negative_counters, setup,
+                                         teardown),
     };
 
     return cmocka_run_group_tests (tests, group_setup, group_teardown);

@@ -1,7 +1,8 @@
 /* Copyright (C) 2026 The tracer authors.
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The metric sources: PSI, block I/O, network and topology parsers and
+ * The metric sources: cgroup value files, PSI, block I/O, network and
+ * topology parsers and
  * their JSON builders, against inline texts (table-driven), the fixture
  * trees under tests/fixtures/metrics and, where a test needs links or
  * odd files, trees built under a temporary fsroot.
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "libtracer/cgroup.h"
 #include "libtracer/fsroot.h"
 #include "libtracer/iostat.h"
 #include "libtracer/netstat.h"
@@ -214,6 +216,85 @@ struct bad_case {
     const char *text;
     int err;
 };
+
+/* A cgroup file's single value and its "key value" files.  strtoull,
+ * on which both rest, takes blanks and a sign ("-1" reads as 2^64 - 1)
+ * and stops at junk: a value is digits alone, then at most a newline;
+ * "max" alone is the only word.
+ */
+static void test_cgroup_parse (void **state)
+{
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } good[] = {
+        { "0\n", 0 },
+        { "123", 123 },
+        { "8589934592\n", 8589934592ULL },
+        { "max\n", UINT64_MAX },
+        { "max", UINT64_MAX },
+        { "18446744073709551615\n", UINT64_MAX },
+    };
+    static const char *const bad[] = {
+        "maxfoo", "max\nx", "max \n", "maximum\n", "-1\n", "-0", "+1",
+        " 1",     "\t1",    "1 \n",   "12a\n",    "0x10", "", "\n",
+        "1\n\n",  "1\n2\n", "18446744073709551616\n",
+    };
+    static const char *const keys[] = {
+        "user",           "system", "usage_usec", "nr_periods",
+        "throttled_usec", "big",    "huge",       "anon",
+    };
+    /* user, nr_periods and huge are numbers; each other line is not */
+    static const char stat[] = "user 10\n"
+                               "system -5\n"
+                               "usage_usec 7x\n"
+                               "nr_periods 3\n"
+                               "throttled_usec  4\n"
+                               "big 9223372036854775808\n"
+                               "huge 9223372036854775807\n"
+                               "anon +1";
+    int64_t v[NELEM (keys)];
+    uint64_t u;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < NELEM (good); i++) {
+        u = 42;
+        if (tr_cgroup_parse_u64 (good[i].text, &u) != 0)
+            fail_msg ("good %zu: failed with errno %d", i, errno);
+        if (u != good[i].value)
+            fail_msg ("good %zu: got %ju", i, (uintmax_t)u);
+    }
+    for (i = 0; i < NELEM (bad); i++) {
+        u = 42;
+        errno = 0;
+        if (tr_cgroup_parse_u64 (bad[i], &u) != -1 || errno != EINVAL)
+            fail_msg ("bad %zu ('%s'): accepted, or errno %d", i, bad[i],
+                      errno);
+        if (u != 42)
+            fail_msg ("bad %zu: output changed on failure", i);
+    }
+    for (i = 0; i < NELEM (keys); i++)
+        v[i] = -1;
+    assert_int_equal (tr_cgroup_parse_keys (stat, keys, v, NELEM (keys)), 3);
+    assert_int_equal (v[0], 10);
+    assert_int_equal (v[1], -1);
+    assert_int_equal (v[2], -1);
+    assert_int_equal (v[3], 3);
+    assert_int_equal (v[4], -1);
+    assert_int_equal (v[5], -1);
+    assert_true (v[6] == INT64_MAX);
+    assert_int_equal (v[7], -1);
+    u = 42;
+    assert_int_equal (tr_cgroup_parse_key ("oom_kill -1\n", "oom_kill", &u),
+                      -1);
+    assert_int_equal (errno, ENOENT);
+    assert_true (u == 42);
+    assert_int_equal (tr_cgroup_parse_key ("oom 1\noom_kill 2\n", "oom_kill",
+                                           &u),
+                      0);
+    assert_true (u == 2);
+}
 
 static void test_psi_parse (void **state)
 {
@@ -1380,6 +1461,7 @@ static void test_topology_oom (void **state)
 int main (void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_cgroup_parse),
         cmocka_unit_test (test_psi_parse),
         cmocka_unit_test_setup_teardown (test_psi_read, setup_fixture,
                                          teardown_fixture),

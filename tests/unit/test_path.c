@@ -5,7 +5,9 @@
  * symlinks, atomic replacement that never leaves a partial or temporary
  * file, bounded reads that cannot hang on a FIFO, and the MUNGE-style
  * permission check.  Ownership tests need root, which the test suite
- * runs as; without it the binary skips as a whole.
+ * runs as; without it the binary skips as a whole.  The writer's
+ * temporary names come from getrandom(), defined here so that a test
+ * can know them in advance and plant links at them (see fake_random).
  */
 #include "config.h"
 
@@ -22,12 +24,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "libtracer/path.h"
+
+/* While fake_random holds values, getrandom() hands them out in turn,
+ * so the temporary names the writer tries are known in advance; then
+ * the real one.  The definition here takes the place of the C
+ * library's for the writer linked into this binary.
+ */
+static uint64_t fake_random[16];
+static size_t fake_random_n, fake_random_next;
+
+ssize_t getrandom (void *buf, size_t len, unsigned int flags)
+{
+    if (fake_random_next < fake_random_n && len == sizeof (uint64_t)) {
+        memcpy (buf, &fake_random[fake_random_next++], len);
+        return (ssize_t)len;
+    }
+    return (ssize_t)syscall (SYS_getrandom, buf, len, flags);
+}
 
 /* Per-test scratch directory under /tmp. */
 struct fixture {
@@ -579,6 +603,238 @@ static void test_is_secure (void **state)
     assert_int_equal (errno, EINVAL);
 }
 
+/* Links an unprivileged user plants: a symlink or a hard link at name
+ * (relative to the fixture dir) to target.
+ */
+enum plant_kind { PLANT_SYMLINK, PLANT_HARDLINK };
+
+struct plant {
+    enum plant_kind kind;
+    const char *target; /* absolute */
+    char name[PATH_MAX];
+    int err; /* 0, or the errno of the attempt */
+};
+
+#define NOBODY 65534
+
+/* Make the plants as uid and gid 65534 in a child (setgroups, setgid,
+ * then setuid: the order that leaves no privilege behind), each one's
+ * errno coming back through a pipe.  The caller is root.
+ */
+static void plant_as_nobody (struct plant *plants, size_t n)
+{
+    int fds[2], status;
+    pid_t pid;
+
+    assert_int_equal (pipe (fds), 0);
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        close (fds[0]);
+        if (setgroups (0, NULL) < 0 || setgid (NOBODY) < 0
+            || setuid (NOBODY) < 0 || getuid () != NOBODY || setuid (0) == 0)
+            _exit (3);
+        for (size_t i = 0; i < n; i++) {
+            int rc = plants[i].kind == PLANT_SYMLINK
+                         ? symlink (plants[i].target, plants[i].name)
+                         : link (plants[i].target, plants[i].name);
+            int err = rc < 0 ? errno : 0;
+            if (write (fds[1], &err, sizeof (err)) != (ssize_t)sizeof (err))
+                _exit (4);
+        }
+        _exit (0);
+    }
+    close (fds[1]);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal (read (fds[0], &plants[i].err, sizeof (int)),
+                          sizeof (int));
+    close (fds[0]);
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    assert_int_equal (WEXITSTATUS (status), 0);
+}
+
+/* 1 when fs.protected_hardlinks is on, 0 off, -1 unknown. */
+static int protected_hardlinks (void)
+{
+    FILE *fp = fopen ("/proc/sys/fs/protected_hardlinks", "r");
+    int c = fp ? fgetc (fp) : EOF;
+
+    if (fp)
+        fclose (fp);
+    return c == '1' ? 1 : c == '0' ? 0 : -1;
+}
+
+/* Check the user's hard links.  With fs.protected_hardlinks on, the
+ * kernel refuses a link to root's file (EPERM); root then makes it, as
+ * a link made while the setting was off or to a file the user once
+ * owned would be: root's writer must still meet it safely.
+ */
+static void settle_hardlinks (struct plant *plants, size_t n)
+{
+    int protect = protected_hardlinks ();
+
+    for (size_t i = 0; i < n; i++) {
+        if (plants[i].kind != PLANT_HARDLINK) {
+            assert_int_equal (plants[i].err, 0);
+            continue;
+        }
+        if (protect == 1)
+            assert_int_equal (plants[i].err, EPERM);
+        else if (protect == 0)
+            assert_int_equal (plants[i].err, 0);
+        if (plants[i].err != 0) {
+            assert_int_equal (link (plants[i].target, plants[i].name), 0);
+            print_message ("# %s: the kernel refused the user's hard link "
+                           "(fs.protected_hardlinks); made by root\n",
+                           plants[i].name);
+        }
+    }
+}
+
+static void assert_victim (const char *path,
+                           const char *content,
+                           mode_t mode,
+                           nlink_t nlink)
+{
+    struct stat st;
+
+    assert_int_equal (lstat (path, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_mode & 07777, mode);
+    assert_int_equal (st.st_uid, 0);
+    assert_int_equal (st.st_nlink, nlink);
+    assert_content (path, content);
+}
+
+/* The entry at path is the writer's own: a regular file with content,
+ * one link, not the victim's inode.
+ */
+static void assert_own_file (const char *path,
+                             const char *content,
+                             const struct stat *victim)
+{
+    struct stat st;
+
+    assert_int_equal (lstat (path, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_nlink, 1);
+    assert_true (st.st_ino != victim->st_ino);
+    assert_content (path, content);
+}
+
+/* A user who may write in the directory root writes to plants symlinks
+ * and hard links to root's file at the names root will write (the
+ * file, its temporaries, a directory on the way).  Root's writes
+ * replace or refuse them; the victim keeps its content, mode and owner,
+ * and gains no link.
+ */
+static void test_user_plants (void **state)
+{
+    struct fixture *f = *state;
+    char victim[PATH_MAX], p[PATH_MAX], secret[PATH_MAX];
+    struct plant plants[] = {
+        { PLANT_SYMLINK, victim, "", 0 },  /* u/rec.json */
+        { PLANT_HARDLINK, victim, "", 0 }, /* u/state */
+        { PLANT_SYMLINK, victim, "", 0 },  /* rec.json's 1st temporary */
+        { PLANT_HARDLINK, victim, "", 0 }, /* rec.json's 2nd temporary */
+        { PLANT_SYMLINK, secret, "", 0 },  /* u/sub, a directory's name */
+    };
+    const size_t np = sizeof (plants) / sizeof (plants[0]);
+    struct stat vst, st;
+    tr_error_t e = { 0 };
+    long pid = (long)getpid ();
+    int ufd, fd;
+
+    if (geteuid () != 0) {
+        print_message ("# test_user_plants: not root, nothing planted\n");
+        return;
+    }
+    /* the user reaches the victim, cannot write it, owns u/ */
+    assert_int_equal (chmod (f->dir, 0755), 0);
+    write_file (at (f, victim, sizeof (victim), "victim"), "secret\n");
+    assert_int_equal (chmod (victim, 0644), 0);
+    assert_int_equal (mkdir (at (f, secret, sizeof (secret), "secret"), 0700),
+                      0);
+    assert_int_equal (mkdir (at (f, p, sizeof (p), "u"), 0755), 0);
+    assert_int_equal (chown (p, NOBODY, NOBODY), 0);
+    at (f, plants[0].name, PATH_MAX, "u/rec.json");
+    at (f, plants[1].name, PATH_MAX, "u/state");
+    at (f, plants[2].name, PATH_MAX, "u/.rec.json.tmp.%ld.%016llx", pid,
+        0x1111111111111111ULL);
+    at (f, plants[3].name, PATH_MAX, "u/.rec.json.tmp.%ld.%016llx", pid,
+        0x2222222222222222ULL);
+    at (f, plants[4].name, PATH_MAX, "u/sub");
+    plant_as_nobody (plants, np);
+    settle_hardlinks (plants, np);
+    assert_int_equal (stat (victim, &vst), 0);
+    assert_victim (victim, "secret\n", 0644, 3);
+    assert_true ((ufd = open (at (f, p, sizeof (p), "u"),
+                              O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+                 >= 0);
+
+    /* The record over the symlink, through two planted temporaries: the
+     * writer's O_EXCL refuses both and takes the third name.
+     */
+    fake_random[0] = 0x1111111111111111ULL;
+    fake_random[1] = 0x2222222222222222ULL;
+    fake_random[2] = 0x3333333333333333ULL;
+    fake_random_n = 3;
+    fake_random_next = 0;
+    assert_int_equal (tr_path_write_atomic (ufd, "rec.json", "new\n", 4, 0640,
+                                            0, 0, &e),
+                      0);
+    fake_random_n = 0;
+    assert_int_equal (fake_random_next, 3);
+    assert_own_file (plants[0].name, "new\n", &vst);
+    assert_int_equal (lstat (plants[2].name, &st), 0);
+    assert_true (S_ISLNK (st.st_mode));
+    assert_int_equal (lstat (plants[3].name, &st), 0);
+    assert_int_equal (st.st_ino, vst.st_ino);
+    assert_victim (victim, "secret\n", 0644, 3);
+
+    /* The state over the hard link: replaced, never written through; the
+     * victim loses the planted name only.
+     */
+    assert_int_equal (tr_path_replace (ufd, "state", "mine\n", 5, 0600, 0, 0,
+                                       &e),
+                      0);
+    assert_own_file (plants[1].name, "mine\n", &vst);
+    assert_victim (victim, "secret\n", 0644, 2);
+
+    /* Every temporary name taken: the write is refused, nothing written
+     * anywhere and the old file kept.
+     */
+    for (size_t i = 0; i < 8; i++) {
+        fake_random[i] = 0x1111111111111111ULL;
+        fake_random[i + 8] = 0;
+    }
+    fake_random_n = 8;
+    fake_random_next = 0;
+    assert_int_equal (tr_path_write_atomic (ufd, "rec.json", "newer\n", 6, 0640,
+                                            0, 0, &e),
+                      -1);
+    fake_random_n = 0;
+    assert_int_equal (errno, EEXIST);
+    assert_non_null (strstr (e.text, "create temporary for "));
+    assert_own_file (plants[0].name, "new\n", &vst);
+    assert_victim (victim, "secret\n", 0644, 2);
+
+    /* A directory created through the user's symlink: refused. */
+    fd = tr_path_mkdirat_p (ufd, "sub/job", 0755, &e);
+    assert_int_equal (fd, -1);
+    assert_true (errno == ELOOP || errno == ENOTDIR);
+    assert_int_equal (count_entries (secret, ""), 0);
+    assert_int_equal (mode_of (secret), 0700);
+
+    /* Reading the state back cannot be led to the victim either. */
+    assert_int_equal (unlink (plants[1].name), 0);
+    assert_int_equal (symlink (victim, plants[1].name), 0);
+    assert_null (tr_path_read_file (ufd, "state", 100, NULL, NULL));
+    assert_int_equal (errno, ELOOP);
+    close (ufd);
+    assert_victim (victim, "secret\n", 0644, 2);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +853,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_replace, setup, teardown),
         cmocka_unit_test_setup_teardown (test_read_file, setup, teardown),
         cmocka_unit_test_setup_teardown (test_is_secure, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_user_plants, setup, teardown),
     };
 
     /* Owner and is_secure checks chown to 65534; that needs root. */

@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -920,6 +923,158 @@ static void test_tools_max (void **state)
     tr_procs_destroy (p);
 }
 
+/* A /proc of the test's making, under a temporary fsroot. */
+static char fake_root[64];
+
+static void fake_put (const char *rel, const char *text)
+{
+    char path[PATH_MAX], *slash;
+    FILE *f;
+
+    snprintf (path, sizeof (path), "%s%s", fake_root, rel);
+    for (slash = path + strlen (fake_root) + 1; (slash = strchr (slash, '/'));
+         slash++) {
+        *slash = '\0';
+        if (mkdir (path, 0755) < 0 && errno != EEXIST)
+            fail_msg ("mkdir %s: %s", path, strerror (errno));
+        *slash = '/';
+    }
+    assert_non_null (f = fopen (path, "w"));
+    assert_true (fputs (text, f) >= 0);
+    assert_int_equal (fclose (f), 0);
+}
+
+static int fake_rm (const char *path,
+                    const struct stat *sb,
+                    int type,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    return remove (path);
+}
+
+/* A stat line: utime, stime and rss as given (text, so that a sign can
+ * be planted); tpgid -1 and nice -5 as the kernel writes them.
+ */
+static void fake_stat (int pid,
+                       const char *comm,
+                       const char *utime,
+                       const char *threads,
+                       const char *start,
+                       const char *rss)
+{
+    char rel[64], text[512];
+
+    snprintf (rel, sizeof (rel), "/proc/%d/stat", pid);
+    snprintf (text, sizeof (text),
+              "%d (%s) S 1 %d %d 0 -1 4194560 50 0 0 0 %s 10 0 0 25 -5 %s 0 "
+              "%s 1000000 %s 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 0 "
+              "0 17 0 0 0 0 0 0\n",
+              pid, comm, pid, pid, utime, threads, start, rss);
+    fake_put (rel, text);
+}
+
+static void fake_files (int pid,
+                        const char *hwm,
+                        const char *read_bytes,
+                        const char *schedstat)
+{
+    char rel[64], text[512];
+
+    snprintf (rel, sizeof (rel), "/proc/%d/status", pid);
+    snprintf (text, sizeof (text),
+              "Name:\tx\nState:\tS (sleeping)\nVmHWM:\t%s kB\n"
+              "VmRSS:\t 100 kB\nThreads:\t1\n", hwm);
+    fake_put (rel, text);
+    snprintf (rel, sizeof (rel), "/proc/%d/io", pid);
+    snprintf (text, sizeof (text),
+              "rchar: 100\nwchar: 0\nsyscr: 1\nsyscw: 0\nread_bytes: %s\n"
+              "write_bytes: 0\ncancelled_write_bytes: 0\n", read_bytes);
+    fake_put (rel, text);
+    snprintf (rel, sizeof (rel), "/proc/%d/schedstat", pid);
+    fake_put (rel, schedstat);
+    snprintf (rel, sizeof (rel), "/proc/%d/cmdline", pid);
+    fake_put (rel, "x");
+}
+
+/* Counters that cannot be negative, written negative (a corrupt or
+ * hostile /proc, a fuzzer's input): strtoull would take "-1" as 2^64 - 1
+ * and strtoll's -5 would wrap the same way once stored unsigned.  Each
+ * is refused: a stat line with a negative utime, thread count, start or
+ * rss is not read at all; a negative VmHWM, I/O or run-queue figure is
+ * not taken (the last readings stand); a negative btime is not the boot
+ * time.  The control process, with tpgid -1 and nice -5 (negative by
+ * right), is read whole.
+ */
+static void test_negative_counters (void **state)
+{
+    static const pid_t pids[] = { 300, 301, 302, 303, 304, 305 };
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    json_t *tools, *r;
+    struct tr_proc_io io;
+    int64_t t = now_ms ();
+
+    (void)state;
+    assert_non_null (p);
+    snprintf (fake_root, sizeof (fake_root), "/tmp/tracer-procs.XXXXXX");
+    assert_non_null (mkdtemp (fake_root));
+    fake_put ("/proc/stat", "cpu  1 2 3 4\nbtime -1\nprocesses 9\n");
+    fake_stat (300, "ctl", "200", "1", "500", "25");
+    fake_files (300, "2048", "4096", "1000 3000000 5\n");
+    fake_stat (301, "negutime", "-5", "1", "500", "25");
+    fake_stat (302, "negthreads", "1", "-1", "500", "25");
+    fake_stat (303, "negstart", "1", "1", "-500", "25");
+    fake_stat (304, "negrss", "1", "1", "500", "-25");
+    fake_stat (305, "negfiles", "100", "1", "500", "0");
+    fake_files (305, "-1", "-4096", "-1 -2 3\n");
+    tr_fsroot_set (fake_root);
+    assert_int_equal (tr_procs_scan (p, pids, 6, t), 2);
+    tr_fsroot_set (NULL);
+    assert_int_equal (tr_procs_count_live (p), 2);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 2);
+    assert_null (row (tools, "negutime"));
+    assert_null (row (tools, "negthreads"));
+    assert_null (row (tools, "negstart"));
+    assert_null (row (tools, "negrss"));
+
+    assert_non_null (r = row (tools, "ctl"));
+    assert_true (rval (r, "cpu_s") > 2.099 && rval (r, "cpu_s") < 2.101);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 2048 * 1024);
+    assert_int_equal (ival (r, "read_bytes"), 4096);
+    assert_true (rval (r, "runq_wait_s") > 0.00299
+                 && rval (r, "runq_wait_s") < 0.00301);
+    /* btime refused: the boot time comes from the clocks, so the start
+     * (5 s after boot) lies in the past, not near 2^64 ms
+     */
+    assert_true (ival (r, "first_start_unix_ms") > 1500000000000LL);
+    assert_true (ival (r, "first_start_unix_ms") <= t);
+
+    assert_non_null (r = row (tools, "negfiles"));
+    assert_true (rval (r, "cpu_s") > 1.099 && rval (r, "cpu_s") < 1.101);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 0);
+    assert_int_equal (ival (r, "read_bytes"), 0);
+    assert_true (rval (r, "runq_wait_s") == 0.0);
+    assert_tools_valid (tools);
+    json_decref (tools);
+    tr_procs_io (p, &io);
+    assert_int_equal (io.read_bytes, 4096);
+    assert_int_equal (io.rchar, 100);
+    tr_procs_destroy (p);
+}
+
+static int fake_teardown (void **state)
+{
+    (void)state;
+    tr_fsroot_set (NULL);
+    if (fake_root[0] && nftw (fake_root, fake_rm, 16, FTW_DEPTH | FTW_PHYS) < 0)
+        return -1;
+    fake_root[0] = '\0';
+    return 0;
+}
+
 /* Root: the kernel's records. */
 
 #define NKIDS 4
@@ -1209,6 +1364,7 @@ int main (void)
         cmocka_unit_test (test_exit_threads),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
+        cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
         cmocka_unit_test (test_taskstats_exits),
         cmocka_unit_test (test_short_children),
         cmocka_unit_test (test_scan_some),

@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -944,6 +946,228 @@ static void test_root_via_symlink (void **state)
     seen_free (&s);
 }
 
+#define NOBODY 65534
+
+/* Links an unprivileged user plants: a symlink or a hard link at name
+ * to target, both absolute.
+ */
+struct plant {
+    bool hard;
+    const char *target;
+    char name[PATH_MAX];
+    int err; /* 0, or the errno of the attempt */
+};
+
+/* Make the plants as uid and gid 65534 in a child (setgroups, setgid,
+ * then setuid), each one's errno coming back through a pipe.
+ */
+static void plant_as_nobody (struct plant *plants, size_t n)
+{
+    int fds[2], status;
+    pid_t pid;
+
+    assert_int_equal (pipe (fds), 0);
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        close (fds[0]);
+        if (setgroups (0, NULL) < 0 || setgid (NOBODY) < 0
+            || setuid (NOBODY) < 0 || getuid () != NOBODY || setuid (0) == 0)
+            _exit (3);
+        for (size_t i = 0; i < n; i++) {
+            int rc = plants[i].hard
+                         ? link (plants[i].target, plants[i].name)
+                         : symlink (plants[i].target, plants[i].name);
+            int err = rc < 0 ? errno : 0;
+            if (write (fds[1], &err, sizeof (err)) != (ssize_t)sizeof (err))
+                _exit (4);
+        }
+        _exit (0);
+    }
+    close (fds[1]);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal (read (fds[0], &plants[i].err, sizeof (int)),
+                          sizeof (int));
+    close (fds[0]);
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    assert_int_equal (WEXITSTATUS (status), 0);
+}
+
+/* A user's hard link to root's file is refused by the kernel when
+ * fs.protected_hardlinks is on (EPERM); root then makes it, standing in
+ * for a link made while the setting was off: the store must meet it
+ * safely either way.
+ */
+static void settle_hardlinks (struct plant *plants, size_t n)
+{
+    FILE *fp = fopen ("/proc/sys/fs/protected_hardlinks", "r");
+    int c = fp ? fgetc (fp) : EOF;
+
+    if (fp)
+        fclose (fp);
+    for (size_t i = 0; i < n; i++) {
+        if (!plants[i].hard) {
+            assert_int_equal (plants[i].err, 0);
+            continue;
+        }
+        if (c == '1')
+            assert_int_equal (plants[i].err, EPERM);
+        else if (c == '0')
+            assert_int_equal (plants[i].err, 0);
+        if (plants[i].err != 0) {
+            assert_int_equal (link (plants[i].target, plants[i].name), 0);
+            print_message ("# %s: the kernel refused the user's hard link "
+                           "(fs.protected_hardlinks); made by root\n",
+                           plants[i].name);
+        }
+    }
+}
+
+static void assert_victim (const char *path, nlink_t nlink)
+{
+    struct stat st;
+    char *got;
+
+    assert_int_equal (lstat (path, &st), 0);
+    assert_true (S_ISREG (st.st_mode));
+    assert_int_equal (st.st_mode & 07777, 0600);
+    assert_int_equal (st.st_uid, 0);
+    assert_int_equal (st.st_gid, 0);
+    assert_int_equal (st.st_nlink, nlink);
+    got = slurp (path);
+    assert_string_equal (got, "secret\n");
+    free (got);
+}
+
+/* A store whose directories users may write (store.dir_mode 1777, an
+ * administrator's choice): a user plants a symlink and a hard link to
+ * root's file at the names of records to come, a hard link at a day
+ * marker's name, and a symlink where a job directory will be made.
+ * Every put replaces or refuses them: the victim keeps its content,
+ * mode, owner, and gains no link; each record and marker is a file of
+ * its own, owned by the job's user.
+ */
+static void test_user_plants (void **state)
+{
+    struct fixture *f = *state;
+    char victim[PATH_MAX], secret[PATH_MAX], root[PATH_MAX];
+    char rel[PATH_MAX], p[PATH_MAX], days[PATH_MAX];
+    struct plant plants[] = {
+        { false, victim, "", 0 }, /* job 1001, step 1's record */
+        { true, victim, "", 0 },  /* step 2's record */
+        { true, victim, "", 0 },  /* step 3's day marker */
+        { false, secret, "", 0 }, /* job 1002's directory */
+    };
+    const size_t np = sizeof (plants) / sizeof (plants[0]);
+    struct tr_store_opts o = job_opts;
+    struct seen s = { 0 };
+    struct stat vst, st;
+    tr_error_t e = { 0 };
+    tr_store_t *store;
+    json_t *rec;
+    char *dir;
+
+    if (geteuid () != 0) {
+        print_message ("# test_user_plants: not root, nothing planted\n");
+        return;
+    }
+    assert_int_equal (chmod (f->dir, 0755), 0);
+    pathf (victim, sizeof (victim), "%s/victim", f->dir);
+    pathf (secret, sizeof (secret), "%s/secret", f->dir);
+    pathf (root, sizeof (root), "%s/shared", f->dir);
+    assert_int_equal (close (open (victim, O_CREAT | O_WRONLY, 0600)), 0);
+    assert_int_equal (chmod (victim, 0600), 0);
+    {
+        FILE *fp = fopen (victim, "w");
+        assert_non_null (fp);
+        assert_true (fputs ("secret\n", fp) >= 0);
+        assert_int_equal (fclose (fp), 0);
+    }
+    assert_int_equal (mkdir (secret, 0700), 0);
+    o.dir_mode = 01777;
+    o.gid = (gid_t)-1;
+    assert_non_null (store = tr_store_open (root, &o, &e));
+
+    /* step 0 makes the job's and the day's directories */
+    put_ok (store, make_rec ("c1", "1001", "0", "n001", 1000, MAR01_NOON_MS));
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "1001",
+                                            "1", "n001"),
+                      0);
+    pathf (plants[0].name, PATH_MAX, "%s/%s", root, rel);
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "1001",
+                                            "2", "n001"),
+                      0);
+    pathf (plants[1].name, PATH_MAX, "%s/%s", root, rel);
+    pathf (days, sizeof (days), "%s/c1/days/2024-03-01", root);
+    pathf (plants[2].name, PATH_MAX, "%s/1001@3@n001", days);
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "1002",
+                                            "0", "n001"),
+                      0);
+    pathf (plants[3].name, PATH_MAX, "%s/%s", root, rel);
+    dir = strrchr (plants[3].name, '/');
+    *dir = '\0'; /* the job directory, not the record */
+    /* its bucket, as another job of the bucket would have made it */
+    pathf (p, sizeof (p), "%s", plants[3].name);
+    *strrchr (p, '/') = '\0';
+    assert_int_equal (mkdir (p, 0700), 0);
+    assert_int_equal (chmod (p, 01777), 0);
+    plant_as_nobody (plants, np);
+    settle_hardlinks (plants, np);
+    assert_int_equal (stat (victim, &vst), 0);
+    assert_victim (victim, 3);
+
+    /* each put succeeds and leaves a file of its own */
+    for (int step = 1; step <= 3; step++) {
+        char id[8];
+        char *want, *got;
+
+        snprintf (id, sizeof (id), "%d", step);
+        rec = make_rec ("c1", "1001", id, "n001", 1000, MAR01_NOON_MS);
+        assert_non_null (want = tr_record_dumps (rec));
+        put_ok (store, rec);
+        assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "1001",
+                                                id, "n001"),
+                          0);
+        pathf (p, sizeof (p), "%s/%s", root, rel);
+        assert_int_equal (lstat (p, &st), 0);
+        assert_true (S_ISREG (st.st_mode));
+        assert_int_equal (st.st_nlink, 1);
+        assert_true (st.st_ino != vst.st_ino);
+        assert_int_equal (st.st_uid, 1000);
+        assert_int_equal (st.st_mode & 07777, 0640);
+        got = slurp (p);
+        assert_string_equal (got, want);
+        free (got);
+        free (want);
+        pathf (p, sizeof (p), "%s/1001@%d@n001", days, step);
+        assert_int_equal (lstat (p, &st), 0);
+        assert_true (S_ISREG (st.st_mode));
+        assert_int_equal (st.st_nlink, 1);
+        assert_true (st.st_ino != vst.st_ino);
+        assert_int_equal (st.st_uid, 1000);
+        assert_int_equal (st.st_size, 0);
+    }
+    /* the two hard links are gone, the victim otherwise untouched */
+    assert_victim (victim, 1);
+
+    /* a job directory that is the user's symlink: refused, nothing in
+     * the target
+     */
+    rec = make_rec ("c1", "1002", "0", "n001", 1000, MAR01_NOON_MS);
+    assert_int_equal (tr_store_put (store, rec, &e), -1);
+    assert_true (errno == ELOOP || errno == ENOTDIR);
+    json_decref (rec);
+    assert_int_equal (count_tree (secret), 1);
+    assert_int_equal (stat (secret, &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0700);
+    assert_int_equal (tr_store_foreach_job (store, "c1", "1001", collect, &s,
+                                            NULL),
+                      4);
+    seen_free (&s);
+    tr_store_destroy (store);
+    assert_victim (victim, 1);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -964,6 +1188,7 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_root_via_symlink, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_user_plants, setup, teardown),
     };
 
     /* Records are chowned to the job's uid; that needs root. */

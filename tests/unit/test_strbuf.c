@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -91,6 +92,54 @@ static const struct spec_case spec_cases[] = {
     { "a:b", -1, 0, 0,
       "unknown item 'a:b' (expected on, off, interval=SECONDS or "
       "tag=KEY:VALUE)" },
+    /* bytes that are not UTF-8, and UTF-8 that is not ASCII: refused,
+     * and never copied into the message
+     */
+    { "tag=a:\xff", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:Z\xc3\xbcrich", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=k\xc3\xa9:v", -1, 0, 0,
+      "tag key 'k?\?': use 1-64 of A-Z a-z 0-9 _ . -" },
+    { "tag=a:b,\xfe\xff:c", -1, 0, 0,
+      "tag key '?\?': use 1-64 of A-Z a-z 0-9 _ . -" },
+    { "\xff\xfe", -1, 0, 0,
+      "unknown item '?\?' (expected on, off, interval=SECONDS or "
+      "tag=KEY:VALUE)" },
+    { "interval=1\xff", -1, 0, 0,
+      "interval: expected seconds in [0.1, 3600], got '1?'" },
+    /* more shell and markup specials, each alone */
+    { "tag=a:`id`", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:x|sh", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:x&&y", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:<b>", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:'x'", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:x\\y", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    { "tag=a:x y", -1, 0, 0,
+      "tag 'a': value must be 0-256 printable characters without quotes or "
+      "shell specials" },
+    /* huge and odd numbers */
+    { "interval=1e999", -1, 0, 0,
+      "interval: expected seconds in [0.1, 3600], got '1e999'" },
+    { "interval=nan", -1, 0, 0,
+      "interval: expected seconds in [0.1, 3600], got 'nan'" },
+    { "interval=3600.0000001", -1, 0, 0,
+      "interval: expected seconds in [0.1, 3600], got '3600.0000001'" },
+    { "interval=3600", 0, 1, 3600, "{}" },
 };
 
 static void test_spec_table (void **state)
@@ -131,6 +180,45 @@ static void test_spec_too_long (void **state)
     spec[sizeof (spec) - 1] = '\0';
     assert_int_equal (tr_spec_parse (spec, &s, &error), -1);
     assert_string_equal (error.text, "specification longer than 1024 bytes");
+}
+
+/* Tag values up to 256 bytes and keys up to 64 are kept whole; one byte
+ * more is refused, and a huge item is shown cut to 64 bytes.
+ */
+static void test_spec_bounds (void **state)
+{
+    char spec[TR_SPEC_MAX + 1], want[128];
+    struct tr_spec s = { .state = 42 };
+    tr_error_t error;
+    const char *v;
+
+    (void)state;
+    snprintf (spec, sizeof (spec), "tag=k:%0256d", 7);
+    assert_int_equal (tr_spec_parse (spec, &s, &error), 0);
+    assert_non_null (v = json_string_value (json_object_get (s.tags, "k")));
+    assert_int_equal (strlen (v), 256);
+    tr_spec_release (&s);
+    snprintf (spec, sizeof (spec), "tag=k:%0257d", 7);
+    s.state = 42;
+    assert_int_equal (tr_spec_parse (spec, &s, &error), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (s.state, 42);
+    assert_string_equal (error.text,
+                         "tag 'k': value must be 0-256 printable characters "
+                         "without quotes or shell specials");
+    snprintf (spec, sizeof (spec), "tag=%064d:v", 1);
+    assert_int_equal (tr_spec_parse (spec, &s, &error), 0);
+    tr_spec_release (&s);
+    snprintf (spec, sizeof (spec), "tag=%065d:v", 1);
+    assert_int_equal (tr_spec_parse (spec, &s, &error), -1);
+    snprintf (want, sizeof (want),
+              "tag key '%064d': use 1-64 of A-Z a-z 0-9 _ . -", 0);
+    assert_string_equal (error.text, want);
+    memset (spec, 'x', TR_SPEC_MAX);
+    spec[TR_SPEC_MAX] = '\0';
+    assert_int_equal (tr_spec_parse (spec, &s, &error), -1);
+    snprintf (want, sizeof (want), "unknown item '%.64s' (expected", spec);
+    assert_int_equal (strncmp (error.text, want, strlen (want)), 0);
 }
 
 static void test_too_many_tags (void **state)
@@ -236,6 +324,7 @@ int main (void)
         cmocka_unit_test (test_strbuf_refuses_absurd_size),
         cmocka_unit_test (test_spec_table),
         cmocka_unit_test (test_spec_too_long),
+        cmocka_unit_test (test_spec_bounds),
         cmocka_unit_test (test_too_many_tags),
         cmocka_unit_test (test_enabled),
         cmocka_unit_test (test_args_table),
