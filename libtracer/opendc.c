@@ -94,6 +94,21 @@ static const char *str (json_t *o, const char *k)
     return s ? s : "";
 }
 
+/* The highest point of a series metric's maxima (0 when none). */
+static double series_max (json_t *rec, const char *metric)
+{
+    json_t *max = get (get (get (get (rec, "series"), "metrics"), metric),
+                       "max");
+    double v = 0;
+    size_t i;
+    json_t *e;
+
+    json_array_foreach (max, i, e)
+        if (json_number_value (e) > v)
+            v = json_number_value (e);
+    return v;
+}
+
 /* The CPUs the step had on its node: what the scheduler granted, else
  * the CPUs it was bound to, else the node's, else the most it used.
  */
@@ -106,19 +121,8 @@ static int32_t task_cpus (json_t *rec)
         v = num (get (get (host, "topology"), "bound"), "pus");
     if (!(v > 0))
         v = num (host, "cpus_online");
-    if (!(v > 0)) {
-        json_t *max = get (get (get (get (rec, "series"), "metrics"),
-                                "cpu_cores"),
-                           "max");
-        size_t i;
-        json_t *e;
-
-        v = 0;
-        json_array_foreach (max, i, e)
-            if (json_number_value (e) > v)
-                v = json_number_value (e);
-        v = ceil (v);
-    }
+    if (!(v > 0))
+        v = ceil (series_max (rec, "cpu_cores"));
     if (!(v >= 1))
         return 1;
     return v >= INT32_MAX ? INT32_MAX : (int32_t)llround (v);
@@ -131,18 +135,8 @@ static int64_t task_mem_mib (json_t *rec)
 {
     double peak = num (get (get (rec, "summary"), "memory"), "peak_bytes");
 
-    if (!(peak >= 0)) {
-        json_t *max = get (get (get (get (rec, "series"), "metrics"),
-                                "mem_bytes"),
-                           "max");
-        size_t i;
-        json_t *e;
-
-        peak = 0;
-        json_array_foreach (max, i, e)
-            if (json_number_value (e) > peak)
-                peak = json_number_value (e);
-    }
+    if (!(peak >= 0))
+        peak = series_max (rec, "mem_bytes");
     if (!(peak < 9.0e18))
         return INT64_MAX / (int64_t)MIB;
     return (int64_t)ceil (peak / MIB);

@@ -175,6 +175,9 @@ struct tr_step {
     char incomplete[256];   /* why the end was not observed, or "" */
     char lost[256];         /* why the totals stop early (the step's
                              * cgroup vanished while it ran), or "" */
+    double lost_mono;       /* when that was seen */
+    bool lost_cpu_exact, lost_mem_exact; /* exactness before it */
+    bool finishing;         /* in tr_step_finish's last sample */
     bool ended;             /* the hook said the step ended (tr_step_end) */
 
     struct tr_series cpu_series, mem_series;
@@ -1140,7 +1143,11 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
          * removed early): what was read stands, but it is not the whole
          * step, and the record must say so
          */
-        if (step->mode == ATTACH_CGROUP && !step->lost[0]) {
+        if (step->mode == ATTACH_CGROUP && !step->lost[0]
+            && !step->finishing) {
+            step->lost_mono = t;
+            step->lost_cpu_exact = step->cpu_exact;
+            step->lost_mem_exact = step->mem_exact;
             snprintf (step->lost, sizeof (step->lost),
                       "the step's cgroup could not be read from %.1f s after "
                       "the start (%s): totals cover only the time before",
@@ -1291,7 +1298,20 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
 
     if (step->finished)
         return 0;
+    /* the scheduler removes a step's cgroup as the step ends, often
+     * before its end reaches us: a cgroup gone at the last sample, or
+     * within two intervals of the end, is the end, not a loss
+     */
+    step->finishing = true;
     rc = tr_step_sample (step, error);
+    step->finishing = false;
+    if (step->lost[0]
+        && tr_when_monotonic () - step->lost_mono
+               <= (2 * step->interval_s > 2.0 ? 2 * step->interval_s : 2.0)) {
+        step->lost[0] = '\0';
+        step->cpu_exact = step->lost_cpu_exact;
+        step->mem_exact = step->lost_mem_exact;
+    }
     step->end_ms = end_now_ms (step);
     step->finished = true;
     close_kept (step);

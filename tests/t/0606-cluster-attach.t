@@ -122,7 +122,7 @@ test_expect_success 'a cgroup removed while the step runs: a record, tracerd unh
     start 13.t$T "{\"cgroup\":\"$pbs_gone\"}" &&
     sh -c "echo \$\$ >$CG/memory$pbs_gone/cgroup.procs &&
            echo \$\$ >$CG/cpuacct$pbs_gone/cgroup.procs &&
-           exec $BURN cpu=2" >b13.out &
+           exec $BURN cpu=5" >b13.out &
     burn=$! &&
     wait_for "grep -qx $burn $CG/cpuacct$pbs_gone/cgroup.procs" 10 &&
     sleep 1.5 &&

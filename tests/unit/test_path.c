@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "libtracer/path.h"
+#include "plant.h"
 
 /* While fake_random holds values, getrandom() hands them out in turn,
  * so the temporary names the writer tries are known in advance; then
@@ -603,94 +604,6 @@ static void test_is_secure (void **state)
     assert_int_equal (errno, EINVAL);
 }
 
-/* Links an unprivileged user plants: a symlink or a hard link at name
- * (relative to the fixture dir) to target.
- */
-enum plant_kind { PLANT_SYMLINK, PLANT_HARDLINK };
-
-struct plant {
-    enum plant_kind kind;
-    const char *target; /* absolute */
-    char name[PATH_MAX];
-    int err; /* 0, or the errno of the attempt */
-};
-
-#define NOBODY 65534
-
-/* Make the plants as uid and gid 65534 in a child (setgroups, setgid,
- * then setuid: the order that leaves no privilege behind), each one's
- * errno coming back through a pipe.  The caller is root.
- */
-static void plant_as_nobody (struct plant *plants, size_t n)
-{
-    int fds[2], status;
-    pid_t pid;
-
-    assert_int_equal (pipe (fds), 0);
-    assert_true ((pid = fork ()) >= 0);
-    if (pid == 0) {
-        close (fds[0]);
-        if (setgroups (0, NULL) < 0 || setgid (NOBODY) < 0
-            || setuid (NOBODY) < 0 || getuid () != NOBODY || setuid (0) == 0)
-            _exit (3);
-        for (size_t i = 0; i < n; i++) {
-            int rc = plants[i].kind == PLANT_SYMLINK
-                         ? symlink (plants[i].target, plants[i].name)
-                         : link (plants[i].target, plants[i].name);
-            int err = rc < 0 ? errno : 0;
-            if (write (fds[1], &err, sizeof (err)) != (ssize_t)sizeof (err))
-                _exit (4);
-        }
-        _exit (0);
-    }
-    close (fds[1]);
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal (read (fds[0], &plants[i].err, sizeof (int)),
-                          sizeof (int));
-    close (fds[0]);
-    assert_int_equal (waitpid (pid, &status, 0), pid);
-    assert_true (WIFEXITED (status));
-    assert_int_equal (WEXITSTATUS (status), 0);
-}
-
-/* 1 when fs.protected_hardlinks is on, 0 off, -1 unknown. */
-static int protected_hardlinks (void)
-{
-    FILE *fp = fopen ("/proc/sys/fs/protected_hardlinks", "r");
-    int c = fp ? fgetc (fp) : EOF;
-
-    if (fp)
-        fclose (fp);
-    return c == '1' ? 1 : c == '0' ? 0 : -1;
-}
-
-/* Check the user's hard links.  With fs.protected_hardlinks on, the
- * kernel refuses a link to root's file (EPERM); root then makes it, as
- * a link made while the setting was off or to a file the user once
- * owned would be: root's writer must still meet it safely.
- */
-static void settle_hardlinks (struct plant *plants, size_t n)
-{
-    int protect = protected_hardlinks ();
-
-    for (size_t i = 0; i < n; i++) {
-        if (plants[i].kind != PLANT_HARDLINK) {
-            assert_int_equal (plants[i].err, 0);
-            continue;
-        }
-        if (protect == 1)
-            assert_int_equal (plants[i].err, EPERM);
-        else if (protect == 0)
-            assert_int_equal (plants[i].err, 0);
-        if (plants[i].err != 0) {
-            assert_int_equal (link (plants[i].target, plants[i].name), 0);
-            print_message ("# %s: the kernel refused the user's hard link "
-                           "(fs.protected_hardlinks); made by root\n",
-                           plants[i].name);
-        }
-    }
-}
-
 static void assert_victim (const char *path,
                            const char *content,
                            mode_t mode,
@@ -733,11 +646,11 @@ static void test_user_plants (void **state)
     struct fixture *f = *state;
     char victim[PATH_MAX], p[PATH_MAX], secret[PATH_MAX];
     struct plant plants[] = {
-        { PLANT_SYMLINK, victim, "", 0 },  /* u/rec.json */
-        { PLANT_HARDLINK, victim, "", 0 }, /* u/state */
-        { PLANT_SYMLINK, victim, "", 0 },  /* rec.json's 1st temporary */
-        { PLANT_HARDLINK, victim, "", 0 }, /* rec.json's 2nd temporary */
-        { PLANT_SYMLINK, secret, "", 0 },  /* u/sub, a directory's name */
+        { false, victim, "", 0 },  /* u/rec.json */
+        { true, victim, "", 0 }, /* u/state */
+        { false, victim, "", 0 },  /* rec.json's 1st temporary */
+        { true, victim, "", 0 }, /* rec.json's 2nd temporary */
+        { false, secret, "", 0 },  /* u/sub, a directory's name */
     };
     const size_t np = sizeof (plants) / sizeof (plants[0]);
     struct stat vst, st;
