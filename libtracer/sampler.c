@@ -176,8 +176,6 @@ struct tr_step {
     char lost[256];         /* why the totals stop early (the step's
                              * cgroup vanished while it ran), or "" */
     double lost_mono;       /* when that was seen */
-    bool lost_cpu_exact, lost_mem_exact; /* exactness before it */
-    bool finishing;         /* in tr_step_finish's last sample */
     bool ended;             /* the hook said the step ended (tr_step_end) */
 
     struct tr_series cpu_series, mem_series;
@@ -1143,17 +1141,12 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
          * removed early): what was read stands, but it is not the whole
          * step, and the record must say so
          */
-        if (step->mode == ATTACH_CGROUP && !step->lost[0]
-            && !step->finishing) {
+        if (step->mode == ATTACH_CGROUP && !step->lost[0]) {
             step->lost_mono = t;
-            step->lost_cpu_exact = step->cpu_exact;
-            step->lost_mem_exact = step->mem_exact;
             snprintf (step->lost, sizeof (step->lost),
                       "the step's cgroup could not be read from %.1f s after "
                       "the start (%s): totals cover only the time before",
                       t - step->start_mono, strerror (saved));
-            step->cpu_exact = false;
-            step->mem_exact = false;
         }
         errno = saved;
         return tr_errprintf (error, "no counters readable: %s",
@@ -1298,20 +1291,15 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
 
     if (step->finished)
         return 0;
+    rc = tr_step_sample (step, error);
     /* the scheduler removes a step's cgroup as the step ends, often
-     * before its end reaches us: a cgroup gone at the last sample, or
+     * before its end reaches us: a cgroup gone at this last sample, or
      * within two intervals of the end, is the end, not a loss
      */
-    step->finishing = true;
-    rc = tr_step_sample (step, error);
-    step->finishing = false;
     if (step->lost[0]
         && tr_when_monotonic () - step->lost_mono
-               <= (2 * step->interval_s > 2.0 ? 2 * step->interval_s : 2.0)) {
+               <= (2 * step->interval_s > 2.0 ? 2 * step->interval_s : 2.0))
         step->lost[0] = '\0';
-        step->cpu_exact = step->lost_cpu_exact;
-        step->mem_exact = step->lost_mem_exact;
-    }
     step->end_ms = end_now_ms (step);
     step->finished = true;
     close_kept (step);
@@ -1547,7 +1535,8 @@ static json_t *summary_json (const tr_step_t *step)
     double user = step->cpu_user_s, sys = step->cpu_sys_s;
     double total = step->cpu_total_s;
     const char *cpu_source = step->cpu_source;
-    bool cpu_exact = step->cpu_exact;
+    /* totals that stop early are not exact */
+    bool cpu_exact = step->cpu_exact && !step->lost[0];
     uint64_t peak = step->mem_peak;
     const char *mem_source = step->mem_source;
     const char *definition;
@@ -1584,7 +1573,8 @@ static json_t *summary_json (const tr_step_t *step)
     }
     mem = json_pack ("{s:I s:I s:s s:b s:s}", "peak_bytes", (json_int_t)peak,
                      "current_bytes", (json_int_t)step->mem_current, "source",
-                     mem_source, "exact", step->mem_exact, "definition",
+                     mem_source, "exact", step->mem_exact && !step->lost[0],
+                     "definition",
                      definition);
     if (mem && step->mem_limit && step->mem_limit < (uint64_t)INT64_MAX / 2
         && json_object_set_new (mem, "limit_bytes",
