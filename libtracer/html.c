@@ -28,6 +28,7 @@
 #include "recommend.h"
 #include "report.h"
 #include "stepsum.h"
+#include "strbuf.h"
 
 /* Bounds on the size of the file.  A record holds at most 1000 points
  * per series, so these keep a job of many steps or nodes to a few MB.
@@ -85,50 +86,6 @@ static bool known (double v)
 
 /* Escaping */
 
-/* Length of the valid UTF-8 sequence at p (left bytes available) and its
- * code point, or 0 when it is not one: overlong forms, surrogates and
- * values above U+10FFFF are invalid, as in the Unicode standard's table
- * of well-formed byte sequences.
- */
-static size_t utf8_seq (const unsigned char *p, size_t left, uint32_t *cp)
-{
-    uint32_t v, min;
-    size_t n;
-
-    if (p[0] < 0x80) {
-        *cp = p[0];
-        return 1;
-    }
-    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        n = 2;
-        v = p[0] & 0x1f;
-        min = 0x80;
-    }
-    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        n = 3;
-        v = p[0] & 0x0f;
-        min = 0x800;
-    }
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        n = 4;
-        v = p[0] & 0x07;
-        min = 0x10000;
-    }
-    else
-        return 0;
-    if (n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return n;
-}
-
 /* The first len bytes of s, escaped (see tr_html_escape). */
 static void put_esc_n (FILE *out, const char *s, size_t len)
 {
@@ -137,7 +94,7 @@ static void put_esc_n (FILE *out, const char *s, size_t len)
     uint32_t cp;
 
     while (i < len) {
-        if (!(n = utf8_seq (p + i, len - i, &cp))) {
+        if (!(n = tr_utf8_char (p + i, len - i, &cp))) {
             fputs ("\xef\xbf\xbd", out);
             i++;
             continue;

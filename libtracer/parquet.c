@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "parquet.h"
+#include "strbuf.h"
 
 #define MAX_COLUMNS 1024
 #define DEFAULT_GROUP_ROWS 1048576
@@ -339,50 +340,16 @@ static void tw_elem_i32 (struct tw *t, int32_t v)
  */
 static bool utf8_valid (const uint8_t *s, size_t n, size_t *bad)
 {
-    size_t i = 0;
+    uint32_t cp;
+    size_t k;
 
-    while (i < n) {
-        uint8_t c = s[i];
-        uint32_t cp, min;
-        size_t k;
-
-        if (c < 0x80) {
-            i++;
-            continue;
+    for (size_t i = 0; i < n; i += k)
+        if (!(k = tr_utf8_char (s + i, n - i, &cp))) {
+            if (bad)
+                *bad = i;
+            return false;
         }
-        if ((c & 0xe0) == 0xc0) {
-            k = 1;
-            cp = c & 0x1f;
-            min = 0x80;
-        }
-        else if ((c & 0xf0) == 0xe0) {
-            k = 2;
-            cp = c & 0x0f;
-            min = 0x800;
-        }
-        else if ((c & 0xf8) == 0xf0) {
-            k = 3;
-            cp = c & 0x07;
-            min = 0x10000;
-        }
-        else
-            goto invalid;
-        if (n - i <= k)
-            goto invalid;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80)
-                goto invalid;
-            cp = cp << 6 | (s[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            goto invalid;
-        i += k + 1;
-    }
     return true;
-invalid:
-    if (bad)
-        *bad = i;
-    return false;
 }
 
 /* A string for the footer: UTF-8 and short enough for a Thrift binary. */

@@ -266,41 +266,14 @@ static ssize_t read_file (const char *path, char *buf, size_t size)
 static void sanitize (char *s)
 {
     unsigned char *p = (unsigned char *)s;
+    size_t left = strlen (s), n;
+    uint32_t cp;
 
-    while (*p) {
-        size_t len = 0, i;
-        unsigned c = p[0];
-
-        if (c < 0x20 || c == 0x7f) {
-            *p++ = '?';
-            continue;
+    for (; left; p += n, left -= n)
+        if (!(n = tr_utf8_char (p, left, &cp)) || cp < 0x20 || cp == 0x7f) {
+            *p = '?';
+            n = 1;
         }
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf)
-            len = 2;
-        else if (c >= 0xe0 && c <= 0xef)
-            len = 3;
-        else if (c >= 0xf0 && c <= 0xf4)
-            len = 4;
-        for (i = 1; len && i < len; i++)
-            if ((p[i] & 0xc0) != 0x80)
-                len = 0;
-        /* overlong forms, surrogates, beyond U+10FFFF */
-        if (len == 3 && ((c == 0xe0 && p[1] < 0xa0)
-                         || (c == 0xed && p[1] >= 0xa0)))
-            len = 0;
-        if (len == 4 && ((c == 0xf0 && p[1] < 0x90)
-                         || (c == 0xf4 && p[1] >= 0x90)))
-            len = 0;
-        if (!len) {
-            *p++ = '?';
-            continue;
-        }
-        p += len;
-    }
 }
 
 /* Cut s (valid UTF-8) to at most max bytes on a character boundary,

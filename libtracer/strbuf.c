@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,100 +104,113 @@ void tr_strbuf_free (tr_strbuf_t *sb)
     errno = saved;
 }
 
-/* The length of the character at s that must be escaped, or 0 when it is
- * printable (*cp gets its code point).  Invalid UTF-8 escapes byte by
- * byte (length 1, code point -1).
- */
-static size_t unsafe_char (const unsigned char *s, long *cp)
+size_t tr_utf8_char (const unsigned char *p, size_t left, uint32_t *cp)
 {
-    unsigned c = s[0];
+    uint32_t v, min;
+    size_t n;
 
-    *cp = c;
-    if (c < 0x20 || c == 0x7f)
-        return 1;
-    if (c < 0x80)
+    if (left == 0)
         return 0;
-    if (c >= 0xc2 && c <= 0xdf && (s[1] & 0xc0) == 0x80) {
-        *cp = ((long)(c & 0x1f) << 6) | (s[1] & 0x3f);
-        return *cp >= 0x80 && *cp <= 0x9f ? 2 : 0;
+    if (p[0] < 0x80) {
+        *cp = p[0];
+        return 1;
     }
-    if (c >= 0xe0 && c <= 0xef && (s[1] & 0xc0) == 0x80
-        && (s[2] & 0xc0) == 0x80) {
-        *cp = ((long)(c & 0x0f) << 12) | ((long)(s[1] & 0x3f) << 6)
-              | (s[2] & 0x3f);
-        if (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff)) {
-            *cp = -1;
-            return 1;
-        }
-        /* line and paragraph separators, bidirectional embeddings,
-         * overrides and isolates
-         */
-        return (*cp >= 0x2028 && *cp <= 0x202e)
-                       || (*cp >= 0x2066 && *cp <= 0x2069)
-                   ? 3
-                   : 0;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        v = p[0] & 0x1f;
+        min = 0x80;
     }
-    if (c >= 0xf0 && c <= 0xf4 && (s[1] & 0xc0) == 0x80
-        && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-        *cp = ((long)(c & 0x07) << 18) | ((long)(s[1] & 0x3f) << 12)
-              | ((long)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
-        if (*cp >= 0x10000 && *cp <= 0x10ffff)
+    else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        v = p[0] & 0x0f;
+        min = 0x800;
+    }
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        v = p[0] & 0x07;
+        min = 0x10000;
+    }
+    else
+        return 0;
+    if (n > left)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
             return 0;
+        v = (v << 6) | (p[i] & 0x3f);
     }
-    *cp = -1;
-    return 1;
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
 }
 
-static size_t char_len (const unsigned char *s)
+/* The character at p (left bytes there): its length in *n, and whether
+ * it must be escaped: C0 controls, DEL, C1 controls, the line and
+ * paragraph separators, bidirectional embeddings, overrides and
+ * isolates, and a byte that starts no well-formed character (*n 1,
+ * *cp -1).
+ */
+static bool unsafe_char (const unsigned char *p,
+                         size_t left,
+                         size_t *n,
+                         long *cp)
 {
-    return s[0] < 0x80 ? 1 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+    uint32_t v;
+
+    if (!(*n = tr_utf8_char (p, left, &v))) {
+        *n = 1;
+        *cp = -1;
+        return true;
+    }
+    *cp = (long)v;
+    return v < 0x20 || (v >= 0x7f && v <= 0x9f)
+           || (v >= 0x2028 && v <= 0x202e) || (v >= 0x2066 && v <= 0x2069);
 }
 
 int tr_text_is_printable (const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen (s), n;
     long cp;
 
-    while (*p) {
-        if (unsafe_char (p, &cp))
+    for (; left; p += n, left -= n)
+        if (unsafe_char (p, left, &n, &cp))
             return 0;
-        p += char_len (p);
-    }
     return 1;
 }
 
 int tr_strbuf_printable (tr_strbuf_t *sb, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    size_t left = strlen (s), n;
+    long cp;
 
-    while (*p) {
-        const unsigned char *start = p;
-        long cp;
-        size_t n;
+    for (; left; p += n, left -= n) {
+        int rc;
 
-        /* the printable run, then the character that is not */
-        while (*p && !(n = unsafe_char (p, &cp)))
-            p += char_len (p);
-        if (p > start
-            && tr_strbuf_append (sb, (const char *)start,
-                                 (size_t)(p - start)) < 0)
+        if (!unsafe_char (p, left, &n, &cp))
+            continue;
+        /* the printable run before it, then it escaped */
+        if (p > run
+            && tr_strbuf_append (sb, (const char *)run, (size_t)(p - run))
+                   < 0)
             return -1;
-        if (!*p)
-            break;
-        if (cp == '\n' || cp == '\t' || cp == '\r') {
-            if (tr_strbuf_puts (sb, cp == '\n'   ? "\\n"
-                                    : cp == '\t' ? "\\t"
-                                                 : "\\r") < 0)
-                return -1;
-        }
-        else if (cp < 0 || cp < 0x80) {
-            if (tr_strbuf_printf (sb, "\\x%02x", *p) < 0)
-                return -1;
-        }
-        else if (tr_strbuf_printf (sb, "\\u%04lx", cp) < 0)
+        if (cp == '\n' || cp == '\t' || cp == '\r')
+            rc = tr_strbuf_puts (sb, cp == '\n'   ? "\\n"
+                                     : cp == '\t' ? "\\t"
+                                                  : "\\r");
+        else if (cp < 0x80)
+            rc = tr_strbuf_printf (sb, "\\x%02x", *p);
+        else
+            rc = tr_strbuf_printf (sb, "\\u%04lx", cp);
+        if (rc < 0)
             return -1;
-        p += n;
+        run = p + n;
     }
+    if (p > run
+        && tr_strbuf_append (sb, (const char *)run, (size_t)(p - run)) < 0)
+        return -1;
     return 0;
 }
 

@@ -34,6 +34,13 @@ char *tr_strbuf_steal (tr_strbuf_t *sb);
 void tr_strbuf_reset (tr_strbuf_t *sb);
 void tr_strbuf_free (tr_strbuf_t *sb);
 
+/* The length of the well-formed UTF-8 character at p (left bytes there)
+ * with its code point in *cp, or 0 when there is none: overlong forms,
+ * surrogates and values above U+10FFFF are not well formed (the Unicode
+ * standard's table of well-formed byte sequences).
+ */
+size_t tr_utf8_char (const unsigned char *p, size_t left, uint32_t *cp);
+
 /* Text a user controls (job, step and tool names, command lines,
  * reasons) on its way to a terminal, a log or a mail: control characters
  * (C0, DEL, C1) and the Unicode line separators and bidirectional
