@@ -177,20 +177,24 @@ test_expect_success 'hostile job names reach neither the log nor the terminal ra
 test_expect_success '1,000 steps in a burst: 1,000 records, no descriptor leaked' '
     sleep 300 &
     keep=$! &&
+    test_when_finished "kill $keep 2>/dev/null || :" &&
     tpid=$(cat "$TRACER_CLUSTER_DIR/run/tracerd.pid") &&
     fds=$(ls /proc/$tpid/fd | wc -l) &&
     t0=$(date +%s.%N) &&
     i=0 &&
     while test $i -lt 1000; do
-        start b$i.t$T "{\"tree\":true}" $keep >/dev/null &&
-        end b$i.t$T >/dev/null || return 1
+        start b$i.t$T "{\"tree\":true}" $keep >burst.out &&
+        end b$i.t$T >>burst.out ||
+        { echo "step b$i.t$T:" >&2; cat burst.out >&2; return 1; }
         i=$((i + 1))
     done &&
     t1=$(date +%s.%N) &&
     awk -v a="$t0" -v b="$t1" "BEGIN { printf \"1000 steps in %.1f s: %.0f per minute\n\", b - a, 60000 / (b - a) }" &&
     wait_for "test \$(find \"$TRACER_STORE\" -name \"batch.*.json\" -path \"*/b*.t$T/*\" | wc -l) = 1000" 120 &&
     kill $keep &&
-    wait_for "test \$(ls /proc/$tpid/fd | wc -l) -le $fds" 20 &&
+    { wait_for "test \$(ls /proc/$tpid/fd | wc -l) -le $fds" 20 ||
+      { echo "tracerd had $fds descriptors before, now:" >&2;
+        ls -l /proc/$tpid/fd >&2; false; }; } &&
     "$NOTIFY" "$TRACER_SOCKET" "{\"op\":\"ping\"}"
 '
 
