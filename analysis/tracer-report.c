@@ -452,9 +452,16 @@ static int settle (struct rep *r, int argc, char **argv)
             || !rep_ids_safe (r->jobs_arg, false))
             return bad ("-j: %s", tr_error_str (&error));
     }
+    r->admin = is_admin (r->conf);
     if (r->mode == MODE_VIEW && !r->list_given
-        && (r->jobs_arg || r->nfiles) && !r->nmerge)
+        && (r->jobs_arg || r->nfiles) && !r->nmerge) {
+        /* a user's -j view shows only their own records (view.c) */
+        if (!r->admin) {
+            r->q.only_uid = true;
+            r->q.uid = getuid ();
+        }
         return EXIT_OK;
+    }
     if (r->nfiles)
         return bad ("record files are shown with the job view only "
                     "(drop the listing options)");
@@ -476,7 +483,6 @@ static int settle (struct rep *r, int argc, char **argv)
     }
     if (r->from_given && r->to_given && r->q.from > r->q.to)
         return bad ("-S is after -E");
-    r->admin = is_admin (r->conf);
     /* an admin's digest run (cron) covers every user unless -u says */
     if (r->mode == MODE_DIGEST && r->admin && !r->q.nusers)
         r->all_users = true;
@@ -489,13 +495,15 @@ static int settle (struct rep *r, int argc, char **argv)
     if (!r->admin && (r->all_users || r->q.nusers)) {
         char uid[32];
 
+        bool others = r->all_users;
+
         snprintf (uid, sizeof (uid), "%u", (unsigned)getuid ());
         for (size_t i = 0; i < r->q.nusers; i++)
-            if (strcmp (r->q.users[i], uid)) {
-                fprintf (stderr, "tracer-report: note: only %s's records "
-                         "are shown (not an admin)\n", uid);
-                break;
-            }
+            if (strcmp (r->q.users[i], uid))
+                others = true;
+        if (others)
+            fprintf (stderr, "tracer-report: note: only %s's records "
+                     "are shown (not an admin)\n", uid);
     }
     if (!r->admin || (!r->all_users && !r->q.nusers && !r->q.jobs)) {
         r->q.only_uid = true;

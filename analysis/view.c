@@ -169,7 +169,31 @@ static int add_record (const char *path, void *arg)
 struct job_walk {
     struct rep *r;
     const char *root; /* the store's, as its walk names paths */
+    size_t hidden;    /* records of other users passed over */
 };
+
+/* Whether a user who is not an admin is kept from the record at path:
+ * the file is not theirs to read, or the record is another user's.
+ * Such records are passed over without a word, whether or not they
+ * could be read (as sacct does with PrivateData=jobs), so that nobody
+ * learns of other users' jobs.
+ */
+static bool not_the_callers (const struct rep *r, const char *path)
+{
+    if (!r->q.only_uid)
+        return false;
+    return faccessat (AT_FDCWD, path, R_OK, AT_EACCESS) < 0
+           && (errno == EACCES || errno == EPERM);
+}
+
+static bool others_record (const struct rep *r, json_t *rec)
+{
+    json_t *uid = json_object_get (json_object_get (rec, "identity"), "uid");
+
+    return r->q.only_uid
+           && (!json_is_integer (uid)
+               || json_integer_value (uid) != (json_int_t)r->q.uid);
+}
 
 /* Whether rec lies where its identity puts it in the store (store.h:
  * the path follows from cluster, job, step and node).
@@ -203,14 +227,23 @@ static const char *id_str (json_t *id, const char *key)
  */
 static int add_stored (const char *path, void *arg)
 {
-    const struct job_walk *w = arg;
+    struct job_walk *w = arg;
     struct rep *r = w->r;
     char note[300];
     const char *sig;
-    json_t *rec = rep_load_verified (r, path, note, sizeof (note), &sig), *id;
+    json_t *rec, *id;
 
-    if (!rec)
+    if (not_the_callers (r, path)) {
+        w->hidden++;
         return 0;
+    }
+    if (!(rec = rep_load_verified (r, path, note, sizeof (note), &sig)))
+        return 0;
+    if (others_record (r, rec)) {
+        w->hidden++;
+        json_decref (rec);
+        return 0;
+    }
     if (!in_place (rec, path, w->root)) {
         id = json_object_get (rec, "identity");
         rep_err ("%s: REJECTED: the record is job %s's (step %s, node %s, "
@@ -230,12 +263,15 @@ static int add_stored (const char *path, void *arg)
 static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
                      const char *job)
 {
-    struct job_walk w = { r, tr_store_root (store) };
+    struct job_walk w = { r, tr_store_root (store), 0 };
+    size_t before = json_array_size (r->recs);
     tr_error_t error;
+    int rc = tr_store_foreach_job (store, cluster, job, add_stored, &w, &error);
 
-    if (tr_store_foreach_job (store, cluster, job, add_stored, &w, &error) >= 0)
+    /* only other users' records: the same words as for no records */
+    if (rc >= 0 && !(w.hidden && json_array_size (r->recs) == before))
         return;
-    if (errno == ENOENT)
+    if (rc >= 0 || errno == ENOENT)
         rep_err ("job %s: no records in %s (cluster "
                  "%s)\n", job, tr_store_root (store), cluster);
     else

@@ -25,6 +25,9 @@ export PATH
 
 test "$(id -u)" = 0 && test_set_prereq ROOT
 id -u tracertest >/dev/null 2>&1 && test_set_prereq TRACERTEST
+# A second user and the admin group (no members) of tools/install-deps.
+id -u tracertest2 >/dev/null 2>&1 && getent group traceradm >/dev/null 2>&1 &&
+    test_set_prereq TRACERTEST2
 test -x /usr/sbin/slurmctld && test -x /usr/sbin/slurmd &&
     test -x /usr/sbin/munged && test_set_prereq SLURM
 command -v valgrind >/dev/null 2>&1 && test_set_prereq VALGRIND

@@ -16,8 +16,14 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 
+# With the second test user and the admin group, records belong to that
+# group and its members may read every user's (the two-user tests below).
+ADMIN_ARGS=
+test_have_prereq TRACERTEST2 &&
+    ADMIN_ARGS="--store group=traceradm --report admin_group=traceradm"
+
 test_expect_success 'start a real cluster (munged, slurmctld, slurmd, tracerd), opt-in mode' '
-    cluster_up --plugstack-args "enable=optin"
+    cluster_up --plugstack-args "enable=optin" $ADMIN_ARGS
 '
 
 test_expect_success 'srun --tracer: 2 CPU-seconds and 300 MB measured within 5%' '
@@ -106,6 +112,93 @@ test_expect_success 'an unsigned record is rejected with exit 4 and a different 
     test_expect_code 4 $REPORT unsigned.json 2>err &&
     grep -q "unsigned" err &&
     ! grep -q "modified after signing" err
+'
+
+# Both unprivileged users must reach slurm.conf, the munge socket and the
+# tracer configuration.
+users_reach ()
+{
+    for u in tracertest tracertest2; do
+        runuser -u $u -- test -r "$SLURM_CONF" 2>/dev/null &&
+        runuser -u $u -- test -w "$TRACER_MUNGE_SOCKET" 2>/dev/null &&
+        runuser -u $u -- test -r "$TRACER_CONF" 2>/dev/null || return 1
+    done
+}
+test_have_prereq TRACERTEST,TRACERTEST2 && users_reach &&
+    test_set_prereq TWO_USERS
+
+# as_admin CMD...: CMD as tracertest with the admin group added, as a
+# member of report.admin_group logs in.
+as_admin ()
+{
+    setpriv --reuid=tracertest --regid=tracertest \
+        --groups="$(id -G tracertest | tr " " ,),$(getent group traceradm | cut -d: -f3)" "$@"
+}
+
+test_expect_success TWO_USERS 'two unprivileged users each run a traced job' '
+    for u in tracertest tracertest2; do
+        runuser -u $u -- srun --tracer --chdir=/tmp \
+            sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>$u.err &&
+        sed -n "s/^JOB=//p" $u.err >$u.job &&
+        wait_record "$(cat $u.job)" &&
+        test "$(jq -r ".[0].identity.user" rec.json)" = $u &&
+        f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$(cat $u.job)/*" -name "0.*.json") &&
+        test "$(stat -c "%U:%G %a" "$f")" = "$u:traceradm 640" || return 1
+    done
+'
+
+test_expect_success TWO_USERS 'each user lists only their own job' '
+    j1=$(cat tracertest.job) && j2=$(cat tracertest2.job) && j0=$(cat job1) &&
+    runuser -u tracertest -- $REPORT >u1.out 2>u1.err &&
+    grep -q "^$j1\\." u1.out && ! grep -q "^$j2\\." u1.out &&
+    ! grep -q "^$j0\\." u1.out && test_must_be_empty u1.err &&
+    runuser -u tracertest2 -- $REPORT >u2.out 2>u2.err &&
+    grep -q "^$j2\\." u2.out && ! grep -q "^$j1\\." u2.out &&
+    ! grep -q "^$j0\\." u2.out && test_must_be_empty u2.err &&
+    runuser -u tracertest -- $REPORT -a >ua.out 2>ua.err &&
+    grep -q "^$j1\\." ua.out && ! grep -q "^$j2\\." ua.out &&
+    grep -q "^tracer-report: note: only $(id -u tracertest).s records are shown (not an admin)$" ua.err &&
+    runuser -u tracertest -- $REPORT -u tracertest2 --json >uu.json 2>uu.err &&
+    test "$(jq ".steps | length" uu.json)" = 0 &&
+    grep -q "not an admin" uu.err
+'
+
+test_expect_success TWO_USERS 'a user gets nothing of the other user'"'"'s job' '
+    j2=$(cat tracertest2.job) &&
+    test_expect_code 1 runuser -u tracertest -- $REPORT -j $j2 >o.out 2>o.err &&
+    grep -q "no records" o.err &&
+    ! grep -q "tracertest2" o.out &&
+    f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$j2/*" -name "0.*.json") &&
+    test_must_fail runuser -u tracertest -- $REPORT "$f" >of.out 2>of.err &&
+    grep -q "Permission denied" of.err &&
+    test_must_fail runuser -u tracertest -- cat "$f" >/dev/null 2>&1
+'
+
+test_expect_success TWO_USERS 'a record a user may read but is not theirs is not shown either' '
+    j2=$(cat tracertest2.job) &&
+    noadm=$(dirname "$TRACER_CONF")/noadmin.yaml &&
+    sed "s/admin_group: traceradm/admin_group: root/" "$TRACER_CONF" >"$noadm" &&
+    chmod 644 "$noadm" &&
+    f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$j2/*" -name "0.*.json") &&
+    as_admin test -r "$f" &&
+    test_expect_code 1 as_admin env TRACER_CONF="$noadm" $REPORT -j $j2 >r.out 2>r.err &&
+    grep -q "^tracer-report: job $j2: no records in " r.err &&
+    test_must_be_empty r.out &&
+    as_admin env TRACER_CONF="$noadm" $REPORT "$f" >rf.out &&
+    grep -q "^Job $j2" rf.out
+'
+
+test_expect_success TWO_USERS 'a member of report.admin_group sees both users'"'"' jobs, and root'"'"'s' '
+    j1=$(cat tracertest.job) && j2=$(cat tracertest2.job) && j0=$(cat job1) &&
+    as_admin $REPORT -a >a.out 2>a.err &&
+    grep -q "^$j1\\." a.out && grep -q "^$j2\\." a.out && grep -q "^$j0\\." a.out &&
+    test_must_be_empty a.err &&
+    as_admin $REPORT -j $j2 --json >a2.json &&
+    test "$(jq -r ".[0].identity.user" a2.json)" = tracertest2 &&
+    as_admin $REPORT -u tracertest2 >au.out &&
+    grep -q "^$j2\\." au.out && ! grep -q "^$j1\\." au.out &&
+    as_admin $REPORT >own.out &&
+    grep -q "^$j1\\." own.out && ! grep -q "^$j2\\." own.out
 '
 
 test_expect_success 'stop the cluster; nothing is left running' '
