@@ -4,8 +4,9 @@
  * tracerd: the node daemon.  Scheduler hooks notify it over a unix socket
  * (SO_PEERCRED-checked) when a step's task starts and ends; one loop
  * samples every active step; at the step's end the record is signed,
- * written to the node-local spool, and forwarded to the shared store with
- * retries, so a hung or full store never holds a job and loses nothing.
+ * written to the node-local spool, and forwarded to the shared store by a
+ * child process, with retries, so a hung or full store never holds a job
+ * or the daemon, and loses nothing.
  */
 #include "config.h"
 
@@ -25,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -471,6 +473,10 @@ static int forward_one (const char *path, void *arg)
 
     if (!(rec = tr_record_load (path, &error))) {
         char bad[4200];
+
+        /* forwarded meanwhile by a forwarder of an earlier tracerd */
+        if (errno == ENOENT)
+            return 0;
         snprintf (bad, sizeof (bad), "%s.bad", path);
         logmsg (LOG_ERR, "spool: %s; kept as %s", tr_error_str (&error), bad);
         if (rename (path, bad) < 0)
@@ -486,41 +492,114 @@ static int forward_one (const char *path, void *arg)
         return 1;  /* stop: the store is failing, back off */
     }
     json_decref (rec);
-    if (unlink (path) < 0)
+    if (unlink (path) < 0 && errno != ENOENT)
         logmsg (LOG_WARNING, "unlink %s: %s", path, strerror (errno));
     else
         logmsg (LOG_DEBUG, "forwarded %s", path);
     return 0;
 }
 
-static void forward_spool (double now)
+/* One forwarding round, in the forwarder: 0 when the spool was drained,
+ * 1 when the store failed.
+ */
+static int forward_all (void)
 {
-    int failed = 0;
+    struct tr_store_opts so = tr_store_opts_from_conf (d.conf);
     tr_error_t error;
+    int failed = 0;
 
-    if (now < d.next_forward)
-        return;
     /* Open the store afresh each time: it may have been remounted,
      * replaced or repaired since the last attempt.
      */
-    {
-        struct tr_store_opts so = tr_store_opts_from_conf (d.conf);
-        if (!(d.store = tr_store_open (d.conf->store_path, &so, &error))) {
-            if (!d.forward_failing)
-                logmsg (LOG_ERR, "store %s unavailable: %s; records stay in "
-                        "the spool, will retry", d.conf->store_path,
-                        tr_error_str (&error));
-            failed = 1;
-        }
+    if (!(d.store = tr_store_open (d.conf->store_path, &so, &error))) {
+        if (!d.forward_failing)
+            logmsg (LOG_ERR, "store %s unavailable: %s; records stay in "
+                    "the spool, will retry", d.conf->store_path,
+                    tr_error_str (&error));
+        return 1;
     }
-    if (d.store
-        && tr_store_foreach_all (d.spool, forward_one, &failed, &error) < 0
+    if (tr_store_foreach_all (d.spool, forward_one, &failed, &error) < 0
         && errno != ENOENT) {
         logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
         failed = 1;
     }
     tr_store_destroy (d.store);
     d.store = NULL;
+    return failed ? 1 : 0;
+}
+
+/* Forwarding runs in a child process.  A store that hangs (a hard NFS
+ * mount whose server is gone, a frozen filesystem) holds its writer in
+ * the kernel, where no timeout reaches: the forwarder waits there, and
+ * tracerd goes on answering, sampling and spooling.  The child holds
+ * the write end of a pipe, which hangs up when it exits.
+ */
+#define FORWARD_SLOW_S 10.0
+
+static struct {
+    pid_t pid;       /* the forwarder, or -1 */
+    int fd;          /* read end of its pipe, or -1 */
+    double started;
+    bool slow;       /* said that it has not finished */
+    bool pending;    /* records may wait in the spool */
+} fwd = { .pid = -1, .fd = -1, .pending = true };
+
+static void forward_start (double now)
+{
+    int p[2];
+    pid_t pid;
+
+    if (pipe2 (p, O_CLOEXEC) < 0) {
+        logmsg (LOG_ERR, "forwarding: pipe: %s; will retry", strerror (errno));
+        d.next_forward = now + d.conf->spool_retry_s;
+        return;
+    }
+    fflush (NULL);
+    if ((pid = fork ()) < 0) {
+        logmsg (LOG_ERR, "forwarding: fork: %s; will retry", strerror (errno));
+        close (p[0]);
+        close (p[1]);
+        d.next_forward = now + d.conf->spool_retry_s;
+        return;
+    }
+    if (pid == 0) {
+        /* a forwarder left hanging must not keep the socket or the
+         * taskstats listener of a stopped tracerd
+         */
+        close (p[0]);
+        close (d.listen_fd);
+        if (d.taskstats)
+            close (tr_taskstats_fd (d.taskstats));
+        _exit (forward_all ());
+    }
+    close (p[1]);
+    fwd.pid = pid;
+    fwd.fd = p[0];
+    fwd.started = now;
+    fwd.slow = false;
+    fwd.pending = false;
+}
+
+/* The forwarder has exited (its pipe hung up): its outcome sets when
+ * to try next.
+ */
+static void forward_reap (double now)
+{
+    int status = 0;
+    bool failed;
+
+    close (fwd.fd);
+    fwd.fd = -1;
+    while (waitpid (fwd.pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    fwd.pid = -1;
+    failed = !WIFEXITED (status) || WEXITSTATUS (status) != 0;
+    if (!WIFEXITED (status))
+        logmsg (LOG_ERR, "forwarder ended by signal %d; will retry",
+                WIFSIGNALED (status) ? WTERMSIG (status) : 0);
+    if (fwd.slow)
+        logmsg (LOG_NOTICE, "store %s answered again after %.0f s",
+                d.conf->store_path, now - fwd.started);
     if (failed) {
         d.forward_backoff = d.forward_backoff > 0
                                 ? fmin (d.forward_backoff * 2,
@@ -528,6 +607,7 @@ static void forward_spool (double now)
                                 : d.conf->spool_retry_s;
         d.next_forward = now + d.forward_backoff;
         d.forward_failing = true;
+        fwd.pending = true;
     }
     else {
         if (d.forward_failing)
@@ -537,6 +617,22 @@ static void forward_spool (double now)
         d.forward_backoff = 0;
         d.next_forward = now + d.conf->spool_retry_s;
     }
+}
+
+static void forward_spool (double now)
+{
+    if (fwd.pid > 0) {
+        if (!fwd.slow && now - fwd.started >= FORWARD_SLOW_S) {
+            logmsg (LOG_WARNING, "store %s: forwarding has not finished in "
+                    "%.0f s (the store hangs?); records stay in the spool, "
+                    "sampling goes on", d.conf->store_path,
+                    now - fwd.started);
+            fwd.slow = true;
+        }
+        return;
+    }
+    if (fwd.pending && now >= d.next_forward)
+        forward_start (now);
 }
 
 /* Sign, check and spool a final record; takes the reference. */
@@ -558,6 +654,7 @@ static void write_record (const char *key, json_t *rec)
     else
         logmsg (LOG_INFO, "step %s: record written", key);
     json_decref (rec);
+    fwd.pending = true;
     d.next_forward = 0;  /* forward now */
 }
 
@@ -1624,7 +1721,7 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = tr_when_monotonic ();
     while (!got_term) {
-        struct pollfd pfd[2 + MAX_QUERIES] = {
+        struct pollfd pfd[3 + MAX_QUERIES] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = d.taskstats ? tr_taskstats_fd (d.taskstats) : -1,
               .events = POLLIN },
@@ -1640,15 +1737,23 @@ int main (int argc, char **argv)
             if (queries[i].deadline < next_sample)
                 next_sample = queries[i].deadline;
         }
+        /* the forwarder's pipe: it hangs up when the forwarder exits */
+        pfd[2 + nq].fd = fwd.fd;
+        pfd[2 + nq].events = POLLIN;
+        if (fwd.pid > 0 && !fwd.slow
+            && fwd.started + FORWARD_SLOW_S < next_sample)
+            next_sample = fwd.started + FORWARD_SLOW_S;
         /* rounded up: waking a little early would spin until due */
         timeout = next_sample > now ? (int)ceil ((next_sample - now) * 1000)
                                     : 0;
-        if (poll (pfd, (nfds_t)(2 + nq), timeout) > 0) {
+        if (poll (pfd, (nfds_t)(3 + nq), timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
             if (pfd[1].revents & POLLIN)
                 drain_exits ();
             if (pfd[0].revents & POLLIN)
                 handle_client ();
+            if (pfd[2 + nq].revents)
+                forward_reap (tr_when_monotonic ());
         }
         if (got_hup) {
             got_hup = 0;
@@ -1663,7 +1768,8 @@ int main (int argc, char **argv)
         reap_ended (now);
         if (d.conf->psi_mirror)
             sweep_mirrors (now);
-        if (d.next_forward < next_sample && d.next_forward > now)
+        if (fwd.pending && fwd.pid < 0 && d.next_forward < next_sample
+            && d.next_forward > now)
             next_sample = d.next_forward;
     }
     /* Active steps keep their state files: the next tracerd resumes
@@ -1674,6 +1780,11 @@ int main (int argc, char **argv)
     /* Records waiting for squeue are written as their tasks show them */
     while (nqueries > 0)
         finish_query (&queries[0], false);
+    if (fwd.pid > 0) {
+        logmsg (LOG_NOTICE, "the forwarder (pid %d) is still writing to the "
+                "store; it finishes on its own", (int)fwd.pid);
+        close (fwd.fd);
+    }
     logmsg (LOG_NOTICE, "tracerd stopping (%d active steps kept for the "
             "next start)", d.nsteps);
     if (d.state_fd >= 0)

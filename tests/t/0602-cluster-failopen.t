@@ -92,6 +92,47 @@ test_expect_success 'when the store returns, spooled records are delivered, once
     done
 '
 
+# A store that hangs: a frozen filesystem (fsfreeze) holds every writer
+# in the kernel, where no timeout reaches, as a hard NFS mount whose
+# server is gone does.  While it is frozen the test itself must not write
+# to it (tracer-report may write the index): it looks at the spool only.
+STORE=$TRACER_CLUSTER_DIR/store
+spooled () { find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$1/*" | grep -q .; }
+thaw () { fsfreeze -u "$STORE" 2>/dev/null || :; }
+
+test_expect_success 'store hanging: jobs run, tracerd answers and samples, records wait' '
+    test_when_finished thaw &&
+    truncate -s 64M store.img && mkfs.ext4 -q -F store.img &&
+    mount -o loop store.img "$STORE" &&
+    fsfreeze -f "$STORE" &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 1" 2>h1.err &&
+    j1=$(sed -n "s/^JOB=//p" h1.err) && echo $j1 >hung.job &&
+    wait_for "spooled $j1" 30 &&
+    wait_for "grep -q \"store [^ ]*: forwarding has not finished in [0-9]* s (the store hangs?); records stay in the spool, sampling goes on\" \"$TRACER_CLUSTER_DIR/log/tracerd.log\"" 30 &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 4; echo ran" >h2.out 2>h2.err &&
+    test "$(cat h2.out)" = ran &&
+    j2=$(sed -n "s/^JOB=//p" h2.err) && echo $j2 >>hung.job &&
+    wait_for "spooled $j2" 30 &&
+    grep -q "step [^ ]*/$j2/0/[^ ]*: record written" "$TRACER_CLUSTER_DIR/log/tracerd.log" &&
+    timeout 10 "$B/tests/notify" "$TRACER_SOCKET" "{\"op\":\"ping\"}" >ping.out &&
+    grep -q "\"ok\": *true" ping.out &&
+    spooled $j1 &&
+    ! grep -q "answered again" "$TRACER_CLUSTER_DIR/log/tracerd.log"
+'
+
+test_expect_success 'the store thawed: both records delivered once, sampled throughout' '
+    thaw &&
+    for job in $(cat hung.job); do
+        wait_record $job &&
+        test "$(jq length rec.json)" = 1 &&
+        ! spooled $job || return 1
+    done &&
+    test "$(jq ".[0].summary.samples" rec.json)" -ge 3 &&
+    test "$(jq ".[0].outcome.complete" rec.json)" = true &&
+    grep -q "store [^ ]* answered again after [0-9]* s" "$TRACER_CLUSTER_DIR/log/tracerd.log" &&
+    umount "$STORE"
+'
+
 test_expect_success 'tracerd killed mid-step: the job completes normally' '
     srun --tracer sh -c "sleep 3; echo done" >k.out &
     srun_pid=$! &&
