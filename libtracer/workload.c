@@ -79,6 +79,17 @@ int tr_workload_parse (const char *spec,
                 rc = parse_size (eq + 1, &r.mem_bytes);
             else if (!strcmp (item, "write"))
                 rc = parse_size (eq + 1, &r.write_bytes);
+            else if (!strcmp (item, "alive")) {
+                char *end;
+                long n;
+                errno = 0;
+                n = strtol (eq + 1, &end, 10);
+                if (!errno && end != eq + 1 && !*end && n >= 0
+                    && n <= 100000) {
+                    r.alive = (int)n;
+                    rc = 0;
+                }
+            }
             else if (!strcmp (item, "children")
                      || !strcmp (item, "threads")) {
                 char *end;
@@ -176,11 +187,46 @@ static int write_file (uint64_t bytes)
     return 0;
 }
 
+/* n idle children, each blocked reading the pipe p until the parent
+ * closes its end; returns how many were forked.
+ */
+static int hold_children (int n, int p[2])
+{
+    int made = 0;
+
+    for (; made < n; made++) {
+        pid_t pid = fork ();
+        char c;
+
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            close (p[1]);
+            while (read (p[0], &c, 1) < 0 && errno == EINTR)
+                ;
+            _exit (0);
+        }
+    }
+    return made;
+}
+
+/* Release the held children (EOF on their pipe) and reap them all. */
+static void release_children (int made, int wfd)
+{
+    close (wfd);
+    while (made > 0)
+        if (wait (NULL) > 0)
+            made--;
+        else if (errno != EINTR)
+            break;
+}
+
 int tr_workload_run (const struct tr_workload *w, FILE *out)
 {
     char *mem = NULL;
     struct rusage self, kids;
     long page = sysconf (_SC_PAGESIZE);
+    int p[2], held = 0;
 
     if (w->mem_bytes) {
         if (!(mem = malloc (w->mem_bytes)))
@@ -201,7 +247,24 @@ int tr_workload_run (const struct tr_workload *w, FILE *out)
     }
     if (w->write_bytes)
         write_file (w->write_bytes);
+    if (w->alive > 0) {
+        if (pipe (p) < 0) {
+            free (mem);
+            return -1;
+        }
+        held = hold_children (w->alive, p);
+        close (p[0]);
+        if (held < w->alive) {
+            int saved = errno;
+            release_children (held, p[1]);
+            free (mem);
+            errno = saved;
+            return -1;
+        }
+    }
     burn_threads (w->cpu_s, w->threads > 0 ? w->threads : 1);
+    if (w->alive > 0)
+        release_children (held, p[1]);
     getrusage (RUSAGE_SELF, &self);
     getrusage (RUSAGE_CHILDREN, &kids);
     fprintf (out,

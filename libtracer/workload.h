@@ -13,7 +13,8 @@
  * of tracer-run and the measuring stick of the integration tests.
  * SPEC: comma-separated cpu=SECONDS, mem=SIZE (K/M/G suffixes),
  * write=SIZE, children=N (each burns child_cpu=SECONDS), threads=N (the
- * cpu burn runs in N threads at once, each for cpu=SECONDS).
+ * cpu burn runs in N threads at once, each for cpu=SECONDS), alive=N
+ * (N idle children, all alive during the cpu burn, then released).
  */
 struct tr_workload {
     double cpu_s;
@@ -22,6 +23,7 @@ struct tr_workload {
     int children;
     double child_cpu_s;
     int threads;
+    int alive;
 };
 
 #define TR_WORKLOAD_DEMO "cpu=1,mem=64M,write=16M,children=4,child_cpu=0.1"

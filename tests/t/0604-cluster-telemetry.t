@@ -54,6 +54,35 @@ test_expect_success '200 children of 50 ms each all appear in the tool table' '
     test "$(jq ".[0].summary.processes.count >= 201" rec.json)" = true
 '
 
+# 10,000 idle children, all alive while the parent burns 3 CPU seconds:
+# several samples see all 10,001 processes, then all exit in a burst,
+# and taskstats must deliver every exit.  The step's slurmstepd lives in
+# its cgroup (v1) and outlives the record, so it is the one process not
+# measured at its exit (processes.complete is false for it).
+test_expect_success 'a step with 10,000 processes at once: each counted, totals exact' '
+    srun --tracer --mem=3G sh -c "echo JOB=\$SLURM_JOB_ID >&2; \
+        exec $B/tests/burn alive=10000,cpu=3" >many.out 2>many.err &&
+    job=$(sed -n "s/^JOB=//p" many.err) &&
+    wait_record $job &&
+    jq ".[0] | {processes: .summary.processes, complete: .outcome.complete,
+                cpu: .summary.cpu, tools: [.tools[] | {name, count, exact}],
+                nprocs: ([.series.metrics.nprocs.max[]] | max)}" \
+        rec.json >many.json &&
+    test "$(jq .processes.source many.json)" = "\"taskstats\"" &&
+    test "$(jq .processes.lost many.json)" = 0 &&
+    test "$(jq ".tools[] | select(.name == \"burn\") | .count" many.json)" = 10001 &&
+    test "$(jq ".tools[] | select(.name == \"burn\") | .exact" many.json)" = true &&
+    test "$(jq "[.tools[] | select(.name | startswith(\"slurmstepd\") | not)] | length" many.json)" = 1 &&
+    test "$(jq ".processes.count - ([.tools[].count] | add)" many.json)" = 0 &&
+    test "$(jq ".nprocs >= 10000" many.json)" = true &&
+    test "$(jq .complete many.json)" = true &&
+    test "$(jq .cpu.exact many.json)" = true &&
+    within "$(jq .cpu.total_s many.json)" "$(jq .cpu_s many.out)" 5 || {
+        cat many.json >&2
+        false
+    }
+'
+
 test_expect_success 'a step squeezed by its memory limit shows memory pressure' '
     srun --tracer --mem=40M sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec dd \
         if=/dev/zero of=work/big.out bs=1M count=300" 2>mem.err &&
