@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -41,6 +40,7 @@
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 #include "libtracer/topology.h"
+#include "rmtree.h"
 
 #define EXPECTED TEST_SRCDIR "/fixtures/records"
 #define NVML_FIXTURE TEST_BUILDDIR "/.libs/libnvidia-ml-fixture.so"
@@ -178,17 +178,6 @@ static void put_link (const char *path, const char *target)
         fail_msg ("symlink %s: %s", full, strerror (errno));
 }
 
-static int rm_one (const char *path,
-                   const struct stat *sb,
-                   int type,
-                   struct FTW *ftw)
-{
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    return remove (path);
-}
-
 /* Remove a fixture tree, fsroot-relative ("" for the whole root). */
 static int rm_tree (const char *path)
 {
@@ -197,7 +186,7 @@ static int rm_tree (const char *path)
     snprintf (full, sizeof (full), "%s%s", root, path);
     if (access (full, F_OK) < 0)
         return 0;
-    return nftw (full, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    return rmtree (full);
 }
 
 /* processes */

@@ -17,7 +17,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <math.h>
@@ -39,6 +38,7 @@
 #include "libtracer/record.h"
 #include "libtracer/stepsum.h"
 #include "libtracer/store.h"
+#include "rmtree.h"
 
 #define DAY_A "2024-03-01"
 #define DAY_B "2024-03-02"
@@ -103,16 +103,6 @@ int __wrap_openat (int dirfd, const char *path, int flags, ...)
             race_mode = 0;
     }
     return __real_openat (dirfd, path, flags, mode);
-}
-
-static int rm_entry (const char *path,
-                     const struct stat *st,
-                     int flag,
-                     struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir (path) : unlink (path);
 }
 
 static const char *pathf (char *buf, size_t size, const char *fmt, ...)
@@ -231,7 +221,7 @@ static int teardown (void **state)
     tr_store_destroy (f->store);
     json_decref (f->proto);
     tr_strpool_destroy (f->pool);
-    nftw (f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rmtree (f->dir);
     free (f);
     return 0;
 }

@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +30,7 @@
 #include "libtracer/psi.h"
 #include "libtracer/record.h"
 #include "libtracer/topology.h"
+#include "rmtree.h"
 
 #define FIXTURES TEST_SRCDIR "/fixtures/metrics"
 #define FSROOT FIXTURES "/fsroot"
@@ -73,22 +73,11 @@ static int setup_tmp (void **state)
     return 0;
 }
 
-static int rm_entry (const char *path,
-                     const struct stat *sb,
-                     int type,
-                     struct FTW *ftw)
-{
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    return remove (path);
-}
-
 static int teardown_tmp (void **state)
 {
     (void)state;
     tr_fsroot_set (NULL);
-    return nftw (tmproot, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return rmtree (tmproot);
 }
 
 static int setup_fixture (void **state)

@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -36,6 +35,7 @@
 
 #include "libtracer/path.h"
 #include "plant.h"
+#include "rmtree.h"
 
 /* While fake_random holds values, getrandom() hands them out in turn,
  * so the temporary names the writer tries are known in advance; then
@@ -60,16 +60,6 @@ struct fixture {
     int dirfd;
 };
 
-static int rm_entry (const char *path,
-                     const struct stat *st,
-                     int flag,
-                     struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir (path) : unlink (path);
-}
-
 static int setup (void **state)
 {
     struct fixture *f = calloc (1, sizeof (*f));
@@ -91,7 +81,7 @@ static int teardown (void **state)
     struct fixture *f = *state;
 
     close (f->dirfd);
-    nftw (f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rmtree (f->dir);
     free (f);
     return 0;
 }

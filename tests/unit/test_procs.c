@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,6 +32,7 @@
 #include "libtracer/procs.h"
 #include "libtracer/record.h"
 #include "libtracer/taskstats.h"
+#include "rmtree.h"
 
 /* built by tests/Makefile.am from fixtures/proc (tar cannot carry the
  * exe links, so they are made at build time from exe.link files)
@@ -944,17 +944,6 @@ static void fake_put (const char *rel, const char *text)
     assert_int_equal (fclose (f), 0);
 }
 
-static int fake_rm (const char *path,
-                    const struct stat *sb,
-                    int type,
-                    struct FTW *ftw)
-{
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    return remove (path);
-}
-
 /* A stat line: utime, stime and rss as given (text, so that a sign can
  * be planted); tpgid -1 and nice -5 as the kernel writes them.
  */
@@ -1069,7 +1058,7 @@ static int fake_teardown (void **state)
 {
     (void)state;
     tr_fsroot_set (NULL);
-    if (fake_root[0] && nftw (fake_root, fake_rm, 16, FTW_DEPTH | FTW_PHYS) < 0)
+    if (fake_root[0] && rmtree (fake_root) < 0)
         return -1;
     fake_root[0] = '\0';
     return 0;

@@ -36,6 +36,7 @@
 #include "libtracer/record.h"
 #include "libtracer/store.h"
 #include "plant.h"
+#include "rmtree.h"
 
 /* 2024-03-01T12:00:00Z and one day, in milliseconds. */
 #define MAR01_NOON_MS 1709294400000LL
@@ -63,16 +64,6 @@ static const struct tr_store_opts job_opts = {
     .create = true,
 };
 
-static int rm_entry (const char *path,
-                     const struct stat *st,
-                     int flag,
-                     struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir (path) : unlink (path);
-}
-
 static int setup (void **state)
 {
     struct fixture *f = calloc (1, sizeof (*f));
@@ -96,7 +87,7 @@ static int teardown (void **state)
     struct fixture *f = *state;
 
     tr_store_destroy (f->store);
-    nftw (f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rmtree (f->dir);
     free (f);
     return 0;
 }
