@@ -879,7 +879,6 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
 static void write_snapshot (struct active *a)
 {
     char name[600];
-    json_t *rec;
     char *text = NULL;
     json_int_t uid;
     uid_t owner = (uid_t)-1;
@@ -892,14 +891,12 @@ static void write_snapshot (struct active *a)
         json_object_get (tr_step_identity (a->step), "uid"));
     if (uid > 0 && uid < (json_int_t)(uid_t)-1)
         owner = (uid_t)uid;
-    if (!(rec = tr_step_record (a->step, "snapshot"))
-        || !(text = json_dumps (rec, JSON_COMPACT))
+    if (!(text = tr_step_snapshot_text (a->step))
         || tr_path_replace (d.live_fd, name, text, strlen (text), 0600,
                             owner, (gid_t)-1, &error) < 0)
         logmsg (LOG_WARNING, "step %s: cannot write a live snapshot: %s",
                 a->key, text ? tr_error_str (&error) : strerror (errno));
     free (text);
-    json_decref (rec);
 }
 
 static void drop_snapshot (struct active *a)

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "procs.h"
 #include "psi.h"
 #include "series.h"
+#include "strbuf.h"
 #include "topology.h"
 
 enum {
@@ -529,6 +531,28 @@ int tr_detail_record_series (tr_detail_t *d, json_t *metrics)
         }
     }
     return 0;
+}
+
+int tr_detail_series_text (tr_detail_t *d, tr_strbuf_t *sb, size_t n)
+{
+    for (int i = 0; i < S_COUNT; i++) {
+        if (!d->used[i])
+            continue;
+        if (tr_strbuf_printf (sb, ",\"%s\":", series_names[i]) < 0
+            || tr_series_text (sb, &d->series[i], n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+size_t tr_detail_series_points (const tr_detail_t *d)
+{
+    size_t n = SIZE_MAX;
+
+    for (int i = 0; i < S_COUNT; i++)
+        if (d->used[i] && d->series[i].n < n)
+            n = d->series[i].n;
+    return n;
 }
 
 int tr_detail_record (tr_detail_t *d, json_t *rec)

@@ -90,6 +90,15 @@ int tr_detail_record (tr_detail_t *d, json_t *rec);
 /* Add the detail's series to a record's series.metrics object. */
 int tr_detail_record_series (tr_detail_t *d, json_t *metrics);
 
+/* The same as text (series.h, tr_series_text): for each series in use,
+ * ,"name":{...} with its first n points appended to sb.  Returns 0 or
+ * -1 with errno.  tr_detail_series_points: the fewest points of any
+ * series in use, SIZE_MAX when none is.
+ */
+struct tr_strbuf;
+int tr_detail_series_text (tr_detail_t *d, struct tr_strbuf *sb, size_t n);
+size_t tr_detail_series_points (const tr_detail_t *d);
+
 /* What a restarted daemon needs to carry on: readings taken at the
  * step's start (network counters) and the pids known to belong to it.
  */

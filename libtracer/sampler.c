@@ -32,6 +32,7 @@
 #include "detail.h"
 #include "sampler.h"
 #include "series.h"
+#include "strbuf.h"
 #include "when.h"
 
 
@@ -1637,14 +1638,21 @@ static void trim_series (json_t *series, json_t *metrics)
     }
 }
 
-json_t *tr_step_record (tr_step_t *step, const char *kind)
+/* The record; without its series when with_series is false (a
+ * snapshot writes them as text).
+ */
+static json_t *record_json (tr_step_t *step, const char *kind, bool with_series)
 {
     bool final = !strcmp (kind, "final");
-    json_t *rec, *metrics, *series;
+    json_t *rec, *metrics, *series = NULL;
     int64_t end = step->finished ? step->end_ms : end_now_ms (step);
 
     if (!(rec = tr_record_create (kind)))
         return NULL;
+    if (!with_series) {
+        json_object_del (rec, "series");
+        goto no_series;
+    }
     if (!(metrics = json_object ()))
         goto nomem;
     if (json_object_set_new (metrics, "cpu_cores",
@@ -1664,8 +1672,12 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
     series = json_pack ("{s:f s:o s:o}", "interval_s", step->interval_s,
                         "t_s", tr_series_times (&step->mem_series), "metrics",
                         metrics);
-    if (series)
-        trim_series (series, metrics);
+    if (!series)
+        goto nomem;
+    trim_series (series, metrics);
+    if (json_object_set_new (rec, "series", series) < 0)
+        goto nomem;
+no_series:
     if (json_object_set_new (rec, "identity", json_deep_copy (step->identity))
             < 0
         || json_object_set_new (rec, "request", json_deep_copy (step->request))
@@ -1674,7 +1686,6 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
         || json_object_set_new (rec, "host", host_json ()) < 0
         || json_object_set_new (rec, "cgroup", cgroup_json (step)) < 0
         || json_object_set_new (rec, "summary", summary_json (step)) < 0
-        || json_object_set_new (rec, "series", series) < 0
         || json_object_set_new (rec, "outcome", outcome_json (step, final))
                < 0
         || json_object_set_new (rec, "collector",
@@ -1707,6 +1718,60 @@ nomem:
     json_decref (rec);
     errno = ENOMEM;
     return NULL;
+}
+
+json_t *tr_step_record (tr_step_t *step, const char *kind)
+{
+    return record_json (step, kind, true);
+}
+
+char *tr_step_snapshot_text (tr_step_t *step)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    json_t *rec;
+    char *head, iv[32];
+    size_t len, n = step->mem_series.n;
+    int saved;
+
+    if (step->cpu_series.n < n)
+        n = step->cpu_series.n;
+    if (tr_detail_series_points (step->detail) < n)
+        n = tr_detail_series_points (step->detail);
+    if (tr_series_real15 (iv, sizeof (iv), step->interval_s) < 0)
+        return NULL;
+    if (!(rec = record_json (step, "snapshot", false)))
+        return NULL;
+    head = json_dumps (rec, JSON_COMPACT | JSON_REAL_PRECISION (15));
+    json_decref (rec);
+    if (!head) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* the record always has members: "{...}" with its "}" cut off */
+    len = strlen (head);
+    if (len < 3 || head[len - 1] != '}') {
+        free (head);
+        errno = EPROTO;
+        return NULL;
+    }
+    if (tr_strbuf_append (&sb, head, len - 1) < 0
+        || tr_strbuf_printf (&sb, ",\"series\":{\"interval_s\":%s,\"t_s\":", iv)
+               < 0
+        || tr_series_times_text (&sb, &step->mem_series, n) < 0
+        || tr_strbuf_puts (&sb, ",\"metrics\":{\"cpu_cores\":") < 0
+        || tr_series_text (&sb, &step->cpu_series, n) < 0
+        || tr_strbuf_puts (&sb, ",\"mem_bytes\":") < 0
+        || tr_series_text (&sb, &step->mem_series, n) < 0
+        || tr_detail_series_text (step->detail, &sb, n) < 0
+        || tr_strbuf_puts (&sb, "}}}") < 0) {
+        saved = errno;
+        free (head);
+        tr_strbuf_free (&sb);
+        errno = saved;
+        return NULL;
+    }
+    free (head);
+    return tr_strbuf_steal (&sb);
 }
 
 /* Sources are string literals; a restored step points back at them. */

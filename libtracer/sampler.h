@@ -152,6 +152,16 @@ void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru);
  */
 json_t *tr_step_record (tr_step_t *step, const char *kind);
 
+/* The step's live snapshot, the record of kind "snapshot", as compact
+ * JSON text (malloc'ed, caller frees).  The same record as
+ * tr_step_record (step, "snapshot") with its reals to 15 significant
+ * digits, but its series are written straight from their points
+ * (tr_series_text) rather than through a JSON tree: about ten times
+ * cheaper for a long step, whose series hold 20,000 numbers.  Returns
+ * NULL with errno.
+ */
+char *tr_step_snapshot_text (tr_step_t *step);
+
 /* The step's resumable state: identity, request, tags, where it is
  * attached, its tasks and its latest readings (not the series).  tracerd
  * keeps it under daemon.state_dir so that a restarted daemon resumes the

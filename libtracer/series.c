@@ -5,11 +5,16 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "series.h"
+#include "strbuf.h"
 
 /* Points allocated first; the array doubles up to TR_SERIES_MAX. */
 #define SERIES_FIRST 16
@@ -156,4 +161,274 @@ json_t *tr_series_times (const struct tr_series *s)
             return NULL;
         }
     return a;
+}
+
+/* Writing series as text.  tr_series_json and tr_series_times build a
+ * JSON tree, one allocated real per value, that jansson then prints with
+ * "%.17g": about 5 ms for a series of 1,000 points of 7 metrics, for a
+ * snapshot rewritten every 30 s.  Here each value is written from its
+ * point: the decimal that tr_series_round rounds to is known as an
+ * integer of at most TR_SERIES_DIGITS digits and a power of ten, and a
+ * time as a whole number of milliseconds, so no digit needs printf.
+ */
+
+/* The powers of ten that are exact doubles. */
+static const double exact_pow10[] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+#define EXACT_POW10_MAX 22
+
+static double pow10i (int e)
+{
+    return e >= 0 && e <= EXACT_POW10_MAX ? exact_pow10[e] : pow (10, e);
+}
+
+/* The decimal digits of u, most significant first; returns how many. */
+static int utoa_digits (char *out, uint64_t u)
+{
+    char tmp[24];
+    int n = 0;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (int i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* The decimal m * 10^e (m > 0, no trailing zero digit) as "%.17g"
+ * shows it, with ".0" added to a whole number as jansson adds it: in
+ * full from 1e-4 up to 1e17, with an exponent outside.
+ */
+static char *put_decimal (char *p, bool neg, uint64_t m, int e)
+{
+    char dig[24];
+    int d = utoa_digits (dig, m);
+    int x = e + d - 1; /* the exponent of the first digit */
+
+    if (neg)
+        *p++ = '-';
+    if (x < -4 || x >= 17) {
+        *p++ = dig[0];
+        if (d > 1) {
+            *p++ = '.';
+            memcpy (p, dig + 1, (size_t)d - 1);
+            p += d - 1;
+        }
+        *p++ = 'e';
+        *p++ = x < 0 ? '-' : '+';
+        if (x < 0)
+            x = -x;
+        if (x < 10)
+            *p++ = '0';
+        p += utoa_digits (p, (uint64_t)x);
+    }
+    else if (e >= 0) {
+        memcpy (p, dig, (size_t)d);
+        p += d;
+        memset (p, '0', (size_t)e);
+        p += e;
+        memcpy (p, ".0", 2);
+        p += 2;
+    }
+    else if (d + e > 0) {
+        memcpy (p, dig, (size_t)(d + e));
+        p += d + e;
+        *p++ = '.';
+        memcpy (p, dig + d + e, (size_t)-e);
+        p += -e;
+    }
+    else {
+        *p++ = '0';
+        *p++ = '.';
+        memset (p, '0', (size_t)(-(d + e)));
+        p += -(d + e);
+        memcpy (p, dig, (size_t)d);
+        p += d;
+    }
+    return p;
+}
+
+int tr_series_real15 (char *buf, size_t size, double v)
+{
+    int n;
+
+    if (!isfinite (v) || size < 32) {
+        errno = EINVAL;
+        return -1;
+    }
+    n = snprintf (buf, size, "%.15g", v);
+    if (!strpbrk (buf, ".eE")) {
+        memcpy (buf + n, ".0", 3);
+        n += 2;
+    }
+    return n;
+}
+
+/* v as tr_series_round rounds it, written at p (room for 32 bytes);
+ * NULL with errno = EINVAL when v is not finite.
+ */
+static char *put_value (char *p, double v)
+{
+    double a = fabs (v), r;
+    int e, n;
+
+    if (!isfinite (v)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (v == 0) {
+        memcpy (p, "0.0", 3);
+        return p + 3;
+    }
+    /* the same steps as tr_series_round, stopping at the integer */
+    e = (int)floor (log10 (a)) - (TR_SERIES_DIGITS - 1);
+    if (e >= -300) {
+        r = e >= 0 ? round (a / pow10i (e)) : round (a * pow10i (-e));
+        if (r >= 1 && r <= 1e5 && isfinite (r * pow10i (e))) {
+            uint64_t m = (uint64_t)r;
+            while (m % 10 == 0) {
+                m /= 10;
+                e++;
+            }
+            return put_decimal (p, v < 0, m, e);
+        }
+    }
+    /* next to the ends of the double range: as tr_series_round leaves it */
+    n = tr_series_real15 (p, 32, tr_series_round (v));
+    return n < 0 ? NULL : p + n;
+}
+
+/* t rounded to milliseconds, as tr_series_times rounds it. */
+static char *put_time (char *p, double t)
+{
+    double ms = round (t * 1000);
+    uint64_t k;
+    int n;
+
+    if (!(fabs (ms) < 1e15)) {
+        n = tr_series_real15 (p, 32, ms / 1000);
+        return n < 0 ? NULL : p + n;
+    }
+    if (ms < 0) {
+        *p++ = '-';
+        ms = -ms;
+    }
+    k = (uint64_t)ms;
+    p += utoa_digits (p, k / 1000);
+    *p++ = '.';
+    if (k % 1000 == 0)
+        *p++ = '0';
+    else {
+        unsigned f = (unsigned)(k % 1000);
+        *p++ = (char)('0' + f / 100);
+        if (f % 100) {
+            *p++ = (char)('0' + f / 10 % 10);
+            if (f % 10)
+                *p++ = (char)('0' + f % 10);
+        }
+    }
+    return p;
+}
+
+/* Values are written through a small buffer, flushed when it fills. */
+struct textout {
+    tr_strbuf_t *sb;
+    char buf[4096];
+    size_t len;
+};
+
+static int out_flush (struct textout *o)
+{
+    if (o->len && tr_strbuf_append (o->sb, o->buf, o->len) < 0)
+        return -1;
+    o->len = 0;
+    return 0;
+}
+
+/* Room for one value (32 bytes) and a separator. */
+static char *out_room (struct textout *o)
+{
+    if (o->len + 40 > sizeof (o->buf) && out_flush (o) < 0)
+        return NULL;
+    return o->buf + o->len;
+}
+
+static int out_str (struct textout *o, const char *s)
+{
+    size_t n = strlen (s);
+
+    if (o->len + n > sizeof (o->buf) && out_flush (o) < 0)
+        return -1;
+    if (n > sizeof (o->buf))
+        return tr_strbuf_append (o->sb, s, n);
+    memcpy (o->buf + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+
+enum which { W_MIN, W_MEAN, W_MAX, W_TIME };
+
+static int out_array (struct textout *o,
+                      const struct tr_series *s,
+                      size_t n,
+                      enum which w)
+{
+    if (out_str (o, "[") < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct tr_series_point *pt = &s->p[i];
+        char *p = out_room (o), *end;
+
+        if (!p)
+            return -1;
+        if (i)
+            *p++ = ',';
+        switch (w) {
+        case W_MIN:
+            end = put_value (p, pt->min);
+            break;
+        case W_MEAN:
+            end = put_value (p, pt->mean);
+            break;
+        case W_MAX:
+            end = put_value (p, pt->max);
+            break;
+        default:
+            end = put_time (p, pt->t);
+            break;
+        }
+        if (!end)
+            return -1;
+        o->len = (size_t)(end - o->buf);
+    }
+    return out_str (o, "]");
+}
+
+int tr_series_text (tr_strbuf_t *sb, const struct tr_series *s, size_t n)
+{
+    struct textout o = { .sb = sb, .len = 0 };
+
+    if (n > s->n)
+        n = s->n;
+    if (out_str (&o, "{\"min\":") < 0 || out_array (&o, s, n, W_MIN) < 0
+        || out_str (&o, ",\"mean\":") < 0 || out_array (&o, s, n, W_MEAN) < 0
+        || out_str (&o, ",\"max\":") < 0 || out_array (&o, s, n, W_MAX) < 0
+        || out_str (&o, "}") < 0)
+        return -1;
+    return out_flush (&o);
+}
+
+int tr_series_times_text (tr_strbuf_t *sb, const struct tr_series *s, size_t n)
+{
+    struct textout o = { .sb = sb, .len = 0 };
+
+    if (n > s->n)
+        n = s->n;
+    if (out_array (&o, s, n, W_TIME) < 0)
+        return -1;
+    return out_flush (&o);
 }

@@ -55,4 +55,27 @@ double tr_series_round (double v);
 json_t *tr_series_json (const struct tr_series *s);
 json_t *tr_series_times (const struct tr_series *s);
 
+/* The same as JSON text, appended to sb, for the first n points (at most
+ * s->n): tr_series_text writes {"min":[...],"mean":[...],"max":[...]},
+ * tr_series_times_text [...].  Each number reads back (strtod, any JSON
+ * parser) as the very double that tr_series_json and tr_series_times
+ * hold for it, for values from 1e-19 to 1e25 (elsewhere within one unit
+ * in the last place), but is written from the point without a JSON tree
+ * or printf: a snapshot of a long step has some 20,000 of them.  Returns
+ * 0, or -1 with errno (ENOMEM; EINVAL for a value that is not finite,
+ * which JSON cannot hold).
+ */
+struct tr_strbuf;
+int tr_series_text (struct tr_strbuf *sb, const struct tr_series *s, size_t n);
+int tr_series_times_text (struct tr_strbuf *sb,
+                          const struct tr_series *s,
+                          size_t n);
+
+/* A double as JSON text the way the record writer prints it (15
+ * significant digits, ".0" on a whole number) into buf (at least 32
+ * bytes); returns the length, or -1 with errno = EINVAL when v is not
+ * finite.
+ */
+int tr_series_real15 (char *buf, size_t size, double v);
+
 #endif /* !TRACER_SERIES_H */

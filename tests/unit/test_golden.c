@@ -755,6 +755,37 @@ static json_t *request (bool gpu)
     return r;
 }
 
+/* The live snapshot's text (tr_step_snapshot_text, series written
+ * without a JSON tree) is the snapshot record, reals to 15 digits.
+ */
+static void check_snapshot (const struct gcase *c, tr_step_t *step)
+{
+    json_t *rec = tr_step_record (step, "snapshot"), *snap;
+    char *text = tr_step_snapshot_text (step);
+    tr_error_t error = { .text = "" };
+    json_error_t jerr;
+
+    assert_non_null (rec);
+    assert_non_null (text);
+    assert_int_equal (tr_record_round_reals (rec), 0);
+    if (!(snap = json_loads (text, JSON_REJECT_DUPLICATES, &jerr)))
+        fail_msg ("%s: snapshot is not JSON: %s", c->name, jerr.text);
+    if (tr_record_validate (snap, &error) < 0)
+        fail_msg ("%s: snapshot refused: %s", c->name, error.text);
+    assert_true (json_array_size (json_object_get (
+                     json_object_get (snap, "series"), "t_s"))
+                 > 0);
+    if (!json_equal (rec, snap)) {
+        char *a = json_dumps (rec, JSON_SORT_KEYS | JSON_COMPACT);
+        char *b = json_dumps (snap, JSON_SORT_KEYS | JSON_COMPACT);
+        fail_msg ("%s: snapshot text differs from the record:\n%s\n%s",
+                  c->name, a, b);
+    }
+    json_decref (snap);
+    json_decref (rec);
+    free (text);
+}
+
 /* Attach, sample at +10 s and +20 s, end the tasks, finish at +30 s. */
 static json_t *run_case (const struct gcase *c)
 {
@@ -795,6 +826,7 @@ static json_t *run_case (const struct gcase *c)
     fake_ms = 20000;
     if (tr_step_sample (step, &error) < 0)
         fail_msg ("sample 2: %s", error.text);
+    check_snapshot (c, step);
     c->write (2);
     assert_int_equal (tr_step_task_exit (step, 0, 601, c->status[0]), 0);
     assert_int_equal (tr_step_task_exit (step, 1, 602, c->status[1]), 0);
