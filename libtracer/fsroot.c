@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,14 +22,23 @@
 static const char *override;
 static int overridden;
 
+/* $TRACER_FSROOT, read once: every kept read asks for the prefix, and
+ * getenv walks the whole environment each time.
+ */
+static const char *env_root;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env_root (void)
+{
+    env_root = getenv ("TRACER_FSROOT");
+}
+
 const char *tr_fsroot (void)
 {
-    const char *s;
-
     if (overridden)
         return override ? override : "";
-    s = getenv ("TRACER_FSROOT");
-    return s ? s : "";
+    pthread_once (&env_once, read_env_root);
+    return env_root ? env_root : "";
 }
 
 void tr_fsroot_set (const char *root)

@@ -13,7 +13,9 @@
  * "/proc/1/cgroup" is read from "/dir/proc/1/cgroup" (like HWLOC_FSROOT).
  */
 
-/* The prefix ("" for the real system).  Borrowed. */
+/* The prefix ("" for the real system): the override, else
+ * $TRACER_FSROOT as it was at the first call.  Borrowed.
+ */
 const char *tr_fsroot (void);
 
 /* Override the prefix (tests); NULL restores $TRACER_FSROOT. */

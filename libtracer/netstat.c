@@ -62,10 +62,19 @@ static bool next_token (const char **p,
 /* One "name: counters" line.  The name is what precedes the last ':'
  * (counters never contain one), without the padding the kernel adds.
  */
+/* The interfaces of one reading of net/dev, parsed on the stack (no
+ * allocation per sample) and copied out only when all of it parsed.
+ */
+struct dev_lines {
+    size_t niface;
+    bool iface_truncated;
+    struct tr_netstat_iface iface[TR_NETSTAT_MAX_IFACES];
+};
+
 static int parse_dev_line (const char *p,
                            const char *end,
                            const char *colon,
-                           struct tr_netstat *snap)
+                           struct dev_lines *snap)
 {
     struct tr_netstat_iface ifc = { 0 };
     uint64_t col[NET_DEV_COLUMNS];
@@ -105,18 +114,15 @@ invalid:
 
 int tr_netstat_parse_dev (const char *text, struct tr_netstat *out)
 {
-    struct tr_netstat *r;
+    struct dev_lines lines, *r = &lines;
     const char *p = text;
-    int saved;
 
     if (!text || !out || !*text) {
         errno = EINVAL;
         return -1;
     }
-    if (!(r = calloc (1, sizeof (*r)))) {
-        errno = ENOMEM;
-        return -1;
-    }
+    r->niface = 0;
+    r->iface_truncated = false;
     while (*p) {
         const char *nl = strchr (p, '\n');
         const char *end = nl ? nl : p + strlen (p);
@@ -128,7 +134,7 @@ int tr_netstat_parse_dev (const char *text, struct tr_netstat *out)
                 colon = s;
         if (colon) {
             if (parse_dev_line (p, end, colon, r) < 0)
-                goto error;
+                return -1;
         }
         /* Without ':' only the two header lines (they hold the '|'
          * column separators) and blank lines are expected.
@@ -137,21 +143,17 @@ int tr_netstat_parse_dev (const char *text, struct tr_netstat *out)
             s = p;
             if (next_token (&s, end, &tok, &len)) {
                 errno = EINVAL;
-                goto error;
+                return -1;
             }
         }
         p = nl ? nl + 1 : end;
     }
     out->niface = r->niface;
     out->iface_truncated = r->iface_truncated;
-    memcpy (out->iface, r->iface, sizeof (out->iface));
-    free (r);
+    memcpy (out->iface, r->iface, r->niface * sizeof (out->iface[0]));
+    memset (out->iface + r->niface, 0,
+            (TR_NETSTAT_MAX_IFACES - r->niface) * sizeof (out->iface[0]));
     return 0;
-error:
-    saved = errno;
-    free (r);
-    errno = saved;
-    return -1;
 }
 
 int tr_netstat_read_dev (pid_t pid, struct tr_netstat *out)
