@@ -41,6 +41,20 @@ static int parse_size (const char *s, uint64_t *out)
     return 0;
 }
 
+/* A whole decimal number from lo to hi, nothing after it. */
+static int parse_count (const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol (s, &end, 10);
+    if (errno || end == s || *end || n < lo || n > hi)
+        return -1;
+    *out = (int)n;
+    return 0;
+}
+
 static int parse_secs (const char *s, double *out)
 {
     char *end;
@@ -79,32 +93,12 @@ int tr_workload_parse (const char *spec,
                 rc = parse_size (eq + 1, &r.mem_bytes);
             else if (!strcmp (item, "write"))
                 rc = parse_size (eq + 1, &r.write_bytes);
-            else if (!strcmp (item, "alive")) {
-                char *end;
-                long n;
-                errno = 0;
-                n = strtol (eq + 1, &end, 10);
-                if (!errno && end != eq + 1 && !*end && n >= 0
-                    && n <= 100000) {
-                    r.alive = (int)n;
-                    rc = 0;
-                }
-            }
-            else if (!strcmp (item, "children")
-                     || !strcmp (item, "threads")) {
-                char *end;
-                long n;
-                errno = 0;
-                n = strtol (eq + 1, &end, 10);
-                if (!errno && end != eq + 1 && !*end && n >= 0 && n <= 10000
-                    && (item[0] == 'c' || (n >= 1 && n <= 256))) {
-                    if (item[0] == 'c')
-                        r.children = (int)n;
-                    else
-                        r.threads = (int)n;
-                    rc = 0;
-                }
-            }
+            else if (!strcmp (item, "alive"))
+                rc = parse_count (eq + 1, 0, 100000, &r.alive);
+            else if (!strcmp (item, "children"))
+                rc = parse_count (eq + 1, 0, 10000, &r.children);
+            else if (!strcmp (item, "threads"))
+                rc = parse_count (eq + 1, 1, 256, &r.threads);
         }
         if (rc < 0) {
             errno = EINVAL;
