@@ -1730,13 +1730,14 @@ char *tr_step_snapshot_text (tr_step_t *step)
     tr_strbuf_t sb = TR_STRBUF_INIT;
     json_t *rec;
     char *head, iv[32];
-    size_t len, n = step->mem_series.n;
+    size_t len, n = tr_detail_series_points (step->detail);
     int saved;
 
+    /* every array as long as the shortest, as trim_series cuts them */
+    if (step->mem_series.n < n)
+        n = step->mem_series.n;
     if (step->cpu_series.n < n)
         n = step->cpu_series.n;
-    if (tr_detail_series_points (step->detail) < n)
-        n = tr_detail_series_points (step->detail);
     if (tr_series_real15 (iv, sizeof (iv), step->interval_s) < 0)
         return NULL;
     if (!(rec = record_json (step, "snapshot", false)))

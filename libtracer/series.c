@@ -98,26 +98,45 @@ void tr_series_add (struct tr_series *s, double t, double v)
     s->acc_n = 0;
 }
 
+/* The powers of ten that are exact doubles. */
+static const double exact_pow10[] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+#define EXACT_POW10_MAX 22
+
+static double pow10i (int e)
+{
+    return e >= 0 && e <= EXACT_POW10_MAX ? exact_pow10[e] : pow (10, e);
+}
+
+/* |v| (finite, not 0) at TR_SERIES_DIGITS significant digits, as the
+ * integer r times 10^e, scaled by an exact power of ten so that r times
+ * the scale is the double nearest the rounded decimal.  False when e is
+ * below -300, where the scale would leave the double range.
+ */
+static bool round_digits (double v, double *r, int *e)
+{
+    double a = fabs (v);
+
+    *e = (int)floor (log10 (a)) - (TR_SERIES_DIGITS - 1);
+    if (*e < -300)
+        return false;
+    *r = *e >= 0 ? round (a / pow10i (*e)) : round (a * pow10i (-*e));
+    return true;
+}
+
 double tr_series_round (double v)
 {
-    double scale, r;
+    double r, x;
     int e;
 
-    if (v == 0 || !isfinite (v))
+    if (v == 0 || !isfinite (v) || !round_digits (v, &r, &e))
         return v;
-    e = (int)floor (log10 (fabs (v))) - (TR_SERIES_DIGITS - 1);
-    /* scale by an exact power of ten so that the result is the double
-     * nearest the rounded decimal
-     */
-    if (e >= 0) {
-        scale = pow (10, e);
-        r = round (v / scale) * scale;
-        return isfinite (r) ? r : v; /* next to DBL_MAX */
-    }
-    if (e < -300)
-        return v;
-    scale = pow (10, -e);
-    return round (v * scale) / scale;
+    x = e >= 0 ? r * pow10i (e) : r / pow10i (-e);
+    if (!isfinite (x))
+        return v; /* next to DBL_MAX */
+    return v < 0 ? -x : x;
 }
 
 json_t *tr_series_json (const struct tr_series *s)
@@ -171,18 +190,6 @@ json_t *tr_series_times (const struct tr_series *s)
  * integer of at most TR_SERIES_DIGITS digits and a power of ten, and a
  * time as a whole number of milliseconds, so no digit needs printf.
  */
-
-/* The powers of ten that are exact doubles. */
-static const double exact_pow10[] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-#define EXACT_POW10_MAX 22
-
-static double pow10i (int e)
-{
-    return e >= 0 && e <= EXACT_POW10_MAX ? exact_pow10[e] : pow (10, e);
-}
 
 /* The decimal digits of u, most significant first; returns how many. */
 static int utoa_digits (char *out, uint64_t u)
@@ -273,7 +280,7 @@ int tr_series_real15 (char *buf, size_t size, double v)
  */
 static char *put_value (char *p, double v)
 {
-    double a = fabs (v), r;
+    double r;
     int e, n;
 
     if (!isfinite (v)) {
@@ -284,18 +291,15 @@ static char *put_value (char *p, double v)
         memcpy (p, "0.0", 3);
         return p + 3;
     }
-    /* the same steps as tr_series_round, stopping at the integer */
-    e = (int)floor (log10 (a)) - (TR_SERIES_DIGITS - 1);
-    if (e >= -300) {
-        r = e >= 0 ? round (a / pow10i (e)) : round (a * pow10i (-e));
-        if (r >= 1 && r <= 1e5 && isfinite (r * pow10i (e))) {
-            uint64_t m = (uint64_t)r;
-            while (m % 10 == 0) {
-                m /= 10;
-                e++;
-            }
-            return put_decimal (p, v < 0, m, e);
+    /* tr_series_round's decimal, written from its integer */
+    if (round_digits (v, &r, &e) && r >= 1 && r <= 1e5
+        && isfinite (r * pow10i (e))) {
+        uint64_t m = (uint64_t)r;
+        while (m % 10 == 0) {
+            m /= 10;
+            e++;
         }
+        return put_decimal (p, v < 0, m, e);
     }
     /* next to the ends of the double range: as tr_series_round leaves it */
     n = tr_series_real15 (p, 32, tr_series_round (v));
