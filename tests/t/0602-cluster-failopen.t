@@ -50,6 +50,9 @@ test_expect_success 'a batch job succeeds with tracerd stopped (no node drain)' 
     test "$(sinfo -h -o %t)" = idle
 '
 
+# Has job $1 a record waiting in the spool?
+spooled () { find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$1/*" | grep -q .; }
+
 test_expect_success 'store full: jobs succeed, the record waits in the spool' '
     tracerd_start &&
     mount -t tmpfs -o size=256k tracer-full "$TRACER_CLUSTER_DIR/store" &&
@@ -58,7 +61,7 @@ test_expect_success 'store full: jobs succeed, the record waits in the spool' '
     job=$(sed -n "s/^JOB=//p" s.err) &&
     echo $job >spooled.job &&
     wait_log "$TRACER_CLUSTER_DIR/log/tracerd.log" "No space left on device.*will retry" &&
-    find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
+    spooled $job
 '
 
 test_expect_success 'store read-only: still nothing lost' '
@@ -67,7 +70,7 @@ test_expect_success 'store read-only: still nothing lost' '
     job=$(sed -n "s/^JOB=//p" r.err) &&
     echo $job >>spooled.job &&
     sleep 2 &&
-    find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q .
+    spooled $job
 '
 
 # A node that reboots with records in its spool: tracerd stops and
@@ -77,8 +80,7 @@ test_expect_success 'node restart with records in the spool: they stay queued' '
     tracerd_stop &&
     tracerd_start &&
     for job in $(cat spooled.job); do
-        find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" |
-            grep -q . || return 1
+        spooled $job || return 1
     done
 '
 
@@ -87,7 +89,7 @@ test_expect_success 'when the store returns, spooled records are delivered, once
     for job in $(cat spooled.job); do
         wait_record $job &&
         test "$(jq length rec.json)" = 1 &&
-        ! find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$job/*" | grep -q . ||
+        ! spooled $job ||
         return 1
     done
 '
@@ -97,7 +99,6 @@ test_expect_success 'when the store returns, spooled records are delivered, once
 # server is gone does.  While it is frozen the test itself must not write
 # to it (tracer-report may write the index): it looks at the spool only.
 STORE=$TRACER_CLUSTER_DIR/store
-spooled () { find "$TRACER_CLUSTER_DIR/spool" -name "*.json" -path "*/$1/*" | grep -q .; }
 thaw () { fsfreeze -u "$STORE" 2>/dev/null || :; }
 
 test_expect_success 'store hanging: jobs run, tracerd answers and samples, records wait' '
