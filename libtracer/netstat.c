@@ -59,9 +59,6 @@ static bool next_token (const char **p,
     return *len > 0;
 }
 
-/* One "name: counters" line.  The name is what precedes the last ':'
- * (counters never contain one), without the padding the kernel adds.
- */
 /* The interfaces of one reading of net/dev, parsed on the stack (no
  * allocation per sample) and copied out only when all of it parsed.
  */
@@ -71,6 +68,9 @@ struct dev_lines {
     struct tr_netstat_iface iface[TR_NETSTAT_MAX_IFACES];
 };
 
+/* One "name: counters" line.  The name is what precedes the last ':'
+ * (counters never contain one), without the padding the kernel adds.
+ */
 static int parse_dev_line (const char *p,
                            const char *end,
                            const char *colon,
