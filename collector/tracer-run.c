@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +40,7 @@
 #include "libtracer/sampler.h"
 #include "libtracer/sign.h"
 #include "libtracer/store.h"
+#include "libtracer/when.h"
 #include "libtracer/workload.h"
 
 enum { EXIT_FAIL = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
@@ -58,7 +62,8 @@ static struct {
     tr_step_t *step;
     tr_taskstats_t *taskstats;
     tr_gpu_t *gpu;
-} o;
+    int sfd; /* signalfd of the forwarded signals, -1 when closed */
+} o = { .sfd = -1 };
 
 static void usage (FILE *f)
 {
@@ -324,6 +329,8 @@ static int finish (int rc)
     tr_taskstats_close (o.taskstats);
     tr_gpu_close (o.gpu);
     tr_conf_destroy (o.conf);
+    if (o.sfd >= 0)
+        close (o.sfd);
     return rc;
 }
 
@@ -377,6 +384,7 @@ int main (int argc, char **argv)
     int c, pfd[2], efd[2], status = 0, rc;
     bool cgroup_mode;
     sigset_t fwd, old;
+    double next_sample, exits_due = 0;
     pid_t pid;
 
     if (!(o.tags = json_object ()))
@@ -501,6 +509,13 @@ int main (int argc, char **argv)
             || s == SIGCONT || s == SIGWINCH)
             sigaddset (&fwd, s);
     sigprocmask (SIG_BLOCK, &fwd, &old);
+    /* the signals to forward arrive on o.sfd, so that one poll() waits for
+     * them, process exits and the next sample
+     */
+    if ((o.sfd = signalfd (-1, &fwd, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+        msg ("signalfd: %s", strerror (errno));
+        return finish (EXIT_FAIL);
+    }
 
     if ((pid = fork ()) < 0) {
         msg ("fork: %s", strerror (errno));
@@ -510,6 +525,7 @@ int main (int argc, char **argv)
         char go;
         int err;
         sigprocmask (SIG_SETMASK, &old, NULL);
+        close (o.sfd);
         close (pfd[1]);
         close (efd[0]);
         if (read (pfd[0], &go, 1) != 1)
@@ -556,21 +572,38 @@ int main (int argc, char **argv)
 
     /* Sample until the command ends; forward signals meanwhile. */
     (void)tr_step_sample (o.step, NULL);
+    next_sample = tr_when_monotonic () + o.interval;
     while (1) {
-        struct timespec ts = { .tv_sec = (time_t)o.interval,
-                               .tv_nsec = (long)((o.interval
-                                                  - (double)(time_t)o.interval)
-                                                 * 1e9) };
-        int sig = sigtimedwait (&fwd, NULL, &ts);
-        pid_t w;
+        struct pollfd pw[2] = { { .fd = o.sfd, .events = POLLIN },
+                                { .fd = -1, .events = POLLIN } };
+        struct signalfd_siginfo si;
+        double now = tr_when_monotonic (), wake = next_sample;
 
-        if (sig > 0 && sig != SIGCHLD)
-            kill (pid, sig);
-        drain_exits ();
-        w = waitpid (pid, &status, WNOHANG);
-        if (w == pid)
+        /* exits are read in batches: see tr_taskstats_hold() */
+        if (o.taskstats && now >= exits_due)
+            pw[1].fd = tr_taskstats_fd (o.taskstats);
+        else if (o.taskstats && exits_due < wake)
+            wake = exits_due;
+        /* rounded up: waking a little early would spin until due */
+        if (poll (pw, 2, wake > now ? (int)ceil ((wake - now) * 1000) : 0)
+            > 0) {
+            while (read (o.sfd, &si, sizeof (si)) == (ssize_t)sizeof (si))
+                if (si.ssi_signo != SIGCHLD)
+                    kill (pid, (int)si.ssi_signo);
+            if (pw[1].revents & POLLIN) {
+                drain_exits ();
+                exits_due = tr_when_monotonic ()
+                            + tr_taskstats_hold (o.taskstats);
+            }
+        }
+        if (waitpid (pid, &status, WNOHANG) == pid)
             break;
-        (void)tr_step_sample (o.step, NULL);
+        if ((now = tr_when_monotonic ()) >= next_sample) {
+            (void)tr_step_sample (o.step, NULL);
+            next_sample += o.interval;
+            if (next_sample <= now)
+                next_sample = now + o.interval;
+        }
     }
     drain_exits ();
     tr_step_task_exit (o.step, 0, pid, status);

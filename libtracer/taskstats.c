@@ -87,6 +87,7 @@ struct tr_taskstats {
     uint32_t portid;
     uint32_t seq;
     uint64_t lost;
+    bool backlog; /* the last read stopped at READ_MAX */
     char *cpumask;
     char *buf;
 };
@@ -412,6 +413,11 @@ uint64_t tr_taskstats_lost (tr_taskstats_t *ts)
     return ts ? ts->lost : 0;
 }
 
+double tr_taskstats_hold (tr_taskstats_t *ts)
+{
+    return !ts || ts->backlog ? 0 : TR_TASKSTATS_HOLD_S;
+}
+
 /* True if the received part of the struct (len bytes) holds 'field'. */
 #define HAS(len, field)                                                   \
     ((len) >= offsetof (struct taskstats, field)                          \
@@ -616,6 +622,7 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
         errno = EINVAL;
         return -1;
     }
+    ts->backlog = false;
     while (records < READ_MAX) {
         ssize_t n = recv (ts->fd, ts->buf, MSG_BUF_BYTES,
                           MSG_DONTWAIT | MSG_TRUNC);
@@ -652,5 +659,6 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
                 count += deliver (h, cb, arg, now_ms);
         }
     }
+    ts->backlog = records == READ_MAX;
     return count;
 }
