@@ -127,6 +127,33 @@ static int64_t now_ms (void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* dir is top or a directory below it (Slurm's task_N under its step) */
+static bool path_under (const char *dir, const char *top)
+{
+    size_t n = strlen (top);
+
+    return n > 0 && !strncmp (dir, top, n) && (dir[n] == '\0' || dir[n] == '/');
+}
+
+/* Whether a live process is in the step's cgroup, for the process
+ * table (tr_procs_set_member): 1, 0, or -1 without a cgroup.  tracer's
+ * own cgroup2 mirror is not asked: processes reach it only when tracerd
+ * moves them, and their v1 directories say the same.
+ */
+static int cgroup_member (pid_t pid, void *arg)
+{
+    tr_detail_t *d = arg;
+    struct tr_cgroup_paths p;
+    tr_error_t error;
+
+    if (!d->have_cg || tr_cgroup_resolve_pid (pid, false, &p, &error) < 0)
+        return -1;
+    return path_under (p.memory, d->cg.memory)
+           || path_under (p.cpuacct, d->cg.cpuacct)
+           || (!d->cg.unified_is_mirror
+               && path_under (p.unified, d->cg.unified));
+}
+
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
                                tr_error_t *error)
 {
@@ -158,6 +185,7 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
         tr_detail_destroy (d);
         return NULL;
     }
+    tr_procs_set_member (d->procs, cgroup_member, d);
     if (opts && opts->gpu) {
         tr_error_t gerr;
         /* a step whose GPUs cannot be resolved still gets its record */

@@ -61,6 +61,9 @@
 #define ENDED_MAX 512        /* ended processes kept as entries */
 #define PENDING_MAX 128      /* unattributed exit events held */
 #define PENDING_AGE_MS 30000 /* ... for at most this long */
+#define ADOPT_AFTER 4        /* held events of one parent before it is probed */
+#define NOT_MEMBER_MAX 16    /* parents found not to be the step's ... */
+#define NOT_MEMBER_MS 1000   /* ... remembered this long */
 #define TOOLS_HARD_MAX 1024  /* distinct names tracked */
 #define EXEMAP_MAX 1024      /* executable (dev, inode) -> tool */
 #define ROOTS_MAX 4096
@@ -162,6 +165,13 @@ struct tr_procs {
     size_t rhead, rcount;
     struct tr_exit *pending;
     size_t phead, pcount;
+    tr_procs_member_f member; /* is a live process the step's? */
+    void *member_arg;
+    struct {
+        pid_t pid;
+        int64_t until_ms;
+    } not_member[NOT_MEMBER_MAX];
+    size_t nm_next;
 
     struct tool *tools;
     size_t ntools, tcap;
@@ -1371,6 +1381,49 @@ static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
     P->pcount++;
 }
 
+/* An exit whose parent the table does not know yet.  A process that
+ * started after the last scan and forks many short children (a build
+ * tool, a shell loop, a workflow engine) sees them all end before the
+ * next scan finds it: more than the pending window holds.  Once the
+ * window holds ADOPT_AFTER events of one parent, ask the step whether
+ * that parent, alive since it is still forking, is the step's (its
+ * cgroup); if so, read it now, so that its children attribute as they
+ * come.  A parent found not to be the step's is remembered for
+ * NOT_MEMBER_MS: a fork loop of another job costs one look a second,
+ * and sparse exits elsewhere on the node none.
+ */
+static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
+                          bool *created)
+{
+    pid_t ppid = ev->ppid;
+    int64_t now = ev->end_unix_ms;
+    size_t same = 0;
+    bool made = false;
+
+    if (!P->member || ppid <= 1)
+        return false;
+    for (size_t i = 0; i < P->pcount && same + 1 < ADOPT_AFTER; i++)
+        if (P->pending[(P->phead + i) % PENDING_MAX].ppid == ppid)
+            same++;
+    if (same + 1 < ADOPT_AFTER)
+        return false;
+    for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
+        if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
+            return false;
+    if (P->member (ppid, P->member_arg) != 1) {
+        P->not_member[P->nm_next].pid = ppid;
+        P->not_member[P->nm_next].until_ms = now + NOT_MEMBER_MS;
+        P->nm_next = (P->nm_next + 1) % NOT_MEMBER_MAX;
+        return false;
+    }
+    time_base (P);
+    if (scan_one (P, ppid, now, &made) <= 0)
+        return false;
+    if (made)
+        *created = true;
+    return true;
+}
+
 /* Attribute held events whose parent (or process) became known, until
  * nothing changes: a chain sh -> sh -> cmd resolves from the top down.
  * Held events keep their order, so a process's thread records come
@@ -1421,7 +1474,10 @@ int tr_procs_exit (tr_procs_t *P, const struct tr_exit *event)
         shifted.group_start_unix_ms += shift;
         shifted.end_unix_ms += shift;
     }
-    if ((rc = exit_apply (P, ev, &created)) < 0) {
+    if ((rc = exit_apply (P, ev, &created)) < 0
+        || (rc == 0 && ev->aggr == TR_EXIT_PID
+            && adopt_parent (P, ev, &created)
+            && (rc = exit_apply (P, ev, &created)) < 0)) {
         errno = ENOMEM;
         return -1;
     }
@@ -1450,6 +1506,14 @@ void tr_procs_add_root (tr_procs_t *P, pid_t pid)
     P->roots[P->nroots++] = pid;
     if (P->pcount)
         (void)resolve_pending (P);
+}
+
+void tr_procs_set_member (tr_procs_t *P, tr_procs_member_f fn, void *arg)
+{
+    if (!P)
+        return;
+    P->member = fn;
+    P->member_arg = arg;
 }
 
 void tr_procs_set_lost (tr_procs_t *P, uint64_t lost)

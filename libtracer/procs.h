@@ -124,6 +124,15 @@ int tr_procs_exit (tr_procs_t *procs, const struct tr_exit *ev);
  */
 void tr_procs_set_lost (tr_procs_t *procs, uint64_t lost);
 
+/* Whether the live process pid belongs to the step: 1 yes, 0 no, -1
+ * cannot tell.  Asked, through /proc and the fsroot, for the parent of
+ * exits the table cannot attribute yet, once several are held (see
+ * procs.c, adopt_parent); a parent found to be the step's is read at
+ * once.  NULL (the default) asks nothing.
+ */
+typedef int (*tr_procs_member_f) (pid_t pid, void *arg);
+void tr_procs_set_member (tr_procs_t *procs, tr_procs_member_f fn, void *arg);
+
 /* The tools[] array of the record: one row per executable basename,
  * sorted by cpu_s descending (then count, then name), at most tools_max
  * rows plus one "(other)" row summing the rest.  Live processes count

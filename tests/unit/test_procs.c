@@ -305,6 +305,65 @@ static void test_scan_with_exit (void **state)
     }
 }
 
+/* A member callback for test_adopt_parent: pid 101 is the step's. */
+static int member_calls;
+static int member_101 (pid_t pid, void *arg)
+{
+    (void)arg;
+    member_calls++;
+    return pid == 101;
+}
+
+/* A parent born after the last scan (python3 101, left out of the first
+ * reading) whose short children all end before the next: far more than
+ * the pending window holds.  Once a few are held, the step is asked
+ * about the parent, which is read at once; every child counts.  A
+ * parent that is not the step's is asked about once a second, and its
+ * children stay out.
+ */
+static void test_adopt_parent (void **state)
+{
+    static const pid_t task_only[] = { 100 };
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = START_MS (1100) + 1000;
+    json_t *tools, *r;
+    int n = 0;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_set_member (p, member_101, NULL);
+    assert_int_equal (scan_fixture (p, "scan1", task_only, 1, T1), 1);
+    member_calls = 0;
+    for (int i = 0; i < 1000; i++) {
+        struct tr_exit ev = mkexit (2000 + i, 2000 + i, 101, "true", true,
+                                    s + i, s + i + 1);
+        assert_true (tr_procs_exit (p, &ev) >= 0);
+    }
+    /* asked once: then 101 is known */
+    assert_int_equal (member_calls, 1);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_non_null (r = row (tools, "true"));
+    assert_int_equal (ival (r, "count"), 1000);
+    assert_int_equal (tr_procs_count (p), 1002); /* with 100 and 101 */
+    json_decref (tools);
+
+    /* 102 (dd, alive in the fixture) is another job's: asked once in a
+     * second of exits, not once per exit, and none of them count
+     */
+    member_calls = 0;
+    for (int i = 0; i < 1000; i++) {
+        struct tr_exit ev = mkexit (4000 + i, 4000 + i, 102, "other", true,
+                                    s + i, s + i + 1);
+        n += tr_procs_exit (p, &ev);
+    }
+    assert_int_equal (n, 0);
+    assert_int_equal (member_calls, 1);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_null (row (tools, "other"));
+    json_decref (tools);
+    tr_procs_destroy (p);
+}
+
 /* An exit record of a child never seen alive, with a hostile name that
  * fills the kernel's field with no NUL: the row's name is cut and its
  * control characters replaced, as a name read from /proc is.
@@ -1356,6 +1415,7 @@ int main (void)
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
         cmocka_unit_test (test_taskstats_exits),
         cmocka_unit_test (test_short_children),
+        cmocka_unit_test_teardown (test_adopt_parent, reset_fsroot),
         cmocka_unit_test (test_scan_some),
         cmocka_unit_test (test_kept_file),
     };
