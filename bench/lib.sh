@@ -14,3 +14,45 @@ v1_mount ()
         for (k = 1; k <= n; k++) if (o[k] == c) { print $5; exit }
     }' /proc/self/mountinfo
 }
+
+# The node name in the messages below.
+bench_host=${HOSTNAME:-$(uname -n)}
+
+# start_tracerd TRACERD CONF SOCKET OUT LOG: a private tracerd in the
+# background (its pid in tracerd_pid), with none of the caller's
+# descriptors but the standard ones, its output in OUT.  Returns once
+# SOCKET is up; 1, with OUT and LOG on stderr, when it did not come up.
+start_tracerd ()
+{
+    rm -f "$3"
+    "$1" -c "$2" -f >"$4" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+    tracerd_pid=$!
+    for _ in $(seq 100); do
+        [ -S "$3" ] && return 0
+        kill -0 "$tracerd_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -S "$3" ] && return 0
+    cat "$4" "$5" >&2 2>/dev/null || true
+    return 1
+}
+
+# step_start_msg JOB NAME PID: the step_start message the SPANK plugin
+# sends for task 0 (pid PID) of step JOB.0 on this node, run by root;
+# step_end_msg JOB: the message that ends it
+step_start_msg ()
+{
+    printf '{"op":"step_start","identity":{"scheduler":"slurm",'
+    printf '"job_id":"%s","step_id":"0","node":"%s","uid":0,"gid":0,' \
+        "$1" "$bench_host"
+    printf '"user":"root","job_name":"%s"},"request":{"nodes":1,' "$2"
+    printf '"tasks":1,"tasks_on_node":1,"cpus_per_task":1},"tags":{},'
+    printf '"task_id":0,"pid":%s}' "$3"
+}
+
+step_end_msg ()
+{
+    printf '{"op":"step_end","identity":{"scheduler":"slurm",'
+    printf '"job_id":"%s","step_id":"0","node":"%s","uid":0}}' \
+        "$1" "$bench_host"
+}

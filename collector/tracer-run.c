@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -384,7 +383,7 @@ int main (int argc, char **argv)
     int c, pfd[2], efd[2], status = 0, rc;
     bool cgroup_mode;
     sigset_t fwd, old;
-    double next_sample, exits_due = 0;
+    double next_sample;
     pid_t pid;
 
     if (!(o.tags = json_object ()))
@@ -579,22 +578,14 @@ int main (int argc, char **argv)
         struct signalfd_siginfo si;
         double now = tr_when_monotonic (), wake = next_sample;
 
-        /* exits are read in batches: see tr_taskstats_hold() */
-        if (o.taskstats && now >= exits_due)
-            pw[1].fd = tr_taskstats_fd (o.taskstats);
-        else if (o.taskstats && exits_due < wake)
-            wake = exits_due;
-        /* rounded up: waking a little early would spin until due */
-        if (poll (pw, 2, wake > now ? (int)ceil ((wake - now) * 1000) : 0)
-            > 0) {
+        /* exits are read in batches (tr_taskstats_poll_fd) */
+        pw[1].fd = tr_taskstats_poll_fd (o.taskstats, now, &wake);
+        if (poll (pw, 2, tr_when_poll_ms (wake, now)) > 0) {
             while (read (o.sfd, &si, sizeof (si)) == (ssize_t)sizeof (si))
                 if (si.ssi_signo != SIGCHLD)
                     kill (pid, (int)si.ssi_signo);
-            if (pw[1].revents & POLLIN) {
+            if (pw[1].revents & POLLIN)
                 drain_exits ();
-                exits_due = tr_when_monotonic ()
-                            + tr_taskstats_hold (o.taskstats);
-            }
         }
         if (waitpid (pid, &status, WNOHANG) == pid)
             break;

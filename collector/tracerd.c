@@ -1656,7 +1656,6 @@ int main (int argc, char **argv)
     };
     bool foreground = false, check = false;
     double next_sample;
-    double exits_due = 0; /* when the taskstats socket is polled again */
     int c;
 
     d.conf_path = tr_conf_default_path ();
@@ -1743,15 +1742,11 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = tr_when_monotonic ();
     while (!got_term) {
-        double now = tr_when_monotonic ();
-        /* exits are read in batches: see tr_taskstats_hold() */
-        bool exits_held = d.taskstats && now < exits_due;
         struct pollfd pfd[3 + MAX_QUERIES] = {
             { .fd = d.listen_fd, .events = POLLIN },
-            { .fd = d.taskstats && !exits_held ? tr_taskstats_fd (d.taskstats)
-                                               : -1,
-              .events = POLLIN },
+            { .fd = -1, .events = POLLIN },
         };
+        double now = tr_when_monotonic ();
         double wake;
         int timeout;
         int nq = nqueries;
@@ -1769,16 +1764,14 @@ int main (int argc, char **argv)
         if (fwd.pid > 0 && !fwd.slow
             && fwd.started + FORWARD_SLOW_S < next_sample)
             next_sample = fwd.started + FORWARD_SLOW_S;
-        wake = exits_held && exits_due < next_sample ? exits_due : next_sample;
-        /* rounded up: waking a little early would spin until due */
-        timeout = wake > now ? (int)ceil ((wake - now) * 1000) : 0;
+        /* exits are read in batches (tr_taskstats_poll_fd) */
+        wake = next_sample;
+        pfd[1].fd = tr_taskstats_poll_fd (d.taskstats, now, &wake);
+        timeout = tr_when_poll_ms (wake, now);
         if (poll (pfd, (nfds_t)(3 + nq), timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
-            if (pfd[1].revents & POLLIN) {
+            if (pfd[1].revents & POLLIN)
                 drain_exits ();
-                exits_due = tr_when_monotonic ()
-                            + tr_taskstats_hold (d.taskstats);
-            }
             if (pfd[0].revents & POLLIN)
                 handle_client ();
             if (pfd[2 + nq].revents)

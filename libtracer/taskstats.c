@@ -55,6 +55,7 @@
 #include <linux/taskstats.h>
 
 #include "taskstats.h"
+#include "when.h"
 
 /* ac_flag bits from <linux/acct.h>, which clashes with <sys/acct.h>. */
 #define ACCT_ACORE 0x08
@@ -87,7 +88,7 @@ struct tr_taskstats {
     uint32_t portid;
     uint32_t seq;
     uint64_t lost;
-    bool backlog; /* the last read stopped at READ_MAX */
+    double due; /* tr_when_monotonic() when reads are no longer held */
     char *cpumask;
     char *buf;
 };
@@ -413,9 +414,15 @@ uint64_t tr_taskstats_lost (tr_taskstats_t *ts)
     return ts ? ts->lost : 0;
 }
 
-double tr_taskstats_hold (tr_taskstats_t *ts)
+int tr_taskstats_poll_fd (tr_taskstats_t *ts, double now, double *wake)
 {
-    return !ts || ts->backlog ? 0 : TR_TASKSTATS_HOLD_S;
+    if (!ts)
+        return -1;
+    if (now >= ts->due)
+        return ts->fd;
+    if (ts->due < *wake)
+        *wake = ts->due;
+    return -1;
 }
 
 /* True if the received part of the struct (len bytes) holds 'field'. */
@@ -622,7 +629,6 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
         errno = EINVAL;
         return -1;
     }
-    ts->backlog = false;
     while (records < READ_MAX) {
         ssize_t n = recv (ts->fd, ts->buf, MSG_BUF_BYTES,
                           MSG_DONTWAIT | MSG_TRUNC);
@@ -659,6 +665,8 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
                 count += deliver (h, cb, arg, now_ms);
         }
     }
-    ts->backlog = records == READ_MAX;
+    /* records left: poll again at once */
+    ts->due = records == READ_MAX ? 0
+                                  : tr_when_monotonic () + TR_TASKSTATS_HOLD_S;
     return count;
 }

@@ -94,7 +94,7 @@ tr_taskstats_t *tr_taskstats_open (tr_error_t *error);
 /* Deregister and close.  NULL is a no-op; errno is kept. */
 void tr_taskstats_close (tr_taskstats_t *ts);
 
-/* The socket, for poll() (POLLIN). */
+/* The socket (for poll(), see also tr_taskstats_poll_fd). */
 int tr_taskstats_fd (tr_taskstats_t *ts);
 
 /* Read every record available now, without blocking, and call cb for each
@@ -111,16 +111,18 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg);
  */
 uint64_t tr_taskstats_lost (tr_taskstats_t *ts);
 
-/* How long a caller should leave the socket unpolled after a read:
- * TR_TASKSTATS_HOLD_S, or 0 when the read stopped at its limit with
- * records left.  Polling it at once would wake the caller for every
- * exit on the node (thousands a second under a fork-heavy job, each a
- * wakeup competing with the job for its CPUs); held, the exits of a
- * tenth of a second are read in one go.  The receive buffer holds about
- * 13,000 records (16 MiB at about 1.3 KiB each, measured), so a hold of
- * 0.1 s loses none below about 100,000 exits a second.
+/* The socket to poll (POLLIN) at now, a tr_when_monotonic() time, or -1
+ * while reads are held; then *wake is lowered to when the hold ends.
+ * After a read the socket is held for TR_TASKSTATS_HOLD_S, unless the
+ * read stopped at its limit with records left.  Polling it at once would
+ * wake the caller for every exit on the node (thousands a second under a
+ * fork-heavy job, each a wakeup competing with the job for its CPUs);
+ * held, the exits of a tenth of a second are read in one go.  The
+ * receive buffer holds about 13,000 records (16 MiB at about 1.3 KiB
+ * each, measured), so a hold of 0.1 s loses none below about 100,000
+ * exits a second.  NULL ts: -1, *wake unchanged.
  */
 #define TR_TASKSTATS_HOLD_S 0.1
-double tr_taskstats_hold (tr_taskstats_t *ts);
+int tr_taskstats_poll_fd (tr_taskstats_t *ts, double now, double *wake);
 
 #endif /* !TRACER_TASKSTATS_H */

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1077,4 +1078,9 @@ double tr_when_monotonic (void)
 
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int tr_when_poll_ms (double due, double now)
+{
+    return due > now ? (int)ceil ((due - now) * 1000) : 0;
 }

@@ -139,4 +139,10 @@ bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
  */
 double tr_when_monotonic (void);
 
+/* A poll() timeout in ms from now until due (tr_when_monotonic() times):
+ * rounded up, since waking a little early would spin until due; 0 when
+ * due has passed.
+ */
+int tr_when_poll_ms (double due, double now);
+
 #endif /* !TRACER_WHEN_H */

@@ -813,6 +813,17 @@ static void test_jobsel_oom_sweep (void **state)
     assert_true (failures >= 4);
 }
 
+/* poll() timeouts: rounded up to the next ms, never negative */
+static void test_poll_ms (void **state)
+{
+    (void)state;
+    assert_int_equal (tr_when_poll_ms (100.0, 100.0), 0);
+    assert_int_equal (tr_when_poll_ms (99.0, 100.0), 0);
+    assert_int_equal (tr_when_poll_ms (100.0001, 100.0), 1);
+    assert_int_equal (tr_when_poll_ms (100.1, 100.0), 100);
+    assert_int_equal (tr_when_poll_ms (103.0, 100.0), 3000);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +837,7 @@ int main (void)
         cmocka_unit_test (test_jobsel_errors),
         cmocka_unit_test (test_jobsel_limits),
         cmocka_unit_test (test_jobsel_oom_sweep),
+        cmocka_unit_test (test_poll_ms),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
