@@ -361,8 +361,8 @@ static const struct key schema[] = {
       .off = F (proc_reads),
       .min = 0,
       .max = 1000000,
-      .dflt = "4",
-      .doc_default = "4",
+      .dflt = "1",
+      .doc_default = "1",
       .desc = "processes of a step whose /proc files are read again at "
               "each sample, in turn (0: all; all without taskstats)" },
     { .section = "sampling",

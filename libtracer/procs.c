@@ -99,6 +99,14 @@ struct tool {
     int64_t f_last_end_ms;
 };
 
+/* Step-wide sums of the entries' own usage (I/O, run-queue, memory and
+ * I/O delays).
+ */
+struct sums {
+    struct tr_proc_io io;
+    uint64_t runq_ns, memd_ns, iod_ns;
+};
+
 struct proc {
     struct proc *hnext;         /* pid hash chain */
     struct proc *lprev, *lnext; /* live list */
@@ -126,6 +134,8 @@ struct proc {
      * parent
      */
     struct tr_proc_io child_io, child_pending, credit;
+    /* what it adds to the tr_procs sums as of its last change */
+    struct sums contrib;
 };
 
 struct exemap {
@@ -188,6 +198,10 @@ struct tr_procs {
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
     uint64_t f_memd_ns, f_iod_ns, f_inexact;
+    /* the contrib of every entry not folded yet, kept as entries change,
+     * so that a sample's sums cost nothing per process
+     */
+    struct sums entry_sums;
 };
 
 /* The members of struct tr_proc_io, to loop over them. */
@@ -236,6 +250,43 @@ static void own_io (const struct proc *p, struct tr_proc_io *out)
         uint64_t s = IOF (&p->s_io, i), c = IOF (&p->child_io, i);
         IOF (out, i) = max_u64 (IOF (&p->x_io, i), s > c ? s - c : 0);
     }
+}
+
+static void sums_add (struct sums *a, const struct sums *b)
+{
+    io_add (&a->io, &b->io);
+    a->runq_ns += b->runq_ns;
+    a->memd_ns += b->memd_ns;
+    a->iod_ns += b->iod_ns;
+}
+
+/* Unsigned: a - b + c is exact even when a - b wraps. */
+static void sums_sub (struct sums *a, const struct sums *b)
+{
+    for (size_t i = 0; i < IO_N; i++)
+        IOF (&a->io, i) -= IOF (&b->io, i);
+    a->runq_ns -= b->runq_ns;
+    a->memd_ns -= b->memd_ns;
+    a->iod_ns -= b->iod_ns;
+}
+
+static void proc_sums (const struct proc *p, struct sums *s)
+{
+    own_io (p, &s->io);
+    s->runq_ns = own_runq_ns (p);
+    s->memd_ns = p->x_memd_ns;
+    s->iod_ns = p->x_iod_ns;
+}
+
+/* Bring p's share of P->entry_sums up to date: called after every change
+ * to the figures proc_sums() reads (a reading, an exit record, a child's
+ * credit).
+ */
+static void proc_touch (tr_procs_t *P, struct proc *p)
+{
+    sums_sub (&P->entry_sums, &p->contrib);
+    proc_sums (p, &p->contrib);
+    sums_add (&P->entry_sums, &p->contrib);
 }
 
 static void incl_io (const struct proc *p, struct tr_proc_io *out)
@@ -651,6 +702,7 @@ static void fold (tr_procs_t *P, struct proc *p)
     }
     P->f_memd_ns += p->x_memd_ns;
     P->f_iod_ns += p->x_iod_ns;
+    sums_sub (&P->entry_sums, &p->contrib);
     hash_remove (P, p);
     free (p);
 }
@@ -684,6 +736,7 @@ static void credit_parent (tr_procs_t *P, struct proc *c)
     }
     c->credit = incl;
     c->credited = true;
+    proc_touch (P, par);
 }
 
 /* A live process ended (scan or exit event). */
@@ -1120,6 +1173,7 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
         memset (&p->child_pending, 0, sizeof (p->child_pending));
     }
     read_runq (p, st.nthreads, base, blen, path);
+    proc_touch (P, p);
     return 1;
 }
 
@@ -1345,6 +1399,7 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
                         + ev->thrashing_delay_ns;
         p->x_iod_ns += ev->blkio_delay_ns;
     }
+    proc_touch (P, p);
     if (ev->group_exit) {
         p->exact = true;
         record_status (P, p, ev->exit_status);
@@ -1971,22 +2026,13 @@ json_t *tr_procs_json (tr_procs_t *P, const char *source)
                       (json_int_t)(P->lost + P->dropped));
 }
 
-struct sums {
-    struct tr_proc_io io;
-    uint64_t runq_ns, memd_ns, iod_ns;
-};
-
 static void sums_cb (tr_procs_t *P, const struct proc *p, void *arg)
 {
-    struct sums *s = arg;
-    struct tr_proc_io io;
+    struct sums own;
 
     (void)P;
-    own_io (p, &io);
-    io_add (&s->io, &io);
-    s->runq_ns += own_runq_ns (p);
-    s->memd_ns += p->x_memd_ns;
-    s->iod_ns += p->x_iod_ns;
+    proc_sums (p, &own);
+    sums_add (arg, &own);
 }
 
 static void step_sums (tr_procs_t *P, struct sums *s)
@@ -1998,7 +2044,24 @@ static void step_sums (tr_procs_t *P, struct sums *s)
     }
     s->memd_ns = P->f_memd_ns;
     s->iod_ns = P->f_iod_ns;
-    each_proc (P, sums_cb, s);
+    sums_add (s, &P->entry_sums);
+}
+
+int tr_procs_check (tr_procs_t *P)
+{
+    struct sums kept, all = { 0 };
+
+    if (!P) {
+        errno = EINVAL;
+        return -1;
+    }
+    each_proc (P, sums_cb, &all);
+    kept = P->entry_sums;
+    if (memcmp (&kept, &all, sizeof (all)) != 0) {
+        errno = EDOM;
+        return -1;
+    }
+    return 0;
 }
 
 void tr_procs_io (tr_procs_t *P, struct tr_proc_io *out)

@@ -158,6 +158,12 @@ bool tr_procs_complete (tr_procs_t *procs);
  */
 void tr_procs_io (tr_procs_t *procs, struct tr_proc_io *out);
 
+/* Consistency check for tests: the step-wide sums kept as entries change
+ * against the same sums taken over every entry.  Returns 0 when they
+ * agree, -1 with errno EDOM when not (EINVAL: no procs).
+ */
+int tr_procs_check (tr_procs_t *procs);
+
 /* Run-queue wait summed over every process of the step, in seconds:
  * taskstats cpu_delay_total when delay accounting is on, else the
  * sampled /proc/PID/schedstat.

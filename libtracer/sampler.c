@@ -111,6 +111,14 @@ struct taskdir {
 #define PROCS_PER_REFRESH 32
 #define REFRESH_EVERY_MAX 30
 
+/* memory.stat is the dearest counter file by far (about 10 us on a v1
+ * node, as much as the other dozen together) and feeds only the summary's
+ * breakdown of the current memory (anon, file, shmem, swap), not a series
+ * or a peak: it is read at the first sample, every STAT_EVERY samples and
+ * at the final reading.
+ */
+#define STAT_EVERY 10
+
 /* Whether a process (pid, start time) carries the match variable: its
  * environment is fixed at exec, so one read per process is enough.
  */
@@ -156,6 +164,7 @@ struct tr_step {
     int64_t start_ms, end_ms;
     double start_mono, last_mono;
     bool finished;
+    bool finishing;         /* the final reading is being taken */
     long samples;
 
     /* latest readings */
@@ -677,6 +686,11 @@ static int64_t v1_oom_kills (tr_step_t *step)
     return total;
 }
 
+static bool stat_due (const tr_step_t *step)
+{
+    return step->finishing || step->samples % STAT_EVERY == 0;
+}
+
 static int read_mem_cgroup (tr_step_t *step)
 {
     uint64_t v;
@@ -696,7 +710,7 @@ static int read_mem_cgroup (tr_step_t *step)
         }
         if (kread_u64 (step, K_MEM_LIMIT, &v) == 0)
             step->mem_limit = v;
-        {
+        if (stat_due (step)) {
             /* one read of memory.stat for all four */
             static const char *const keys[] = {
                 "total_rss", "total_cache", "total_shmem", "total_swap",
@@ -730,7 +744,7 @@ static int read_mem_cgroup (tr_step_t *step)
         }
         if (kread_u64 (step, K_MEM_MAX, &v) == 0)
             step->mem_limit = v;
-        {
+        if (stat_due (step)) {
             static const char *const keys[] = { "anon", "file", "shmem" };
             int64_t v3[3] = { -1, -1, -1 };
             (void)kread_keys (step, K_MEM_STAT2, keys, v3, 3);
@@ -1292,6 +1306,7 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
 
     if (step->finished)
         return 0;
+    step->finishing = true;
     rc = tr_step_sample (step, error);
     /* the scheduler removes a step's cgroup as the step ends, often
      * before its end reaches us: a cgroup gone at this last sample, or

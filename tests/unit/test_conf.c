@@ -145,7 +145,7 @@ static const char *defaults_json =
     " \"sampling.gpu\": true,"
     " \"sampling.nvml_library\": null,"
     " \"sampling.cmdline_max\": 256,"
-    " \"sampling.proc_reads\": 4,"
+    " \"sampling.proc_reads\": 1,"
     " \"sampling.redact\": ["
     "\"(pass(word|wd)?|secret|token|api[_-]?key|access[_-]?key"
     "|private[_-]?key|credentials?)[a-z0-9_-]*[=:]([^ ]+)\","

@@ -48,6 +48,16 @@
 static const pid_t scan1_pids[] = { 100, 101, 102, 103, 104 };
 static const pid_t scan2_pids[] = { 100, 101, 105 };
 
+/* Every test's procs end here: the step sums kept as entries change must
+ * equal those summed over the entries.
+ */
+static void checked_destroy (tr_procs_t *p)
+{
+    if (p)
+        assert_int_equal (tr_procs_check (p), 0);
+    tr_procs_destroy (p);
+}
+
 static int64_t now_ms (void)
 {
     struct timespec ts;
@@ -166,6 +176,7 @@ static void test_scan_sampled (void **state)
      * so bash's own is 4392; the step read 9392 + 300 (dd 105).
      */
     tr_procs_io (p, &io);
+    assert_int_equal (tr_procs_check (p), 0);
     assert_int_equal (io.read_bytes, 9692);
     assert_int_equal (io.write_bytes, 4096);
     assert_int_equal (io.rchar, 20000 + 300);
@@ -237,7 +248,7 @@ static void test_scan_sampled (void **state)
     assert_true (json_is_false (json_object_get (procs, "complete")));
     assert_int_equal (ival (procs, "lost"), 0);
     json_decref (procs);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* dd 102's exit record: more CPU and I/O than its last sample. */
@@ -285,6 +296,8 @@ static void test_scan_with_exit (void **state)
         assert_int_equal (tr_procs_count (p), 6);
 
         tr_procs_io (p, &io);
+
+        assert_int_equal (tr_procs_check (p), 0);
         assert_int_equal (io.read_bytes, 9692);
         assert_int_equal (io.rchar, 20300);
         assert_non_null (tools = tr_procs_tools_json (p));
@@ -301,7 +314,7 @@ static void test_scan_with_exit (void **state)
         assert_int_equal (ival (r, "read_bytes"), 1200);
         assert_tools_valid (tools);
         json_decref (tools);
-        tr_procs_destroy (p);
+        checked_destroy (p);
     }
 }
 
@@ -361,7 +374,7 @@ static void test_adopt_parent (void **state)
     assert_non_null (tools = tr_procs_tools_json (p));
     assert_null (row (tools, "other"));
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* An exit record of a child never seen alive, with a hostile name that
@@ -384,7 +397,7 @@ static void test_exit_hostile_comm (void **state)
     assert_non_null (tools = tr_procs_tools_json (p));
     assert_non_null (row (tools, "ev?il?[31mAAAAAAAAAAAAAAAAAAAAA"));
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* scan3: dd 105 has ended but is not reaped yet (a zombie, as an orphan
@@ -419,7 +432,7 @@ static void test_zombie (void **state)
         assert_int_equal (json_is_true (json_object_get (r, "exact")) ? 1 : 0,
                           0);
         json_decref (tools);
-        tr_procs_destroy (p);
+        checked_destroy (p);
     }
 }
 
@@ -454,7 +467,7 @@ static void test_exit_pid_reuse (void **state)
     assert_int_equal (ival (json_object_get (r, "exit_codes"), "2"), 1);
     assert_int_equal (ival (r, "last_end_unix_ms"), T1 + 500);
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* Command lines: joined, sanitized, redacted by the default patterns. */
@@ -492,7 +505,7 @@ static void test_cmdline_redaction (void **state)
     }
     assert_tools_valid (tools);
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* Truncation keeps whole UTF-8 characters and marks the cut; a custom
@@ -525,7 +538,7 @@ static void test_cmdline_truncation (void **state)
                      <= 17);
     }
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 
     /* the same pattern with room: only the match goes */
     o.cmdline_max = 0;
@@ -537,7 +550,7 @@ static void test_cmdline_truncation (void **state)
                                               "cmdline")),
                          "mysql --password=*** -h db --user root");
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* Tables with the same patterns share one compiled copy; it lives as
@@ -577,7 +590,7 @@ static void test_redact_shared (void **state)
     assert_non_null (p[2] = tr_procs_create (&o, NULL));
     o.redact = more;
     assert_non_null (p[3] = tr_procs_create (&o, NULL));
-    tr_procs_destroy (p[0]);
+    checked_destroy (p[0]);
     for (int i = 1; i < 4; i++) {
         const char *got;
         assert_int_equal (scan_fixture (p[i], "cmd", pids, 1, T1), 1);
@@ -589,7 +602,7 @@ static void test_redact_shared (void **state)
         json_decref (tools);
     }
     for (int i = 1; i < 4; i++)
-        tr_procs_destroy (p[i]);
+        checked_destroy (p[i]);
 }
 
 /* Options that cannot be used are errors that say which. */
@@ -617,7 +630,7 @@ static void test_create_errors (void **state)
     {
         tr_procs_t *p = tr_procs_create (NULL, NULL);
         assert_non_null (p);
-        tr_procs_destroy (p);
+        checked_destroy (p);
     }
     tr_procs_destroy (NULL);
 }
@@ -678,7 +691,7 @@ static void test_exit_attribution (void **state)
     assert_int_equal (ival (procs, "lost"), 2);
     assert_true (json_is_false (json_object_get (procs, "complete")));
     json_decref (procs);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* A multithreaded process: its CPU, I/O and run-queue wait are the sum
@@ -754,7 +767,7 @@ static void test_exit_threads (void **state)
     assert_int_equal (delay[2], 7);
     assert_true (tr_procs_runq_wait_s (p) > 0.00599
                  && tr_procs_runq_wait_s (p) < 0.00601);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* Thousands of processes: ended ones fold into per-tool sums without
@@ -832,7 +845,7 @@ static void test_scan_some (void **state)
     for (int i = 2; i < 7; i++)
         if (i != 5)
             end_child (kids[i]);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* A kept /proc file: reread with the kernel's current text, then gone
@@ -897,6 +910,7 @@ static void test_many (void **state)
     }
     assert_int_equal (tr_procs_count (p), 3000);
     tr_procs_io (p, &io);
+    assert_int_equal (tr_procs_check (p), 0);
     assert_int_equal (io.read_bytes, 3000 * 1024);
     assert_non_null (tools = tr_procs_tools_json (p));
     assert_int_equal (json_array_size (tools), 1);
@@ -945,7 +959,7 @@ static void test_many (void **state)
     assert_null (json_object_get (r, "cmdline"));
     assert_tools_valid (tools);
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* tools_max folds the tail of the table into "(other)". */
@@ -979,7 +993,7 @@ static void test_tools_max (void **state)
     assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (1000));
     assert_tools_valid (tools);
     json_decref (tools);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 /* A /proc of the test's making, under a temporary fsroot. */
@@ -1108,9 +1122,10 @@ static void test_negative_counters (void **state)
     assert_tools_valid (tools);
     json_decref (tools);
     tr_procs_io (p, &io);
+    assert_int_equal (tr_procs_check (p), 0);
     assert_int_equal (io.read_bytes, 4096);
     assert_int_equal (io.rchar, 100);
-    tr_procs_destroy (p);
+    checked_destroy (p);
 }
 
 static int fake_teardown (void **state)
@@ -1392,7 +1407,7 @@ static void test_short_children (void **state)
     assert_int_equal (json_array_size (tools), 3);
     assert_tools_valid (tools);
     json_decref (tools);
-    tr_procs_destroy (r.procs);
+    checked_destroy (r.procs);
     tr_taskstats_close (ts);
 }
 
