@@ -105,8 +105,12 @@ struct taskdir {
  * of its subdirectories) only when the node has made a process since the
  * last time, and then at most every PROCS_PER_REFRESH listed processes
  * samples: at 1,000 processes cgroup.procs alone costs more than all the
- * counters.  Processes made in between are found at the next refresh;
- * their exits, and those of shorter ones, come from taskstats.
+ * counters.  A list that grew at its last reading is read again at the
+ * next sample whatever its length: the step is still making processes
+ * (10,000 take seconds to start), and waiting 30 samples would leave
+ * its process count short for as long.  Processes made in between are
+ * found at the next refresh; their exits, and those of shorter ones,
+ * come from taskstats.
  */
 #define PROCS_PER_REFRESH 32
 #define REFRESH_EVERY_MAX 30
@@ -199,6 +203,7 @@ struct tr_step {
     size_t ntaskdirs;
     bool taskdirs_more;     /* more than TASK_DIRS_MAX: read by path */
     uint64_t last_pid;      /* the node's newest pid at the last refresh */
+    bool grew;              /* that refresh found more processes */
     long refresh_sample;    /* the sample of the last refresh, or -1 */
 };
 
@@ -850,8 +855,9 @@ static bool refresh_due (tr_step_t *step)
     if (step->refresh_sample >= 0) {
         if (known && last == step->last_pid)
             return false;
-        if (step->samples - step->refresh_sample
-            < (every > REFRESH_EVERY_MAX ? REFRESH_EVERY_MAX : every))
+        if (!step->grew
+            && step->samples - step->refresh_sample
+                   < (every > REFRESH_EVERY_MAX ? REFRESH_EVERY_MAX : every))
             return false;
     }
     /* read before the list, so that a process made during it is
@@ -1168,8 +1174,10 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
                              strerror (saved));
     }
     if (step->mode == ATTACH_CGROUP && refresh_due (step)) {
+        size_t before = step->npids;
         step->npids = 0;
         collect_cgroup_pids (step, step_dir (step), 0);
+        step->grew = step->npids > before;
         if (step->cg.memory[0])
             list_taskdirs (step);
         same = false;

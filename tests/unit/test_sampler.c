@@ -298,6 +298,66 @@ static void test_vanished_pid (void **state)
     tr_step_destroy (step);
 }
 
+/* Write the step's cgroup.procs with pids 1000 .. 1000+n-1, each with a
+ * /proc stat line, and make the node's newest pid move on.
+ */
+static void put_procs (int n, int newest)
+{
+    char *list = calloc ((size_t)n + 1, 16), *w = list, path[64], line[160];
+
+    assert_non_null (list);
+    for (int i = 0; i < n; i++) {
+        w += sprintf (w, "%d\n", 1000 + i);
+        snprintf (path, sizeof (path), "/proc/%d/stat", 1000 + i);
+        snprintf (line, sizeof (line),
+                  "%d (burn) S 1 1 1 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 100 "
+                  "1000 10\n",
+                  1000 + i);
+        put (path, line);
+    }
+    put (V1_STEP "/cgroup.procs", list);
+    snprintf (line, sizeof (line), "0.00 0.00 0.00 1/100 %d\n", newest);
+    put ("/proc/loadavg", line);
+    free (list);
+}
+
+/* A step's process list is read again at most every npids / 32 samples
+ * while it stays the same length, but at the next sample while it grows.
+ */
+static void test_growing_list (void **state)
+{
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    make_v1 ();
+    put_procs (40, 5000);
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 4242, 1, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_int_equal (tr_step_npids (step), 40);
+    /* growing: each sample reads the list again */
+    put_procs (100, 5001);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_int_equal (tr_step_npids (step), 100);
+    put_procs (150, 5002);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_int_equal (tr_step_npids (step), 150);
+    /* the same length: read, then left for 150 / 32 + 1 samples */
+    put_procs (150, 5003);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_int_equal (tr_step_npids (step), 150);
+    put_procs (200, 5004);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal (tr_step_sample (step, &error), 0);
+        assert_int_equal (tr_step_npids (step), 150);
+    }
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    assert_int_equal (tr_step_npids (step), 200);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
 static void test_save_restore (void **state)
 {
     json_t *id = identity (), *st, *rec;
@@ -602,6 +662,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_match_and_lost, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_growing_list, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
     };
