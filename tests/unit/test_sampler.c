@@ -303,11 +303,12 @@ static void test_vanished_pid (void **state)
  */
 static void put_procs (int n, int newest)
 {
-    char *list = calloc ((size_t)n + 1, 16), *w = list, path[64], line[160];
+    size_t cap = ((size_t)n + 1) * 16, len = 0;
+    char *list = calloc (cap, 1), path[64], line[160];
 
     assert_non_null (list);
     for (int i = 0; i < n; i++) {
-        w += sprintf (w, "%d\n", 1000 + i);
+        len += (size_t)snprintf (list + len, cap - len, "%d\n", 1000 + i);
         snprintf (path, sizeof (path), "/proc/%d/stat", 1000 + i);
         snprintf (line, sizeof (line),
                   "%d (burn) S 1 1 1 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 100 "
