@@ -2049,15 +2049,14 @@ static void step_sums (tr_procs_t *P, struct sums *s)
 
 int tr_procs_check (tr_procs_t *P)
 {
-    struct sums kept, all = { 0 };
+    struct sums all = { 0 };
 
     if (!P) {
         errno = EINVAL;
         return -1;
     }
     each_proc (P, sums_cb, &all);
-    kept = P->entry_sums;
-    if (memcmp (&kept, &all, sizeof (all)) != 0) {
+    if (memcmp (&P->entry_sums, &all, sizeof (all)) != 0) {
         errno = EDOM;
         return -1;
     }

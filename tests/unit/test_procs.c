@@ -296,7 +296,6 @@ static void test_scan_with_exit (void **state)
         assert_int_equal (tr_procs_count (p), 6);
 
         tr_procs_io (p, &io);
-
         assert_int_equal (tr_procs_check (p), 0);
         assert_int_equal (io.read_bytes, 9692);
         assert_int_equal (io.rchar, 20300);

@@ -322,6 +322,15 @@ static void put_procs (int n, int newest)
     free (list);
 }
 
+/* Take a sample, which must succeed; the step's process count after it. */
+static size_t sampled_npids (tr_step_t *step)
+{
+    tr_error_t error;
+
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    return tr_step_npids (step);
+}
+
 /* A step's process list is read again at most every npids / 32 samples
  * while it stays the same length, but at the next sample while it grows.
  */
@@ -335,26 +344,19 @@ static void test_growing_list (void **state)
     put_procs (40, 5000);
     assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
     assert_int_equal (tr_step_attach_pid (step, 4242, 1, &error), 0);
-    assert_int_equal (tr_step_sample (step, &error), 0);
-    assert_int_equal (tr_step_npids (step), 40);
+    assert_int_equal (sampled_npids (step), 40);
     /* growing: each sample reads the list again */
     put_procs (100, 5001);
-    assert_int_equal (tr_step_sample (step, &error), 0);
-    assert_int_equal (tr_step_npids (step), 100);
+    assert_int_equal (sampled_npids (step), 100);
     put_procs (150, 5002);
-    assert_int_equal (tr_step_sample (step, &error), 0);
-    assert_int_equal (tr_step_npids (step), 150);
+    assert_int_equal (sampled_npids (step), 150);
     /* the same length: read, then left for 150 / 32 + 1 samples */
     put_procs (150, 5003);
-    assert_int_equal (tr_step_sample (step, &error), 0);
-    assert_int_equal (tr_step_npids (step), 150);
+    assert_int_equal (sampled_npids (step), 150);
     put_procs (200, 5004);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal (tr_step_sample (step, &error), 0);
-        assert_int_equal (tr_step_npids (step), 150);
-    }
-    assert_int_equal (tr_step_sample (step, &error), 0);
-    assert_int_equal (tr_step_npids (step), 200);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal (sampled_npids (step), 150);
+    assert_int_equal (sampled_npids (step), 200);
     json_decref (id);
     tr_step_destroy (step);
 }
