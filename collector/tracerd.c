@@ -128,16 +128,19 @@ struct query {
     double deadline;     /* of the try in flight, or when to try again */
     double give_up;
     json_t *held;        /* records to write once the job state is known */
+    bool need_state;     /* a held record waits for the final job state */
 };
 
 static struct query queries[MAX_QUERIES];
 static int nqueries;
 
-/* Time limits already learnt, newest overwriting the oldest. */
+/* What the controller said of a job (tr_jobstate_fields: account,
+ * partition, QOS, name, time limit), newest overwriting the oldest.
+ */
 #define LIMIT_CACHE 256
 static struct {
     char job[LIMIT_CACHE][32];
-    long limit[LIMIT_CACHE];
+    json_t *fields[LIMIT_CACHE];
     int next;
 } limits;
 
@@ -391,10 +394,16 @@ static int step_key (json_t *id, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
-/* A hook may leave the cluster name to the daemon's configuration. */
+/* A hook may leave the cluster name to the daemon's configuration.  A
+ * Slurm step's is always the configuration's: the plugin could take one
+ * only from the job's environment, which the job controls.
+ */
 static void default_cluster (json_t *id)
 {
-    if (json_is_object (id) && !json_object_get (id, "cluster"))
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    if (json_is_object (id)
+        && (!json_object_get (id, "cluster") || (s && !strcmp (s, "slurm"))))
         (void)json_object_set_new (id, "cluster",
                                    json_string (d.conf->cluster_name));
 }
@@ -692,6 +701,19 @@ static bool slurm_job (json_t *id, const char **job)
            && strlen (*job) < sizeof (queries[0].job);
 }
 
+/* scontrol, beside the configured squeue. */
+static const char *scontrol_path (char *buf, size_t size)
+{
+    const char *slash = strrchr (d.conf->squeue_path, '/');
+    int n;
+
+    if (!slash)
+        return NULL;
+    n = snprintf (buf, size, "%.*s/scontrol",
+                  (int)(slash - d.conf->squeue_path), d.conf->squeue_path);
+    return n < 0 || (size_t)n >= size || access (buf, X_OK) < 0 ? NULL : buf;
+}
+
 static struct query *find_query (const char *job)
 {
     for (int i = 0; i < nqueries; i++)
@@ -708,13 +730,16 @@ static struct query *ask_scheduler (const char *job)
     struct query *qy = find_query (job);
     tr_error_t error;
     tr_jobstate_query_t *q;
+    char sc[4096];
 
     if (qy)
         return qy;
     if (nqueries == MAX_QUERIES || !d.conf->squeue_path
         || access (d.conf->squeue_path, X_OK) < 0)
         return NULL;
-    if (!(q = tr_jobstate_query_start (d.conf->squeue_path, job, &error))) {
+    if (!(q = tr_jobstate_query_start_detail (
+              d.conf->squeue_path, scontrol_path (sc, sizeof (sc)), job,
+              &error))) {
         logmsg (LOG_WARNING, "job %s: %s", job, tr_error_str (&error));
         return NULL;
     }
@@ -727,13 +752,36 @@ static struct query *ask_scheduler (const char *job)
     return qy;
 }
 
-static long cached_limit (const char *job)
+/* The controller's fields of job, or NULL when not asked yet. */
+static json_t *cached_fields (const char *job)
 {
     for (int i = 0; i < LIMIT_CACHE; i++)
-        if (!strcmp (limits.job[i], job))
-            return limits.limit[i];
-    return -2;
+        if (limits.fields[i] && !strcmp (limits.job[i], job))
+            return limits.fields[i];
+    return NULL;
 }
+
+static void configure_step (tr_step_t *step, const char *key, json_t *gpus);
+
+/* Give a step what the controller said of its job: identity and time
+ * limit, and the GPUs the job holds on the step's node (its scontrol
+ * line), which the step then follows.
+ */
+static void apply_job (tr_step_t *step, const char *key, json_t *fields)
+{
+    json_t *id = tr_step_identity (step), *req = tr_step_request (step);
+    const char *node = json_string_value (json_object_get (id, "node"));
+    char gpus[1024];
+
+    if (tr_jobstate_apply_fields (fields, id, req) < 0)
+        logmsg (LOG_WARNING, "step %s: %s", key, strerror (errno));
+    if (!json_object_get (req, "gpus") && node
+        && tr_jobstate_node_gpus (json_object_get (fields, "gres_nodes"),
+                                  node, gpus, sizeof (gpus)) == 1
+        && json_object_set_new (req, "gpus", json_string (gpus)) == 0)
+        configure_step (step, key, json_object_get (req, "gpus"));
+}
+
 
 /* A step killed by a signal: the job's scheduler state says whether it
  * was cancelled or ran out of time.
@@ -745,10 +793,6 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     const char *state = tr_jobstate_outcome (job->state);
     char why[96];
 
-    if (job->time_limit_s >= 0)
-        json_object_set_new (json_object_get (rec, "request"),
-                             "time_limit_s",
-                             json_integer (job->time_limit_s));
     if (!state || !now || strcmp (now, "failed"))
         return;
     snprintf (why, sizeof (why), "the scheduler reports the job %s",
@@ -757,48 +801,58 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     json_object_set_new (oc, "reason", json_string (why));
 }
 
-/* The answer is in (or never came: ok false): give the job's steps their
- * time limit and write the records that waited for it.
+/* The answer is in (or never came: ok false): give the job's steps the
+ * controller's account, partition, QOS, name and time limit, and write
+ * the records that waited for it.  Without an answer those stay unknown.
  */
 static void finish_query (struct query *qy, bool ok)
 {
-    struct tr_jobstate job = { .time_limit_s = -1 };
+    static struct tr_jobstate job;
     tr_error_t error;
     size_t i;
-    json_t *rec;
+    json_t *rec, *fields = NULL;
 
+    memset (&job, 0, sizeof (job));
+    job.time_limit_s = -1;
     if (ok && tr_jobstate_query_result (qy->q, &job, &error) < 0) {
         logmsg (LOG_DEBUG, "job %s: %s", qy->job, tr_error_str (&error));
         ok = false;
     }
-    if (ok && qy->held && !strcmp (job.state, "COMPLETING")
+    if (ok && qy->held && qy->need_state && !strcmp (job.state, "COMPLETING")
         && tr_when_monotonic () < qy->give_up) {
         tr_jobstate_query_destroy (qy->q);
         qy->q = NULL;
         qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
         return;
     }
+    if (ok && !(fields = tr_jobstate_fields (&job)))
+        ok = false;
+    if (ok)
+        (void)json_object_set_new (fields, "gres_nodes",
+                                   tr_jobstate_query_nodes (qy->q));
     if (!ok)
         job.state[0] = '\0';
     else {
         snprintf (limits.job[limits.next], sizeof (limits.job[0]), "%s",
                   qy->job);
-        limits.limit[limits.next] = job.time_limit_s;
+        json_decref (limits.fields[limits.next]);
+        limits.fields[limits.next] = fields;
         limits.next = (limits.next + 1) % LIMIT_CACHE;
-        for (int k = 0; k < d.nsteps && job.time_limit_s >= 0; k++) {
+        for (int k = 0; k < d.nsteps; k++) {
             const char *j;
             if (slurm_job (tr_step_identity (d.steps[k].step), &j)
                 && !strcmp (j, qy->job))
-                json_object_set_new (tr_step_request (d.steps[k].step),
-                                     "time_limit_s",
-                                     json_integer (job.time_limit_s));
+                apply_job (d.steps[k].step, d.steps[k].key, fields);
         }
     }
     json_array_foreach (qy->held, i, rec) {
         json_t *id = json_object_get (rec, "identity");
         char key[600];
-        if (ok)
+        if (ok) {
+            (void)tr_jobstate_apply_fields (fields, id,
+                                            json_object_get (rec, "request"));
             apply_state (rec, &job);
+        }
         if (step_key (id, key, sizeof (key)) < 0)
             snprintf (key, sizeof (key), "%s", qy->job);
         write_record (key, json_incref (rec));
@@ -815,10 +869,12 @@ static void poll_queries (struct pollfd *pfd, double now)
         int rc = 0;
         if (!qy->q) {
             tr_error_t error;
+            char sc[4096];
             if (now < qy->deadline)
                 continue;
-            if (!(qy->q = tr_jobstate_query_start (d.conf->squeue_path,
-                                                   qy->job, &error))) {
+            if (!(qy->q = tr_jobstate_query_start_detail (
+                      d.conf->squeue_path, scontrol_path (sc, sizeof (sc)),
+                      qy->job, &error))) {
                 logmsg (LOG_WARNING, "job %s: %s", qy->job,
                         tr_error_str (&error));
                 finish_query (qy, false);
@@ -845,6 +901,7 @@ static void finish_step (struct active *a)
     json_t *rec, *oc;
     struct query *qy;
     const char *job;
+    bool signalled;
 
     if (!(rec = tr_step_record (a->step, "final"))) {
         logmsg (LOG_ERR, "step %s: building record: %s", a->key,
@@ -855,13 +912,19 @@ static void finish_step (struct active *a)
      * scheduler knows whether it was a cancel or the time limit.
      */
     oc = json_object_get (rec, "outcome");
-    if (json_object_get (oc, "signal")
-        && !strcmp (json_string_value (json_object_get (oc, "state")),
-                    "failed")
-        && slurm_job (tr_step_identity (a->step), &job)
+    signalled = json_object_get (oc, "signal")
+                && !strcmp (json_string_value (json_object_get (oc, "state")),
+                            "failed");
+    /* Also a record whose job the controller has not described yet (its
+     * answer is due within QUERY_TIMEOUT_S, or never comes): it waits
+     * for the account, partition, QOS, name and time limit.
+     */
+    if (slurm_job (tr_step_identity (a->step), &job)
+        && (signalled || !cached_fields (job))
         && (qy = ask_scheduler (job))) {
         if (!qy->held)
             qy->held = json_array ();
+        qy->need_state = qy->need_state || signalled;
         if (qy->held && json_array_append_new (qy->held, rec) == 0)
             return;
     }
@@ -877,7 +940,11 @@ static void mirror_name (const char *key, char *buf, size_t size)
             *p = '@';
 }
 
-/* The step's detail options from the configuration. */
+/* The step's detail options from the configuration.  gpus is the
+ * step's request.gpus, which tracerd set from a trusted source or a
+ * root hook gave; without it the step follows no GPU (never every GPU
+ * of the node: those are other jobs').
+ */
 static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
 {
     struct tr_detail_opts opts = {
@@ -885,7 +952,8 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
         .cmdline_max = (size_t)d.conf->cmdline_max,
         .proc_reads = (size_t)d.conf->proc_reads,
         .redact = d.conf->redact,
-        .gpu = d.gpu,
+        .gpu = json_is_string (gpus) && *json_string_value (gpus) ? d.gpu
+                                                                   : NULL,
         .gpu_devices = json_string_value (gpus),
     };
     tr_error_t error;
@@ -1118,6 +1186,32 @@ static int attach_explicit (tr_step_t *step,
     return 0;
 }
 
+/* A Slurm step's request as tracerd holds it: the time limit and the
+ * GPUs come from the controller (apply_job), never from what the plugin
+ * read in the job's environment.
+ * Other schedulers' hooks run as root from the server's own job
+ * attributes; their "gpus" (message or request) is kept.
+ */
+static json_t *trusted_request (json_t *id, json_t *req, json_t *msg)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+    json_t *gpus = json_object_get (msg, "gpus");
+
+    if (!req && (req = json_object ())
+        && json_object_set_new (msg, "request", req) < 0)
+        req = NULL;
+    if (!json_is_object (req))
+        return req;
+    if (!s || strcmp (s, "slurm")) {
+        if (json_is_string (gpus) && !json_object_get (req, "gpus"))
+            (void)json_object_set (req, "gpus", gpus);
+        return req;
+    }
+    (void)json_object_del (req, "gpus");
+    (void)json_object_del (req, "time_limit_s");
+    return req;
+}
+
 static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
 {
     json_t *id = json_object_get (msg, "identity");
@@ -1136,6 +1230,15 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         reply (fd, false, "identity missing");
         return;
     }
+    /* Names from the node's own user database, the rest of a Slurm
+     * step's identity from the controller (below); oversized text is
+     * cut and flagged, never a reason to leave a step untraced.
+     */
+    if (tr_jobstate_trust_identity (id, d.conf->cluster_name) < 0) {
+        reply (fd, false, "out of memory");
+        return;
+    }
+    req = trusted_request (id, req, msg);
     if (tr_record_validate_section ("identity", id, &error) < 0
         || (req && tr_record_validate_section ("request", req, &error) < 0)
         || (tags && tr_record_validate_section ("tags", tags, &error) < 0)) {
@@ -1176,7 +1279,8 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
             reply (fd, false, "out of memory");
             return;
         }
-        configure_step (step, key, json_object_get (msg, "gpus"));
+        configure_step (step, key,
+                        json_object_get (tr_step_request (step), "gpus"));
         a = &d.steps[d.nsteps++];
         memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
@@ -1190,12 +1294,11 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         logmsg (LOG_INFO, "step %s started", key);
         {
             const char *job;
-            long lim;
+            json_t *fields;
             if (slurm_job (id, &job)) {
-                if ((lim = cached_limit (job)) >= 0)
-                    json_object_set_new (tr_step_request (step),
-                                         "time_limit_s", json_integer (lim));
-                else if (lim == -2)
+                if ((fields = cached_fields (job)))
+                    apply_job (step, key, fields);
+                else
                     (void)ask_scheduler (job);
             }
         }
@@ -1585,7 +1688,8 @@ static void resume_steps (void)
         a->saved = tr_when_monotonic ();
         a->snapped = tr_when_monotonic ();
         a->created = tr_when_monotonic ();
-        configure_step (step, key, NULL);
+        configure_step (step, key,
+                        json_object_get (tr_step_request (step), "gpus"));
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
             continue;
