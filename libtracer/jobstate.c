@@ -101,9 +101,30 @@ long tr_jobstate_parse_limit (const char *text)
 /* Copy the field at *p up to the next '|' (or the end of the line when
  * last) into buf, "(null)" as "", and step past it.
  */
+/* Does line start as a line of squeue's answer does ("RUNNING|")? */
+static bool state_line (const char *line)
+{
+    size_t n = strspn (line, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+
+    return n > 0 && line[n] == '|';
+}
+
+/* The job name: the rest of the line, and of every further line that
+ * is not another answer's (a name may hold newlines; the record cuts and
+ * flags them).
+ */
+static size_t name_len (const char *p)
+{
+    size_t n = strcspn (p, "\n");
+
+    while (p[n] == '\n' && p[n + 1] && !state_line (p + n + 1))
+        n += 1 + strcspn (p + n + 1, "\n");
+    return n;
+}
+
 static void take_field (const char **p, char *buf, size_t size, bool last)
 {
-    size_t n = last ? strcspn (*p, "\n") : strcspn (*p, "|\n");
+    size_t n = last ? name_len (*p) : strcspn (*p, "|\n");
     size_t keep = n < size ? n : size - 1;
 
     memcpy (buf, *p, keep);

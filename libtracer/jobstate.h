@@ -36,7 +36,9 @@ struct tr_jobstate {
 
 /* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%j` output.
  * The fields after the time limit may be missing (then "").  The job
- * name comes last and takes the rest of the line, '|' included.
+ * name comes last and takes the rest of the line, '|' included, and the
+ * lines after it that do not start as an answer does ("STATE|"): a
+ * name may hold newlines.
  */
 int tr_jobstate_parse_line (const char *line,
                          struct tr_jobstate *out,

@@ -96,6 +96,13 @@ static void test_fields (void **state)
                       600);
     json_decref (f);
 
+    /* a name with a newline goes on, up to the next answer's line */
+    assert_int_equal (tr_jobstate_parse_line (
+                          "RUNNING|1|a|p|q|two\nlines|x\nRUNNING|1|a|p|q|n\n",
+                          &j, &error),
+                      0);
+    assert_string_equal (j.job_name, "two\nlines|x");
+
     /* the old two-field answer leaves them empty */
     assert_int_equal (tr_jobstate_parse_line ("RUNNING|5", &j, &error), 0);
     assert_string_equal (j.account, "");
