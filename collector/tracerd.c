@@ -841,8 +841,10 @@ static void finish_query (struct query *qy, bool ok)
         for (int k = 0; k < d.nsteps; k++) {
             const char *j;
             if (slurm_job (tr_step_identity (d.steps[k].step), &j)
-                && !strcmp (j, qy->job))
+                && !strcmp (j, qy->job)) {
                 apply_job (d.steps[k].step, d.steps[k].key, fields);
+                save_state (&d.steps[k]);   /* the GPUs survive a restart */
+            }
         }
     }
     json_array_foreach (qy->held, i, rec) {
