@@ -245,10 +245,12 @@ static const struct key schema[] = {
       .off = F (squeue_path),
       .dflt = "/usr/bin/squeue",
       .doc_default = "/usr/bin/squeue",
-      .desc = "Slurm's squeue, asked for a job's time limit when it starts "
-              "on the node and for its state when a step of it is killed "
-              "by a signal (cancelled, time limit); a path that does not "
-              "exist turns the queries off" },
+      .desc = "Slurm's squeue, asked for a job's time limit, account, "
+              "partition, QOS and name when it starts on the node and for "
+              "its state when a step of it is killed by a signal "
+              "(cancelled, time limit); scontrol beside it for the job's "
+              "GPUs on the node; a path that does not exist turns the "
+              "queries off" },
     { .section = "daemon",
       .name = "state_dir",
       .type = K_PATH,
