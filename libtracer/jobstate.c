@@ -283,6 +283,8 @@ int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
         return -1;
     }
     sched = json_string_value (json_object_get (identity, "scheduler"));
+    /* only this daemon says what it cut */
+    (void)json_object_del (identity, "truncated");
     if (sched && !strcmp (sched, "slurm")) {
         for (size_t i = 0; i < sizeof (from_env) / sizeof (from_env[0]); i++)
             (void)json_object_del (identity, from_env[i]);
@@ -620,6 +622,7 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     }
     q->fd = -1;
     q->status = -1;
+    q->dstatus = -1;
     snprintf (q->job, sizeof (q->job), "%s", job);
     if (spawn (squeue, argv, &q->pid, &q->fd, error) < 0) {
         int e = errno;

@@ -74,8 +74,9 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
  * "account", "partition", "qos", "job_name"), and "cluster" is set to
  * cluster.  For every scheduler, "user" and "group" are resolved from
  * "uid" and "gid" on this node (getpwuid_r, getgrgid_r) where the hook
- * gave none; a uid or gid without a name leaves the member out.  The
- * identity is then clipped (tr_record_clip_identity).  Returns 0, or -1
+ * gave none; a uid or gid without a name leaves the member out.  A
+ * "truncated" the hook sent is dropped, and the identity is then
+ * clipped (tr_record_clip_identity), which sets it afresh.  Returns 0, or -1
  * with errno (EINVAL: not an object; ENOMEM).
  */
 int tr_jobstate_trust_identity (json_t *identity, const char *cluster);

@@ -187,12 +187,13 @@ static void test_clip_utf8 (void **state)
  */
 static void test_trust (void **state)
 {
-    json_t *id = json_pack ("{s:s s:s s:s s:s s:s s:s s:s s:s s:s s:i s:i}",
+    json_t *id = json_pack ("{s:s s:s s:s s:s s:s s:s s:s s:s s:s s:i s:i "
+                            "s:[s]}",
                             "scheduler", "slurm", "cluster", "other",
                             "user", "forged", "account", "forged",
                             "partition", "forged", "qos", "forged",
                             "job_name", "forged", "job_id", "7", "group",
-                            "forged", "uid", 0, "gid", 0);
+                            "forged", "uid", 0, "gid", 0, "truncated", "user");
     json_t *pbs;
 
     assert_int_equal (tr_jobstate_trust_identity (id, "mine"), 0);
@@ -206,6 +207,7 @@ static void test_trust (void **state)
     assert_null (json_object_get (id, "partition"));
     assert_null (json_object_get (id, "qos"));
     assert_null (json_object_get (id, "job_name"));
+    assert_null (json_object_get (id, "truncated"));
     assert_string_equal (json_string_value (json_object_get (id, "job_id")),
                          "7");
     json_decref (id);
