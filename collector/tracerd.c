@@ -394,16 +394,40 @@ static int step_key (json_t *id, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
+/* A Slurm step's cluster: cluster.name, or where that is left at its
+ * default, slurm.conf's ClusterName (tracerd's own SLURM_CONF, else
+ * /etc/slurm/slurm.conf), read again for each configuration.
+ */
+static const char *slurm_cluster (void)
+{
+    static const tr_conf_t *read_for;
+    static char name[128];
+    const char *sc = getenv ("SLURM_CONF");
+
+    if (strcmp (d.conf->cluster_name, "default"))
+        return d.conf->cluster_name;
+    if (read_for != d.conf) {
+        read_for = d.conf;
+        if (tr_jobstate_slurm_cluster (sc && *sc ? sc
+                                                 : "/etc/slurm/slurm.conf",
+                                       name, sizeof (name)) < 0)
+            name[0] = '\0';
+    }
+    return name[0] ? name : d.conf->cluster_name;
+}
+
 /* A hook may leave the cluster name to the daemon's configuration.  A
- * Slurm step's is always the configuration's: the plugin could take one
- * only from the job's environment, which the job controls.
+ * Slurm step's is always the daemon's (slurm_cluster): the plugin could
+ * take one only from the job's environment, which the job controls.
  */
 static void default_cluster (json_t *id)
 {
     const char *s = json_string_value (json_object_get (id, "scheduler"));
 
-    if (json_is_object (id)
-        && (!json_object_get (id, "cluster") || (s && !strcmp (s, "slurm"))))
+    if (json_is_object (id) && s && !strcmp (s, "slurm"))
+        (void)json_object_set_new (id, "cluster",
+                                   json_string (slurm_cluster ()));
+    else if (json_is_object (id) && !json_object_get (id, "cluster"))
         (void)json_object_set_new (id, "cluster",
                                    json_string (d.conf->cluster_name));
 }
@@ -1236,7 +1260,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
      * step's identity from the controller (below); oversized text is
      * cut and flagged, never a reason to leave a step untraced.
      */
-    if (tr_jobstate_trust_identity (id, d.conf->cluster_name) < 0) {
+    if (tr_jobstate_trust_identity (id, slurm_cluster ()) < 0) {
         reply (fd, false, "out of memory");
         return;
     }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,6 +226,53 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
     if (identity && tr_record_clip_identity (identity) < 0)
         return -1;
     return 0;
+}
+
+int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
+                               size_t size)
+{
+    FILE *f = slurm_conf ? fopen (slurm_conf, "re") : NULL;
+    char line[1024];
+    int rc = -1;
+
+    if (!f) {
+        errno = ENOENT;
+        return -1;
+    }
+    errno = ENOENT;
+    while (fgets (line, sizeof (line), f)) {
+        char *p = line, *v;
+        size_t n;
+        line[strcspn (line, "#\n")] = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncasecmp (p, "ClusterName", 11) != 0)
+            continue;
+        p += 11;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p++ != '=')
+            continue;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        v = p;
+        n = strcspn (v, " \t");
+        v[n] = '\0';
+        for (char *c = v; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        if (n >= size || !tr_record_id_is_safe (v)) {
+            errno = EINVAL;
+            rc = -1;
+            break;
+        }
+        memcpy (buf, v, n + 1);
+        rc = 0;    /* the last one counts, as in Slurm */
+    }
+    fclose (f);
+    if (rc == 0)
+        errno = 0;
+    return rc;
 }
 
 /* getpwuid_r/getgrgid_r into a buffer that grows for huge groups. */

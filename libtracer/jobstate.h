@@ -81,6 +81,14 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
  */
 int tr_jobstate_trust_identity (json_t *identity, const char *cluster);
 
+/* The ClusterName a slurm.conf sets, in lower case as Slurm uses it,
+ * into buf: 0, or -1 with errno (ENOENT: the file cannot be read or
+ * sets none; EINVAL: not a path-safe name, tr_record_id_is_safe).
+ * "Include" files are not followed.
+ */
+int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
+                               size_t size);
+
 typedef struct tr_jobstate_query tr_jobstate_query_t;
 
 /* Start `squeue --noheader --states=all --jobs=JOB

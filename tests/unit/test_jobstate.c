@@ -233,6 +233,36 @@ static void test_trust (void **state)
     json_decref (pbs);
 }
 
+/* tracerd's fallback for cluster.name: slurm.conf's ClusterName */
+static void test_slurm_cluster (void **state)
+{
+    char path[] = "/tmp/test_jobstate_conf.XXXXXX";
+    char buf[65];
+    int fd = mkstemp (path);
+    FILE *f;
+
+    assert_true (fd >= 0);
+    assert_non_null (f = fdopen (fd, "w"));
+    fputs ("# ClusterName=commented\nSlurmctldHost=x\n"
+           "  clustername = MyCluster  # trailing\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), 0);
+    assert_string_equal (buf, "mycluster");
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("ClusterName=../x\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("SlurmctldHost=x\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+    unlink (path);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+}
+
 static void test_hostlist (void **state)
 {
     static const struct {
@@ -499,6 +529,7 @@ int main (void)
         cmocka_unit_test (test_apply),
         cmocka_unit_test (test_clip_utf8),
         cmocka_unit_test (test_trust),
+        cmocka_unit_test (test_slurm_cluster),
         cmocka_unit_test (test_hostlist),
         cmocka_unit_test (test_detail),
         cmocka_unit_test (test_outcome),
