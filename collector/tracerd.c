@@ -1054,6 +1054,10 @@ static void drain_exits (void)
  *   "cgroup_name":"7.srv"         with a process set: the name of the
  *                                 job's own cgroup, followed instead
  *                                 once a member turns up in it
+ *   "exclude":[PID,...]           the sender's own processes in the
+ *                                 job's session or tree (a prologue, a
+ *                                 hook's interpreter): never the job's;
+ *                                 taken from root only (exclude_own)
  * The first message fixes how the step is followed; later ones (more
  * tasks, more hosts' shells) add task roots, and a cgroup named later
  * replaces a process set (a PBS execjob_launch after execjob_begin).
@@ -1066,12 +1070,14 @@ static int attach_explicit (tr_step_t *step,
 {
     const char *cg = NULL, *env = NULL, *cgname = NULL;
     json_int_t sid = 0;
+    json_t *excl = NULL;
     int tree = 0;
     json_error_t jerr;
 
-    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s s?s}",
-                        "cgroup", &cg, "tree", &tree, "session", &sid,
-                        "env", &env, "cgroup_name", &cgname) < 0) {
+    if (json_unpack_ex (attach, &jerr, JSON_STRICT,
+                        "{s?s s?b s?I s?s s?s s?o}", "cgroup", &cg, "tree",
+                        &tree, "session", &sid, "env", &env, "cgroup_name",
+                        &cgname, "exclude", &excl) < 0) {
         errno = EINVAL;
         return tr_errprintf (error, "bad attach: %s", jerr.text);
     }
@@ -1116,6 +1122,31 @@ static int attach_explicit (tr_step_t *step,
     if (pid > 0 && tr_step_add_task (step, task, pid) < 0)
         return tr_errprintf (error, "adding task: %s", strerror (errno));
     return 0;
+}
+
+/* attach.exclude: processes of a root prologue or hook (tracer-prolog,
+ * its qstat, pbs_python) that run in the job's session or below its
+ * starter.  Only root's word counts: a job starter could otherwise hide
+ * its own job's processes.
+ */
+static void exclude_own (struct active *a, json_t *excl, const uid_t *starter)
+{
+    size_t i;
+    json_t *v;
+
+    if (!json_is_array (excl))
+        return;
+    if (starter) {
+        logmsg (LOG_WARNING, "step %s: uid %u may not exclude processes; "
+                "ignored", a->key, (unsigned)*starter);
+        return;
+    }
+    json_array_foreach (excl, i, v)
+    {
+        json_int_t pid = json_integer_value (v);
+        if (json_is_integer (v) && pid > 1 && pid <= INT_MAX)
+            (void)tr_step_exclude (a->step, (pid_t)pid);
+    }
 }
 
 static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
@@ -1206,6 +1237,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
      * move into the mirror directory covers all it will do.
      */
     if (attach) {
+        exclude_own (a, json_object_get (attach, "exclude"), starter);
         if (attach_explicit (a->step, attach, (pid_t)pid, (int)task,
                              &error) < 0) {
             logmsg (LOG_ERR, "step %s: %s", key, tr_error_str (&error));
