@@ -182,6 +182,35 @@ test_expect_success 'space returns: every record delivered once, nothing left be
     test -z "$(ls "$PENDING" | grep "\.json$")"
 '
 
+# The state dir full as well (a 1200 KiB tmpfs over run/tracer/pending,
+# filled after tracerd made its 1 MiB reserve there): the reserve is
+# given up to save the record, and made again once nothing waits.
+test_expect_success 'state dir full too: its reserve makes room for the waiting record' '
+    tracerd_stop &&
+    mount -t tmpfs -o size=1200k,mode=0700 tracer-pending "$PENDING" &&
+    fill_spool &&
+    tracerd_start &&
+    test "$(stat -c %s "$PENDING/reserve")" = 1048576 &&
+    { dd if=/dev/zero of="$PENDING/fill" bs=4k 2>/dev/null || :; } &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>f3.err &&
+    job=$(sed -n "s/^JOB=//p" f3.err) && echo $job >full3.job &&
+    wait_log "$TRLOG" "state dir [^ ]* full: its reserve is given to records waiting for the spool" &&
+    wait_for "pending $job" 20 &&
+    test "$(stat -c %s "$PENDING/reserve")" = 0
+'
+
+test_expect_success 'both spaces back: the record delivered once, the reserve made again' '
+    rm "$SPOOL/fill" "$PENDING/fill" &&
+    job=$(cat full3.job) &&
+    wait_record $job &&
+    test "$(jq "[.[] | select(.identity.step_id == \"0\")] | length" rec.json)" = 1 &&
+    wait_for "test \"\$(stat -c %s \"$PENDING/reserve\")\" = 1048576" 20 &&
+    ! pending $job &&
+    tracerd_stop &&
+    umount "$PENDING" &&
+    tracerd_start
+'
+
 test_expect_success 'past spool.pending_max a record is dropped, counted and shown by tracer-report' '
     tracerd_stop &&
     sed -i "/^spool:/a\\  pending_max: 1" "$TRACER_CONF" &&
@@ -228,6 +257,7 @@ test_expect_success 'a bad plugstack argument disables the plugin, jobs still ru
 test_expect_success 'stop the cluster' '
     { ! mountpoint -q "$TRACER_CLUSTER_DIR/store" || umount "$TRACER_CLUSTER_DIR/store"; } &&
     { ! mountpoint -q "$SPOOL" || umount "$SPOOL"; } &&
+    { ! mountpoint -q "$PENDING" || umount "$PENDING"; } &&
     cluster_down
 '
 test_done
