@@ -653,13 +653,13 @@ static void forward_start (double now)
         return;
     }
     if (pid == 0) {
+        int rc;
+
         /* a forwarder left hanging must not keep the socket or the
          * taskstats listener of a stopped tracerd
          */
         close (p[0]);
         close (d.listen_fd);
-        int rc;
-
         if (d.taskstats)
             close (tr_taskstats_fd (d.taskstats));
         fwd_moved = 0;
