@@ -232,6 +232,16 @@ static const struct key schema[] = {
       .doc_default = "300",
       .desc = "longest wait in seconds between retries (at least "
               "retry_interval)" },
+    { .section = "spool",
+      .name = "pending_max",
+      .type = K_COUNT,
+      .off = F (spool_pending_max),
+      .min = 1,
+      .max = 1000000,
+      .dflt = "1000",
+      .doc_default = "1000",
+      .desc = "records tracerd keeps in memory while the spool cannot be "
+              "written; past it a record is dropped and counted" },
     { .section = "daemon",
       .name = "socket",
       .type = K_PATH,

@@ -144,6 +144,7 @@ typedef struct tr_conf {
     char *spool_path;          /* spool.path */
     double spool_retry_s;      /* spool.retry_interval (default 5) */
     double spool_retry_max_s;  /* spool.retry_max (default 300) */
+    int spool_pending_max;     /* spool.pending_max (default 1000) */
 
     /* daemon: tracerd */
     char *socket_path;         /* daemon.socket */

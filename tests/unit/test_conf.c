@@ -44,6 +44,7 @@ static const char *const all_keys[] = {
     "spool.path",
     "spool.retry_interval",
     "spool.retry_max",
+    "spool.pending_max",
     "daemon.socket",
     "daemon.squeue",
     "daemon.state_dir",
@@ -131,6 +132,7 @@ static const char *defaults_json =
     " \"spool.path\": \"/var/spool/tracer\","
     " \"spool.retry_interval\": 5,"
     " \"spool.retry_max\": 300,"
+    " \"spool.pending_max\": 1000,"
     " \"daemon.socket\": \"/run/tracer/tracerd.sock\","
     " \"daemon.squeue\": \"/usr/bin/squeue\","
     " \"daemon.state_dir\": \"/run/tracer\","
@@ -311,6 +313,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "spool.path", str_or_null (c->spool_path) },
         { "spool.retry_interval", json_real (c->spool_retry_s) },
         { "spool.retry_max", json_real (c->spool_retry_max_s) },
+        { "spool.pending_max", json_integer (c->spool_pending_max) },
         { "daemon.socket", str_or_null (c->socket_path) },
         { "daemon.squeue", str_or_null (c->squeue_path) },
         { "daemon.state_dir", str_or_null (c->state_dir) },
@@ -1020,6 +1023,7 @@ static const struct valid_case valid_cases[] = {
       "  path: /var/tmp/spool\n"
       "  retry_interval: 0.5\n"
       "  retry_max: 60\n"
+      "  pending_max: 20\n"
       "daemon:\n"
       "  socket: /tmp/t.sock\n"
       "  state_dir: /tmp/state\n"
@@ -1087,6 +1091,7 @@ static const struct valid_case valid_cases[] = {
       " \"spool.path\": \"/var/tmp/spool\","
       " \"spool.retry_interval\": 0.5,"
       " \"spool.retry_max\": 60,"
+      " \"spool.pending_max\": 20,"
       " \"daemon.socket\": \"/tmp/t.sock\","
       " \"daemon.squeue\": \"/usr/bin/squeue\","
       " \"daemon.state_dir\": \"/tmp/state\","
