@@ -483,23 +483,58 @@ static const char *advice_text (json_t *g, const char *what)
                                                "text"));
 }
 
+/* One-line copies of what a job controls (names, states, reasons, the
+ * subject) for the text of a summary or a digest: a line break in a job
+ * name must not start a line of its own (tr_strbuf_printable escapes).
+ * Each copy lives until PR_RING more are made or the ring is freed.
+ */
+#define PR_RING 8
+
+struct pr_ring {
+    tr_strbuf_t sb[PR_RING];
+    unsigned next;
+};
+
+static const char *pr (struct pr_ring *r, const char *s)
+{
+    tr_strbuf_t *b;
+
+    if (!s)
+        return "";
+    if (tr_text_is_printable (s))
+        return s;
+    b = &r->sb[r->next++ % PR_RING];
+    tr_strbuf_free (b);
+    if (tr_strbuf_printable (b, s) < 0 || !tr_strbuf_str (b))
+        return "?";
+    return tr_strbuf_str (b);
+}
+
+static void pr_free (struct pr_ring *r)
+{
+    for (unsigned i = 0; i < PR_RING; i++)
+        tr_strbuf_free (&r->sb[i]);
+}
+
 int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 {
+    struct pr_ring rg = { 0 };
     struct job_totals t;
     char line[512], a[64], b[64], c[64], lab[160];
     bool any;
 
     job_totals (j, &t);
     headline (j, &t, line, sizeof (line));
-    fprintf (out, "%s\n", line);
+    fprintf (out, "%s\n", pr (&rg, line));
     if (j->n)
         fprintf (out, "User %s, account %s, partition %s, cluster %s, "
                  "node%s %s\n",
-                 user_of (&j->rows[0], a, sizeof (a)),
-                 *j->rows[0].account ? j->rows[0].account : "-",
-                 *j->rows[0].partition ? j->rows[0].partition : "-",
-                 j->rows[0].cluster, strchr (t.nodes, ',') ? "s" : "",
-                 t.nodes);
+                 pr (&rg, user_of (&j->rows[0], a, sizeof (a))),
+                 pr (&rg, *j->rows[0].account ? j->rows[0].account : "-"),
+                 pr (&rg, *j->rows[0].partition ? j->rows[0].partition
+                                                : "-"),
+                 pr (&rg, j->rows[0].cluster), strchr (t.nodes, ',') ? "s" : "",
+                 pr (&rg, t.nodes));
 
     fprintf (out, "\nWhat the job used against what it asked for:\n");
     fprintf (out, "  %-8s %14s %14s %11s\n", "", "Asked", "Used",
@@ -529,8 +564,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         char d[32], e[32];
 
         fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n",
-                 step_label (j, i, lab, sizeof (lab)),
-                 r->state, dur_or_dash (a, sizeof (a), r->elapsed_s),
+                 pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                 pr (&rg, r->state), dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
                  bytes_or_dash (b, sizeof (b), r->mem_peak_bytes),
@@ -546,9 +581,9 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         list = finding_list (j->findings ? j->findings[i] : NULL);
         json_array_foreach (list, k, f)
             fprintf (out, "  %-12s [%s] %s\n",
-                     k ? "" : step_label (j, i, lab, sizeof (lab)),
-                     str_or (json_object_get (f, "severity")),
-                     str_or (json_object_get (f, "text")));
+                     k ? "" : pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                     pr (&rg, str_or (json_object_get (f, "severity"))),
+                     pr (&rg, str_or (json_object_get (f, "text"))));
         json_decref (list);
     }
 
@@ -570,7 +605,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
             fprintf (out, "\nNext time, request (from this job and the "
                      "earlier runs of its steps):\n");
         any = true;
-        fprintf (out, "  %-12s", step_label (j, i, lab, sizeof (lab)));
+        fprintf (out, "  %-12s",
+                 pr (&rg, step_label (j, i, lab, sizeof (lab))));
         if (cpus)
             fprintf (out, " --cpus-per-task=%s", cpus);
         if (mem)
@@ -588,15 +624,17 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
     if (j->report_url)
         fprintf (out, "The full report: %s\n", j->report_url);
     if (j->report_note)
-        fprintf (out, "%s\n", j->report_note);
+        fprintf (out, "%s\n", pr (&rg, j->report_note));
     fprintf (out, "On the cluster: tracer-report -j %s   (and --html -o "
              "FILE for the charts)\n",
-             j->ev && j->ev->array_summary ? j->ev->select
-             : j->ev                       ? j->ev->job_id
-             : j->n                        ? j->rows[0].job_id : "?");
+             pr (&rg, j->ev && j->ev->array_summary ? j->ev->select
+                      : j->ev                       ? j->ev->job_id
+                      : j->n                        ? j->rows[0].job_id
+                                                    : "?"));
     if (j->subject)
         fprintf (out, "\n-- \nSlurm's notification: %s\nSummary by tracer "
-                 "%s.\n", j->subject, TRACER_VERSION);
+                 "%s.\n", pr (&rg, j->subject), TRACER_VERSION);
+    pr_free (&rg);
     return ferror (out) ? (errno = EIO, -1) : 0;
 }
 
@@ -623,6 +661,7 @@ int tr_mail_digest (FILE *out,
     size_t count[6] = { 0 }, jobs = 0, shown = 0;
     double core_alloc = 0, core_used = 0, mem_alloc = 0, mem_used = 0;
     char f[32], t[32], line[256];
+    struct pr_ring rg = { 0 };
     struct tm tm;
 
     localtime_r (&from, &tm);
@@ -652,10 +691,10 @@ int tr_mail_digest (FILE *out,
                     / 1073741824.0;
     }
     fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
-             f, t, n ? " on cluster " : "", n ? rows[0]->cluster : "");
+             f, t, n ? " on cluster " : "", n ? pr (&rg, rows[0]->cluster) : "");
     fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
              "%zu out of memory, %zu timed out, %zu cancelled, %zu other.\n",
-             user, jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
+             pr (&rg, user), jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
              count[0], count[1], count[2], count[3], count[4], count[5]);
     fprintf (out, "CPU: %.1f core-hours allocated, %.1f used (%s).\n",
              core_alloc, core_used,
@@ -673,11 +712,12 @@ int tr_mail_digest (FILE *out,
             fprintf (out, "\nSteps that did not complete:\n");
         if (++shown > 10) {
             fprintf (out, "  ... and more: tracer-report -u %s -s F,OOM,TO "
-                     "-S '%s'\n", user, f);
+                     "-S '%s'\n", pr (&rg, user), f);
             break;
         }
-        fprintf (out, "  %s.%s  %-10s %s  %s\n", r->job_id, r->step_id,
-                 r->state, r->job_name, *r->reason ? r->reason : "");
+        fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
+                 pr (&rg, r->step_id), pr (&rg, r->state),
+                 pr (&rg, r->job_name), pr (&rg, r->reason));
     }
     if (waste) {
         fprintf (out, "\nWhere the allocation went unused, by step group:\n");
@@ -690,6 +730,7 @@ int tr_mail_digest (FILE *out,
     fprintf (out, "\nMore: tracer-report -S '%s' --waste --by=group, "
              "tracer-report --recommend --output=sbatch\n"
              "-- \nDigest by tracer %s.\n", f, TRACER_VERSION);
+    pr_free (&rg);
     return ferror (out) ? (errno = EIO, -1) : 0;
 }
 

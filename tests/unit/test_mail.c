@@ -1383,7 +1383,8 @@ static void test_compose_hostile_parts (void **state)
 }
 
 /* The summary's HTML shows a job name's overrides and controls as
- * escapes (tr_html_escape alone dropped C0 and C1 but kept U+202E).
+ * escapes (tr_html_escape alone dropped C0 and C1 but kept U+202E); its
+ * text keeps each such string on its line.
  */
 static void test_summary_html_hostile (void **state)
 {
@@ -1400,6 +1401,19 @@ static void test_summary_html_hostile (void **state)
     assert_non_null (strstr (s, "Job 22 (evil\\u202efdp.exe) failed"));
     assert_non_null (strstr (s, "Name=evil\\u202efdp.exe Failed"));
     assert_non_null (strstr (s, "User u\\u009b1"));
+    free (s);
+
+    /* the text: each on its one line */
+    fx.rows[0].job_name = "a\nBcc: eve@x";
+    fx.ev.name[0] = '\0';
+    fx.j.subject = "Slurm Job_id=22 Name=a\nBcc: eve@x Failed";
+    s = render (tr_mail_summary_text, &fx.j);
+    assert_no_hostile (s, strlen (s));
+    assert_true (starts_with (s, "Job 22 (a\\nBcc: eve@x) failed: "));
+    assert_non_null (strstr (s, "\nSlurm's notification: Slurm Job_id=22 "
+                                "Name=a\\nBcc: eve@x Failed\n"));
+    assert_null (strstr (s, "\nBcc:"));
+    assert_non_null (strstr (s, "\nUser u\\u009b1, "));
     free (s);
     job_fx_fini (&fx);
 }
