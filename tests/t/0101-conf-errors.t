@@ -251,6 +251,28 @@ test_expect_success ROOT 'a running tracerd keeps its configuration when the fil
     kill "$(cat tracerd.pid)" &&
     poll "! kill -0 $(cat tracerd.pid) 2>/dev/null"
 '
+test_expect_success ROOT 'a step_start asking for a microsecond interval is sampled at the configured one' '
+    sed "/^daemon:/,\$!b" daemon.yaml >iv.yaml &&
+    printf "sampling:\n  interval: 2\n  snapshot_interval: 1\n  taskstats: false\nsigning:\n  enabled: false\n" \
+        >>iv.yaml &&
+    chmod 644 iv.yaml &&
+    { $B/collector/tracerd -c "$PWD/iv.yaml" -f >iv.out 2>&1 \
+          3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & } &&
+    echo $! >iv.pid &&
+    { sleep 60 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & } &&
+    echo $! >sleep.pid &&
+    test_when_finished "kill \$(cat iv.pid) \$(cat sleep.pid) 2>/dev/null; true" &&
+    poll "test -S run/s.sock" &&
+    $B/tests/notify "$PWD/run/s.sock" "{\"op\":\"step_start\",
+        \"identity\":{\"scheduler\":\"pbs\",\"job_id\":\"91\",
+          \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0,
+          \"user\":\"root\"},
+        \"task_id\":0, \"pid\":$(cat sleep.pid), \"interval_s\":1e-6,
+        \"attach\":{\"tree\":true}}" &&
+    poll "ls run/st/live/*.json >/dev/null 2>&1" &&
+    cat run/st/live/*.json | head -c 400 && echo &&
+    grep -Eq "\"series\":\\{\"interval_s\":2(\\.0*)?[,}]" run/st/live/*.json
+'
 test_expect_success ROOT 'tracer-report and tracer-run still read a file of their user' '
     test_expect_code 0 $B/analysis/tracer-report -c "$PWD/ww.yaml" \
         --allow-unsigned "$S/tests/fixtures/records/collector-slurm-v2.json" \
