@@ -1057,7 +1057,7 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
 {
     tr_strbuf_t sb = { 0 };
     char date[64], outer[64], inner[64];
-    char *subject = NULL, *text = NULL, *html = NULL, *out;
+    char *subject = NULL, *text = NULL, *html = NULL;
     struct tm tm;
     uint64_t h;
     bool mixed = m->attach != NULL, alt = m->html != NULL;
@@ -1172,8 +1172,7 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
         return NULL;
     }
     *len = sb.len;
-    out = tr_strbuf_steal (&sb);
-    return out;
+    return tr_strbuf_steal (&sb);
 }
 
 /* ---------------------------------------------------------------------
