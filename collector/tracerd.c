@@ -1613,8 +1613,8 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
             return;
         }
         if (!(step = tr_step_create (id, req, tags, "tracerd",
-                                     interval > 0 ? interval
-                                                  : d.conf->interval_s))) {
+                                     tr_conf_step_interval (d.conf,
+                                                            interval)))) {
             reply (fd, false, "out of memory");
             return;
         }
@@ -2098,6 +2098,7 @@ int main (int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     bool foreground = false, check = false;
+    tr_error_t dir_error;
     double next_sample;
     int c;
 
@@ -2134,6 +2135,14 @@ int main (int argc, char **argv)
         d.conf_explicit = true;
     if (load_conf (&d.conf) < 0)
         return 2;
+    /* root writes there: no other user may own or write a directory on
+     * the way (they could swap what is below for a link)
+     */
+    if (tr_conf_check_dirs (d.conf, &dir_error) < 0) {
+        fprintf (stderr, "tracerd: %s: %s\n", d.conf_path,
+                 tr_error_str (&dir_error));
+        return 2;
+    }
     if (check) {
         printf ("%s: OK\n", d.conf_path);
         return 0;
