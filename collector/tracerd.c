@@ -1707,6 +1707,9 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         return;
     }
     req = trusted_request (id, req, msg);
+    /* an unprivileged job starter naming GPUs could show other jobs' */
+    if (starter && json_is_object (req))
+        (void)json_object_del (req, "gpus");
     if (tr_record_validate_section ("identity", id, &error) < 0
         || (req && tr_record_validate_section ("request", req, &error) < 0)
         || (tags && tr_record_validate_section ("tags", tags, &error) < 0)) {
