@@ -271,7 +271,10 @@ test_expect_success HOSTILE 'sbatch as tracertest: the batch step has the user n
     wait_record $job &&
     mv /tmp/tracer-id.$job ctl.out &&
     test "$(jq -r ".[0].identity.step_id" rec.json)" = batch &&
-    identity_is_controllers
+    identity_is_controllers &&
+    $REPORT -u tracertest --json >bu.json &&
+    jq -e --arg j "$job" ".steps | any(.jobidraw == \$j and .stepid == \"batch\"
+        and .user == \"tracertest\")" bu.json
 '
 
 test_expect_success HOSTILE 'a 200-byte account from the controller is cut and flagged, the step traced' '
