@@ -14,6 +14,7 @@
  * a window.
  *
  *   exit-neighbour -r RATE -w WINDOW [-u WARMUP] PID...
+ *   exit-neighbour --listen
  *
  * Prints one line on stdout:
  *   rate=R exits=N wall_s=W node_forks=F cpu_ns=C1,C2,...
@@ -21,6 +22,15 @@
  * the node's forks (threads included) during it; cpu_ns: each PID's CPU
  * time during it, in the order given.  Exit status 0; 1 when a PID went
  * away or a fork failed; 2 a usage error.
+ *
+ * --listen is the baseline the benchmark compares tracer with: the least
+ * a taskstats listener can do.  It registers for every exit of the node
+ * as tracer does (tr_taskstats_open), then, every 0.1 s (tracer's hold,
+ * TR_TASKSTATS_HOLD_S), takes every record queued with recvmmsg() into
+ * 128-byte slots, 64 to a call, parsing and keeping nothing: the kernel's
+ * receive path and the system calls alone.  It runs until killed; exit
+ * status 77 when taskstats cannot be opened (not root), 1 on a socket
+ * error.
  */
 #include "config.h"
 
@@ -31,11 +41,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "taskstats.h"
 
 #define MAX_PIDS 8
 
@@ -44,11 +56,14 @@ static const char *prog = "exit-neighbour";
 static void usage (FILE *f)
 {
     fprintf (f, "Usage: %s -r RATE -w WINDOW [-u WARMUP] PID...\n"
+                "       %s --listen\n"
                 "  -r RATE    processes started and ended a second (0 to "
                 "100000)\n"
                 "  -w WINDOW  measured seconds (1 to 3600)\n"
-                "  -u WARMUP  seconds before the window (default 1)\n",
-             prog);
+                "  -u WARMUP  seconds before the window (default 1)\n"
+                "  --listen   the minimal taskstats listener, until "
+                "killed\n",
+             prog, prog);
 }
 
 /* The CPU ns of every thread of pid, or -1 when it is gone. */
@@ -169,6 +184,47 @@ static long run_until (long rate, double end)
     return n;
 }
 
+/* The minimal listener of --listen. */
+static int listen_only (void)
+{
+    enum { NMSG = 64, SLOT = 128 };
+    static char buf[NMSG][SLOT];
+    struct mmsghdr msgs[NMSG];
+    struct iovec iov[NMSG];
+    tr_error_t error;
+    tr_taskstats_t *ts;
+    int fd;
+
+    if (!(ts = tr_taskstats_open (&error))) {
+        fprintf (stderr, "%s: %s\n", prog, error.text);
+        return errno == EPERM ? BENCH_EXIT_SKIP : 1;
+    }
+    fd = tr_taskstats_fd (ts);
+    for (;;) {
+        struct timespec hold = { 0, 100000000L };
+        int n;
+
+        nanosleep (&hold, NULL);
+        do {
+            memset (msgs, 0, sizeof (msgs));
+            for (int i = 0; i < NMSG; i++) {
+                iov[i].iov_base = buf[i];
+                iov[i].iov_len = SLOT;
+                msgs[i].msg_hdr.msg_iov = &iov[i];
+                msgs[i].msg_hdr.msg_iovlen = 1;
+            }
+            n = recvmmsg (fd, msgs, NMSG, MSG_DONTWAIT, NULL);
+            if (n < 0 && errno != EAGAIN && errno != EINTR
+                && errno != ENOBUFS) {
+                fprintf (stderr, "%s: recvmmsg: %s\n", prog,
+                         strerror (errno));
+                tr_taskstats_close (ts);
+                return 1;
+            }
+        } while (n == NMSG || (n < 0 && errno != EAGAIN));
+    }
+}
+
 int main (int argc, char **argv)
 {
     long rate = -1, window = -1, warmup = 1;
@@ -179,6 +235,8 @@ int main (int argc, char **argv)
     long exits;
     int npids = 0, c;
 
+    if (argc == 2 && !strcmp (argv[1], "--listen"))
+        return listen_only ();
     while ((c = getopt (argc, argv, "r:w:u:h")) != -1) {
         switch (c) {
         case 'r':
