@@ -48,12 +48,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/genetlink.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
+#include "cgroup.h"
 #include "taskstats.h"
 #include "when.h"
 
@@ -436,6 +441,172 @@ int tr_taskstats_poll_fd (tr_taskstats_t *ts, double now, double *wake)
     if (ts->due < *wake)
         *wake = ts->due;
     return -1;
+}
+
+/* The kernel filter (tr_taskstats_filter_cgroups) */
+
+/* The cgroup2 id of dir (the kernfs node id, which is what
+ * bpf_get_current_cgroup_id() returns and what name_to_handle_at() puts
+ * in a cgroup2 file handle) and its depth below the cgroup2 mount, or -1
+ * when that cannot be told (the ancestor test is then left out).
+ */
+static int cgroup2_id (const char *dir, uint64_t *id, int *level)
+{
+    union {
+        struct file_handle fh;
+        char buf[sizeof (struct file_handle) + 64];
+    } h;
+    char mnt[4096];
+    struct statfs sf;
+    size_t mlen;
+    int mount_id;
+
+    if (statfs (dir, &sf) < 0)
+        return -1;
+    if (sf.f_type != CGROUP2_SUPER_MAGIC) {
+        errno = EINVAL; /* a v1 directory's id is not comparable */
+        return -1;
+    }
+    h.fh.handle_bytes = sizeof (h.buf) - sizeof (struct file_handle);
+    if (name_to_handle_at (AT_FDCWD, dir, &h.fh, &mount_id, 0) < 0)
+        return -1;
+    if (h.fh.handle_bytes != sizeof (*id)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy (id, h.fh.f_handle, sizeof (*id));
+    *level = -1;
+    if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0
+        && (mlen = strlen (mnt)) > 0 && !strncmp (dir, mnt, mlen)
+        && (dir[mlen] == '/' || dir[mlen] == '\0')) {
+        int n = 0;
+        for (const char *p = dir + mlen; *p; p++)
+            if (*p != '/' && (p[-1] == '/'))
+                n++;
+        *level = n;
+    }
+    return 0;
+}
+
+static void bpf_put (struct bpf_insn *prog, size_t *n, uint8_t code,
+                     uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+    memset (&prog[*n], 0, sizeof (prog[*n]));
+    prog[*n].code = code;
+    prog[*n].dst_reg = dst & 0xf;
+    prog[*n].src_reg = src & 0xf;
+    prog[*n].off = off;
+    prog[*n].imm = imm;
+    (*n)++;
+}
+
+/* r1 = v (two instructions) */
+static void bpf_ld64 (struct bpf_insn *prog, size_t *n, uint8_t dst,
+                      uint64_t v)
+{
+    bpf_put (prog, n, BPF_LD | BPF_DW | BPF_IMM, dst, 0, 0,
+             (int32_t)(uint32_t)v);
+    bpf_put (prog, n, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+}
+
+int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
+                                 const char *const *dirs,
+                                 size_t n,
+                                 tr_error_t *error)
+{
+    /* per directory: 3 + 6 instructions; around them: 2 + 4 */
+    struct bpf_insn prog[TR_TASKSTATS_FILTER_MAX * 9 + 6];
+    size_t jumps[TR_TASKSTATS_FILTER_MAX * 2], njumps = 0, len = 0;
+    uint64_t ids[TR_TASKSTATS_FILTER_MAX];
+    int levels[TR_TASKSTATS_FILTER_MAX];
+    union bpf_attr attr;
+    int pfd;
+
+    if (!ts || (n > 0 && !dirs)) {
+        errno = EINVAL;
+        tr_errprintf (error, "taskstats filter: invalid arguments");
+        return -1;
+    }
+    if (n == 0) {
+        int unused = 0; /* the option takes no value, but an int's room */
+        if (setsockopt (ts->fd, SOL_SOCKET, SO_DETACH_BPF, &unused,
+                        sizeof (unused))
+                < 0
+            && errno != ENOENT) {
+            tr_errprintf (error, "taskstats filter: detach: %s",
+                          strerror (errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (n > TR_TASKSTATS_FILTER_MAX) {
+        errno = E2BIG;
+        tr_errprintf (error, "taskstats filter: more than %d directories",
+                      TR_TASKSTATS_FILTER_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!dirs[i] || cgroup2_id (dirs[i], &ids[i], &levels[i]) < 0) {
+            if (!dirs[i])
+                errno = EINVAL;
+            tr_errprintf (error, "taskstats filter: %s: no cgroup2 id (%s)",
+                          dirs[i] ? dirs[i] : "(null)", strerror (errno));
+            return -1;
+        }
+
+    /* r6 = the exiting task's cgroup2 id; accept it if it is one of the
+     * directories, or if its ancestor at a directory's depth is that
+     * directory; else drop the record (0 bytes kept)
+     */
+    bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
+             BPF_FUNC_get_current_cgroup_id);
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        bpf_ld64 (prog, &len, 1, ids[i]);
+        jumps[njumps++] = len;
+        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 6, 1, 0, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (levels[i] < 0)
+            continue;
+        bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
+                 levels[i]);
+        bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_ancestor_cgroup_id);
+        bpf_ld64 (prog, &len, 1, ids[i]);
+        jumps[njumps++] = len;
+        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 0, 1, 0, 0);
+    }
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    for (size_t i = 0; i < njumps; i++)
+        prog[jumps[i]].off = (int16_t)(len - jumps[i] - 1);
+    /* keep the whole record */
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
+    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+
+    memset (&attr, 0, sizeof (attr));
+    attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    attr.insns = (uint64_t)(uintptr_t)prog;
+    attr.insn_cnt = (uint32_t)len;
+    attr.license = (uint64_t)(uintptr_t) "GPL";
+    if ((pfd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &attr, sizeof (attr)))
+        < 0) {
+        tr_errprintf (error, "taskstats filter: loading the program: %s",
+                      strerror (errno));
+        return -1;
+    }
+    if (setsockopt (ts->fd, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof (pfd))
+        < 0) {
+        int saved = errno;
+        close (pfd);
+        errno = saved;
+        tr_errprintf (error, "taskstats filter: attaching: %s",
+                      strerror (errno));
+        return -1;
+    }
+    close (pfd); /* the socket holds the program */
+    return 0;
 }
 
 /* True if the received part of the struct (len bytes) holds 'field'. */
