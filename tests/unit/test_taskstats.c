@@ -6,7 +6,7 @@
  * exits of processes in it and below it arrive and those of a process
  * outside do not; without the filter every exit arrives again; and the
  * filter refuses what it cannot compare (a v1 directory, a missing one,
- * too many).  Root only, on a host with a cgroup2 mount (skipped
+ * too many), leaving the listener as it was (every exit arrives).  Root only, on a host with a cgroup2 mount (skipped
  * otherwise); a kernel that refuses the program skips the filtering
  * cases and says why.
  */
@@ -224,6 +224,18 @@ static void test_filter_refused (void **state)
     assert_int_equal (errno, E2BIG);
     assert_int_equal (tr_taskstats_filter_cgroups (NULL, many, 1, &err), -1);
     assert_int_equal (errno, EINVAL);
+
+    /* refused, the listener is unchanged: every exit still arrives */
+    {
+        struct seen *s = calloc (1, sizeof (*s));
+        pid_t out;
+
+        assert_non_null (s);
+        out = run_in (NULL, 11);
+        read_for (ts, s, &out, 1);
+        assert_true (has (s, out));
+        free (s);
+    }
     tr_taskstats_close (ts);
 }
 
