@@ -1457,14 +1457,18 @@ static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
 
     if (!P->member || ppid <= 1)
         return false;
+    /* a parent known not to be the step's first: that is every exit of
+     * another job's fork loop, and the short list costs less than the
+     * window
+     */
+    for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
+        if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
+            return false;
     for (size_t i = 0; i < P->pcount && same + 1 < ADOPT_AFTER; i++)
         if (P->pending[(P->phead + i) % PENDING_MAX].ppid == ppid)
             same++;
     if (same + 1 < ADOPT_AFTER)
         return false;
-    for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
-        if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
-            return false;
     if (P->member (ppid, P->member_arg) != 1) {
         P->not_member[P->nm_next].pid = ppid;
         P->not_member[P->nm_next].until_ms = now + NOT_MEMBER_MS;
