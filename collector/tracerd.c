@@ -61,6 +61,8 @@ struct active {
     int gone;            /* consecutive checks that found neither */
     bool by_starter;     /* registered by an unprivileged job starter */
     uid_t starter_uid;   /* ... running as this user */
+    bool unfiltered;     /* a task of it is outside its cgroup2 directory */
+    uint64_t exits_before; /* exit events received before it started */
 };
 
 /* Unprivileged job starters (LSF JOB_STARTER, daemon.job_starters): how
@@ -1481,8 +1483,14 @@ static void note_traced_job (json_t *id)
     traced.next = (traced.next + 1) % TRACED_JOBS;
 }
 
+static void update_exit_filter (void);
+static uint64_t exits_received (void);
+
 static void retire_step (struct active *a)
 {
+    logmsg (LOG_DEBUG, "step %s: %llu process exit events received while "
+            "it ran", a->key,
+            (unsigned long long)(exits_received () - a->exits_before));
     if (a->conditional && !job_traced (tr_step_identity (a->step)))
         logmsg (LOG_DEBUG, "step %s: no other step of its job is traced "
                 "here; no record", a->key);
@@ -1491,6 +1499,7 @@ static void retire_step (struct active *a)
     drop_state (a);
     drop_snapshot (a);
     drop_step (a);
+    update_exit_filter ();
 }
 
 /* Remove mirror directories no active step uses (their processes are
@@ -1519,12 +1528,147 @@ static void sweep_mirrors (double now)
     free (names);
 }
 
+/* The kernel filter on process exits (tr_taskstats_filter_cgroups):
+ * while every active step has a cgroup2 directory that holds all its
+ * processes (tr_step_cgroup2_dir), the kernel drops every other exit
+ * before it is queued, so other jobs' exits cost tracerd nothing.  A
+ * step without one (a process tree or set, a v1 step that is not
+ * mirrored, a task that could not be moved into the mirror), more than
+ * TR_TASKSTATS_FILTER_MAX directories, or a refusal: no filter, every
+ * exit delivered.  Widened before a new step's task is released (the
+ * step_start reply), narrowed once a retired step's exits were drained;
+ * with no step left the last filter stays (the next step sets its own
+ * before its reply).
+ */
+static struct {
+    bool on;             /* a filter is attached */
+    char *dirs[TR_TASKSTATS_FILTER_MAX]; /* its directories, sorted */
+    size_t n;
+    bool refused;        /* the kernel refused it: said once */
+    bool held;           /* resume_steps: not all steps are back yet */
+    uint64_t received;   /* exit events delivered so far */
+} xf;
+
+static uint64_t exits_received (void)
+{
+    return xf.received;
+}
+
+static int cmp_dir (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *)a, *(const char *const *)b);
+}
+
+static void exit_filter_clear (void)
+{
+    for (size_t i = 0; i < xf.n; i++)
+        free (xf.dirs[i]);
+    xf.n = 0;
+}
+
+/* Remove the filter: every exit delivered again. */
+static void exit_filter_off (const char *why)
+{
+    tr_error_t error;
+
+    if (!xf.on)
+        return;
+    if (tr_taskstats_filter_cgroups (d.taskstats, NULL, 0, &error) < 0) {
+        logmsg (LOG_ERR, "process exits: %s; the filter stays, exits "
+                "outside the steps' directories are dropped",
+                tr_error_str (&error));
+        return;
+    }
+    exit_filter_clear ();
+    xf.on = false;
+    logmsg (LOG_INFO, "process exits: every exit on the node delivered "
+            "(%s)", why);
+}
+
+/* Whether a step is followed through its mirror directory. */
+static bool mirrored (struct active *a)
+{
+    const char *dir = tr_step_cgroup2_dir (a->step);
+    char name[600], tail[700];
+    size_t dl, tl;
+
+    if (!dir)
+        return false;
+    mirror_name (a->key, name, sizeof (name));
+    snprintf (tail, sizeof (tail), "/%s/%s", TR_CGROUP_MIRROR_DIR, name);
+    dl = strlen (dir);
+    tl = strlen (tail);
+    return dl >= tl && !strcmp (dir + dl - tl, tail);
+}
+
+static void update_exit_filter (void)
+{
+    const char *dirs[TR_TASKSTATS_FILTER_MAX];
+    char why[700];
+    size_t n = 0, k = 0;
+    tr_error_t error;
+
+    if (!d.taskstats || xf.held || d.nsteps == 0)
+        return;
+    why[0] = '\0';
+    for (int i = 0; i < d.nsteps && !why[0]; i++) {
+        const char *dir = tr_step_cgroup2_dir (d.steps[i].step);
+        if (!dir || d.steps[i].unfiltered)
+            snprintf (why, sizeof (why), "step %s has no cgroup2 directory "
+                      "of its own", d.steps[i].key);
+        else if (n == TR_TASKSTATS_FILTER_MAX)
+            snprintf (why, sizeof (why), "more than %d step cgroup2 "
+                      "directories", TR_TASKSTATS_FILTER_MAX);
+        else
+            dirs[n++] = dir;
+    }
+    if (why[0]) {
+        exit_filter_off (why);
+        return;
+    }
+    qsort (dirs, n, sizeof (dirs[0]), cmp_dir);
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || strcmp (dirs[k - 1], dirs[i]))
+            dirs[k++] = dirs[i];
+    n = k;
+    if (xf.on && n == xf.n) {
+        size_t i = 0;
+        while (i < n && !strcmp (dirs[i], xf.dirs[i]))
+            i++;
+        if (i == n)
+            return;
+    }
+    if (tr_taskstats_filter_cgroups (d.taskstats, dirs, n, &error) < 0) {
+        /* the old filter is still attached: it may not cover this step */
+        logmsg (xf.refused ? LOG_DEBUG : LOG_WARNING, "process exits: "
+                "kernel filter refused (%s); every exit on the node is "
+                "delivered", tr_error_str (&error));
+        xf.refused = true;
+        exit_filter_off ("the kernel refused the filter");
+        return;
+    }
+    logmsg (xf.on ? LOG_DEBUG : LOG_INFO, "process exits: only those in "
+            "the steps' %zu cgroup2 directories delivered (kernel "
+            "filter)", n);
+    xf.on = true;
+    exit_filter_clear ();
+    for (size_t i = 0; i < n; i++) {
+        if (!(xf.dirs[i] = strdup (dirs[i]))) {
+            /* not remembered: the next update loads it again */
+            exit_filter_clear ();
+            break;
+        }
+        xf.n = i + 1;
+    }
+}
+
 /* Offer each process exit to the active steps; the first that knows
  * the process (or its parent) takes it.
  */
 static void on_exit_event (const struct tr_exit *ev, void *arg)
 {
     (void)arg;
+    xf.received++;
     for (int i = 0; i < d.nsteps; i++)
         if (tr_step_exit_event (d.steps[i].step, ev) == 1)
             return;
@@ -1762,6 +1906,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         a->next = tr_when_monotonic () + tr_step_interval (step);
         a->snapped = 0;  /* first snapshot at the first reading */
         a->created = tr_when_monotonic ();
+        a->exits_before = xf.received;
         logmsg (LOG_INFO, "step %s started", key);
         {
             const char *job;
@@ -1784,6 +1929,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         if (attach_explicit (a->step, attach, (pid_t)pid, (int)task,
                              &error) < 0) {
             logmsg (LOG_ERR, "step %s: %s", key, tr_error_str (&error));
+            update_exit_filter ();
             reply (fd, false, error.text);
             if (tr_step_ntasks (a->step) == 0 && !tr_step_attached (a->step))
                 drop_step (a);
@@ -1795,14 +1941,18 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         char name[600];
         memset (&mp, 0, sizeof (mp));
         mirror_name (key, name, sizeof (name));
-        if (tr_cgroup_mirror_attach (name, (pid_t)pid, &mp, &error) < 0)
+        if (tr_cgroup_mirror_attach (name, (pid_t)pid, &mp, &error) < 0) {
+            /* ENOTSUP: no hybrid host, the task is in its step's own */
+            a->unfiltered = a->unfiltered || errno != ENOTSUP;
             logmsg (LOG_WARNING, "step %s: no per-step cgroup2 directory: "
                     "%s", key, tr_error_str (&error));
+        }
     }
     if (!attach
         && tr_step_attach_pid (a->step, (pid_t)pid, (int)task, &error) < 0) {
         logmsg (LOG_ERR, "step %s task %d: %s", key, (int)task,
                 tr_error_str (&error));
+        update_exit_filter ();
         reply (fd, false, error.text);
         return;
     }
@@ -1814,6 +1964,8 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
     if (pid > 0)
         a->seen = a->seen || tr_step_alive (a->step);
     save_state (a);
+    /* the kernel must deliver this step's exits before its task runs */
+    update_exit_filter ();
     reply (fd, true, NULL);
 }
 
@@ -2121,6 +2273,7 @@ static void resume_steps (void)
         close (fd);
         return;
     }
+    xf.held = true; /* every resumed step first */
     while ((de = readdir (dir))) {
         size_t len = strlen (de->d_name), n;
         tr_error_t error;
@@ -2162,6 +2315,7 @@ static void resume_steps (void)
         a->created = tr_when_monotonic ();
         configure_step (step, key,
                         json_object_get (tr_step_request (step), "gpus"));
+        a->unfiltered = mirrored (a); /* were all its tasks moved? */
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
             continue;
@@ -2174,6 +2328,8 @@ static void resume_steps (void)
         retire_step (a);
     }
     closedir (dir);
+    xf.held = false;
+    update_exit_filter ();
 }
 
 /* Process exits (taskstats) and GPUs (NVML), where the node has them. */

@@ -1361,6 +1361,13 @@ bool tr_step_in_cgroup (const tr_step_t *step)
     return step->mode == ATTACH_CGROUP;
 }
 
+const char *tr_step_cgroup2_dir (const tr_step_t *step)
+{
+    return step->mode == ATTACH_CGROUP && step->cg.unified[0]
+               ? step->cg.unified
+               : NULL;
+}
+
 bool tr_step_attached (const tr_step_t *step)
 {
     return step->mode != ATTACH_NONE;

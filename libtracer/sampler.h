@@ -142,6 +142,13 @@ size_t tr_step_npids (const tr_step_t *step);
 /* Whether the step is followed through a cgroup's own counters. */
 bool tr_step_in_cgroup (const tr_step_t *step);
 
+/* The cgroup2 directory the step is followed through, which holds every
+ * process of it: a cgroup2 host's step directory, or on a hybrid host
+ * tracer's own directory (the mirror, tracer-run's delegated one).  NULL
+ * for a step followed as a process tree or set, or through v1 only.
+ */
+const char *tr_step_cgroup2_dir (const tr_step_t *step);
+
 bool tr_step_attached (const tr_step_t *step);
 
 int tr_step_ntasks (tr_step_t *step);
