@@ -1616,6 +1616,8 @@ static void update_exit_filter (void)
         if (!dir || d.steps[i].unfiltered)
             snprintf (why, sizeof (why), "step %s has no cgroup2 directory "
                       "of its own", d.steps[i].key);
+        else if (access (dir, F_OK) < 0 && errno == ENOENT)
+            continue; /* removed, so empty: no exit of it is to come */
         else if (n == TR_TASKSTATS_FILTER_MAX)
             snprintf (why, sizeof (why), "more than %d step cgroup2 "
                       "directories", TR_TASKSTATS_FILTER_MAX);
@@ -1626,6 +1628,8 @@ static void update_exit_filter (void)
         exit_filter_off (why);
         return;
     }
+    if (n == 0)
+        return; /* as with no step */
     qsort (dirs, n, sizeof (dirs[0]), cmp_dir);
     for (size_t i = 0; i < n; i++)
         if (k == 0 || strcmp (dirs[k - 1], dirs[i]))

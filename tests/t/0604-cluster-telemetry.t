@@ -101,6 +101,61 @@ test_expect_success 'the record has topology, cpu placement and network scope' '
     test "$(jq -r ".[0].summary.network.scope" rec.json)" = node
 '
 
+# Every step here has a cgroup2 directory of its own (the mirror): the
+# kernel drops the node's other exits before tracerd receives them.
+filter_on="only those in the steps' [0-9]* cgroup2 directories delivered (kernel filter)"
+filter_off="every exit on the node delivered (step [^ ]*/77.x$$/batch/[^ ]* has no cgroup2 directory"
+NOTIFY=$B/tests/notify
+
+test_expect_success 'exit filter: 200 short children of a step counted, 1,000 exits outside it not received' '
+    test_when_finished ": >work/go" &&
+    wait_log "$(tracerd_log)" "$filter_on" &&
+    rm -f work/go work/forked &&
+    { srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; i=0; \
+          while [ \$i -lt 200 ]; do /bin/true; i=\$((i+1)); done; \
+          : >work/forked; while [ ! -e work/go ]; do sleep 0.5; done" \
+          2>out200.err & } &&
+    wait_for "test -e work/forked" 60 &&
+    i=0 && while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done &&
+    : >work/go &&
+    wait &&
+    job=$(sed -n "s/^JOB=//p" out200.err) &&
+    wait_record $job &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .count" rec.json)" = 200 &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .exact" rec.json)" = true &&
+    test "$(jq ".[0].summary.processes.lost" rec.json)" = 0 &&
+    wait_log "$(tracerd_log)" "step [^ ]*/$job/0/[^ ]*: [0-9]* process exit events received" &&
+    got=$(sed -n "s|.*step [^ ]*/$job/0/[^ ]*: \([0-9]*\) process exit events received.*|\1|p" \
+          "$(tracerd_log)" | tail -1) &&
+    echo "exit events received while the step ran: $got" &&
+    test "$got" -ge 200 && test "$got" -lt 1000
+'
+
+test_expect_success 'exit filter: a step with no cgroup2 directory removes it; its exits all arrive' '
+    test_when_finished ": >work/go2" &&
+    rm -f work/go2 work/held work/fifo &&
+    mkfifo work/fifo &&
+    { srun --tracer sh -c ": >work/held; \
+          while [ ! -e work/go2 ]; do sleep 0.5; done" 2>held.err & } &&
+    wait_for "test -e work/held" 60 &&
+    n_on=$(grep -c "$filter_on" "$(tracerd_log)") &&
+    { sh -c "read x <work/fifo; i=0; \
+          while [ \$i -lt 100 ]; do /bin/true; i=\$((i+1)); done" & } &&
+    tree=$! &&
+    test_when_finished ": >work/go2; kill $tree 2>/dev/null; true" &&
+    pbs_step_start 77.x$$ "{\"tree\":true}" $tree &&
+    wait_log "$(tracerd_log)" "$filter_off" &&
+    echo go >work/fifo &&
+    wait $tree &&
+    pbs_task_exit 77.x$$ &&
+    wait_record 77.x$$ &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .count" rec.json)" = 100 &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .exact" rec.json)" = true &&
+    wait_for "test \$(grep -c \"\$filter_on\" \"\$(tracerd_log)\") -gt $n_on" 20 &&
+    : >work/go2 &&
+    wait
+'
+
 mirror_gone () {
     ! ls -d /sys/fs/cgroup/unified/tracer/*@"$TRACER_NODENAME" 2>/dev/null |
         grep -q .

@@ -813,6 +813,7 @@ static json_t *run_case (const struct gcase *c)
         fail_msg ("tr_step_configure: %s", error.text);
     if (c->tree) {
         assert_int_equal (tr_step_attach_tree (step, 601), 0);
+        assert_null (tr_step_cgroup2_dir (step)); /* every exit needed */
         assert_int_equal (tr_step_add_task (step, 1, 602), 0);
     }
     else if (tr_step_attach_pid (step, 601, 0, &error) < 0

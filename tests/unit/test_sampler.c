@@ -429,6 +429,8 @@ static void test_resolve_path (void **state)
                                               "step_0", &p, &error), 0);
     assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
     assert_int_equal (tr_step_attach_paths (step, &p, &error), 0);
+    /* v1 only: no directory to keep its exits by */
+    assert_null (tr_step_cgroup2_dir (step));
     assert_int_equal (tr_step_sample (step, &error), 0);
     assert_non_null (rec = tr_step_record (step, "final"));
     assert_string_equal (json_string_value (json_object_get (
@@ -644,10 +646,15 @@ static void test_delegated_step (void **state)
     memset (&p, 0, sizeof (p));
     snprintf (p.unified, sizeof (p.unified), "%s", DELEG_DIR);
     assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    /* a hybrid host's cgroup2 directory that is not tracer's own holds
+     * whole daemons: not the step's
+     */
     assert_int_equal (tr_step_attach_paths (step, &p, &error), -1);
     assert_int_equal (errno, ENOENT);
+    assert_null (tr_step_cgroup2_dir (step));
     p.unified_delegated = true;
     assert_int_equal (tr_step_attach_paths (step, &p, &error), 0);
+    assert_string_equal (tr_step_cgroup2_dir (step), DELEG_DIR);
     assert_int_equal (tr_step_add_task (step, 0, 4242), 0);
     assert_int_equal (tr_step_sample (step, &error), 0);
     tr_step_task_exit (step, 0, 4242, 0);
@@ -690,6 +697,7 @@ static void test_delegated_step (void **state)
     assert_string_equal (json_string_value (json_object_get (
                              json_object_get (rec, "cgroup"), "attach")),
                          "cgroup2-delegated");
+    assert_string_equal (tr_step_cgroup2_dir (again), DELEG_DIR);
     json_decref (rec);
     json_decref (st);
     json_decref (id);
