@@ -1542,6 +1542,7 @@ static void sweep_mirrors (double now)
  */
 static struct {
     bool on;             /* a filter is attached */
+    bool said_off;       /* "every exit delivered" logged since */
     char *dirs[TR_TASKSTATS_FILTER_MAX]; /* its directories, sorted */
     size_t n;
     bool refused;        /* the kernel refused it: said once */
@@ -1571,8 +1572,13 @@ static void exit_filter_off (const char *why)
 {
     tr_error_t error;
 
-    if (!xf.on)
+    if (!xf.on) {
+        if (!xf.said_off)
+            logmsg (LOG_INFO, "process exits: every exit on the node "
+                    "delivered (%s)", why);
+        xf.said_off = true;
         return;
+    }
     if (tr_taskstats_filter_cgroups (d.taskstats, NULL, 0, &error) < 0) {
         logmsg (LOG_ERR, "process exits: %s; the filter stays, exits "
                 "outside the steps' directories are dropped",
@@ -1581,6 +1587,7 @@ static void exit_filter_off (const char *why)
     }
     exit_filter_clear ();
     xf.on = false;
+    xf.said_off = true;
     logmsg (LOG_INFO, "process exits: every exit on the node delivered "
             "(%s)", why);
 }
@@ -1655,6 +1662,7 @@ static void update_exit_filter (void)
             "the steps' %zu cgroup2 directories delivered (kernel "
             "filter)", n);
     xf.on = true;
+    xf.said_off = false;
     exit_filter_clear ();
     for (size_t i = 0; i < n; i++) {
         if (!(xf.dirs[i] = strdup (dirs[i]))) {

@@ -44,6 +44,20 @@ test_expect_success 'srun --tracer: 2 CPU-seconds and 300 MB measured within 5%'
         "$(jq .maxrss_bytes burn.out)" 5
 '
 
+# Only a cgroup2 host gives every Slurm step a cgroup2 directory; on a
+# hybrid or v1 one (without psi_mirror) a step has none, and tracerd
+# must receive every exit on the node for it.
+test_expect_success 'exit filter: a step with no cgroup2 directory of its own gets every exit' '
+    if grep -Eq " - cgroup2 " /proc/self/mountinfo &&
+       ! grep -Eq " - cgroup cgroup [^ ]*(memory|cpuacct)" /proc/self/mountinfo
+    then
+        wait_log "$(tracerd_log)" "process exits: only those in the steps. [0-9]* cgroup2 directories delivered (kernel filter)"
+    else
+        wait_log "$(tracerd_log)" "process exits: every exit on the node delivered (step [^ ]* has no cgroup2 directory of its own)" &&
+        ! grep "kernel filter" "$(tracerd_log)"
+    fi
+'
+
 test_expect_success 'the record carries the task exit status and is signed' '
     test "$(jq -r ".[0].outcome.state" rec.json)" = completed &&
     test "$(jq ".[0].outcome.tasks[0].exit_code" rec.json)" = 0 &&
