@@ -1620,9 +1620,12 @@ static void update_exit_filter (void)
     why[0] = '\0';
     for (int i = 0; i < d.nsteps && !why[0]; i++) {
         const char *dir = tr_step_cgroup2_dir (d.steps[i].step);
-        if (!dir || d.steps[i].unfiltered)
+        if (!dir)
             snprintf (why, sizeof (why), "step %s has no cgroup2 directory "
                       "of its own", d.steps[i].key);
+        else if (d.steps[i].unfiltered)
+            snprintf (why, sizeof (why), "step %s may have processes "
+                      "outside its cgroup2 directory", d.steps[i].key);
         else if (access (dir, F_OK) < 0 && errno == ENOENT)
             continue; /* removed, so empty: no exit of it is to come */
         else if (n == TR_TASKSTATS_FILTER_MAX)

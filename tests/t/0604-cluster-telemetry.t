@@ -156,6 +156,25 @@ test_expect_success 'exit filter: a step with no cgroup2 directory removes it; i
     wait
 '
 
+test_expect_success 'exit filter: a mirrored step resumed by a restarted tracerd gets every exit until it ends' '
+    test_when_finished ": >work/go3" &&
+    rm -f work/go3 work/held3 &&
+    { srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; : >work/held3; \
+          while [ ! -e work/go3 ]; do sleep 0.5; done; \
+          i=0; while [ \$i -lt 50 ]; do /bin/true; i=\$((i+1)); done" \
+          2>held3.err & } &&
+    wait_for "test -e work/held3" 60 &&
+    job=$(sed -n "s/^JOB=//p" held3.err) &&
+    tracerd_stop &&
+    tracerd_start &&
+    wait_log "$(tracerd_log)" "step [^ ]*/$job/0/[^ ]* resumed" &&
+    wait_log "$(tracerd_log)" "every exit on the node delivered (step [^ ]*/$job/0/[^ ]* may have processes outside its cgroup2 directory)" &&
+    : >work/go3 &&
+    wait &&
+    wait_record $job &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .count" rec.json)" = 50
+'
+
 mirror_gone () {
     ! ls -d /sys/fs/cgroup/unified/tracer/*@"$TRACER_NODENAME" 2>/dev/null |
         grep -q .
