@@ -114,6 +114,7 @@ struct proc {
     pid_t pid, ppid;
     int tool;
     bool live, scanned, exact, have_status, credited;
+    bool cpu_tick;              /* an exit record's CPU was tick-sampled */
     int status;
     char comm[COMM_BYTES];
     uint64_t start_ticks; /* /proc starttime; 0 if never scanned */
@@ -124,10 +125,12 @@ struct proc {
     uint64_t seen_gen, io_gen, end_gen;
     /* sampled: CPU us, VmHWM bytes, run delay ns, I/O incl. children */
     uint64_t s_cpu_us, s_hwm, s_runq_ns;
+    uint64_t s_user_us;         /* the user part of s_cpu_us */
     uint64_t s_rss;             /* resident pages at the last reading */
     struct tr_proc_io s_io;
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
+    uint64_t x_user_us;         /* the user part of x_cpu_us */
     struct tr_proc_io x_io;
     /* inclusive I/O of reaped children, subtracted from the readings;
      * children credited since the last reading; what was credited to the
@@ -198,6 +201,10 @@ struct tr_procs {
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
     uint64_t f_memd_ns, f_iod_ns, f_inexact;
+    /* CPU of folded processes: total and user part (us), and how many
+     * of them ended without an exact CPU figure
+     */
+    uint64_t f_cpu_us, f_user_us, f_cpu_inexact;
     /* the contrib of every entry not folded yet, kept as entries change,
      * so that a sample's sums cost nothing per process
      */
@@ -232,6 +239,20 @@ static void io_add (struct tr_proc_io *a, const struct tr_proc_io *b)
 static uint64_t own_cpu_us (const struct proc *p)
 {
     return max_u64 (p->s_cpu_us, p->x_cpu_us);
+}
+
+/* The user part of own_cpu_us(), from the same source. */
+static uint64_t own_user_us (const struct proc *p)
+{
+    return p->x_cpu_us >= p->s_cpu_us ? p->x_user_us : p->s_user_us;
+}
+
+/* Its CPU figure is exact: its exit was seen and every exit record
+ * carried the scheduler's run time, not the tick split.
+ */
+static bool cpu_exact (const struct proc *p)
+{
+    return p->exact && !p->cpu_tick;
 }
 
 static uint64_t own_runq_ns (const struct proc *p)
@@ -696,10 +717,14 @@ static void fold (tr_procs_t *P, struct proc *p)
     io_add (&t->f_io, &io);
     if (p->end_ms > t->f_last_end_ms)
         t->f_last_end_ms = p->end_ms;
-    if (!p->exact) {
+    if (!cpu_exact (p))
         t->f_inexact++;
+    if (!p->exact)
         P->f_inexact++;
-    }
+    P->f_cpu_us += own_cpu_us (p);
+    P->f_user_us += own_user_us (p);
+    if (!cpu_exact (p))
+        P->f_cpu_inexact++;
     P->f_memd_ns += p->x_memd_ns;
     P->f_iod_ns += p->x_iod_ns;
     sums_sub (&P->entry_sums, &p->contrib);
@@ -1163,8 +1188,14 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     p->ppid = st.ppid;
     p->seen_gen = P->gen;
     p->s_rss = st.rss;
-    p->s_cpu_us = max_u64 (p->s_cpu_us, (st.utime + st.stime) * 1000000
-                                            / (uint64_t)P->hz);
+    {
+        /* the reading only grows; its user part goes with it */
+        uint64_t cpu = (st.utime + st.stime) * 1000000 / (uint64_t)P->hz;
+        if (cpu >= p->s_cpu_us) {
+            p->s_cpu_us = cpu;
+            p->s_user_us = st.utime * 1000000 / (uint64_t)P->hz;
+        }
+    }
     read_status (p, base, blen, path);
     if (read_io (p, base, blen, path)) {
         /* children that ended before this reading are in it */
@@ -1391,6 +1422,9 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
         return 1; /* the process already ended: a duplicate */
     p->ppid = ev->ppid;
     p->x_cpu_us += ev->utime_us + ev->stime_us;
+    p->x_user_us += ev->utime_us;
+    if (!ev->cpu_exact)
+        p->cpu_tick = true;
     p->x_hwm = max_u64 (p->x_hwm, ev->hiwater_rss_bytes);
     io_add (&p->x_io, &ev->io);
     if (ev->delays) {
@@ -1778,7 +1812,7 @@ static void agg_proc (struct agg *a, const struct proc *p)
     io_add (&a->io, &io);
     if (!p->live && p->end_ms > a->last_end_ms)
         a->last_end_ms = p->end_ms;
-    if (!p->exact)
+    if (!cpu_exact (p))
         a->inexact++;
 }
 
@@ -2024,6 +2058,39 @@ json_t *tr_procs_json (tr_procs_t *P, const char *source)
                       "source", source, "complete",
                       ts && tr_procs_complete (P), "lost",
                       (json_int_t)(P->lost + P->dropped));
+}
+
+struct cpu_sum {
+    uint64_t total_us, user_us, inexact;
+};
+
+static void cpu_cb (tr_procs_t *P, const struct proc *p, void *arg)
+{
+    struct cpu_sum *c = arg;
+
+    (void)P;
+    c->total_us += own_cpu_us (p);
+    c->user_us += own_user_us (p);
+    /* a live process counts with its last reading */
+    if (!p->live && !cpu_exact (p))
+        c->inexact++;
+}
+
+bool tr_procs_cpu (tr_procs_t *P, uint64_t *total_us, uint64_t *user_us)
+{
+    struct cpu_sum c = { 0, 0, 0 };
+
+    if (!P) {
+        *total_us = *user_us = 0;
+        return false;
+    }
+    c.total_us = P->f_cpu_us;
+    c.user_us = P->f_user_us;
+    c.inexact = P->f_cpu_inexact;
+    each_proc (P, cpu_cb, &c);
+    *total_us = c.total_us;
+    *user_us = c.user_us;
+    return c.inexact == 0 && !P->lost && !P->dropped;
 }
 
 static void sums_cb (tr_procs_t *P, const struct proc *p, void *arg)

@@ -147,6 +147,7 @@ static struct tr_exit mkexit (pid_t pid, pid_t tgid, pid_t ppid,
     ev.start_unix_ms = start_ms;
     ev.group_start_unix_ms = start_ms;
     ev.end_unix_ms = end_ms;
+    ev.cpu_exact = true;
     return ev;
 }
 
@@ -766,6 +767,79 @@ static void test_exit_threads (void **state)
     assert_int_equal (delay[2], 7);
     assert_true (tr_procs_runq_wait_s (p) > 0.00599
                  && tr_procs_runq_wait_s (p) < 0.00601);
+    checked_destroy (p);
+}
+
+/* The step's CPU from the table: every process's own CPU once, the
+ * ended ones folded out of the table included, with its user part; exact
+ * only while every exit record carried the scheduler's run time and no
+ * event was lost.  A record with only the tick split makes its row and
+ * the sum inexact.
+ */
+static void test_step_cpu (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 10000;
+    struct tr_exit t1 = mkexit (801, 800, 500, "app", false, s + 1, s + 100);
+    struct tr_exit lead = mkexit (800, 800, 500, "app", true, s, s + 300);
+    struct tr_exit tick = mkexit (900, 900, 500, "ticked", true, s, s + 50);
+    uint64_t total, user;
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 500);
+    t1.group_start_unix_ms = s;
+    t1.utime_us = 100000;
+    t1.stime_us = 50000;
+    lead.utime_us = 200000;
+    assert_int_equal (tr_procs_exit (p, &t1), 1);
+    assert_int_equal (tr_procs_exit (p, &lead), 1);
+    /* more short children than the table keeps: most are folded */
+    for (int i = 0; i < 700; i++) {
+        struct tr_exit c = mkexit (2000 + i, 2000 + i, 500, "short", true,
+                                   s + 400 + i, s + 401 + i);
+        c.utime_us = 700;
+        c.stime_us = 300;
+        assert_int_equal (tr_procs_exit (p, &c), 1);
+    }
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 350000 + 700 * 1000);
+    assert_int_equal (user, 300000 + 700 * 700);
+
+    tick.utime_us = 40000;
+    tick.cpu_exact = false;
+    assert_int_equal (tr_procs_exit (p, &tick), 1);
+    assert_false (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 350000 + 700 * 1000 + 40000);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_false (json_is_true (json_object_get (row (tools, "ticked"),
+                                                 "exact")));
+    assert_true (json_is_true (json_object_get (row (tools, "app"),
+                                                "exact")));
+    assert_true (json_is_true (json_object_get (row (tools, "short"),
+                                                "exact")));
+    json_decref (tools);
+    /* the tick-split process folded out of the table stays inexact */
+    for (int i = 0; i < 600; i++) {
+        struct tr_exit c = mkexit (4000 + i, 4000 + i, 500, "short", true,
+                                   s + 2000 + i, s + 2001 + i);
+        assert_int_equal (tr_procs_exit (p, &c), 1);
+    }
+    assert_false (tr_procs_cpu (p, &total, &user));
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_false (json_is_true (json_object_get (row (tools, "ticked"),
+                                                 "exact")));
+    json_decref (tools);
+    checked_destroy (p);
+
+    /* an exit event lost: the sum cannot be exact */
+    assert_non_null (p = tr_procs_create (NULL, NULL));
+    tr_procs_add_root (p, 500);
+    assert_int_equal (tr_procs_exit (p, &lead), 1);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    tr_procs_set_lost (p, 1);
+    assert_false (tr_procs_cpu (p, &total, &user));
     checked_destroy (p);
 }
 
@@ -1424,6 +1498,7 @@ int main (void)
         cmocka_unit_test (test_create_errors),
         cmocka_unit_test (test_exit_attribution),
         cmocka_unit_test (test_exit_threads),
+        cmocka_unit_test (test_step_cpu),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
