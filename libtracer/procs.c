@@ -131,6 +131,14 @@ struct proc {
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
     uint64_t x_user_us;         /* the user part of x_cpu_us */
+    /* CPU of the children it had reaped when first read (cutime +
+     * cstime then, us; pre_user_us its user part) and how much of it the
+     * table holds in entries of its own (children that ended before that
+     * reading); its children's inclusive CPU credited to it; what it
+     * credited to its parent; the time of its first reading (0: never)
+     */
+    uint64_t pre_us, pre_user_us, pre_known_us, kids_us, cpu_credit;
+    int64_t first_ms;
     struct tr_proc_io x_io;
     /* inclusive I/O of reaped children, subtracted from the readings;
      * children credited since the last reading; what was credited to the
@@ -239,6 +247,34 @@ static void io_add (struct tr_proc_io *a, const struct tr_proc_io *b)
 static uint64_t own_cpu_us (const struct proc *p)
 {
     return max_u64 (p->s_cpu_us, p->x_cpu_us);
+}
+
+/* CPU of reaped children that only the parent's first reading shows:
+ * children that ended before their parent was first read, whose exit
+ * records the table could not attribute then (a parent it did not know)
+ * and that may have left the window of held events since.
+ */
+static uint64_t pre_gap_us (const struct proc *p)
+{
+    return p->pre_us > p->pre_known_us ? p->pre_us - p->pre_known_us : 0;
+}
+
+/* Its first reading shows children the table never saw: more reaped CPU
+ * than the children it knows of, by more than the reading's tick.
+ */
+static bool unseen_children (const tr_procs_t *P, const struct proc *p)
+{
+    return pre_gap_us (p) > 1000000 / (uint64_t)P->hz;
+}
+
+/* The user part of pre_gap_us(), in the ratio of cutime to cstime. */
+static uint64_t pre_gap_user_us (const struct proc *p)
+{
+    uint64_t gap = pre_gap_us (p);
+
+    if (!p->pre_us)
+        return 0;
+    return (uint64_t)((long double)gap * p->pre_user_us / p->pre_us);
 }
 
 /* The user part of own_cpu_us(), from the same source. */
@@ -719,10 +755,10 @@ static void fold (tr_procs_t *P, struct proc *p)
         t->f_last_end_ms = p->end_ms;
     if (!cpu_exact (p))
         t->f_inexact++;
-    if (!p->exact)
+    if (!p->exact || unseen_children (P, p))
         P->f_inexact++;
-    P->f_cpu_us += own_cpu_us (p);
-    P->f_user_us += own_user_us (p);
+    P->f_cpu_us += own_cpu_us (p) + pre_gap_us (p);
+    P->f_user_us += own_user_us (p) + pre_gap_user_us (p);
     if (!cpu_exact (p))
         P->f_cpu_inexact++;
     P->f_memd_ns += p->x_memd_ns;
@@ -730,6 +766,30 @@ static void fold (tr_procs_t *P, struct proc *p)
     sums_sub (&P->entry_sums, &p->contrib);
     hash_remove (P, p);
     free (p);
+}
+
+/* A process's CPU with that of the children it reaped, as its parent's
+ * cutime + cstime will hold it.
+ */
+static uint64_t incl_cpu_us (const struct proc *p)
+{
+    return own_cpu_us (p) + p->kids_us + pre_gap_us (p);
+}
+
+/* Credit a child's inclusive CPU to its parent (the growth since the
+ * last credit); what ended before the parent's first reading is in that
+ * reading's cutime already.
+ */
+static void credit_cpu (struct proc *par, struct proc *c)
+{
+    uint64_t incl = incl_cpu_us (c);
+
+    if (incl <= c->cpu_credit)
+        return;
+    par->kids_us += incl - c->cpu_credit;
+    if (par->first_ms && c->end_ms <= par->first_ms)
+        par->pre_known_us += incl - c->cpu_credit;
+    c->cpu_credit = incl;
 }
 
 /* Credit a child's inclusive I/O to its parent, or the growth since the
@@ -752,6 +812,7 @@ static void credit_parent (tr_procs_t *P, struct proc *c)
         }
     if (!par)
         return;
+    credit_cpu (par, c);
     incl_io (c, &incl);
     dst = par->io_gen >= c->end_gen ? &par->child_io : &par->child_pending;
     for (size_t i = 0; i < IO_N; i++) {
@@ -828,6 +889,7 @@ struct pstat {
     pid_t ppid;
     uint64_t utime, stime, start_ticks;
     uint64_t nthreads, rss;
+    uint64_t cutime, cstime; /* reaped children's */
 };
 
 /* Parse /proc/PID/stat.  The comm field may hold spaces and ')', so the
@@ -872,6 +934,9 @@ static int parse_stat (char *buf, struct pstat *st)
     st->ppid = (pid_t)v[0];      /* field 4 */
     st->utime = v[10];           /* field 14 */
     st->stime = v[11];           /* field 15 */
+    /* fields 16, 17 (clock_t, signed): a negative one counts as 0 */
+    st->cutime = (int64_t)v[12] < 0 ? 0 : v[12];
+    st->cstime = (int64_t)v[13] < 0 ? 0 : v[13];
     st->nthreads = v[16];        /* field 20 */
     st->start_ticks = v[18];     /* field 22 */
     st->rss = v[20];             /* field 24, pages */
@@ -1188,6 +1253,12 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     p->ppid = st.ppid;
     p->seen_gen = P->gen;
     p->s_rss = st.rss;
+    if (!p->first_ms) {
+        /* children reaped before the table knew this process */
+        p->first_ms = now_ms;
+        p->pre_us = (st.cutime + st.cstime) * 1000000 / (uint64_t)P->hz;
+        p->pre_user_us = st.cutime * 1000000 / (uint64_t)P->hz;
+    }
     {
         /* the reading only grows; its user part goes with it */
         uint64_t cpu = (st.utime + st.stime) * 1000000 / (uint64_t)P->hz;
@@ -2029,8 +2100,7 @@ nomem:
 
 static void inexact_cb (tr_procs_t *P, const struct proc *p, void *arg)
 {
-    (void)P;
-    if (!p->exact)
+    if (!p->exact || unseen_children (P, p))
         (*(uint64_t *)arg)++;
 }
 
@@ -2069,8 +2139,8 @@ static void cpu_cb (tr_procs_t *P, const struct proc *p, void *arg)
     struct cpu_sum *c = arg;
 
     (void)P;
-    c->total_us += own_cpu_us (p);
-    c->user_us += own_user_us (p);
+    c->total_us += own_cpu_us (p) + pre_gap_us (p);
+    c->user_us += own_user_us (p) + pre_gap_user_us (p);
     /* a live process counts with its last reading */
     if (!p->live && !cpu_exact (p))
         c->inexact++;

@@ -843,6 +843,79 @@ static void test_step_cpu (void **state)
     checked_destroy (p);
 }
 
+/* Write file path under dir with text. */
+static void put_file (const char *dir, const char *path, const char *text)
+{
+    char full[1024];
+    FILE *f;
+
+    snprintf (full, sizeof (full), "%s/%s", dir, path);
+    assert_non_null (f = fopen (full, "w"));
+    fputs (text, f);
+    fclose (f);
+}
+
+/* A process first read with children already reaped (cutime + cstime
+ * 0.5 s): one child's exit record was held until the parent became known
+ * (0.2 s, ended before that reading), the others left no record the
+ * table could attribute.  The step's CPU has them from the reading,
+ * without counting the known child twice, and the table says that it
+ * missed processes.
+ */
+static void test_unseen_children (void **state)
+{
+    char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit kid = mkexit (201, 201, 200, "kid", true, START_MS (1100),
+                                 START_MS (1200));
+    struct tr_exit job = mkexit (200, 200, 1, "job", true, START_MS (1000),
+                                 T1 + 1000);
+    const pid_t pids[] = { 200 };
+    uint64_t total, user;
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (mkdtemp (root));
+    snprintf (dir, sizeof (dir), "%s/proc", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    snprintf (dir, sizeof (dir), "%s/proc/200", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
+                                 "btime 1700000000\n");
+    /* utime 50, stime 10, cutime 30, cstime 20 ticks; started at 1000 */
+    put_file (root, "proc/200/stat",
+              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 30 20 20 0 "
+              "1 0 1000 10000000 100 18446744073709551615\n");
+    put_file (root, "proc/200/cmdline", "job");
+    put_file (root, "proc/200/status", "Name:\tjob\nVmHWM:\t  100 kB\n");
+    kid.utime_us = 150000;
+    kid.stime_us = 50000;
+    /* the parent is not known yet: the record is held */
+    assert_int_equal (tr_procs_exit (p, &kid), 0);
+    tr_fsroot_set (root);
+    assert_int_equal (tr_procs_scan (p, pids, 1, T1), 1);
+    /* own 0.6 s, the known child's 0.2 s, 0.3 s of unseen children (user
+     * in the ratio 30:50)
+     */
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 600000 + 200000 + 300000);
+    assert_int_equal (user, 500000 + 150000 + 180000);
+    assert_int_equal (tr_procs_count (p), 2);
+    /* the parent ends, exactly: every process seen has its exit record,
+     * yet the table missed some
+     */
+    job.utime_us = 500000;
+    job.stime_us = 100000;
+    assert_int_equal (tr_procs_exit (p, &job), 1);
+    assert_int_equal (tr_procs_count_live (p), 0);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 600000 + 200000 + 300000);
+    assert_false (tr_procs_complete (p));
+    tr_fsroot_set (NULL);
+    checked_destroy (p);
+    assert_int_equal (rmtree (root), 0);
+}
+
 /* Thousands of processes: ended ones fold into per-tool sums without
  * changing the totals; names past the tracked limit and rows past
  * tools_max land in "(other)".
@@ -1499,6 +1572,7 @@ int main (void)
         cmocka_unit_test (test_exit_attribution),
         cmocka_unit_test (test_exit_threads),
         cmocka_unit_test (test_step_cpu),
+        cmocka_unit_test_teardown (test_unseen_children, reset_fsroot),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
