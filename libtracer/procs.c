@@ -131,14 +131,12 @@ struct proc {
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
     uint64_t x_user_us;         /* the user part of x_cpu_us */
-    /* CPU of the children it had reaped when first read (cutime +
-     * cstime then, us; pre_user_us its user part) and how much of it the
-     * table holds in entries of its own (children that ended before that
-     * reading); its children's inclusive CPU credited to it; what it
-     * credited to its parent; the time of its first reading (0: never)
+    /* CPU of the children it had reaped at its latest reading (cutime +
+     * cstime, us; cut_user_us its user part); the inclusive CPU of its
+     * children in the table, credited to it as they end; what it
+     * credited to its parent
      */
-    uint64_t pre_us, pre_user_us, pre_known_us, kids_us, cpu_credit;
-    int64_t first_ms;
+    uint64_t cut_us, cut_user_us, kids_us, cpu_credit;
     struct tr_proc_io x_io;
     /* inclusive I/O of reaped children, subtracted from the readings;
      * children credited since the last reading; what was credited to the
@@ -205,6 +203,7 @@ struct tr_procs {
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
     uint64_t dropped; /* events not held for want of memory */
+    uint64_t evicted; /* held events pushed out by newer ones */
     size_t rr;     /* where the next budgeted scan's turn starts */
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
@@ -249,32 +248,39 @@ static uint64_t own_cpu_us (const struct proc *p)
     return max_u64 (p->s_cpu_us, p->x_cpu_us);
 }
 
-/* CPU of reaped children that only the parent's first reading shows:
- * children that ended before their parent was first read, whose exit
- * records the table could not attribute then (a parent it did not know)
- * and that may have left the window of held events since.
+/* CPU of reaped children that only the parent's readings show: children
+ * that ended before the table knew their parent, whose exit records it
+ * could not attribute then and that may have left the window of held
+ * events since (a busy node), or whose own parent ended unread.
  */
-static uint64_t pre_gap_us (const struct proc *p)
+static uint64_t reaped_gap_us (const struct proc *p)
 {
-    return p->pre_us > p->pre_known_us ? p->pre_us - p->pre_known_us : 0;
+    /* against every child it is credited with, whenever it ended: a
+     * child reaped after the reading makes the gap smaller, never counts
+     * a child twice
+     */
+    return p->cut_us > p->kids_us ? p->cut_us - p->kids_us : 0;
 }
 
-/* Its first reading shows children the table never saw: more reaped CPU
- * than the children it knows of, by more than the reading's tick.
+/* Its readings show children the table never saw: more reaped CPU than
+ * the children it knows of, by more than the reading's tick, while held
+ * exit records were pushed out unattributed.  (A child's exit record
+ * predates the freeing of its memory, which its parent's cutime holds
+ * too: without evictions a gap is that, not a missed process.)
  */
 static bool unseen_children (const tr_procs_t *P, const struct proc *p)
 {
-    return pre_gap_us (p) > 1000000 / (uint64_t)P->hz;
+    return P->evicted > 0 && reaped_gap_us (p) > 1000000 / (uint64_t)P->hz;
 }
 
-/* The user part of pre_gap_us(), in the ratio of cutime to cstime. */
-static uint64_t pre_gap_user_us (const struct proc *p)
+/* The user part of reaped_gap_us(), in the ratio of cutime to cstime. */
+static uint64_t reaped_gap_user_us (const struct proc *p)
 {
-    uint64_t gap = pre_gap_us (p);
+    uint64_t gap = reaped_gap_us (p);
 
-    if (!p->pre_us)
+    if (!p->cut_us)
         return 0;
-    return (uint64_t)((long double)gap * p->pre_user_us / p->pre_us);
+    return (uint64_t)((long double)gap * p->cut_user_us / p->cut_us);
 }
 
 /* The user part of own_cpu_us(), from the same source. */
@@ -757,8 +763,8 @@ static void fold (tr_procs_t *P, struct proc *p)
         t->f_inexact++;
     if (!p->exact || unseen_children (P, p))
         P->f_inexact++;
-    P->f_cpu_us += own_cpu_us (p) + pre_gap_us (p);
-    P->f_user_us += own_user_us (p) + pre_gap_user_us (p);
+    P->f_cpu_us += own_cpu_us (p) + reaped_gap_us (p);
+    P->f_user_us += own_user_us (p) + reaped_gap_user_us (p);
     if (!cpu_exact (p))
         P->f_cpu_inexact++;
     P->f_memd_ns += p->x_memd_ns;
@@ -773,12 +779,11 @@ static void fold (tr_procs_t *P, struct proc *p)
  */
 static uint64_t incl_cpu_us (const struct proc *p)
 {
-    return own_cpu_us (p) + p->kids_us + pre_gap_us (p);
+    return own_cpu_us (p) + p->kids_us + reaped_gap_us (p);
 }
 
 /* Credit a child's inclusive CPU to its parent (the growth since the
- * last credit); what ended before the parent's first reading is in that
- * reading's cutime already.
+ * last credit).
  */
 static void credit_cpu (struct proc *par, struct proc *c)
 {
@@ -787,8 +792,6 @@ static void credit_cpu (struct proc *par, struct proc *c)
     if (incl <= c->cpu_credit)
         return;
     par->kids_us += incl - c->cpu_credit;
-    if (par->first_ms && c->end_ms <= par->first_ms)
-        par->pre_known_us += incl - c->cpu_credit;
     c->cpu_credit = incl;
 }
 
@@ -1253,11 +1256,13 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     p->ppid = st.ppid;
     p->seen_gen = P->gen;
     p->s_rss = st.rss;
-    if (!p->first_ms) {
-        /* children reaped before the table knew this process */
-        p->first_ms = now_ms;
-        p->pre_us = (st.cutime + st.cstime) * 1000000 / (uint64_t)P->hz;
-        p->pre_user_us = st.cutime * 1000000 / (uint64_t)P->hz;
+    {
+        /* the children it has reaped by now */
+        uint64_t cut = (st.cutime + st.cstime) * 1000000 / (uint64_t)P->hz;
+        if (cut >= p->cut_us) {
+            p->cut_us = cut;
+            p->cut_user_us = st.cutime * 1000000 / (uint64_t)P->hz;
+        }
     }
     {
         /* the reading only grows; its user part goes with it */
@@ -1534,6 +1539,8 @@ static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
            && (P->pcount == PENDING_MAX
                || P->pending[P->phead].end_unix_ms + PENDING_AGE_MS
                       < ev->end_unix_ms)) {
+        if (P->pcount == PENDING_MAX)
+            P->evicted++;
         P->phead = (P->phead + 1) % PENDING_MAX;
         P->pcount--;
     }
@@ -2139,8 +2146,8 @@ static void cpu_cb (tr_procs_t *P, const struct proc *p, void *arg)
     struct cpu_sum *c = arg;
 
     (void)P;
-    c->total_us += own_cpu_us (p) + pre_gap_us (p);
-    c->user_us += own_user_us (p) + pre_gap_user_us (p);
+    c->total_us += own_cpu_us (p) + reaped_gap_us (p);
+    c->user_us += own_user_us (p) + reaped_gap_user_us (p);
     /* a live process counts with its last reading */
     if (!p->live && !cpu_exact (p))
         c->inexact++;

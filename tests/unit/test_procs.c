@@ -855,22 +855,23 @@ static void put_file (const char *dir, const char *path, const char *text)
     fclose (f);
 }
 
-/* A process first read with children already reaped (cutime + cstime
- * 0.5 s): one child's exit record was held until the parent became known
- * (0.2 s, ended before that reading), the others left no record the
- * table could attribute.  The step's CPU has them from the reading,
- * without counting the known child twice, and the table says that it
- * missed processes.
+/* Processes first read with children already reaped (cutime + cstime
+ * 0.5 s each).  Job 200's child left its exit record in the window of
+ * held events, pushed out by other processes' exits before 200 was
+ * known (a busy node); job 300's child's record was still held and is
+ * attributed once 300 is read.  The step's CPU has both from the
+ * readings, without counting 301 twice, and the table says it missed a
+ * process.
  */
 static void test_unseen_children (void **state)
 {
     char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
     tr_procs_t *p = tr_procs_create (NULL, NULL);
-    struct tr_exit kid = mkexit (201, 201, 200, "kid", true, START_MS (1100),
-                                 START_MS (1200));
-    struct tr_exit job = mkexit (200, 200, 1, "job", true, START_MS (1000),
-                                 T1 + 1000);
-    const pid_t pids[] = { 200 };
+    struct tr_exit kid1 = mkexit (201, 201, 200, "kid", true, START_MS (1100),
+                                  START_MS (1200));
+    struct tr_exit kid2 = mkexit (301, 301, 300, "kid", true, START_MS (1100),
+                                  START_MS (1200));
+    const pid_t pids[] = { 200, 300 };
     uint64_t total, user;
 
     (void)state;
@@ -878,38 +879,56 @@ static void test_unseen_children (void **state)
     assert_non_null (mkdtemp (root));
     snprintf (dir, sizeof (dir), "%s/proc", root);
     assert_int_equal (mkdir (dir, 0755), 0);
-    snprintf (dir, sizeof (dir), "%s/proc/200", root);
-    assert_int_equal (mkdir (dir, 0755), 0);
     put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
                                  "btime 1700000000\n");
-    /* utime 50, stime 10, cutime 30, cstime 20 ticks; started at 1000 */
-    put_file (root, "proc/200/stat",
-              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 30 20 20 0 "
-              "1 0 1000 10000000 100 18446744073709551615\n");
-    put_file (root, "proc/200/cmdline", "job");
-    put_file (root, "proc/200/status", "Name:\tjob\nVmHWM:\t  100 kB\n");
-    kid.utime_us = 150000;
-    kid.stime_us = 50000;
-    /* the parent is not known yet: the record is held */
-    assert_int_equal (tr_procs_exit (p, &kid), 0);
+    for (int i = 0; i < 2; i++) {
+        char path[64], text[256];
+        int pid = i ? 300 : 200;
+        snprintf (dir, sizeof (dir), "%s/proc/%d", root, pid);
+        assert_int_equal (mkdir (dir, 0755), 0);
+        /* utime 50, stime 10, cutime 30, cstime 20 ticks; started at 1000 */
+        snprintf (path, sizeof (path), "proc/%d/stat", pid);
+        snprintf (text, sizeof (text),
+                  "%d (job) S 1 %d %d 0 -1 4194304 0 0 0 0 50 10 30 20 20 0 1 "
+                  "0 1000 10000000 100 18446744073709551615\n", pid, pid, pid);
+        put_file (root, path, text);
+        snprintf (path, sizeof (path), "proc/%d/status", pid);
+        put_file (root, path, "Name:\tjob\nVmHWM:\t  100 kB\n");
+    }
+    kid1.utime_us = kid2.utime_us = 150000;
+    kid1.stime_us = kid2.stime_us = 50000;
+    /* the parents are not known yet: the records are held, and 201's is
+     * pushed out by 128 exits of another parent
+     */
+    assert_int_equal (tr_procs_exit (p, &kid1), 0);
+    for (int i = 0; i < 128; i++) {
+        struct tr_exit o = mkexit (5000 + i, 5000 + i, 999, "other", true,
+                                   START_MS (1100), START_MS (1150));
+        assert_int_equal (tr_procs_exit (p, &o), 0);
+    }
+    assert_int_equal (tr_procs_exit (p, &kid2), 0);
     tr_fsroot_set (root);
-    assert_int_equal (tr_procs_scan (p, pids, 1, T1), 1);
-    /* own 0.6 s, the known child's 0.2 s, 0.3 s of unseen children (user
-     * in the ratio 30:50)
+    assert_int_equal (tr_procs_scan (p, pids, 2, T1), 2);
+    /* each job 0.6 s of its own; 201 unseen, 0.5 s from 200's reading;
+     * 301's 0.2 s and 0.3 s more from 300's; user in the ratio 30:50
      */
     assert_true (tr_procs_cpu (p, &total, &user));
-    assert_int_equal (total, 600000 + 200000 + 300000);
-    assert_int_equal (user, 500000 + 150000 + 180000);
-    assert_int_equal (tr_procs_count (p), 2);
-    /* the parent ends, exactly: every process seen has its exit record,
-     * yet the table missed some
+    assert_int_equal (total, 600000 + 500000 + 600000 + 200000 + 300000);
+    assert_int_equal (user, 500000 + 300000 + 500000 + 150000 + 180000);
+    assert_int_equal (tr_procs_count (p), 3);
+    /* the jobs end, exactly: every process seen has its exit record, yet
+     * the table missed one
      */
-    job.utime_us = 500000;
-    job.stime_us = 100000;
-    assert_int_equal (tr_procs_exit (p, &job), 1);
+    for (int i = 0; i < 2; i++) {
+        struct tr_exit job = mkexit (i ? 300 : 200, i ? 300 : 200, 1, "job",
+                                     true, START_MS (1000), T1 + 1000);
+        job.utime_us = 500000;
+        job.stime_us = 100000;
+        assert_int_equal (tr_procs_exit (p, &job), 1);
+    }
     assert_int_equal (tr_procs_count_live (p), 0);
     assert_true (tr_procs_cpu (p, &total, &user));
-    assert_int_equal (total, 600000 + 200000 + 300000);
+    assert_int_equal (total, 2200000);
     assert_false (tr_procs_complete (p));
     tr_fsroot_set (NULL);
     checked_destroy (p);
