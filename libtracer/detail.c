@@ -466,6 +466,16 @@ void tr_detail_sample (tr_detail_t *d,
         add_point (d, S_NPROCS, t, (double)*npids);
 }
 
+int tr_detail_exclude (tr_detail_t *d, pid_t pid)
+{
+    return tr_procs_exclude (d->procs, pid);
+}
+
+uint64_t tr_detail_excluded_us (tr_detail_t *d)
+{
+    return tr_procs_excluded_us (d->procs);
+}
+
 void tr_detail_read_all (tr_detail_t *d)
 {
     d->read_all = true;

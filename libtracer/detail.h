@@ -63,6 +63,12 @@ void tr_detail_sample (tr_detail_t *d,
                        double t,
                        double dt);
 
+/* Processes that are not the step's although they run below it
+ * (tr_procs_exclude), and the CPU they left in its processes' cutime.
+ */
+int tr_detail_exclude (tr_detail_t *d, pid_t pid);
+uint64_t tr_detail_excluded_us (tr_detail_t *d);
+
 /* The next reading reads every process of the step, whatever the
  * sampling.proc_reads budget: the final reading of a step.
  */

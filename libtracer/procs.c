@@ -73,6 +73,7 @@
 #define NAME_MAX_BYTES 255
 #define COMM_BYTES 64
 #define OTHER_NAME "(other)"
+#define EXCLUDED_MAX 64      /* excluded processes and their children */
 
 /* Sorted-by-insertion small map: exit code or signal -> count. */
 struct kv {
@@ -147,6 +148,19 @@ struct proc {
     struct sums contrib;
 };
 
+/* A process that is not the step's although it runs below one of its
+ * processes (tr_procs_exclude), or one it started.  Its exit records
+ * add up here (its own CPU and that of its children) and go, at its
+ * end, to the step's process that reaps it: that one's cutime holds
+ * them, and must not read as children the table missed.
+ */
+struct excluded {
+    pid_t pid;
+    int64_t start_ms;
+    uint64_t cpu_us;
+    bool ended;
+};
+
 struct exemap {
     uint64_t dev, ino;
     int tool;
@@ -203,7 +217,9 @@ struct tr_procs {
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
     uint64_t dropped; /* events not held for want of memory */
-    uint64_t evicted; /* held events pushed out by newer ones */
+    struct excluded excl[EXCLUDED_MAX];
+    size_t nexcl;
+    uint64_t excluded_us; /* their CPU, credited to the step's processes */
     size_t rr;     /* where the next budgeted scan's turn starts */
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
@@ -251,7 +267,10 @@ static uint64_t own_cpu_us (const struct proc *p)
 /* CPU of reaped children that only the parent's readings show: children
  * that ended before the table knew their parent, whose exit records it
  * could not attribute then and that may have left the window of held
- * events since (a busy node), or whose own parent ended unread.
+ * events since (a busy node), or whose own parent ended unread; and the
+ * last of every child's run time, which its exit record predates (the
+ * kernel sends it before it frees the process's memory: a few hundred
+ * microseconds for a short process).
  */
 static uint64_t reaped_gap_us (const struct proc *p)
 {
@@ -260,17 +279,6 @@ static uint64_t reaped_gap_us (const struct proc *p)
      * a child twice
      */
     return p->cut_us > p->kids_us ? p->cut_us - p->kids_us : 0;
-}
-
-/* Its readings show children the table never saw: more reaped CPU than
- * the children it knows of, by more than the reading's tick, while held
- * exit records were pushed out unattributed.  (A child's exit record
- * predates the freeing of its memory, which its parent's cutime holds
- * too: without evictions a gap is that, not a missed process.)
- */
-static bool unseen_children (const tr_procs_t *P, const struct proc *p)
-{
-    return P->evicted > 0 && reaped_gap_us (p) > 1000000 / (uint64_t)P->hz;
 }
 
 /* The user part of reaped_gap_us(), in the ratio of cutime to cstime. */
@@ -761,7 +769,7 @@ static void fold (tr_procs_t *P, struct proc *p)
         t->f_last_end_ms = p->end_ms;
     if (!cpu_exact (p))
         t->f_inexact++;
-    if (!p->exact || unseen_children (P, p))
+    if (!p->exact)
         P->f_inexact++;
     P->f_cpu_us += own_cpu_us (p) + reaped_gap_us (p);
     P->f_user_us += own_user_us (p) + reaped_gap_user_us (p);
@@ -1439,6 +1447,90 @@ static void exit_comm (const struct tr_exit *ev, char *name)
     sanitize (name);
 }
 
+/* The excluded entry of pid: the process itself (start within the
+ * tolerance) or, with parent, one alive when a child started then.
+ */
+static struct excluded *excluded_find (tr_procs_t *P, pid_t pid,
+                                       int64_t start_ms, bool parent)
+{
+    for (size_t i = 0; i < P->nexcl; i++) {
+        struct excluded *x = &P->excl[i];
+        if (x->pid != pid)
+            continue;
+        if (parent ? !x->ended && x->start_ms <= start_ms + START_TOL_MS
+                   : diff_ms (x->start_ms, start_ms) <= START_TOL_MS)
+            return x;
+    }
+    return NULL;
+}
+
+/* A thread's exit record of an excluded process or of a child of one:
+ * never the step's.  Returns true when it was one.
+ */
+static bool exclude_exit (tr_procs_t *P, const struct tr_exit *ev, pid_t tgid)
+{
+    int64_t start = ev->group_start_unix_ms;
+    struct excluded *x = excluded_find (P, tgid, start, false), *up;
+    struct proc *par;
+
+    if (!x) {
+        if (ev->ppid <= 1 || !excluded_find (P, ev->ppid, start, true)
+            || P->nexcl == EXCLUDED_MAX)
+            return false;
+        x = &P->excl[P->nexcl++];
+        *x = (struct excluded){ tgid, start, 0, false };
+    }
+    if (ev->aggr == TR_EXIT_TGID || x->ended)
+        return true;
+    x->cpu_us += ev->utime_us + ev->stime_us;
+    if (!ev->group_exit)
+        return true;
+    x->ended = true;
+    if ((up = excluded_find (P, ev->ppid, start, true)))
+        up->cpu_us += x->cpu_us;
+    else if ((par = find_live (P, ev->ppid))) {
+        par->kids_us += x->cpu_us;
+        P->excluded_us += x->cpu_us;
+    }
+    return true;
+}
+
+int tr_procs_exclude (tr_procs_t *P, pid_t pid)
+{
+    char base[PATH_MAX], path[PATH_MAX], rel[64];
+    struct pstat st;
+    size_t blen;
+
+    if (!P || pid <= 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (rel, sizeof (rel), "/proc/%ld", (long)pid);
+    if (tr_fsroot_path (base, sizeof (base), rel) < 0)
+        return -1;
+    blen = strlen (base);
+    if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    time_base (P);
+    if (excluded_find (P, pid, ticks_ms (P, st.start_ticks), false))
+        return 0;
+    if (P->nexcl == EXCLUDED_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    P->excl[P->nexcl++] = (struct excluded){
+        pid, ticks_ms (P, st.start_ticks), 0, false
+    };
+    return 0;
+}
+
+uint64_t tr_procs_excluded_us (tr_procs_t *P)
+{
+    return P ? P->excluded_us : 0;
+}
+
 /* Apply a thread's exit record.  Returns 1 (the step's), 0 (not), or -1
  * (ENOMEM); *created tells whether a process became known.
  */
@@ -1447,8 +1539,11 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
 {
     pid_t tgid = ev->tgid > 0 ? ev->tgid : ev->pid;
     int64_t start = ev->group_start_unix_ms;
-    struct proc *p = find_proc (P, tgid, start);
+    struct proc *p;
 
+    if (P->nexcl && exclude_exit (P, ev, tgid))
+        return 1;
+    p = find_proc (P, tgid, start);
     if (ev->aggr == TR_EXIT_TGID)
         return p ? 1 : 0;
     if (!p) {
@@ -1539,8 +1634,6 @@ static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
            && (P->pcount == PENDING_MAX
                || P->pending[P->phead].end_unix_ms + PENDING_AGE_MS
                       < ev->end_unix_ms)) {
-        if (P->pcount == PENDING_MAX)
-            P->evicted++;
         P->phead = (P->phead + 1) % PENDING_MAX;
         P->pcount--;
     }
@@ -2107,7 +2200,8 @@ nomem:
 
 static void inexact_cb (tr_procs_t *P, const struct proc *p, void *arg)
 {
-    if (!p->exact || unseen_children (P, p))
+    (void)P;
+    if (!p->exact)
         (*(uint64_t *)arg)++;
 }
 

@@ -164,6 +164,16 @@ bool tr_procs_complete (tr_procs_t *procs);
  */
 bool tr_procs_cpu (tr_procs_t *procs, uint64_t *total_us, uint64_t *user_us);
 
+/* Take pid, a live process, and the processes it starts out of the step
+ * (a prologue, a hook's interpreter running in the job's session): their
+ * exits are never attributed to it.  Their CPU is credited to the step's
+ * process that reaps them (its cutime holds it; tr_procs_excluded_us
+ * says how much).  At most 64 such processes.  Returns 0, or -1 with
+ * errno (ESRCH: no such process, ENOSPC).
+ */
+int tr_procs_exclude (tr_procs_t *procs, pid_t pid);
+uint64_t tr_procs_excluded_us (tr_procs_t *procs);
+
 /* I/O summed over every process of the step, exited ones included, each
  * process's own I/O counted once (see procs.c on reaped children).
  */

@@ -1011,6 +1011,8 @@ int tr_step_exclude (tr_step_t *step, pid_t pid)
     }
     step->excl[step->nexcl].pid = pid;
     step->excl[step->nexcl++].start = start;
+    /* nor are its exits (the process table's CPU, tree_cpu) */
+    (void)tr_detail_exclude (step->detail, pid);
     return 0;
 }
 
@@ -1674,9 +1676,14 @@ static void tree_cpu (const tr_step_t *step,
     bool table_exact = tr_detail_cpu (step->detail, &total_us, &user_us);
     double t = (double)total_us / 1e6;
     uint64_t read_us = (uint64_t)llround (*total * 1e6);
+    uint64_t excl_us = tr_detail_excluded_us (step->detail);
 
     table_exact = table_exact && step->finished && !step->restored
                   && !step->lost[0];
+    /* the readings hold the excluded processes that the step's
+     * processes reaped (their cutime), the table does not
+     */
+    read_us = read_us > excl_us ? read_us - excl_us : 0;
     /* compared in microseconds: the readings are in clock ticks */
     if (total_us == 0 || total_us < read_us
         || (total_us == read_us && !table_exact))

@@ -433,9 +433,10 @@ test_expect_success SIGNED 'munged back: the next job is signed again' '
 # CPU-heavy part falls between two readings: only the process exits
 # (taskstats, on by default) have it.  burn prints its own getrusage
 # (SELF + CHILDREN) as the job's truth.  Besides burn the job's session
-# runs its shell and tracer's own prologue (tracer-prolog, qstat; the
-# hook's python), whose CPU the step counts too: their rows in the tool
-# table are added to burn's own, and burn's row must match its own.
+# runs its shell, whose row in the tool table is added to burn's own, and
+# tracer's own prologue (tracer-prolog, qstat; the hook's python), which
+# is not the job's, in the tool table or in its CPU, exit events or not.
+# burn's row must match its own.
 # exact_cpu OUT: the record in rec.json agrees with burn's line in OUT.
 exact_cpu ()
 {
@@ -446,7 +447,9 @@ exact_cpu ()
            and (.summary.cpu.exact or .summary.processes.lost > 0)
            and .summary.cpu.user_s + .summary.cpu.system_s
                <= .summary.cpu.total_s + 1e-6
-           and ([.tools[] | .exact] | all or .summary.processes.lost > 0)" \
+           and ([.tools[] | .exact] | all or .summary.processes.lost > 0)
+           and ([.tools[].name | select(test(\"^(tracer-prolog|qstat|python3.*|pbs_python)$\"))]
+                | length == 0)" \
         rec.json &&
     within "$(jq ".tools[] | select(.name == \"burn\") | .cpu_s" rec.json)" \
         "$_own" 1 &&

@@ -860,8 +860,7 @@ static void put_file (const char *dir, const char *path, const char *text)
  * held events, pushed out by other processes' exits before 200 was
  * known (a busy node); job 300's child's record was still held and is
  * attributed once 300 is read.  The step's CPU has both from the
- * readings, without counting 301 twice, and the table says it missed a
- * process.
+ * readings, without counting 301 twice.
  */
 static void test_unseen_children (void **state)
 {
@@ -916,9 +915,7 @@ static void test_unseen_children (void **state)
     assert_int_equal (total, 600000 + 500000 + 600000 + 200000 + 300000);
     assert_int_equal (user, 500000 + 300000 + 500000 + 150000 + 180000);
     assert_int_equal (tr_procs_count (p), 3);
-    /* the jobs end, exactly: every process seen has its exit record, yet
-     * the table missed one
-     */
+    /* the jobs end: their exit records do not count the children again */
     for (int i = 0; i < 2; i++) {
         struct tr_exit job = mkexit (i ? 300 : 200, i ? 300 : 200, 1, "job",
                                      true, START_MS (1000), T1 + 1000);
@@ -929,7 +926,68 @@ static void test_unseen_children (void **state)
     assert_int_equal (tr_procs_count_live (p), 0);
     assert_true (tr_procs_cpu (p, &total, &user));
     assert_int_equal (total, 2200000);
-    assert_false (tr_procs_complete (p));
+    tr_fsroot_set (NULL);
+    checked_destroy (p);
+    assert_int_equal (rmtree (root), 0);
+}
+
+/* A prologue (210) below the job's process (200), and the qstat it runs
+ * (211), excluded: their exits are not the step's, neither as tools nor
+ * in its CPU, and once 200 has reaped them its cutime does not read as
+ * children the table missed.
+ */
+static void test_excluded (void **state)
+{
+    char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit qstat = mkexit (211, 211, 210, "qstat", true,
+                                   START_MS (1060), START_MS (1070));
+    struct tr_exit prologue = mkexit (210, 210, 200, "tracer-prolog", true,
+                                      START_MS (1050), START_MS (1080));
+    const pid_t pids[] = { 200 };
+    uint64_t total, user;
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (mkdtemp (root));
+    snprintf (dir, sizeof (dir), "%s/proc", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    snprintf (dir, sizeof (dir), "%s/proc/200", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    snprintf (dir, sizeof (dir), "%s/proc/210", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
+                                 "btime 1700000000\n");
+    put_file (root, "proc/200/stat",
+              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 0 0 20 0 1 "
+              "0 1000 10000000 100 18446744073709551615\n");
+    put_file (root, "proc/210/stat",
+              "210 (tracer-prolog) S 200 200 200 0 -1 4194304 0 0 0 0 0 0 0 "
+              "0 20 0 1 0 1050 10000000 100 18446744073709551615\n");
+    tr_fsroot_set (root);
+    assert_int_equal (tr_procs_scan (p, pids, 1, T1), 1);
+    assert_int_equal (tr_procs_exclude (p, 210), 0);
+    assert_int_equal (tr_procs_exclude (p, 210), 0); /* once */
+    assert_int_equal (tr_procs_exclude (p, 999), -1);
+    assert_int_equal (errno, ESRCH);
+    qstat.utime_us = 15000;
+    prologue.stime_us = 5000;
+    assert_int_equal (tr_procs_exit (p, &qstat), 1);
+    assert_int_equal (tr_procs_exit (p, &prologue), 1);
+    assert_int_equal (tr_procs_count (p), 1);
+    assert_int_equal (tr_procs_excluded_us (p), 20000);
+    /* 200 reaped the prologue: 2 ticks of cutime, all of them excluded */
+    put_file (root, "proc/200/stat",
+              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 1 1 20 0 1 "
+              "0 1000 10000000 100 18446744073709551615\n");
+    assert_int_equal (tr_procs_scan (p, pids, 1, T2), 1);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 600000);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 1);
+    assert_null (row (tools, "qstat"));
+    json_decref (tools);
     tr_fsroot_set (NULL);
     checked_destroy (p);
     assert_int_equal (rmtree (root), 0);
@@ -1592,6 +1650,7 @@ int main (void)
         cmocka_unit_test (test_exit_threads),
         cmocka_unit_test (test_step_cpu),
         cmocka_unit_test_teardown (test_unseen_children, reset_fsroot),
+        cmocka_unit_test_teardown (test_excluded, reset_fsroot),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
