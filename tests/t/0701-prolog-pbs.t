@@ -470,21 +470,21 @@ test_expect_success 'setup: tracerd at the default interval, process exits on' '
 '
 
 test_expect_success 'no cgroup: 2 CPUs busy to the last second, CPU within 1%' '
-    pbsjob 7130 classic/mom_priv -- "$BURN" cpu=3,threads=2 &&
-    batch_wait_record 7130.$HOST &&
-    exact_cpu classic/spool/7130.$HOST.OU
+    pbsjob 7160 classic/mom_priv -- "$BURN" cpu=3,threads=2 &&
+    batch_wait_record 7160.$HOST &&
+    exact_cpu classic/spool/7160.$HOST.OU
 '
 
 test_expect_success 'no cgroup: a 1-second job, CPU within 1%' '
-    pbsjob 7131 classic/mom_priv -- "$BURN" cpu=1 &&
-    batch_wait_record 7131.$HOST &&
-    exact_cpu classic/spool/7131.$HOST.OU
+    pbsjob 7161 classic/mom_priv -- "$BURN" cpu=1 &&
+    batch_wait_record 7161.$HOST &&
+    exact_cpu classic/spool/7161.$HOST.OU
 '
 
 test_expect_success 'no cgroup, the hook: a 1-second job, CPU within 1%' '
-    pbsjob 7132 hooked/mom_priv --hook hooks/tracer.py -- "$BURN" cpu=1 &&
-    batch_wait_record 7132.$HOST &&
-    exact_cpu hooked/spool/7132.$HOST.OU
+    pbsjob 7162 hooked/mom_priv --hook hooks/tracer.py -- "$BURN" cpu=1 &&
+    batch_wait_record 7162.$HOST &&
+    exact_cpu hooked/spool/7162.$HOST.OU
 '
 
 test_expect_success 'no cgroup or tracerd state is left behind' '
