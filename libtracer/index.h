@@ -112,6 +112,14 @@ struct tr_index_opts {
     unsigned shard_i;      /* this shard, 0 <= shard_i < shard_n */
     unsigned shard_n;      /* shards; 0: all jobs */
     unsigned max_segments; /* compact past this many per day; 0: 8 */
+    /* Called with each bad record of the scan's shard (relpath, reason),
+     * loaded now (loaded: true) or known from a segment; NULL: not told.
+     */
+    void (*bad) (const char *relpath,
+                 const char *reason,
+                 bool loaded,
+                 void *arg);
+    void *bad_arg;
 };
 
 /* What a scan did; zeroed by tr_index_scan first. */
@@ -128,6 +136,7 @@ struct tr_index_stats {
     size_t compactions;
     size_t retries;      /* listings repeated after a vanished one */
     size_t write_errors; /* segments that could not be written */
+    size_t rows_stale;   /* rows whose record file changed: reloaded */
 };
 
 /* Load and verify the record at abspath (relpath: relative to the store

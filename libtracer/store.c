@@ -205,6 +205,34 @@ char *tr_store_relpath (json_t *rec)
     return s;
 }
 
+static const char *ident_or_q (json_t *identity, const char *key)
+{
+    const char *s = ident_str (identity, key);
+
+    return s ? s : "?";
+}
+
+bool tr_store_in_place (json_t *rec,
+                        const char *relpath,
+                        char *why,
+                        size_t size)
+{
+    json_t *identity = json_object_get (rec, "identity");
+    char *rel = tr_store_relpath (rec);
+    bool ok = rel && relpath && strcmp (rel, relpath) == 0;
+
+    free (rel);
+    if (!ok && why && size > 0)
+        snprintf (why, size,
+                  "the record is job %s's (step %s, node %s, cluster %s), "
+                  "not in its place in the store (copied or moved here)",
+                  ident_or_q (identity, "job_id"),
+                  ident_or_q (identity, "step_id"),
+                  ident_or_q (identity, "node"),
+                  ident_or_q (identity, "cluster"));
+    return ok;
+}
+
 /* Create the root and any missing parents.  The root is configured by
  * the administrator, so symlinks along it are followed; only what is
  * created gets dir_mode.

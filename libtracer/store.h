@@ -101,6 +101,19 @@ int tr_store_record_path (char *buf,
  */
 char *tr_store_relpath (json_t *rec);
 
+/* Does rec's identity (cluster, job_id, step_id, node) put it at
+ * relpath (relative to the root)?  The signature covers the record, not
+ * the place it lies in: a validly signed record copied, moved or
+ * rewritten over another's place is not the record of that place, and
+ * every reader must check this.  When it is not, and why is not NULL,
+ * why says what the record claims to be ("the record is job J's (step
+ * S, node N, cluster C), not in its place in the store").
+ */
+bool tr_store_in_place (json_t *rec,
+                        const char *relpath,
+                        char *why,
+                        size_t size);
+
 /* Write a record (serialized with tr_record_dumps) atomically to its
  * place, then its day marker (created once: a re-delivery leaves it).  Returns 0, or -1 with errno preserved
  * (ENOSPC, EROFS, EACCES, ...) and the reason in error; on failure no
