@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ struct tr_store {
     int rootfd;
     struct tr_store_opts opts;
     bool writable; /* opened with opts */
+    bool no_acl;   /* the store refused an ACL (EOPNOTSUPP) */
 };
 
 /* What a directory listing keeps. */
@@ -308,6 +311,7 @@ struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf)
                                               : conf->store_owner_uid,
         .gid = conf->store_group_set ? conf->store_gid : (gid_t)-1,
         .create = true,
+        .job_access = (enum tr_store_access)conf->store_job_access,
     };
     return so;
 }
@@ -423,28 +427,127 @@ static int record_day (json_t *rec, char *buf, size_t size, tr_error_t *error)
     return 0;
 }
 
-/* The record's owner: the job's user, or the configured owner. */
+/* The record's owner and reader: with owner_is_job, the job's user
+ * owns it (TR_STORE_ACCESS_OWNER) or reads it through an ACL entry
+ * (TR_STORE_ACCESS_ACL: the writer keeps it), or neither; else the
+ * configured owner owns it, and with TR_STORE_ACCESS_ACL the job's user
+ * (when the record names one) reads it.  (uid_t)-1: none.
+ */
 static int record_owner (tr_store_t *store,
                          json_t *rec,
                          uid_t *uidp,
+                         uid_t *readerp,
                          tr_error_t *error)
 {
     json_t *v;
     json_int_t uid;
+    bool valid;
 
-    if (!store->opts.owner_is_job) {
-        *uidp = store->opts.owner_uid;
-        return 0;
-    }
     v = json_object_get (json_object_get (rec, "identity"), "uid");
     /* -1 would mean "leave as is" to fchown: never let a record ask. */
-    if (!json_is_integer (v) || (uid = json_integer_value (v)) < 0
-        || (uintmax_t)uid >= (uintmax_t)(uid_t)-1) {
+    valid = json_is_integer (v) && (uid = json_integer_value (v)) >= 0
+            && (uintmax_t)uid < (uintmax_t)(uid_t)-1;
+    *uidp = *readerp = (uid_t)-1;
+    if (!store->opts.owner_is_job) {
+        *uidp = store->opts.owner_uid;
+        if (valid && store->opts.job_access == TR_STORE_ACCESS_ACL)
+            *readerp = (uid_t)uid;
+        return 0;
+    }
+    if (!valid) {
         errno = EINVAL;
         return tr_errprintf (error, "identity.uid: expected a uid");
     }
-    *uidp = (uid_t)uid;
+    if (store->opts.job_access == TR_STORE_ACCESS_ACL)
+        *readerp = (uid_t)uid;
+    else if (store->opts.job_access != TR_STORE_ACCESS_NONE)
+        *uidp = (uid_t)uid;
     return 0;
+}
+
+/* A POSIX access ACL in the kernel's extended attribute format
+ * (linux/posix_acl_xattr.h: a version, then entries sorted by tag and
+ * id, little-endian), so that no ACL library is needed.
+ */
+#define ACL_XATTR "system.posix_acl_access"
+#define ACL_XATTR_VERSION 2
+#define ACL_TAG_USER_OBJ 0x01
+#define ACL_TAG_USER 0x02
+#define ACL_TAG_GROUP_OBJ 0x04
+#define ACL_TAG_MASK 0x10
+#define ACL_TAG_OTHER 0x20
+#define ACL_NO_ID 0xffffffffu
+
+static void acl_entry (unsigned char *p, unsigned tag, unsigned perm,
+                       uint32_t id)
+{
+    uint16_t t = htole16 ((uint16_t)tag);
+    uint16_t m = htole16 ((uint16_t)perm);
+    uint32_t i = htole32 (id);
+
+    memcpy (p, &t, 2);
+    memcpy (p + 2, &m, 2);
+    memcpy (p + 4, &i, 4);
+}
+
+/* Give reader read access to the file fd of mode mode: user::, the
+ * reader's entry (r), group::, a mask that lets the reader read (the
+ * group class bits the mode shows), other::.
+ */
+static int set_reader_acl (int fd, mode_t mode, uid_t reader)
+{
+    unsigned char buf[4 + 5 * 8];
+    uint32_t version = htole32 (ACL_XATTR_VERSION);
+    unsigned group = (mode >> 3) & 7;
+
+    memcpy (buf, &version, 4);
+    acl_entry (buf + 4, ACL_TAG_USER_OBJ, (mode >> 6) & 7, ACL_NO_ID);
+    acl_entry (buf + 12, ACL_TAG_USER, 4, (uint32_t)reader);
+    acl_entry (buf + 20, ACL_TAG_GROUP_OBJ, group, ACL_NO_ID);
+    acl_entry (buf + 28, ACL_TAG_MASK, group | 4, ACL_NO_ID);
+    acl_entry (buf + 36, ACL_TAG_OTHER, mode & 7, ACL_NO_ID);
+    return fsetxattr (fd, ACL_XATTR, buf, sizeof (buf), 0);
+}
+
+/* Let the job's user read the record just renamed into place: an ACL
+ * entry, or where the store has none (EOPNOTSUPP), with owner_is_job,
+ * the user owns it without write permission.  Until this is done the
+ * file is its writer's alone (never readable by anyone it should not
+ * be); on failure the caller's retry of the put does it again.
+ */
+static int grant_reader (tr_store_t *store,
+                         int jobfd,
+                         const char *name,
+                         mode_t mode,
+                         uid_t reader,
+                         tr_error_t *error)
+{
+    int fd = openat (jobfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+
+    if (fd < 0 || fstat (fd, &st) < 0)
+        goto error;
+    if (!S_ISREG (st.st_mode)) {
+        errno = EINVAL;
+        goto error;
+    }
+    if (!store->no_acl && set_reader_acl (fd, mode, reader) == 0)
+        goto done;
+    if (!store->no_acl && errno != EOPNOTSUPP && errno != ENOTSUP)
+        goto error;
+    store->no_acl = true;
+    if (store->opts.owner_is_job
+        && (fchown (fd, reader, (gid_t)-1) < 0
+            || fchmod (fd, mode & ~(mode_t)0222) < 0))
+        goto error;
+done:
+    close (fd);
+    return 0;
+error:
+    tr_errprintf (error, "%s/.../%s: give its user read access: %s",
+                  store->root, name, strerror (errno));
+    close_keep_errno (fd);
+    return -1;
 }
 
 /* The day marker's name for a record: "<job_id>@<step_id>@<node>", or,
@@ -557,6 +660,8 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
     char name[NAME_MAX + 1];
     char day[16];
     uid_t uid = (uid_t)-1;
+    uid_t reader = (uid_t)-1;
+    mode_t mode;
     char *data;
     int jobfd;
     int rc;
@@ -574,8 +679,14 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
      */
     if (get_ident (rec, &id, error) < 0
         || record_day (rec, day, sizeof (day), error) < 0
-        || record_owner (store, rec, &uid, error) < 0)
+        || record_owner (store, rec, &uid, &reader, error) < 0)
         return -1;
+    /* Records are never rewritten in place (a re-delivery replaces the
+     * file by rename): one the job's user owns gets no write permission.
+     */
+    mode = store->opts.file_mode;
+    if (store->opts.owner_is_job && uid != (uid_t)-1)
+        mode &= ~(mode_t)0222;
     if (job_relpath (rel, sizeof (rel), id.cluster, id.job_id) < 0
         || fmt_path (name, sizeof (name), "%s.%s.json", id.step_id, id.node)
                < 0)
@@ -592,9 +703,10 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
         free_keep_errno (data);
         return -1;
     }
-    rc = tr_path_write_atomic (jobfd, name, data, strlen (data),
-                               store->opts.file_mode, uid, store->opts.gid,
-                               error);
+    rc = tr_path_write_atomic (jobfd, name, data, strlen (data), mode, uid,
+                               store->opts.gid, error);
+    if (rc == 0 && reader != (uid_t)-1)
+        rc = grant_reader (store, jobfd, name, mode, reader, error);
     close_keep_errno (jobfd);
     free_keep_errno (data);
     if (rc < 0)

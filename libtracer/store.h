@@ -42,18 +42,36 @@
  */
 typedef struct tr_store tr_store_t;
 
+/* How the job's user (identity.uid) reads their records. */
+enum tr_store_access {
+    /* With owner_is_job: the record is chowned to the job's user, with
+     * no write permission (an owner may chmod and rewrite it: readers
+     * notice, tr_store_in_place and the index's file identities).
+     */
+    TR_STORE_ACCESS_OWNER = 0,
+    /* The record stays its writer's (owner_is_job) or owner_uid's, and a
+     * POSIX ACL entry (user:<uid>:r) lets the job's user read it: nobody
+     * but the writer can alter it.  Where the store does not support
+     * ACLs (EOPNOTSUPP: NFSv4, some FUSE), as TR_STORE_ACCESS_OWNER.
+     */
+    TR_STORE_ACCESS_ACL = 1,
+    /* Nothing for the job's user: owner and group only. */
+    TR_STORE_ACCESS_NONE = 2,
+};
+
 struct tr_store_opts {
     mode_t file_mode;     /* record file mode, e.g. 0640 */
     mode_t dir_mode;      /* directories created, e.g. 0755 */
-    bool owner_is_job;    /* chown each record to identity.uid */
+    bool owner_is_job;    /* the job's user (identity.uid) reads records */
     uid_t owner_uid;      /* else this owner; (uid_t)-1 = leave as is */
     gid_t gid;            /* group; (gid_t)-1 = leave as is */
     bool create;          /* create the root if missing */
+    enum tr_store_access job_access; /* see above; 0: OWNER */
 };
 
 /* The options for writing the shared store as the configuration says
- * (store.file_mode, store.dir_mode, store.owner, store.group), with
- * create set.
+ * (store.file_mode, store.dir_mode, store.owner, store.group,
+ * store.job_access), with create set.
  */
 struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf);
 
