@@ -312,6 +312,7 @@ struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf)
         .gid = conf->store_group_set ? conf->store_gid : (gid_t)-1,
         .create = true,
         .job_access = (enum tr_store_access)conf->store_job_access,
+        .keep_others = true,
     };
     return so;
 }
@@ -653,6 +654,72 @@ error:
     return -1;
 }
 
+/* A record's identity.uid, or -1 when it has none that is a uid. */
+static long long rec_uid (json_t *rec)
+{
+    json_t *v = json_object_get (json_object_get (rec, "identity"), "uid");
+    json_int_t uid;
+
+    if (!json_is_integer (v) || (uid = json_integer_value (v)) < 0
+        || (uintmax_t)uid >= (uintmax_t)(uid_t)-1)
+        return -1;
+    return (long long)uid;
+}
+
+/* Records are at most this big (a long step's series and tool tables
+ * are a few MB).
+ */
+#define RECORD_MAX ((size_t)256 << 20)
+
+/* The uid of the record at name in dirfd: 0 with *uid (-1: none, or not
+ * parsable), 1 when there is no record, -1 with errno.
+ */
+static int place_uid (int dirfd, const char *name, long long *uid)
+{
+    size_t len;
+    char *text = tr_path_read_file (dirfd, name, RECORD_MAX, &len, NULL);
+    json_t *rec;
+
+    if (!text)
+        return errno == ENOENT ? 1 : -1;
+    rec = json_loadb (text, len, 0, NULL);
+    free (text);
+    *uid = rec ? rec_uid (rec) : -1;
+    json_decref (rec);
+    return 0;
+}
+
+/* Write a record aside, under <cluster>/refused/<job>/ (tr_store_put). */
+static int put_aside (tr_store_t *store,
+                      const struct ident *id,
+                      long long uid,
+                      const char *data,
+                      tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char name[NAME_MAX + 1];
+    int fd;
+    int rc;
+
+    if (fmt_path (rel, sizeof (rel), "%s/" TR_STORE_REFUSED "/%s",
+                  id->cluster, id->job_id)
+            < 0
+        || fmt_path (name, sizeof (name), "%s.%s.uid%lld.json", id->step_id,
+                     id->node, uid)
+               < 0)
+        return tr_errprintf (error, "store %s: refused record path: %s",
+                             store->root, strerror (errno));
+    if ((fd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode,
+                                 error))
+        < 0)
+        return -1;
+    rc = tr_path_write_atomic (fd, name, data, strlen (data),
+                               store->opts.file_mode & 0660, (uid_t)-1,
+                               store->opts.gid, error);
+    close_keep_errno (fd);
+    return rc < 0 ? -1 : 1;
+}
+
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
 {
     struct ident id = { NULL, NULL, NULL, NULL };
@@ -702,6 +769,24 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
     if (jobfd < 0) {
         free_keep_errno (data);
         return -1;
+    }
+    if (store->opts.keep_others && rec_uid (rec) >= 0) {
+        long long there = -1;
+        int prc = place_uid (jobfd, name, &there);
+
+        if (prc < 0) {
+            tr_errprintf (error, "%s/%s/%s: %s", store->root, rel, name,
+                          strerror (errno));
+            close_keep_errno (jobfd);
+            free_keep_errno (data);
+            return -1;
+        }
+        if (prc == 0 && there >= 0 && there != rec_uid (rec)) {
+            close (jobfd);
+            rc = put_aside (store, &id, rec_uid (rec), data, error);
+            free_keep_errno (data);
+            return rc;
+        }
     }
     rc = tr_path_write_atomic (jobfd, name, data, strlen (data), mode, uid,
                                store->opts.gid, error);
@@ -1253,4 +1338,49 @@ int tr_store_foreach_all (tr_store_t *store,
     if (rc < 0)
         return -1;
     return w.stopped ? w.stopval : w.count;
+}
+
+int tr_store_job_has_other_uid (tr_store_t *store,
+                                const char *cluster,
+                                const char *job_id,
+                                uid_t uid,
+                                tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **names;
+    size_t n;
+    int fd;
+    int found = 0;
+
+    if (!store || !job_id) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store: invalid argument");
+    }
+    if (check_ids (cluster, job_id, error) < 0)
+        return -1;
+    if (job_relpath (rel, sizeof (rel), cluster, job_id) < 0)
+        return tr_errprintf (error, "job %s: %s", job_id, strerror (errno));
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    }
+    if (list_names (fd, LIST_RECORDS, &names, &n) < 0)
+        return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
+        tr_store_free_names (names, n);
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    }
+    for (size_t i = 0; i < n && !found; i++) {
+        long long u = -1;
+        int rc = place_uid (fd, names[i], &u);
+        if (rc == 0 && u != (long long)uid)
+            found = 1;
+    }
+    tr_store_free_names (names, n);
+    close (fd);
+    return found;
 }

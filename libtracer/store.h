@@ -67,11 +67,15 @@ struct tr_store_opts {
     gid_t gid;            /* group; (gid_t)-1 = leave as is */
     bool create;          /* create the root if missing */
     enum tr_store_access job_access; /* see above; 0: OWNER */
+    /* Never replace a record of another uid (identity.uid): a put whose
+     * place holds one writes the new record aside (tr_store_put).
+     */
+    bool keep_others;
 };
 
 /* The options for writing the shared store as the configuration says
  * (store.file_mode, store.dir_mode, store.owner, store.group,
- * store.job_access), with create set.
+ * store.job_access), with create and keep_others set.
  */
 struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf);
 
@@ -144,6 +148,27 @@ bool tr_store_in_place (json_t *rec,
  * replaces the record (no duplicate) and completes the marker.
  */
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error);
+
+/* With opts->keep_others, a put whose place holds a record of another
+ * uid (a job id reused, or a record made to collide with another user's)
+ * leaves that record alone and writes the new one aside, where no
+ * listing counts it and an administrator finds it:
+ *
+ *   <cluster>/refused/<job_id>/<step_id>.<node>.uid<uid>.json
+ *
+ * and returns 1 (the record is kept, not lost, and no retry is due).
+ */
+#define TR_STORE_REFUSED "refused"
+
+/* Does the store hold a record of job_id in cluster whose identity.uid
+ * is not uid (records that cannot be read or parsed count as another
+ * uid's)?  1 yes, 0 no (or no records), -1 with errno and error.
+ */
+int tr_store_job_has_other_uid (tr_store_t *store,
+                                const char *cluster,
+                                const char *job_id,
+                                uid_t uid,
+                                tr_error_t *error);
 
 /* Call fn with the absolute path of every record of job_id in cluster
  * (any step and node).  Returns the number of records, or -1 with errno
