@@ -27,6 +27,7 @@ struct collect {
     const struct tr_query *q;
     tr_rowset_t *set;
     size_t unsigned_dropped;
+    const char *root; /* the store's, absolute, while it is scanned */
 };
 
 /* The index's loader: a verified record's summary.  Tampered and forged
@@ -89,8 +90,7 @@ static void index_bad (const char *relpath,
                        void *arg)
 {
     struct collect *c = arg;
-    const char *root = c->r->store_path ? c->r->store_path
-                                        : c->r->conf->store_path;
+    const char *root = c->root;
 
     /* A user's listing is not told of others' records: the count says
      * there were some.
@@ -186,8 +186,10 @@ static int collect_store (struct collect *c)
         tr_store_destroy (store);
         return rc;
     }
+    c->root = tr_store_root (store);
     rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
                         c, c->set->pool, &st, &error);
+    c->root = NULL;
     tr_store_destroy (store);
     if (rc < 0) {
         rep_err ("%s\n", tr_error_str (&error));
