@@ -829,10 +829,32 @@ static int use_segment (struct scan *sc, struct seg *seg)
             }
         }
         else if (starts (p, n, "#bad")) {
+            bool have_id;
+            const char *idline = fline;
+            size_t idlen = flen;
+
+            fline = NULL;
             if (split_fields (p, n, f, fe, 2) != 2)
                 return 1;
             plen = (size_t)(fe[0] - f[0]);
+            have_id = idline && fplen == plen && memcmp (fpath, f[0], plen) == 0;
+            /* A bad record whose file changed since (repaired, or
+             * replaced again) is loaded again; one indexed without its
+             * file's identity stays bad.
+             */
+            if (have_id && !keyset_has (&d->keys, f[0], plen)
+                && path_job (f[0], plen, &job, &jlen)
+                && in_shard (sc, job, jlen)
+                && !file_unchanged (sc, f[0], plen, &fid)) {
+                if (keyset_add (&d->keys, f[0], plen) < 0
+                    || add_stale (d, f[0], plen) < 0)
+                    return -1;
+                sc->st->rows_stale++;
+                p = nl + 1;
+                continue;
+            }
             if ((rc = keyset_add (&d->keys, f[0], plen)) < 0
+                || (rc == 1 && have_id && keep_line (sc, idline, idlen) < 0)
                 || (rc == 1 && keep_line (sc, p, n) < 0))
                 return -1;
             if (rc == 1 && path_job (f[0], plen, &job, &jlen)
@@ -1125,21 +1147,22 @@ static int load_one (struct scan *sc, const char *rel, bool check_day)
                 goto nomem;
             rc = 1;
         }
-        have_id = have_id
-                  && fstatat (sc->rootfd, rel, &after, AT_SYMLINK_NOFOLLOW)
-                         == 0
-                  && after.st_dev == before.st_dev
-                  && after.st_ino == before.st_ino
-                  && after.st_size == before.st_size
-                  && ts_ns (&after.st_mtim) == ts_ns (&before.st_mtim)
-                  && ts_ns (&after.st_ctim) == ts_ns (&before.st_ctim);
     }
+    have_id = have_id
+              && fstatat (sc->rootfd, rel, &after, AT_SYMLINK_NOFOLLOW) == 0
+              && after.st_dev == before.st_dev
+              && after.st_ino == before.st_ino
+              && after.st_size == before.st_size
+              && ts_ns (&after.st_mtim) == ts_ns (&before.st_mtim)
+              && ts_ns (&after.st_ctim) == ts_ns (&before.st_ctim);
     if (!(key = arena_dup (&d->arena, rel, strlen (rel)))
         || keyset_add (&d->keys, key, strlen (key)) < 0)
         goto nomem;
     if (rc != 0) {
         sc->st->bad++;
-        if (sc->o.write && append_bad (d, rel, sc->row.reason) < 0)
+        if (sc->o.write
+            && ((have_id && append_file (d, rel, &before) < 0)
+                || append_bad (d, rel, sc->row.reason) < 0))
             goto nomem;
         d->dbad++;
         report_bad (sc, rel, strlen (rel),

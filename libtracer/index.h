@@ -37,8 +37,9 @@
  *                                 is not retried by every scan
  *   #file<TAB><path><TAB><dev><TAB><ino><TAB><size><TAB><mtime ns><TAB><ctime ns>
  *                                 the identity of the record file the next
- *                                 row was made from (stat'ed before it was
- *                                 read; none when it changed meanwhile)
+ *                                 row or #bad was made from (stat'ed before
+ *                                 it was read; none when it changed
+ *                                 meanwhile)
  *   #marker<TAB><name>            a per-job or hashed day marker (store.h)
  *                                 whose job's records of the day are in
  *                                 this segment or an older one
@@ -95,7 +96,8 @@
  * file stat'ed (one fstatat, no read) and compared with its #file line:
  * a row without one, or whose file differs, is not passed on (nor any
  * older segment's row of that path: stats->rows_stale); the record is
- * loaded and verified again, and a writer indexes what it is now.  A
+ * loaded and verified again, and a writer indexes what it is now; so is
+ * a #bad record whose file changed (repaired).  A
  * loaded record whose identity does not name its path (tr_store_in_place)
  * is bad.  Every bad record of the scan's shard, loaded now or known from
  * a segment, is passed to opts->bad.

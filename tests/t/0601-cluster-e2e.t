@@ -227,7 +227,7 @@ test_expect_success TWO_USERS 'a user can neither rewrite, replace, rename, dele
 
 # Where the store has no POSIX ACLs the user owns their record (read
 # only), and may chmod and rewrite it: every reader says so.
-test_expect_success TWO_USERS 'where a user owns their record, a rewrite is named by every listing, --waste, --reindex and -j' '
+test_expect_success TWO_USERS 'where a user owns their record, a rewrite is named by every listing, --waste, --reindex and -j, until repaired' '
     j1=$(cat tracertest.job) && jo=$(cat other.job) &&
     f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$j1/*" -name "0.*.json") &&
     as_admin $REPORT -a >before.out 2>before.err &&
@@ -250,7 +250,11 @@ test_expect_success TWO_USERS 'where a user owns their record, a rewrite is name
     test_expect_code 3 as_admin $REPORT -j $j1 >j.out 2>j.err &&
     grep -q "$why" j.err &&
     test_expect_code 3 as_admin $REPORT -a --no-index >n.out 2>n.err &&
-    grep -q "$why" n.err
+    grep -q "$why" n.err &&
+    # repaired: listed again, nothing said
+    cat hostile.saved >"$f" && chown root "$f" && chmod 640 "$f" &&
+    as_admin $REPORT -a >after.out 2>after.err &&
+    grep -q "^$j1\\." after.out && test_must_be_empty after.err
 '
 
 test_expect_success 'stop the cluster; nothing is left running' '
