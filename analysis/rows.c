@@ -183,6 +183,7 @@ static int collect_store (struct collect *c)
      */
     if (r->no_index) {
         rc = collect_direct (c, store, cluster, from, to);
+        rep_node_drops (store, cluster);
         tr_store_destroy (store);
         return rc;
     }
@@ -190,6 +191,7 @@ static int collect_store (struct collect *c)
     rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
                         c, c->set->pool, &st, &error);
     c->root = NULL;
+    rep_node_drops (store, cluster);
     tr_store_destroy (store);
     if (rc < 0) {
         rep_err ("%s\n", tr_error_str (&error));

@@ -486,8 +486,29 @@ static void reply (int fd, bool ok, const char *err)
     json_decref (r);
 }
 
+/* Records that could not be delivered at all, since counting began on
+ * this node (kept in <state_dir>/pending/drops, so across restarts but
+ * not reboots): lost, dropped past spool.pending_max (or left unsaved
+ * when tracerd stopped); moved_aside, spool files that were not a
+ * readable record, kept as "*.bad" beside where they were.  The
+ * forwarder copies them to the store (tr_store_put_node_status), where
+ * tracer-report's listing shows them.
+ */
+static struct {
+    uint64_t lost;
+    uint64_t moved_aside;
+    long long since;        /* unix time of the first drop counted */
+} drops;
+
+/* Spool files the forwarder moved aside this round, told to tracerd
+ * through its pipe when it ends.
+ */
+static uint64_t fwd_moved;
+
+static void save_drops (void);
+
 /* Forward every spooled record to the store.  A record that cannot be
- * parsed is moved aside (never deleted) and reported.
+ * parsed is moved aside (never deleted), reported and counted.
  */
 static int forward_one (const char *path, void *arg)
 {
@@ -505,6 +526,8 @@ static int forward_one (const char *path, void *arg)
         logmsg (LOG_ERR, "spool: %s; kept as %s", tr_error_str (&error), bad);
         if (rename (path, bad) < 0)
             logmsg (LOG_ERR, "rename %s: %s", path, strerror (errno));
+        else
+            fwd_moved++;
         return 0;
     }
     if (tr_store_put (d.store, rec, &error) < 0) {
@@ -521,6 +544,41 @@ static int forward_one (const char *path, void *arg)
     else
         logmsg (LOG_DEBUG, "forwarded %s", path);
     return 0;
+}
+
+/* This node's name in the store's status files: the host name up to
+ * its first '.'.
+ */
+static int status_node (char *buf, size_t size)
+{
+    if (gethostname (buf, size) < 0)
+        return -1;
+    buf[size - 1] = '\0';
+    buf[strcspn (buf, ".")] = '\0';
+    return tr_record_id_is_safe (buf) ? 0 : -1;
+}
+
+/* In the forwarder: the drop counters to the store, for tracer-report. */
+static void forward_status (void)
+{
+    char node[256];
+    tr_error_t error;
+    json_t *st;
+
+    if (status_node (node, sizeof (node)) < 0)
+        return;
+    st = json_pack ("{s:I s:I s:I s:I}", "records_lost", (json_int_t)drops.lost,
+                    "spool_moved_aside",
+                    (json_int_t)(drops.moved_aside + fwd_moved), "since",
+                    (json_int_t)(drops.since ? drops.since : time (NULL)),
+                    "updated",
+                    (json_int_t)time (NULL));
+    if (!st
+        || tr_store_put_node_status (d.store, d.conf->cluster_name, node, st,
+                                     &error) < 0)
+        logmsg (LOG_WARNING, "store: node status: %s",
+                st ? tr_error_str (&error) : "out of memory");
+    json_decref (st);
 }
 
 /* One forwarding round, in the forwarder: 0 when the spool was drained,
@@ -547,6 +605,14 @@ static int forward_all (void)
         logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
         failed = 1;
     }
+    /* Forwarded records leave their job directories and day markers
+     * behind: without this the spool grows by the day and every round
+     * walks all of it.
+     */
+    if (tr_store_prune (d.spool, &error) < 0)
+        logmsg (LOG_WARNING, "spool: cleaning: %s", tr_error_str (&error));
+    if (drops.lost + drops.moved_aside + fwd_moved > 0)
+        forward_status ();
     tr_store_destroy (d.store);
     d.store = NULL;
     return failed ? 1 : 0;
@@ -587,6 +653,8 @@ static void forward_start (double now)
         return;
     }
     if (pid == 0) {
+        int rc;
+
         /* a forwarder left hanging must not keep the socket or the
          * taskstats listener of a stopped tracerd
          */
@@ -594,7 +662,12 @@ static void forward_start (double now)
         close (d.listen_fd);
         if (d.taskstats)
             close (tr_taskstats_fd (d.taskstats));
-        _exit (forward_all ());
+        fwd_moved = 0;
+        rc = forward_all ();
+        /* what tracerd counts: the pipe holds it until tracerd reaps */
+        if (fwd_moved > 0)
+            (void)!write (p[1], &fwd_moved, sizeof (fwd_moved));
+        _exit (rc);
     }
     close (p[1]);
     fwd.pid = pid;
@@ -610,8 +683,16 @@ static void forward_start (double now)
 static void forward_reap (double now)
 {
     int status = 0;
+    uint64_t moved = 0;
     bool failed;
 
+    if (read (fwd.fd, &moved, sizeof (moved)) == (ssize_t)sizeof (moved)
+        && moved > 0) {
+        drops.moved_aside += moved;
+        if (drops.since == 0)
+            drops.since = (long long)time (NULL);
+        save_drops ();
+    }
     close (fwd.fd);
     fwd.fd = -1;
     while (waitpid (fwd.pid, &status, 0) < 0 && errno == EINTR)
@@ -659,7 +740,329 @@ static void forward_spool (double now)
         forward_start (now);
 }
 
-/* Sign, check and spool a final record; takes the reference. */
+/* Records the spool refused (full, read-only, ...).  Each is kept in
+ * memory and, where the state dir allows, in <state_dir>/pending as
+ * "<its spool path, '/' made '@'>" (a re-delivery replaces its file), is
+ * retried with the forwarder's back-off, and is removed from both once
+ * spooled.  A tracerd that starts spools the files it finds there
+ * (respool_pending), so a restart loses none.  When the state dir is
+ * full too, a reserve file there (PENDING_RESERVE bytes, made while
+ * there is room) is given up to make room for them, and made again once
+ * nothing waits.  At most spool.pending_max wait: past that a record is
+ * dropped and counted (drops.lost).
+ */
+#define PENDING_RESERVE (1 << 20)
+
+struct pending {
+    char key[600];
+    char name[600];      /* its file in the pending dir */
+    json_t *rec;
+    bool saved;          /* its file is written */
+};
+
+static struct {
+    struct pending *v;
+    size_t n, cap;
+    double next;         /* monotonic time of the next try */
+    double backoff;
+    int dirfd;           /* <state_dir>/pending, or -1 */
+    int reservefd;       /* its "reserve" file, or -1 */
+    bool reserve_used;
+} pend = { .dirfd = -1, .reservefd = -1 };
+
+static void save_drops (void)
+{
+    char text[160];
+    tr_error_t error;
+    int n;
+
+    if (pend.dirfd < 0)
+        return;
+    n = snprintf (text, sizeof (text),
+                  "{\"records_lost\":%llu,\"spool_moved_aside\":%llu,"
+                  "\"since\":%lld}\n",
+                  (unsigned long long)drops.lost,
+                  (unsigned long long)drops.moved_aside, drops.since);
+    if (tr_path_replace (pend.dirfd, "drops", text, (size_t)n, 0600,
+                         (uid_t)-1, (gid_t)-1, &error) < 0)
+        logmsg (LOG_WARNING, "state: drop counters: %s",
+                tr_error_str (&error));
+}
+
+static void load_drops (void)
+{
+    tr_error_t error;
+    size_t n;
+    char *text;
+    json_t *o;
+
+    if (pend.dirfd < 0
+        || !(text = tr_path_read_file (pend.dirfd, "drops", 4096, &n,
+                                       &error)))
+        return;
+    o = json_loadb (text, n, 0, NULL);
+    free (text);
+    drops.lost = (uint64_t)json_integer_value (
+        json_object_get (o, "records_lost"));
+    drops.moved_aside = (uint64_t)json_integer_value (
+        json_object_get (o, "spool_moved_aside"));
+    drops.since = (long long)json_integer_value (json_object_get (o, "since"));
+    json_decref (o);
+}
+
+/* A record dropped for good: counted, kept for the next start, and
+ * passed to the store by the next forwarding round.
+ */
+static void count_lost (const char *key, const char *why)
+{
+    drops.lost++;
+    if (drops.since == 0)
+        drops.since = (long long)time (NULL);
+    logmsg (LOG_ERR, "step %s: record lost: %s (%llu lost since %lld)", key,
+            why, (unsigned long long)drops.lost, drops.since);
+    save_drops ();
+    fwd.pending = true;
+    d.next_forward = 0;
+}
+
+/* The reserve: room kept in the state dir for pending records. */
+static void make_reserve (void)
+{
+    if (pend.dirfd < 0)
+        return;
+    if (pend.reservefd < 0)
+        pend.reservefd = openat (pend.dirfd, "reserve",
+                                 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                                 0600);
+    if (pend.reservefd >= 0
+        && posix_fallocate (pend.reservefd, 0, PENDING_RESERVE) == 0)
+        pend.reserve_used = false;
+}
+
+static int pending_save (struct pending *p)
+{
+    tr_error_t error;
+    char *text;
+    int rc;
+
+    if (pend.dirfd < 0)
+        return -1;
+    if (!(text = tr_record_dumps (p->rec)))
+        return -1;
+    rc = tr_path_replace (pend.dirfd, p->name, text, strlen (text), 0600,
+                          (uid_t)-1, (gid_t)-1, &error);
+    if (rc < 0 && (errno == ENOSPC || errno == EDQUOT)
+        && pend.reservefd >= 0 && !pend.reserve_used
+        && ftruncate (pend.reservefd, 0) == 0) {
+        pend.reserve_used = true;
+        logmsg (LOG_WARNING, "state dir %s full: its reserve is given to "
+                "records waiting for the spool", d.conf->state_dir);
+        rc = tr_path_replace (pend.dirfd, p->name, text, strlen (text), 0600,
+                              (uid_t)-1, (gid_t)-1, &error);
+    }
+    free (text);
+    if (rc < 0) {
+        logmsg (LOG_WARNING, "step %s: record kept in memory only (a "
+                "restart now would lose it): %s", p->key,
+                tr_error_str (&error));
+        return -1;
+    }
+    p->saved = true;
+    return 0;
+}
+
+/* Keep a record the spool refused; takes the reference.  saved: it is
+ * in the pending dir already (found there at start).
+ */
+static void pending_add (const char *key, json_t *rec, const char *name,
+                         bool saved)
+{
+    struct pending *p = NULL;
+    char *rel = NULL;
+
+    if (!name) {
+        if (!(rel = tr_store_relpath (rec))) {
+            count_lost (key, "its identity is not path-safe");
+            json_decref (rec);
+            return;
+        }
+        for (char *c = rel; *c; c++)
+            if (*c == '/')
+                *c = '@';
+        name = rel;
+    }
+    for (size_t i = 0; i < pend.n; i++)
+        if (!strcmp (pend.v[i].name, name))
+            p = &pend.v[i]; /* a re-delivery replaces it */
+    if (!p && pend.n >= (size_t)d.conf->spool_pending_max) {
+        char why[160];
+        snprintf (why, sizeof (why), "%zu records already wait for the "
+                  "spool (spool.pending_max)", pend.n);
+        count_lost (key, why);
+        json_decref (rec);
+        free (rel);
+        return;
+    }
+    if (!p && pend.n == pend.cap) {
+        size_t cap = pend.cap ? pend.cap * 2 : 16;
+        struct pending *v = realloc (pend.v, cap * sizeof (*v));
+        if (!v) {
+            count_lost (key, "out of memory");
+            json_decref (rec);
+            free (rel);
+            return;
+        }
+        pend.v = v;
+        pend.cap = cap;
+    }
+    if (!p) {
+        p = &pend.v[pend.n++];
+        memset (p, 0, sizeof (*p));
+    }
+    else
+        json_decref (p->rec);
+    snprintf (p->key, sizeof (p->key), "%s", key);
+    snprintf (p->name, sizeof (p->name), "%s", name);
+    p->rec = rec;
+    p->saved = saved;
+    free (rel);
+    if (!p->saved)
+        (void)pending_save (p);
+    if (pend.backoff == 0) {
+        pend.backoff = d.conf->spool_retry_s;
+        pend.next = tr_when_monotonic () + pend.backoff;
+    }
+}
+
+/* Try the waiting records again, oldest first, while the spool takes
+ * them.
+ */
+static void pending_retry (double now)
+{
+    size_t done = 0;
+    tr_error_t error;
+
+    if (pend.n == 0 || now < pend.next)
+        return;
+    for (; done < pend.n; done++) {
+        struct pending *p = &pend.v[done];
+        if (tr_store_put (d.spool, p->rec, &error) < 0) {
+            logmsg (LOG_DEBUG, "spool still refuses records: %s",
+                    tr_error_str (&error));
+            break;
+        }
+        logmsg (LOG_INFO, "step %s: record written (it waited for the "
+                "spool)", p->key);
+        if (pend.dirfd >= 0 && unlinkat (pend.dirfd, p->name, 0) < 0
+            && errno != ENOENT)
+            logmsg (LOG_WARNING, "state: removing pending %s: %s", p->name,
+                    strerror (errno));
+        json_decref (p->rec);
+        fwd.pending = true;
+        d.next_forward = 0;
+    }
+    memmove (pend.v, pend.v + done, (pend.n - done) * sizeof (*pend.v));
+    pend.n -= done;
+    /* what could not be saved before may be now */
+    for (size_t i = 0; i < pend.n; i++)
+        if (!pend.v[i].saved)
+            (void)pending_save (&pend.v[i]);
+    if (pend.n == 0) {
+        logmsg (LOG_NOTICE, "spool %s is writable again; no record waits",
+                d.conf->spool_path);
+        pend.backoff = 0;
+        if (pend.reserve_used)
+            make_reserve ();
+        return;
+    }
+    pend.backoff = fmin (pend.backoff * 2, d.conf->spool_retry_max_s);
+    pend.next = now + pend.backoff;
+}
+
+static bool pending_file (const char *name, void *arg)
+{
+    size_t len = strlen (name);
+
+    (void)arg;
+    return name[0] != '.' && len > 5 && !strcmp (name + len - 5, ".json");
+}
+
+/* At start: the records a previous tracerd could not spool. */
+static void respool_pending (void)
+{
+    char **names;
+    size_t n;
+    int fd;
+
+    if (pend.dirfd < 0 || (fd = dup (pend.dirfd)) < 0)
+        return;
+    if (tr_store_list (fd, pending_file, NULL, DT_REG, &names, &n) < 0) {
+        logmsg (LOG_ERR, "state: pending records: %s", strerror (errno));
+        close (fd);
+        return;
+    }
+    close (fd);
+    for (size_t i = 0; i < n; i++) {
+        size_t size;
+        tr_error_t error;
+        char key[600];
+        char *text;
+        json_t *rec;
+
+        text = tr_path_read_file (pend.dirfd, names[i], 64 << 20, &size,
+                                  &error);
+        rec = text ? json_loadb (text, size, 0, NULL) : NULL;
+        free (text);
+        if (!rec || step_key (json_object_get (rec, "identity"), key,
+                              sizeof (key))
+                        < 0) {
+            char bad[700];
+            snprintf (bad, sizeof (bad), "%s.bad", names[i]);
+            logmsg (LOG_ERR, "state: pending record %s unreadable; kept as "
+                    "%s", names[i], bad);
+            (void)renameat (pend.dirfd, names[i], pend.dirfd, bad);
+            json_decref (rec);
+            drops.moved_aside++;
+            if (drops.since == 0)
+                drops.since = (long long)time (NULL);
+            save_drops ();
+            continue;
+        }
+        if (tr_store_put (d.spool, rec, &error) == 0) {
+            logmsg (LOG_NOTICE, "step %s: record written (it waited for the "
+                    "spool across a restart)", key);
+            (void)unlinkat (pend.dirfd, names[i], 0);
+            json_decref (rec);
+            continue;
+        }
+        if (pend.n == 0)
+            logmsg (LOG_ERR, "spool %s: %s; records wait in %s/pending",
+                    d.conf->spool_path, tr_error_str (&error),
+                    d.conf->state_dir);
+        pend.backoff = 0;
+        pending_add (key, rec, names[i], true);
+    }
+    tr_store_free_names (names, n);
+    fwd.pending = true;
+}
+
+/* At stop: what could not be saved is lost. */
+static void pending_stop (void)
+{
+    for (size_t i = 0; i < pend.n; i++) {
+        if (!pend.v[i].saved && pending_save (&pend.v[i]) < 0)
+            count_lost (pend.v[i].key, "tracerd stopped with it in memory "
+                        "only (the spool and the state dir refused it)");
+        json_decref (pend.v[i].rec);
+    }
+    free (pend.v);
+    pend.v = NULL;
+    pend.n = pend.cap = 0;
+}
+
+/* Sign, check and spool a final record; takes the reference.  A record
+ * the spool refuses waits (pending_add) and is tried again.
+ */
 static void write_record (const char *key, json_t *rec)
 {
     tr_error_t error;
@@ -672,11 +1075,19 @@ static void write_record (const char *key, json_t *rec)
     if (tr_record_validate (rec, &error) < 0)
         logmsg (LOG_ERR, "step %s: record does not validate: %s (writing it "
                 "anyway)", key, tr_error_str (&error));
-    if (tr_store_put (d.spool, rec, &error) < 0)
-        logmsg (LOG_ERR, "step %s: spool write failed: %s", key,
-                tr_error_str (&error));
-    else
-        logmsg (LOG_INFO, "step %s: record written", key);
+    /* behind others that wait: they keep their order */
+    if (pend.n > 0 || tr_store_put (d.spool, rec, &error) < 0) {
+        if (pend.n == 0)
+            logmsg (LOG_ERR, "step %s: spool write failed: %s; the record "
+                    "waits in memory and in %s/pending, will retry", key,
+                    tr_error_str (&error), d.conf->state_dir);
+        else
+            logmsg (LOG_WARNING, "step %s: record waits for the spool (%zu "
+                    "before it)", key, pend.n);
+        pending_add (key, rec, NULL, false);
+        return;
+    }
+    logmsg (LOG_INFO, "step %s: record written", key);
     json_decref (rec);
     fwd.pending = true;
     d.next_forward = 0;  /* forward now */
@@ -1054,6 +1465,10 @@ static void drain_exits (void)
  *   "cgroup_name":"7.srv"         with a process set: the name of the
  *                                 job's own cgroup, followed instead
  *                                 once a member turns up in it
+ *   "exclude":[PID,...]           the sender's own processes in the
+ *                                 job's session or tree (a prologue, a
+ *                                 hook's interpreter): never the job's;
+ *                                 taken from root only (exclude_own)
  * The first message fixes how the step is followed; later ones (more
  * tasks, more hosts' shells) add task roots, and a cgroup named later
  * replaces a process set (a PBS execjob_launch after execjob_begin).
@@ -1066,12 +1481,14 @@ static int attach_explicit (tr_step_t *step,
 {
     const char *cg = NULL, *env = NULL, *cgname = NULL;
     json_int_t sid = 0;
+    json_t *excl = NULL;
     int tree = 0;
     json_error_t jerr;
 
-    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s s?s}",
-                        "cgroup", &cg, "tree", &tree, "session", &sid,
-                        "env", &env, "cgroup_name", &cgname) < 0) {
+    if (json_unpack_ex (attach, &jerr, JSON_STRICT,
+                        "{s?s s?b s?I s?s s?s s?o}", "cgroup", &cg, "tree",
+                        &tree, "session", &sid, "env", &env, "cgroup_name",
+                        &cgname, "exclude", &excl) < 0) {
         errno = EINVAL;
         return tr_errprintf (error, "bad attach: %s", jerr.text);
     }
@@ -1116,6 +1533,31 @@ static int attach_explicit (tr_step_t *step,
     if (pid > 0 && tr_step_add_task (step, task, pid) < 0)
         return tr_errprintf (error, "adding task: %s", strerror (errno));
     return 0;
+}
+
+/* attach.exclude: processes of a root prologue or hook (tracer-prolog,
+ * its qstat, pbs_python) that run in the job's session or below its
+ * starter.  Only root's word counts: a job starter could otherwise hide
+ * its own job's processes.
+ */
+static void exclude_own (struct active *a, json_t *excl, const uid_t *starter)
+{
+    size_t i;
+    json_t *v;
+
+    if (!json_is_array (excl))
+        return;
+    if (starter) {
+        logmsg (LOG_WARNING, "step %s: uid %u may not exclude processes; "
+                "ignored", a->key, (unsigned)*starter);
+        return;
+    }
+    json_array_foreach (excl, i, v)
+    {
+        json_int_t pid = json_integer_value (v);
+        if (json_is_integer (v) && pid > 1 && pid <= INT_MAX)
+            (void)tr_step_exclude (a->step, (pid_t)pid);
+    }
 }
 
 static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
@@ -1171,8 +1613,8 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
             return;
         }
         if (!(step = tr_step_create (id, req, tags, "tracerd",
-                                     interval > 0 ? interval
-                                                  : d.conf->interval_s))) {
+                                     tr_conf_step_interval (d.conf,
+                                                            interval)))) {
             reply (fd, false, "out of memory");
             return;
         }
@@ -1206,6 +1648,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
      * move into the mirror directory covers all it will do.
      */
     if (attach) {
+        exclude_own (a, json_object_get (attach, "exclude"), starter);
         if (attach_explicit (a->step, attach, (pid_t)pid, (int)task,
                              &error) < 0) {
             logmsg (LOG_ERR, "step %s: %s", key, tr_error_str (&error));
@@ -1700,6 +2143,7 @@ int main (int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     bool foreground = false, check = false;
+    tr_error_t dir_error;
     double next_sample;
     int c;
 
@@ -1736,6 +2180,14 @@ int main (int argc, char **argv)
         d.conf_explicit = true;
     if (load_conf (&d.conf) < 0)
         return 2;
+    /* root writes there: no other user may own or write a directory on
+     * the way (they could swap what is below for a link)
+     */
+    if (tr_conf_check_dirs (d.conf, &dir_error) < 0) {
+        fprintf (stderr, "tracerd: %s: %s\n", d.conf_path,
+                 tr_error_str (&dir_error));
+        return 2;
+    }
     if (check) {
         printf ("%s: OK\n", d.conf_path);
         return 0;
@@ -1779,6 +2231,15 @@ int main (int argc, char **argv)
         /* An older tracerd made it 0700: users must be able to list it */
         if (d.live_fd >= 0)
             (void)fchmod (d.live_fd, 0755);
+        n = snprintf (path, sizeof (path), "%s/pending", d.conf->state_dir);
+        if (d.state_fd >= 0 && n > 0 && (size_t)n < sizeof (path)
+            && (pend.dirfd = open_conf_dir (path, 0700, &error)) < 0)
+            logmsg (LOG_ERR, "state dir %s: %s; records the spool refuses "
+                    "will wait in memory only", d.conf->state_dir,
+                    tr_error_str (&error));
+        load_drops ();
+        make_reserve ();
+        respool_pending ();
         open_sources ();
         resume_steps ();
     }
@@ -1831,6 +2292,7 @@ int main (int argc, char **argv)
             poll_queries (pfd + 2, now);
         if (now >= next_sample)
             next_sample = sample_due (now);
+        pending_retry (now);
         forward_spool (now);
         reap_ended (now);
         trim_memory (now);
@@ -1839,6 +2301,8 @@ int main (int argc, char **argv)
         if (fwd.pending && fwd.pid < 0 && d.next_forward < next_sample
             && d.next_forward > now)
             next_sample = d.next_forward;
+        if (pend.n > 0 && pend.next < next_sample)
+            next_sample = pend.next;
     }
     /* Active steps keep their state files: the next tracerd resumes
      * them.  Save the latest readings first.
@@ -1848,6 +2312,11 @@ int main (int argc, char **argv)
     /* Records waiting for squeue are written as their tasks show them */
     while (nqueries > 0)
         finish_query (&queries[0], false);
+    pending_stop ();
+    if (pend.reservefd >= 0)
+        close (pend.reservefd);
+    if (pend.dirfd >= 0)
+        close (pend.dirfd);
     if (fwd.pid > 0) {
         logmsg (LOG_NOTICE, "the forwarder (pid %d) is still writing to the "
                 "store; it finishes on its own", (int)fwd.pid);

@@ -148,6 +148,11 @@ struct tr_step {
     struct tr_cgroup_paths cg;
     pid_t tree_root;
     struct tr_proc_match match;  /* process-set members besides the tree */
+    struct {
+        pid_t pid;
+        unsigned long long start;
+    } excl[TR_STEP_EXCLUDE_MAX]; /* never members (tr_step_exclude) */
+    int nexcl;
     struct envmemo *memo;        /* environ verdicts, sorted by pid */
     size_t nmemo;
     /* members whose cgroup was looked at for match.cgroup_name (each
@@ -945,8 +950,74 @@ struct pinfo {
     unsigned long long start;
     unsigned long long user, sys; /* ticks, reaped children's included */
     uint64_t rss;
-    bool in, env;
+    bool in, env, out;
 };
+
+/* The start time (field 22 of /proc/PID/stat), 0 when pid is gone. */
+static unsigned long long proc_start (pid_t pid)
+{
+    char path[PATH_MAX], buf[1024], *p;
+    unsigned long long start = 0;
+    FILE *f;
+
+    snprintf (path, sizeof (path), "%s/proc/%d/stat", tr_fsroot (), (int)pid);
+    if (!(f = fopen (path, "re")))
+        return 0;
+    p = fgets (buf, sizeof (buf), f);
+    fclose (f);
+    if (!p || !(p = strrchr (buf, ')'))
+        || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+                   "%*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+        return 0;
+    return start;
+}
+
+int tr_step_exclude (tr_step_t *step, pid_t pid)
+{
+    unsigned long long start;
+
+    if (!step || pid <= 1 || !(start = proc_start (pid))) {
+        errno = pid <= 1 || !step ? EINVAL : ESRCH;
+        return -1;
+    }
+    for (int i = 0; i < step->nexcl; i++)
+        if (step->excl[i].pid == pid && step->excl[i].start == start)
+            return 0;
+    if (step->nexcl == TR_STEP_EXCLUDE_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    step->excl[step->nexcl].pid = pid;
+    step->excl[step->nexcl++].start = start;
+    return 0;
+}
+
+/* Take the excluded processes and their descendants out of ps. */
+static void drop_excluded (const tr_step_t *step, struct pinfo *ps, size_t n)
+{
+    bool any = false, changed = true;
+
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < step->nexcl; k++)
+            if (ps[i].pid == step->excl[k].pid
+                && ps[i].start == step->excl[k].start)
+                ps[i].out = any = true;
+    while (any && changed) {
+        changed = false;
+        for (size_t i = 0; i < n; i++) {
+            if (ps[i].out)
+                continue;
+            for (size_t j = 0; j < n; j++)
+                if (ps[j].out && ps[i].ppid == ps[j].pid) {
+                    ps[i].out = changed = true;
+                    break;
+                }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (ps[i].out)
+            ps[i].in = false;
+}
 
 /* Look for the job's own cgroup (a batch system's, named after the job)
  * through the set's first members: each process once, a few per
@@ -1056,11 +1127,13 @@ static int read_tree (tr_step_t *step)
         n++;
     }
     closedir (d);
+    if (step->nexcl)
+        drop_excluded (step, ps, n);
     /* descendants: repeat until no new member (depth is small) */
     while (changed) {
         changed = false;
         for (size_t i = 0; i < n; i++) {
-            if (ps[i].in)
+            if (ps[i].in || ps[i].out)
                 continue;
             for (size_t j = 0; j < n; j++)
                 if (ps[j].in && ps[i].ppid == ps[j].pid) {

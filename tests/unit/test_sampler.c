@@ -482,6 +482,56 @@ static void test_match_and_lost (void **state)
     tr_step_destroy (step);
 }
 
+/* Processes a root prologue or hook names (tracer-prolog, pbs_python)
+ * and what they start are not the step's, though in its session; a pid
+ * reused by another process is the step's again.
+ */
+static void put_stat (int pid, int ppid, int sid, int start)
+{
+    char path[64], line[160];
+
+    snprintf (path, sizeof (path), "/proc/%d/stat", pid);
+    snprintf (line, sizeof (line),
+              "%d (p) S %d %d %d 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 %d "
+              "1000 10\n",
+              pid, ppid, sid, sid, start);
+    put (path, line);
+}
+
+static void test_exclude (void **state)
+{
+    struct tr_proc_match m;
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    (void)state;
+    make_v1 ();
+    put_stat (2000, 1, 2000, 100);    /* the starter, session leader */
+    put_stat (2001, 2000, 2000, 101); /* the hook's pbs_python */
+    put_stat (2002, 2001, 2000, 102); /* tracer-prolog, its child */
+    put_stat (2003, 2000, 2000, 103); /* the job */
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 2003\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    memset (&m, 0, sizeof (m));
+    m.session = 2000;
+    assert_int_equal (tr_step_attach_match (step, &m, &error), 0);
+    assert_int_equal (tr_step_exclude (step, 2001), 0);
+    assert_int_equal (tr_step_exclude (step, 2001), 0);
+    errno = 0;
+    assert_int_equal (tr_step_exclude (step, 2999), -1);
+    assert_int_equal (errno, ESRCH);
+    assert_int_equal (tr_step_exclude (step, 1), -1);
+    assert_int_equal (sampled_npids (step), 2);
+    /* 2001 ended and its pid went to a new process of the job */
+    put_stat (2001, 2000, 2000, 150);
+    put ("/proc/2002/stat", "");
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 2004\n");
+    assert_int_equal (sampled_npids (step), 3);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
 /* Whether pid's cgroup2 directory is delegated to a uid, over hosts and
  * file ownership.  Fixture files belong to the test's own euid, so "me"
  * is the owner and me + 1 is another user.
@@ -666,6 +716,7 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
         cmocka_unit_test_setup_teardown (test_growing_list, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_exclude, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
     };
