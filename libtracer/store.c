@@ -1681,6 +1681,38 @@ json_t *tr_store_node_status (tr_store_t *store,
     return out;
 }
 
+long tr_store_refused_count (tr_store_t *store, const char *cluster)
+{
+    char rel[PATH_MAX];
+    char **jobs, **names;
+    size_t njobs, n;
+    long count = 0;
+    int fd;
+
+    if (!store || check_ids (cluster, NULL, NULL) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fmt_path (rel, sizeof (rel), "%s/" TR_STORE_REFUSED, cluster) < 0)
+        return -1;
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (list_names (dup (fd), LIST_DIRS, &jobs, &njobs) < 0) {
+        close_keep_errno (fd);
+        return -1;
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        int jfd = tr_store_open_below (fd, jobs[i]);
+        if (jfd < 0 || list_names (jfd, LIST_RECORDS, &names, &n) < 0)
+            continue; /* gone or unreadable meanwhile: not counted */
+        count += (long)n;
+        tr_store_free_names (names, n);
+    }
+    tr_store_free_names (jobs, njobs);
+    close (fd);
+    return count;
+}
+
 int tr_store_job_has_other_uid (tr_store_t *store,
                                 const char *cluster,
                                 const char *job_id,

@@ -250,6 +250,13 @@ json_t *tr_store_node_status (tr_store_t *store,
                               const char *cluster,
                               tr_error_t *error);
 
+/* How many records of cluster were set aside under
+ * <cluster>/refused/ (a put that would have replaced another uid's
+ * record): 0 or more, or -1 with errno where that directory cannot be
+ * read (EACCES for a user who is no admin).
+ */
+long tr_store_refused_count (tr_store_t *store, const char *cluster);
+
 /* Directory helpers of the store's layout, shared with the summary
  * index (index.c), which lives in the same tree under the same rules.
  */

@@ -168,7 +168,9 @@ test_expect_success 'a starter cannot replace another user'"'"'s record in the s
     wait_for "test -f $aside" 20 &&
     cmp "$rec" 709.saved &&
     jq -e ".identity.uid == $(id -u tracertest)" "$aside" &&
-    test "$(ls store/default/jobs/*/709/)" = "0.$(hostname -s).json"
+    test "$(ls store/default/jobs/*/709/)" = "0.$(hostname -s).json" &&
+    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -a >l.out 2>l.err &&
+    grep -q "^tracer-report: 1 record set aside under default/refused/ " l.err
 '
 
 test_expect_success TRACERTEST2 'a starter cannot speak for a job another user runs here' '
