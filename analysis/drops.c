@@ -6,7 +6,8 @@
  * unsaved when it stopped) and the spool files it had to move aside
  * (not a readable record), and its forwarder keeps the counts in the
  * store (<cluster>/nodes/<node>.json, tr_store_node_status).  A listing
- * says so, one line per node with anything to say, on stderr.
+ * says so, one line per node with anything to say, on stderr, and
+ * counts the records the store set aside (tr_store_refused_count).
  */
 #include "config.h"
 
@@ -23,6 +24,14 @@ void rep_node_drops (tr_store_t *store, const char *cluster)
     json_t *o;
     size_t i;
 
+    long refused = tr_store_refused_count (store, cluster);
+
+    if (refused > 0)
+        rep_err ("%ld record%s set aside under %s/%s/ (a node wrote a "
+                 "record of a job whose place holds another user's "
+                 "record; tracer-report does not read them)\n",
+                 refused, refused == 1 ? "" : "s", cluster,
+                 TR_STORE_REFUSED);
     if (!nodes)
         return; /* the listing itself is what matters */
     json_array_foreach (nodes, i, o) {

@@ -27,6 +27,7 @@ struct collect {
     const struct tr_query *q;
     tr_rowset_t *set;
     size_t unsigned_dropped;
+    const char *root; /* the store's, absolute, while it is scanned */
 };
 
 /* The index's loader: a verified record's summary.  Tampered and forged
@@ -57,6 +58,14 @@ static int load_row (const char *abspath,
      * reader's choice (keep_row)
      */
     rc = rep_verify (c->r, rec, abspath, true, why, sizeof (why), &sig);
+    /* A record lying in another's place (copied, moved or rewritten
+     * there: its signature holds) is not the record of that place.
+     */
+    if (rc == 0 && !tr_store_in_place (rec, relpath, why, sizeof (why))) {
+        rep_err ("%s: REJECTED: %s\n", abspath, why);
+        rep_set_worst (c->r, EXIT_TAMPERED);
+        rc = 1;
+    }
     if (rc == 1) {
         row->reason = tr_strpool_intern (c->set->pool, why);
         c->r->rejected++;
@@ -68,6 +77,30 @@ static int load_row (const char *abspath,
         rc = -1;
     json_decref (rec);
     return rc;
+}
+
+/* A bad record the summary index knew of (indexed as such by an earlier
+ * listing, which said why): named again, every time, so that a record
+ * replaced or hidden never goes unsaid.  Those loaded now were named by
+ * load_row.
+ */
+static void index_bad (const char *relpath,
+                       const char *reason,
+                       bool loaded,
+                       void *arg)
+{
+    struct collect *c = arg;
+    const char *root = c->root;
+
+    /* A user's listing is not told of others' records: the count says
+     * there were some.
+     */
+    if (loaded || c->q->only_uid)
+        return;
+    rep_err ("%s%s%s: REJECTED: %s\n", root,
+             strcmp (root, "/") == 0 ? "" : "/", relpath, reason);
+    c->r->rejected++;
+    rep_set_worst (c->r, EXIT_TAMPERED);
 }
 
 static int keep_row (const tr_stepsum_t *row, void *arg)
@@ -130,6 +163,8 @@ static int collect_store (struct collect *c)
         .gid = r->conf->admin_group_set ? r->conf->admin_gid : (gid_t)-1,
         .shard_i = r->shard_i,
         .shard_n = r->shard_n,
+        .bad = index_bad,
+        .bad_arg = c,
     };
     struct tr_index_stats st;
     tr_error_t error;
@@ -152,18 +187,20 @@ static int collect_store (struct collect *c)
         tr_store_destroy (store);
         return rc;
     }
+    c->root = tr_store_root (store);
     rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
                         c, c->set->pool, &st, &error);
+    c->root = NULL;
     rep_node_drops (store, cluster);
     tr_store_destroy (store);
     if (rc < 0) {
         rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
-    if (st.bad > r->rejected)
+    if (st.bad > 0)
         rep_err ("%zu record%s of this period could "
-                 "not be used (tampered, forged or corrupt); "
-                 "tracer-report -j JOBID says why\n",
+                 "not be used (tampered, forged, misplaced or corrupt: "
+                 "named above)\n",
                  st.bad, st.bad == 1 ? "" : "s");
     if (r->mode == MODE_REINDEX)
         printf ("%zu days, %zu fresh; %zu rows from %zu segments, %zu "

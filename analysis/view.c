@@ -195,28 +195,19 @@ static bool others_record (const struct rep *r, json_t *rec)
                || json_integer_value (uid) != (json_int_t)r->q.uid);
 }
 
-/* Whether rec lies where its identity puts it in the store (store.h:
- * the path follows from cluster, job, step and node).
+/* Whether rec lies where its identity puts it in the store
+ * (tr_store_in_place), what it claims into why when not.
  */
-static bool in_place (json_t *rec, const char *path, const char *root)
+static bool in_place (json_t *rec, const char *path, const char *root,
+                      char *why, size_t size)
 {
-    char *rel = tr_store_relpath (rec);
     size_t n = strlen (root);
-    bool ok;
 
     if (!strcmp (root, "/"))
         n = 0;
-    ok = rel && !strncmp (path, root, n) && path[n] == '/'
-         && !strcmp (path + n + 1, rel);
-    free (rel);
-    return ok;
-}
-
-static const char *id_str (json_t *id, const char *key)
-{
-    const char *s = json_string_value (json_object_get (id, key));
-
-    return s ? s : "?";
+    if (strncmp (path, root, n) || path[n] != '/')
+        return tr_store_in_place (rec, NULL, why, size);
+    return tr_store_in_place (rec, path + n + 1, why, size);
 }
 
 /* A record found in the store for a job.  The signature covers the
@@ -230,8 +221,9 @@ static int add_stored (const char *path, void *arg)
     struct job_walk *w = arg;
     struct rep *r = w->r;
     char note[300];
+    char why[1024];
     const char *sig;
-    json_t *rec, *id;
+    json_t *rec;
 
     if (not_the_callers (r, path)) {
         w->hidden++;
@@ -244,13 +236,8 @@ static int add_stored (const char *path, void *arg)
         json_decref (rec);
         return 0;
     }
-    if (!in_place (rec, path, w->root)) {
-        id = json_object_get (rec, "identity");
-        rep_err ("%s: REJECTED: the record is job %s's (step %s, node %s, "
-                 "cluster %s), not in its place in the store (copied or "
-                 "moved here)\n",
-                 path, id_str (id, "job_id"), id_str (id, "step_id"),
-                 id_str (id, "node"), id_str (id, "cluster"));
+    if (!in_place (rec, path, w->root, why, sizeof (why))) {
+        rep_err ("%s: REJECTED: %s\n", path, why);
         rep_set_worst (r, EXIT_TAMPERED);
         json_decref (rec);
         return 0;

@@ -2104,9 +2104,11 @@ static void handle_step_end (int fd, json_t *msg, const uid_t *starter)
 
 /* A job starter running as the job's user (LSF JOB_STARTER), allowed by
  * daemon.job_starters: it may register only itself, as its own uid, for
- * an LSF job, followed as its own process tree (and the job's cgroup
- * when it sits in one that names the job), and end only what it
- * registered.  Nothing else from an unprivileged peer is heard.
+ * an LSF job of this daemon's cluster on this node, followed as its own
+ * process tree (and the job's cgroup when it sits in one that names the
+ * job), and end only what it registered; never a job another user has
+ * steps or spooled records of here.  Nothing else from an unprivileged
+ * peer is heard.
  */
 static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
                             pid_t pid)
@@ -2115,6 +2117,10 @@ static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
     json_t *attach = json_object_get (msg, "attach");
     const char *sched = json_string_value (json_object_get (id, "scheduler"));
     struct passwd *pw = getpwuid (uid);
+    char host[256];
+    const char *job;
+    bool other = false;
+    tr_error_t error;
     int mine = 0;
 
     if (!strcmp (op, "ping")) {
@@ -2139,8 +2145,47 @@ static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
         json_object_set_new (id, "user", json_string (pw->pw_name));
         json_object_set_new (id, "gid", json_integer (pw->pw_gid));
     }
+    /* and where its records go is this daemon's: its cluster and its
+     * node, so that a starter can name no other place in the store
+     */
+    if (gethostname (host, sizeof (host)) < 0)
+        host[0] = '\0';
+    host[sizeof (host) - 1] = '\0';
+    host[strcspn (host, ".")] = '\0';
+    json_object_set_new (id, "cluster", json_string (d.conf->cluster_name));
+    json_object_set_new (id, "node", json_string (host));
     if (!strcmp (op, "step_end")) {
         handle_step_end (fd, msg, &uid);
+        return;
+    }
+    /* A job whose steps here or whose records spooled here are another
+     * user's is not this starter's to speak for: its record would take
+     * the other's place.  (The store never lets a record of one uid
+     * replace another's either: tr_store_put sets it aside.)
+     */
+    job = json_string_value (json_object_get (id, "job_id"));
+    for (int i = 0; job && i < d.nsteps && !other; i++) {
+        json_t *sid = tr_step_identity (d.steps[i].step);
+        json_t *suid = json_object_get (sid, "uid");
+        const char *c = json_string_value (json_object_get (sid, "cluster"));
+        const char *j = json_string_value (json_object_get (sid, "job_id"));
+
+        other = c && j && !strcmp (c, d.conf->cluster_name)
+                && !strcmp (j, job)
+                && (!json_is_integer (suid)
+                    || json_integer_value (suid) != (json_int_t)uid);
+    }
+    if (job && !other
+        && tr_store_job_has_other_uid (d.spool, d.conf->cluster_name, job, uid,
+                                       &error)
+               != 0)
+        other = true;
+    if (!host[0] || !job || other) {
+        logmsg (LOG_WARNING, "uid %u: job starter refused (%s)",
+                (unsigned)uid, !host[0] ? "no host name"
+                               : !job   ? "no job id"
+                                        : "the job is another user's");
+        reply (fd, false, "permission denied");
         return;
     }
     for (int i = 0; i < d.nsteps; i++)

@@ -155,6 +155,14 @@ static const struct enum_name mail_tracings[] = {
     { NULL, 0 },
 };
 
+/* The values are store.h's TR_STORE_ACCESS_*. */
+static const struct enum_name job_accesses[] = {
+    { "owner", 0 },
+    { "acl", 1 },
+    { "none", 2 },
+    { NULL, 0 },
+};
+
 /* LSF_UNIT_FOR_LIMITS, as the power of 1024 of the unit. */
 static const struct enum_name lsf_units[] = {
     { "KB", 1 }, { "MB", 2 }, { "GB", 3 },
@@ -215,6 +223,19 @@ static const struct key schema[] = {
       .doc_default = "job",
       .desc = "owner of record files: 'job' for the job's user, or a user "
               "name or uid" },
+    { .section = "store",
+      .name = "job_access",
+      .type = K_ENUM,
+      .off = F (store_job_access),
+      .enums = job_accesses,
+      .dflt = "acl",
+      .doc_default = "acl",
+      .desc = "how the job's user reads their records: acl (the records "
+              "stay the writer's, or store.owner's, and a POSIX ACL entry "
+              "lets the job's user read them; where the store has no "
+              "ACLs, the user owns them, read-only), owner (the job's "
+              "user owns them, read-only; with owner: job) or none (only "
+              "their owner and group read them)" },
     { .section = "store",
       .name = "group",
       .type = K_GROUP,

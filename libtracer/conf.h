@@ -136,6 +136,7 @@ typedef struct tr_conf {
     mode_t store_file_mode;    /* store.file_mode (default 0640) */
     mode_t store_dir_mode;     /* store.dir_mode (default 0755) */
     bool store_owner_is_job;   /* store.owner: "job" (default) or a user */
+    int store_job_access;      /* store.job_access: TR_STORE_ACCESS_* */
     uid_t store_owner_uid;     /* valid when !store_owner_is_job */
     bool store_group_set;      /* store.group given */
     gid_t store_gid;           /* store.group, resolved */

@@ -496,9 +496,12 @@ static void put_header (struct html *h)
     fputs ("</dd>\n", out);
     if (*jstr (id, "array_job_id")) {
         fputs ("<dt>Array</dt><dd>", out);
-        put_esc (out, jstr (id, "array_job_id"));
+        const char *arr = jstr (id, "array_job_id");
+        /* Slurm's task 7_3; PBS names the array 7[].srv: "index 3" */
+        bool slurm_form = strspn (arr, "0123456789") == strlen (arr);
+        put_esc (out, arr);
         if (json_is_integer (get (id, "array_task_id")))
-            fprintf (out, "_%lld",
+            fprintf (out, slurm_form ? "_%lld" : ", index %lld",
                      (long long)json_integer_value (get (id, "array_task_id")));
         fputs ("</dd>\n", out);
     }

@@ -131,6 +131,18 @@ struct day {
     size_t dbad;
     size_t dmarkers;
     bool skipped; /* a record could not be read: claim nothing */
+    const char **stale; /* rows whose record file changed: load again */
+    size_t nstale;
+    size_t capstale;
+};
+
+/* A record file's identity, as a "#file" line keeps it: a record that is
+ * replaced (rename) or rewritten in place (by an owner who may) changes
+ * at least its inode or its change time, which nobody can set.
+ */
+struct fileid {
+    unsigned long long dev, ino, size;
+    long long mtime_ns, ctime_ns;
 };
 
 struct scan {
@@ -402,6 +414,7 @@ static void day_reset (struct day *d)
     tr_strbuf_reset (&d->delta);
     d->drows = d->dbad = d->dmarkers = 0;
     d->skipped = false;
+    d->nstale = 0;
 }
 
 static void day_free (struct day *d)
@@ -410,6 +423,7 @@ static void day_free (struct day *d)
     free (d->segs);
     free (d->lines);
     free (d->claims);
+    free (d->stale);
     free (d->keys.slots);
     tr_strbuf_free (&d->delta);
 }
@@ -650,6 +664,102 @@ static int parse_row_line (struct scan *sc, const char *s, size_t len)
     return tr_stepsum_from_tsv (&sc->row, sc->line, sc->pool, &e);
 }
 
+static void fileid_of (const struct stat *st, struct fileid *f)
+{
+    f->dev = (unsigned long long)st->st_dev;
+    f->ino = (unsigned long long)st->st_ino;
+    f->size = (unsigned long long)st->st_size;
+    f->mtime_ns = ts_ns (&st->st_mtim);
+    f->ctime_ns = ts_ns (&st->st_ctim);
+}
+
+/* "#file<TAB><path><TAB><dev><TAB><ino><TAB><size><TAB><mtime ns><TAB>
+ * <ctime ns>": the identity of the record file the next row was made
+ * from.
+ */
+static bool parse_file_line (const char *s,
+                             size_t n,
+                             const char **path,
+                             size_t *plen,
+                             struct fileid *f)
+{
+    const char *fs[6];
+    const char *fe[6];
+    unsigned long long v[5];
+
+    if (split_fields (s, n, fs, fe, 6) != 6 || fe[0] == fs[0])
+        return false;
+    for (int i = 0; i < 5; i++)
+        if (!parse_ull (fs[i + 1], fe[i + 1], &v[i]))
+            return false;
+    if (v[3] > LLONG_MAX || v[4] > LLONG_MAX)
+        return false;
+    *path = fs[0];
+    *plen = (size_t)(fe[0] - fs[0]);
+    f->dev = v[0];
+    f->ino = v[1];
+    f->size = v[2];
+    f->mtime_ns = (long long)v[3];
+    f->ctime_ns = (long long)v[4];
+    return true;
+}
+
+/* Is the record at rel still the very file its row was made from (f;
+ * NULL: a row of a segment without file identities)?  One stat, no
+ * read: a file replaced (another inode) or rewritten in place (another
+ * change time, which no user can set) is loaded and verified again.
+ */
+static bool file_unchanged (const struct scan *sc,
+                            const char *rel,
+                            size_t len,
+                            const struct fileid *f)
+{
+    char buf[PATH_MAX];
+    struct fileid now;
+    struct stat st;
+
+    if (!f || len >= sizeof (buf))
+        return false;
+    memcpy (buf, rel, len);
+    buf[len] = '\0';
+    if (fstatat (sc->rootfd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0
+        || !S_ISREG (st.st_mode))
+        return false;
+    fileid_of (&st, &now);
+    return now.dev == f->dev && now.ino == f->ino && now.size == f->size
+           && now.mtime_ns == f->mtime_ns && now.ctime_ns == f->ctime_ns;
+}
+
+static int add_stale (struct day *d, const char *path, size_t len)
+{
+    const char *key;
+
+    if (grow ((void **)&d->stale, &d->capstale, d->nstale, sizeof (*d->stale))
+            < 0
+        || !(key = arena_dup (&d->arena, path, len)))
+        return -1;
+    d->stale[d->nstale++] = key;
+    return 0;
+}
+
+/* Tell the caller of a bad record of its shard (opts->bad). */
+static void report_bad (struct scan *sc,
+                        const char *path,
+                        size_t plen,
+                        const char *reason,
+                        size_t rlen,
+                        bool loaded)
+{
+    char p[PATH_MAX];
+    char r[256];
+
+    if (!sc->o.bad)
+        return;
+    snprintf (p, sizeof (p), "%.*s", (int)plen, path);
+    snprintf (r, sizeof (r), "%.*s", (int)rlen, reason);
+    sc->o.bad (p, r, loaded, sc->o.bad_arg);
+}
+
 /* Use a sound segment: pass its rows not seen yet, note its bad
  * records, markers and claims.  Returns 0, 1 if a row did not parse
  * (the segment is then broken; what it gave stays given), -1 ENOMEM.
@@ -659,6 +769,11 @@ static int use_segment (struct scan *sc, struct seg *seg)
     struct day *d = &sc->day;
     const char *end = seg->buf + seg->len;
     const char *p = seg->buf + sc->hdrlen + 1;
+    const char *fline = NULL; /* the "#file" line before this row */
+    size_t flen = 0;
+    const char *fpath = NULL;
+    size_t fplen = 0;
+    struct fileid fid = { 0, 0, 0, 0, 0 };
 
     while (p < end && !sc->stopped) {
         const char *nl = memchr (p, '\n', (size_t)(end - p));
@@ -675,6 +790,12 @@ static int use_segment (struct scan *sc, struct seg *seg)
             if (!row_columns (sc, p, n, &job, &jlen, &path, &plen))
                 return 1;
             bool mine = in_shard (sc, job, jlen);
+            bool have_id = fline && fplen == plen
+                           && memcmp (fpath, path, plen) == 0;
+            const char *idline = fline;
+            size_t idlen = flen;
+
+            fline = NULL;
             /* Rows of other shards matter only to a compaction, which
              * must not copy a line that does not parse: so a writer
              * parses every row it keeps, a reader only its own.
@@ -685,7 +806,21 @@ static int use_segment (struct scan *sc, struct seg *seg)
             }
             if (parse_row_line (sc, p, n) < 0)
                 return errno == ENOMEM ? -1 : 1;
+            if (mine
+                && !file_unchanged (sc, path, plen, have_id ? &fid : NULL)) {
+                /* The record file is not the one indexed: its row (and
+                 * older segments' rows of it) are not used; it is loaded
+                 * and verified again.
+                 */
+                if (keyset_add (&d->keys, path, plen) < 0
+                    || add_stale (d, path, plen) < 0)
+                    return -1;
+                sc->st->rows_stale++;
+                p = nl + 1;
+                continue;
+            }
             if (keyset_add (&d->keys, path, plen) < 0
+                || (have_id && keep_line (sc, idline, idlen) < 0)
                 || keep_line (sc, p, n) < 0)
                 return -1;
             if (mine) {
@@ -694,15 +829,46 @@ static int use_segment (struct scan *sc, struct seg *seg)
             }
         }
         else if (starts (p, n, "#bad")) {
+            bool have_id;
+            const char *idline = fline;
+            size_t idlen = flen;
+
+            fline = NULL;
             if (split_fields (p, n, f, fe, 2) != 2)
                 return 1;
             plen = (size_t)(fe[0] - f[0]);
+            have_id = idline && fplen == plen && memcmp (fpath, f[0], plen) == 0;
+            /* A bad record whose file changed since (repaired, or
+             * replaced again) is loaded again; one indexed without its
+             * file's identity stays bad.
+             */
+            if (have_id && !keyset_has (&d->keys, f[0], plen)
+                && path_job (f[0], plen, &job, &jlen)
+                && in_shard (sc, job, jlen)
+                && !file_unchanged (sc, f[0], plen, &fid)) {
+                if (keyset_add (&d->keys, f[0], plen) < 0
+                    || add_stale (d, f[0], plen) < 0)
+                    return -1;
+                sc->st->rows_stale++;
+                p = nl + 1;
+                continue;
+            }
             if ((rc = keyset_add (&d->keys, f[0], plen)) < 0
+                || (rc == 1 && have_id && keep_line (sc, idline, idlen) < 0)
                 || (rc == 1 && keep_line (sc, p, n) < 0))
                 return -1;
             if (rc == 1 && path_job (f[0], plen, &job, &jlen)
-                && in_shard (sc, job, jlen))
+                && in_shard (sc, job, jlen)) {
                 sc->st->bad++;
+                report_bad (sc, f[0], plen, f[1], (size_t)(fe[1] - f[1]),
+                            false);
+            }
+        }
+        else if (starts (p, n, "#file")) {
+            if (!parse_file_line (p, n, &fpath, &fplen, &fid))
+                return 1;
+            fline = p;
+            flen = n;
         }
         else if (starts (p, n, "#marker")) {
             if (split_fields (p, n, f, fe, 1) != 1)
@@ -859,7 +1025,7 @@ static bool day_fresh (const struct scan *sc)
 {
     const struct day *d = &sc->day;
 
-    if (d->unreadable)
+    if (d->unreadable || d->nstale > 0)
         return false;
     for (size_t i = 0; i < d->nsegs; i++)
         if (d->segs[i].state != SEG_USED)
@@ -895,6 +1061,31 @@ static int append_bad (struct day *d, const char *rel, const char *reason)
     return tr_strbuf_printf (&d->delta, "#bad\t%s\t%s\n", rel, clean);
 }
 
+/* Does the row's identity (cluster, job, step, node) name the place it
+ * was found at?  A validly signed record copied or moved over another
+ * (by whoever may write there) is not the record of that place.
+ */
+static bool row_in_place (const tr_stepsum_t *row, const char *rel)
+{
+    char buf[PATH_MAX];
+
+    return row->cluster && row->job_id && row->step_id && row->node
+           && tr_store_record_path (buf, sizeof (buf), row->cluster,
+                                    row->job_id, row->step_id, row->node)
+                  == 0
+           && strcmp (buf, rel) == 0;
+}
+
+static int append_file (struct day *d, const char *rel, const struct stat *st)
+{
+    struct fileid f;
+
+    fileid_of (st, &f);
+    return tr_strbuf_printf (&d->delta, "#file\t%s\t%llu\t%llu\t%llu\t%lld\t%lld\n",
+                             rel, f.dev, f.ino, f.size, f.mtime_ns,
+                             f.ctime_ns);
+}
+
 /* Load one record (not covered).  With check_day, a record of another
  * day (listed through a per-job marker) is left to its own day.
  * Returns 0 or -1 (error set).
@@ -903,7 +1094,11 @@ static int load_one (struct scan *sc, const char *rel, bool check_day)
 {
     struct day *d = &sc->day;
     char abs[PATH_MAX];
+    char why[PATH_MAX + 128];
     const char *key;
+    struct stat before;
+    struct stat after;
+    bool have_id;
     int n;
     int rc;
 
@@ -914,6 +1109,12 @@ static int load_one (struct scan *sc, const char *rel, bool check_day)
         return tr_errprintf (sc->error, "%s/%s: %s", sc->root, rel,
                              strerror (errno));
     }
+    /* The file's identity is taken before it is read, and again after:
+     * a file that changed meanwhile gets none, so it is read again next
+     * time.
+     */
+    have_id = fstatat (sc->rootfd, rel, &before, AT_SYMLINK_NOFOLLOW) == 0
+              && S_ISREG (before.st_mode);
     tr_stepsum_init (&sc->row);
     errno = 0;
     rc = sc->load (abs, rel, &sc->row, sc->load_arg);
@@ -934,19 +1135,44 @@ static int load_one (struct scan *sc, const char *rel, bool check_day)
             goto nomem;
         if (check_day && !row_in_day (&sc->row, d->name))
             return 0;
+        if (!row_in_place (&sc->row, rel)) {
+            snprintf (why, sizeof (why), "the record is job %s's (step %s, "
+                      "node %s, cluster %s), not in its place in the store "
+                      "(copied or moved here)",
+                      sc->row.job_id ? sc->row.job_id : "?",
+                      sc->row.step_id ? sc->row.step_id : "?",
+                      sc->row.node ? sc->row.node : "?",
+                      sc->row.cluster ? sc->row.cluster : "?");
+            if (!(sc->row.reason = tr_strpool_intern (sc->pool, why)))
+                goto nomem;
+            rc = 1;
+        }
     }
+    have_id = have_id
+              && fstatat (sc->rootfd, rel, &after, AT_SYMLINK_NOFOLLOW) == 0
+              && after.st_dev == before.st_dev
+              && after.st_ino == before.st_ino
+              && after.st_size == before.st_size
+              && ts_ns (&after.st_mtim) == ts_ns (&before.st_mtim)
+              && ts_ns (&after.st_ctim) == ts_ns (&before.st_ctim);
     if (!(key = arena_dup (&d->arena, rel, strlen (rel)))
         || keyset_add (&d->keys, key, strlen (key)) < 0)
         goto nomem;
     if (rc != 0) {
         sc->st->bad++;
-        if (sc->o.write && append_bad (d, rel, sc->row.reason) < 0)
+        if (sc->o.write
+            && ((have_id && append_file (d, rel, &before) < 0)
+                || append_bad (d, rel, sc->row.reason) < 0))
             goto nomem;
         d->dbad++;
+        report_bad (sc, rel, strlen (rel),
+                    sc->row.reason ? sc->row.reason : "bad record",
+                    sc->row.reason ? strlen (sc->row.reason) : 10, true);
         return 0;
     }
     if (sc->o.write
-        && (tr_stepsum_to_tsv (&d->delta, &sc->row) < 0
+        && ((have_id && append_file (d, rel, &before) < 0)
+            || tr_stepsum_to_tsv (&d->delta, &sc->row) < 0
             || tr_strbuf_append (&d->delta, "\n", 1) < 0))
         goto nomem;
     d->drows++;
@@ -1069,6 +1295,17 @@ static int load_day (struct scan *sc)
     return rc;
 }
 
+/* Load again the records whose files changed since they were indexed. */
+static int load_stale (struct scan *sc)
+{
+    struct day *d = &sc->day;
+    int rc = 0;
+
+    for (size_t i = 0; i < d->nstale && rc == 0 && !sc->stopped; i++)
+        rc = load_one (sc, d->stale[i], false);
+    return rc;
+}
+
 /* Writing segments */
 
 /* A new temporary in the day's index directory, created before the
@@ -1176,7 +1413,7 @@ static int newseg_commit (struct scan *sc,
                 rows++;
             else if (starts (l->s, l->len, "#bad"))
                 bad++;
-            else
+            else if (starts (l->s, l->len, "#marker"))
                 markers++;
         }
     }
@@ -1340,7 +1577,7 @@ static int scan_day (struct scan *sc, const char *name)
             have_claim = ns.created_ns - own.ns >= RACY_NS;
         }
     }
-    if (load_day (sc) < 0) {
+    if (load_day (sc) < 0 || load_stale (sc) < 0) {
         newseg_discard (sc, &ns);
         return -1;
     }

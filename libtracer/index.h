@@ -35,6 +35,11 @@
  *   #bad<TAB><path><TAB><reason>  a record that failed to load (corrupt,
  *                                 invalid, bad signature): covered, so it
  *                                 is not retried by every scan
+ *   #file<TAB><path><TAB><dev><TAB><ino><TAB><size><TAB><mtime ns><TAB><ctime ns>
+ *                                 the identity of the record file the next
+ *                                 row or #bad was made from (stat'ed before
+ *                                 it was read; none when it changed
+ *                                 meanwhile)
  *   #marker<TAB><name>            a per-job or hashed day marker (store.h)
  *                                 whose job's records of the day are in
  *                                 this segment or an older one
@@ -82,10 +87,20 @@
  * Claims are never written by a scan that skipped a record it could not
  * read.  On NFS, attribute caching delays what a client sees of a day
  * directory by up to the mount's acdirmax (60 s by default), as it does
- * for listings.  Records are immutable once written (a re-delivery
- * carries the same content), so a record replaced in place is not read
- * again; removing records (expiry) must remove their days' index
+ * for listings.  Removing records (expiry) must remove their days' index
  * directories too.
+ *
+ * A record replaced (rename) or rewritten in place creates no marker, so
+ * its day stays fresh; but its file's inode or change time changes, and
+ * no user can set a change time.  So every row a scan passes on has its
+ * file stat'ed (one fstatat, no read) and compared with its #file line:
+ * a row without one, or whose file differs, is not passed on (nor any
+ * older segment's row of that path: stats->rows_stale); the record is
+ * loaded and verified again, and a writer indexes what it is now; so is
+ * a #bad record whose file changed (repaired).  A
+ * loaded record whose identity does not name its path (tr_store_in_place)
+ * is bad.  Every bad record of the scan's shard, loaded now or known from
+ * a segment, is passed to opts->bad.
  *
  * Trust and privacy.  Segments hold every user's summaries: they are
  * written with opts->file_mode (0640 by default) and group opts->gid (the
@@ -112,6 +127,14 @@ struct tr_index_opts {
     unsigned shard_i;      /* this shard, 0 <= shard_i < shard_n */
     unsigned shard_n;      /* shards; 0: all jobs */
     unsigned max_segments; /* compact past this many per day; 0: 8 */
+    /* Called with each bad record of the scan's shard (relpath, reason),
+     * loaded now (loaded: true) or known from a segment; NULL: not told.
+     */
+    void (*bad) (const char *relpath,
+                 const char *reason,
+                 bool loaded,
+                 void *arg);
+    void *bad_arg;
 };
 
 /* What a scan did; zeroed by tr_index_scan first. */
@@ -128,6 +151,7 @@ struct tr_index_stats {
     size_t compactions;
     size_t retries;      /* listings repeated after a vanished one */
     size_t write_errors; /* segments that could not be written */
+    size_t rows_stale;   /* rows whose record file changed: reloaded */
 };
 
 /* Load and verify the record at abspath (relpath: relative to the store

@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ struct tr_store {
     int rootfd;
     struct tr_store_opts opts;
     bool writable; /* opened with opts */
+    bool no_acl;   /* the store refused an ACL (EOPNOTSUPP) */
 };
 
 /* What a directory listing keeps. */
@@ -205,6 +208,34 @@ char *tr_store_relpath (json_t *rec)
     return s;
 }
 
+static const char *ident_or_q (json_t *identity, const char *key)
+{
+    const char *s = ident_str (identity, key);
+
+    return s ? s : "?";
+}
+
+bool tr_store_in_place (json_t *rec,
+                        const char *relpath,
+                        char *why,
+                        size_t size)
+{
+    json_t *identity = json_object_get (rec, "identity");
+    char *rel = tr_store_relpath (rec);
+    bool ok = rel && relpath && strcmp (rel, relpath) == 0;
+
+    free (rel);
+    if (!ok && why && size > 0)
+        snprintf (why, size,
+                  "the record is job %s's (step %s, node %s, cluster %s), "
+                  "not in its place in the store (copied or moved here)",
+                  ident_or_q (identity, "job_id"),
+                  ident_or_q (identity, "step_id"),
+                  ident_or_q (identity, "node"),
+                  ident_or_q (identity, "cluster"));
+    return ok;
+}
+
 /* Create the root and any missing parents.  The root is configured by
  * the administrator, so symlinks along it are followed; only what is
  * created gets dir_mode.
@@ -280,6 +311,8 @@ struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf)
                                               : conf->store_owner_uid,
         .gid = conf->store_group_set ? conf->store_gid : (gid_t)-1,
         .create = true,
+        .job_access = (enum tr_store_access)conf->store_job_access,
+        .keep_others = true,
     };
     return so;
 }
@@ -395,28 +428,127 @@ static int record_day (json_t *rec, char *buf, size_t size, tr_error_t *error)
     return 0;
 }
 
-/* The record's owner: the job's user, or the configured owner. */
+/* The record's owner and reader: with owner_is_job, the job's user
+ * owns it (TR_STORE_ACCESS_OWNER) or reads it through an ACL entry
+ * (TR_STORE_ACCESS_ACL: the writer keeps it), or neither; else the
+ * configured owner owns it, and with TR_STORE_ACCESS_ACL the job's user
+ * (when the record names one) reads it.  (uid_t)-1: none.
+ */
 static int record_owner (tr_store_t *store,
                          json_t *rec,
                          uid_t *uidp,
+                         uid_t *readerp,
                          tr_error_t *error)
 {
     json_t *v;
     json_int_t uid;
+    bool valid;
 
-    if (!store->opts.owner_is_job) {
-        *uidp = store->opts.owner_uid;
-        return 0;
-    }
     v = json_object_get (json_object_get (rec, "identity"), "uid");
     /* -1 would mean "leave as is" to fchown: never let a record ask. */
-    if (!json_is_integer (v) || (uid = json_integer_value (v)) < 0
-        || (uintmax_t)uid >= (uintmax_t)(uid_t)-1) {
+    valid = json_is_integer (v) && (uid = json_integer_value (v)) >= 0
+            && (uintmax_t)uid < (uintmax_t)(uid_t)-1;
+    *uidp = *readerp = (uid_t)-1;
+    if (!store->opts.owner_is_job) {
+        *uidp = store->opts.owner_uid;
+        if (valid && store->opts.job_access == TR_STORE_ACCESS_ACL)
+            *readerp = (uid_t)uid;
+        return 0;
+    }
+    if (!valid) {
         errno = EINVAL;
         return tr_errprintf (error, "identity.uid: expected a uid");
     }
-    *uidp = (uid_t)uid;
+    if (store->opts.job_access == TR_STORE_ACCESS_ACL)
+        *readerp = (uid_t)uid;
+    else if (store->opts.job_access != TR_STORE_ACCESS_NONE)
+        *uidp = (uid_t)uid;
     return 0;
+}
+
+/* A POSIX access ACL in the kernel's extended attribute format
+ * (linux/posix_acl_xattr.h: a version, then entries sorted by tag and
+ * id, little-endian), so that no ACL library is needed.
+ */
+#define ACL_XATTR "system.posix_acl_access"
+#define ACL_XATTR_VERSION 2
+#define ACL_TAG_USER_OBJ 0x01
+#define ACL_TAG_USER 0x02
+#define ACL_TAG_GROUP_OBJ 0x04
+#define ACL_TAG_MASK 0x10
+#define ACL_TAG_OTHER 0x20
+#define ACL_NO_ID 0xffffffffu
+
+static void acl_entry (unsigned char *p, unsigned tag, unsigned perm,
+                       uint32_t id)
+{
+    uint16_t t = htole16 ((uint16_t)tag);
+    uint16_t m = htole16 ((uint16_t)perm);
+    uint32_t i = htole32 (id);
+
+    memcpy (p, &t, 2);
+    memcpy (p + 2, &m, 2);
+    memcpy (p + 4, &i, 4);
+}
+
+/* Give reader read access to the file fd of mode mode: user::, the
+ * reader's entry (r), group::, a mask that lets the reader read (the
+ * group class bits the mode shows), other::.
+ */
+static int set_reader_acl (int fd, mode_t mode, uid_t reader)
+{
+    unsigned char buf[4 + 5 * 8];
+    uint32_t version = htole32 (ACL_XATTR_VERSION);
+    unsigned group = (mode >> 3) & 7;
+
+    memcpy (buf, &version, 4);
+    acl_entry (buf + 4, ACL_TAG_USER_OBJ, (mode >> 6) & 7, ACL_NO_ID);
+    acl_entry (buf + 12, ACL_TAG_USER, 4, (uint32_t)reader);
+    acl_entry (buf + 20, ACL_TAG_GROUP_OBJ, group, ACL_NO_ID);
+    acl_entry (buf + 28, ACL_TAG_MASK, group | 4, ACL_NO_ID);
+    acl_entry (buf + 36, ACL_TAG_OTHER, mode & 7, ACL_NO_ID);
+    return fsetxattr (fd, ACL_XATTR, buf, sizeof (buf), 0);
+}
+
+/* Let the job's user read the record just renamed into place: an ACL
+ * entry, or where the store has none (EOPNOTSUPP), with owner_is_job,
+ * the user owns it without write permission.  Until this is done the
+ * file is its writer's alone (never readable by anyone it should not
+ * be); on failure the caller's retry of the put does it again.
+ */
+static int grant_reader (tr_store_t *store,
+                         int jobfd,
+                         const char *name,
+                         mode_t mode,
+                         uid_t reader,
+                         tr_error_t *error)
+{
+    int fd = openat (jobfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+
+    if (fd < 0 || fstat (fd, &st) < 0)
+        goto error;
+    if (!S_ISREG (st.st_mode)) {
+        errno = EINVAL;
+        goto error;
+    }
+    if (!store->no_acl && set_reader_acl (fd, mode, reader) == 0)
+        goto done;
+    if (!store->no_acl && errno != EOPNOTSUPP && errno != ENOTSUP)
+        goto error;
+    store->no_acl = true;
+    if (store->opts.owner_is_job
+        && (fchown (fd, reader, (gid_t)-1) < 0
+            || fchmod (fd, mode & ~(mode_t)0222) < 0))
+        goto error;
+done:
+    close (fd);
+    return 0;
+error:
+    tr_errprintf (error, "%s/.../%s: give its user read access: %s",
+                  store->root, name, strerror (errno));
+    close_keep_errno (fd);
+    return -1;
 }
 
 /* The day marker's name for a record: "<job_id>@<step_id>@<node>", or,
@@ -522,6 +654,108 @@ error:
     return -1;
 }
 
+/* A record's identity.uid, or -1 when it has none that is a uid. */
+static long long rec_uid (json_t *rec)
+{
+    json_t *v = json_object_get (json_object_get (rec, "identity"), "uid");
+    json_int_t uid;
+
+    if (!json_is_integer (v) || (uid = json_integer_value (v)) < 0
+        || (uintmax_t)uid >= (uintmax_t)(uid_t)-1)
+        return -1;
+    return (long long)uid;
+}
+
+/* Records are at most this big (a long step's series and tool tables
+ * are a few MB).
+ */
+#define RECORD_MAX ((size_t)256 << 20)
+
+/* The uid of the record at name in dirfd: 0 with *uid (-1: none, or not
+ * parsable), 1 when there is no record, -1 with errno.
+ */
+static int place_uid (int dirfd, const char *name, long long *uid)
+{
+    size_t len;
+    char *text = tr_path_read_file (dirfd, name, RECORD_MAX, &len, NULL);
+    json_t *rec;
+
+    if (!text)
+        return errno == ENOENT ? 1 : -1;
+    rec = json_loadb (text, len, 0, NULL);
+    free (text);
+    *uid = rec ? rec_uid (rec) : -1;
+    json_decref (rec);
+    return 0;
+}
+
+/* Write a record aside, under <cluster>/refused/<job>/ (tr_store_put). */
+static int put_aside (tr_store_t *store,
+                      const struct ident *id,
+                      long long uid,
+                      const char *data,
+                      tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char name[NAME_MAX + 1];
+    int fd;
+    int rc;
+
+    if (fmt_path (rel, sizeof (rel), "%s/" TR_STORE_REFUSED "/%s",
+                  id->cluster, id->job_id)
+            < 0
+        || fmt_path (name, sizeof (name), "%s.%s.uid%lld.json", id->step_id,
+                     id->node, uid)
+               < 0)
+        return tr_errprintf (error, "store %s: refused record path: %s",
+                             store->root, strerror (errno));
+    if ((fd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode,
+                                 error))
+        < 0)
+        return -1;
+    rc = tr_path_write_atomic (fd, name, data, strlen (data),
+                               store->opts.file_mode & 0660, (uid_t)-1,
+                               store->opts.gid, error);
+    close_keep_errno (fd);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Put the serialized record at name in the job directory jobfd: 0, or 1
+ * when its place holds another uid's record and it was set aside
+ * (keep_others), or -1 with errno and error.
+ */
+static int put_file (tr_store_t *store,
+                     int jobfd,
+                     const char *rel,
+                     const char *name,
+                     const struct ident *id,
+                     json_t *rec,
+                     const char *data,
+                     mode_t mode,
+                     uid_t uid,
+                     uid_t reader,
+                     tr_error_t *error)
+{
+    long long mine = rec_uid (rec);
+    int rc;
+
+    if (store->opts.keep_others && mine >= 0) {
+        long long there = -1;
+        int prc = place_uid (jobfd, name, &there);
+
+        if (prc < 0)
+            return tr_errprintf (error, "%s/%s/%s: %s", store->root, rel, name,
+                                 strerror (errno));
+        if (prc == 0 && there >= 0 && there != mine)
+            return put_aside (store, id, mine, data, error);
+    }
+    rc = tr_path_write_atomic (jobfd, name, data, strlen (data), mode, uid,
+                               store->opts.gid, error);
+    if (rc == 0 && reader != (uid_t)-1)
+        rc = grant_reader (store, jobfd, name, mode, reader, error);
+    return rc;
+}
+
 /* How often a put makes a directory again that a concurrent
  * tr_store_prune removed.
  */
@@ -534,6 +768,8 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
     char name[NAME_MAX + 1];
     char day[16];
     uid_t uid = (uid_t)-1;
+    uid_t reader = (uid_t)-1;
+    mode_t mode;
     char *data;
     int jobfd;
     int rc;
@@ -551,8 +787,14 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
      */
     if (get_ident (rec, &id, error) < 0
         || record_day (rec, day, sizeof (day), error) < 0
-        || record_owner (store, rec, &uid, error) < 0)
+        || record_owner (store, rec, &uid, &reader, error) < 0)
         return -1;
+    /* Records are never rewritten in place (a re-delivery replaces the
+     * file by rename): one the job's user owns gets no write permission.
+     */
+    mode = store->opts.file_mode;
+    if (store->opts.owner_is_job && uid != (uid_t)-1)
+        mode &= ~(mode_t)0222;
     if (job_relpath (rel, sizeof (rel), id.cluster, id.job_id) < 0
         || fmt_path (name, sizeof (name), "%s.%s.json", id.step_id, id.node)
                < 0)
@@ -571,18 +813,16 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
         jobfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode,
                                    error);
         rc = jobfd < 0 ? -1
-                       : tr_path_write_atomic (jobfd, name, data,
-                                               strlen (data),
-                                               store->opts.file_mode, uid,
-                                               store->opts.gid, error);
+                       : put_file (store, jobfd, rel, name, &id, rec, data,
+                                   mode, uid, reader, error);
         if (jobfd >= 0)
             close_keep_errno (jobfd);
-        if (rc == 0 || errno != ENOENT || tries == PUT_TRIES)
+        if (rc >= 0 || errno != ENOENT || tries == PUT_TRIES)
             break;
     }
     free_keep_errno (data);
-    if (rc < 0)
-        return -1;
+    if (rc != 0)
+        return rc; /* -1, or 1: set aside, no marker */
     /* A failure here leaves the record in place but unlisted by day; the
      * caller retries the whole put, which replaces the record by rename
      * (no duplicate) and tries the marker again.
@@ -1439,4 +1679,81 @@ json_t *tr_store_node_status (tr_store_t *store,
     tr_store_free_names (names, n);
     close (fd);
     return out;
+}
+
+long tr_store_refused_count (tr_store_t *store, const char *cluster)
+{
+    char rel[PATH_MAX];
+    char **jobs, **names;
+    size_t njobs, n;
+    long count = 0;
+    int fd;
+
+    if (!store || check_ids (cluster, NULL, NULL) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fmt_path (rel, sizeof (rel), "%s/" TR_STORE_REFUSED, cluster) < 0)
+        return -1;
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (list_names (dup (fd), LIST_DIRS, &jobs, &njobs) < 0) {
+        close_keep_errno (fd);
+        return -1;
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        int jfd = tr_store_open_below (fd, jobs[i]);
+        if (jfd < 0 || list_names (jfd, LIST_RECORDS, &names, &n) < 0)
+            continue; /* gone or unreadable meanwhile: not counted */
+        count += (long)n;
+        tr_store_free_names (names, n);
+    }
+    tr_store_free_names (jobs, njobs);
+    close (fd);
+    return count;
+}
+
+int tr_store_job_has_other_uid (tr_store_t *store,
+                                const char *cluster,
+                                const char *job_id,
+                                uid_t uid,
+                                tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **names;
+    size_t n;
+    int fd;
+    int found = 0;
+
+    if (!store || !job_id) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store: invalid argument");
+    }
+    if (check_ids (cluster, job_id, error) < 0)
+        return -1;
+    if (job_relpath (rel, sizeof (rel), cluster, job_id) < 0)
+        return tr_errprintf (error, "job %s: %s", job_id, strerror (errno));
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    }
+    if (list_names (fd, LIST_RECORDS, &names, &n) < 0)
+        return tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0) {
+        tr_store_free_names (names, n);
+        return tr_errprintf (error, "open %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    }
+    for (size_t i = 0; i < n && !found; i++) {
+        long long u = -1;
+        int rc = place_uid (fd, names[i], &u);
+        if (rc == 0 && u != (long long)uid)
+            found = 1;
+    }
+    tr_store_free_names (names, n);
+    close (fd);
+    return found;
 }

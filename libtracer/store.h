@@ -43,18 +43,40 @@
  */
 typedef struct tr_store tr_store_t;
 
+/* How the job's user (identity.uid) reads their records. */
+enum tr_store_access {
+    /* With owner_is_job: the record is chowned to the job's user, with
+     * no write permission (an owner may chmod and rewrite it: readers
+     * notice, tr_store_in_place and the index's file identities).
+     */
+    TR_STORE_ACCESS_OWNER = 0,
+    /* The record stays its writer's (owner_is_job) or owner_uid's, and a
+     * POSIX ACL entry (user:<uid>:r) lets the job's user read it: nobody
+     * but the writer can alter it.  Where the store does not support
+     * ACLs (EOPNOTSUPP: NFSv4, some FUSE), as TR_STORE_ACCESS_OWNER.
+     */
+    TR_STORE_ACCESS_ACL = 1,
+    /* Nothing for the job's user: owner and group only. */
+    TR_STORE_ACCESS_NONE = 2,
+};
+
 struct tr_store_opts {
     mode_t file_mode;     /* record file mode, e.g. 0640 */
     mode_t dir_mode;      /* directories created, e.g. 0755 */
-    bool owner_is_job;    /* chown each record to identity.uid */
+    bool owner_is_job;    /* the job's user (identity.uid) reads records */
     uid_t owner_uid;      /* else this owner; (uid_t)-1 = leave as is */
     gid_t gid;            /* group; (gid_t)-1 = leave as is */
     bool create;          /* create the root if missing */
+    enum tr_store_access job_access; /* see above; 0: OWNER */
+    /* Never replace a record of another uid (identity.uid): a put whose
+     * place holds one writes the new record aside (tr_store_put).
+     */
+    bool keep_others;
 };
 
 /* The options for writing the shared store as the configuration says
- * (store.file_mode, store.dir_mode, store.owner, store.group), with
- * create set.
+ * (store.file_mode, store.dir_mode, store.owner, store.group,
+ * store.job_access), with create and keep_others set.
  */
 struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf);
 
@@ -102,6 +124,19 @@ int tr_store_record_path (char *buf,
  */
 char *tr_store_relpath (json_t *rec);
 
+/* Does rec's identity (cluster, job_id, step_id, node) put it at
+ * relpath (relative to the root)?  The signature covers the record, not
+ * the place it lies in: a validly signed record copied, moved or
+ * rewritten over another's place is not the record of that place, and
+ * every reader must check this.  When it is not, and why is not NULL,
+ * why says what the record claims to be ("the record is job J's (step
+ * S, node N, cluster C), not in its place in the store").
+ */
+bool tr_store_in_place (json_t *rec,
+                        const char *relpath,
+                        char *why,
+                        size_t size);
+
 /* Write a record (serialized with tr_record_dumps) atomically to its
  * place, then its day marker (created once: a re-delivery leaves it).  Returns 0, or -1 with errno preserved
  * (ENOSPC, EROFS, EACCES, ...) and the reason in error; on failure no
@@ -114,6 +149,27 @@ char *tr_store_relpath (json_t *rec);
  * replaces the record (no duplicate) and completes the marker.
  */
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error);
+
+/* With opts->keep_others, a put whose place holds a record of another
+ * uid (a job id reused, or a record made to collide with another user's)
+ * leaves that record alone and writes the new one aside, where no
+ * listing counts it and an administrator finds it:
+ *
+ *   <cluster>/refused/<job_id>/<step_id>.<node>.uid<uid>.json
+ *
+ * and returns 1 (the record is kept, not lost, and no retry is due).
+ */
+#define TR_STORE_REFUSED "refused"
+
+/* Does the store hold a record of job_id in cluster whose identity.uid
+ * is not uid (records that cannot be read or parsed count as another
+ * uid's)?  1 yes, 0 no (or no records), -1 with errno and error.
+ */
+int tr_store_job_has_other_uid (tr_store_t *store,
+                                const char *cluster,
+                                const char *job_id,
+                                uid_t uid,
+                                tr_error_t *error);
 
 /* Call fn with the absolute path of every record of job_id in cluster
  * (any step and node).  Returns the number of records, or -1 with errno
@@ -193,6 +249,13 @@ int tr_store_put_node_status (tr_store_t *store,
 json_t *tr_store_node_status (tr_store_t *store,
                               const char *cluster,
                               tr_error_t *error);
+
+/* How many records of cluster were set aside under
+ * <cluster>/refused/ (a put that would have replaced another uid's
+ * record): 0 or more, or -1 with errno where that directory cannot be
+ * read (EACCES for a user who is no admin).
+ */
+long tr_store_refused_count (tr_store_t *store, const char *cluster);
 
 /* Directory helpers of the store's layout, shared with the summary
  * index (index.c), which lives in the same tree under the same rules.

@@ -679,20 +679,29 @@ static void fill_pid (struct tr_exit *ev,
     }
 }
 
-/* ac_utime and ac_stime are the split the scheduler tick sampled, off
- * by several percent for a process that shares its CPU; with delay
- * accounting, cpu_run_real_total is its exact run time (the scheduler's
- * sum_exec_runtime, ns).  Scale the split to that total, as the kernel
- * does for /proc/PID/stat (cputime_adjust), so that a process's CPU time
- * does not depend on where the ticks fell.
+/* ac_utime and ac_stime are the split the scheduler tick sampled (with
+ * tick-based accounting, the kernel default), off by a tick or more per
+ * thread and by several percent for a thread that shares its CPU; so is
+ * cpu_run_real_total, which delayacct_add_tsk() fills from the same
+ * task_cputime().  cpu_run_virtual_total is the thread's exact run time
+ * (se.sum_exec_runtime, ns), sent whenever the kernel has delay
+ * accounting built in (CONFIG_TASK_DELAY_ACCT), switched on or not: the
+ * CPU part of delayacct_add_tsk() runs before it looks at tsk->delays.
+ * Scale the split to that total, as the kernel does for /proc/PID/stat
+ * and getrusage() (cputime_adjust), so that a process's CPU time is what
+ * its parent's getrusage(RUSAGE_CHILDREN) will say.  A thread that ran
+ * has a non-zero pcount (cpu_count); without it, the tick split is all
+ * there is and the event says it is not exact.
  */
 static void precise_cpu (struct tr_exit *ev, const struct taskstats *s)
 {
     uint64_t total, raw = ev->utime_us + ev->stime_us;
 
-    if (!ev->delays || s->cpu_run_real_total == 0)
+    ev->cpu_exact = false;
+    if (s->cpu_count == 0 && s->cpu_run_virtual_total == 0)
         return;
-    total = s->cpu_run_real_total / 1000;
+    ev->cpu_exact = true;
+    total = s->cpu_run_virtual_total / 1000;
     if (raw == 0) {
         ev->utime_us = total;
         ev->stime_us = 0;

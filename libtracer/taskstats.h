@@ -74,6 +74,11 @@ struct tr_exit {
     uint64_t thrashing_delay_ns;
     /* The executable (st_dev encoding, inode); 0 when unknown. */
     uint64_t exe_dev, exe_ino;
+    /* utime_us + stime_us is the scheduler's exact run time of the
+     * thread (cpu_run_virtual_total, split as the ticks fell); false
+     * when the kernel sent only the tick-sampled split.
+     */
+    bool cpu_exact;
 };
 
 /* Callback for each event; the event is valid during the call only. */

@@ -157,7 +157,8 @@ test_expect_success TWO_USERS 'two unprivileged users each run a traced job' '
         wait_record "$(cat $u.job)" &&
         test "$(jq -r ".[0].identity.user" rec.json)" = $u &&
         f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$(cat $u.job)/*" -name "0.*.json") &&
-        test "$(stat -c "%U:%G %a" "$f")" = "$u:traceradm 640" || return 1
+        test "$(stat -c "%U:%G %a" "$f")" = "root:traceradm 640" &&
+        runuser -u $u -- test -r "$f" || return 1
     done
 '
 
@@ -300,6 +301,61 @@ lines" sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>fa.err &&
     test "$(jq -r ".[0].identity.job_name" rec.json)" = "two?lines" &&
     test "$(jq -c ".[0].identity.truncated" rec.json)" = "[\"account\",\"job_name\"]" &&
     test "$(jq -r ".[0].identity.user" rec.json)" = tracertest
+'
+
+# The hostile user: tracertest rewrites, replaces, renames, deletes or
+# chmods their own record, or puts another of their own signed records
+# in its place, to hide a job from the administrators.
+test_expect_success TWO_USERS 'a user can neither rewrite, replace, rename, delete nor chmod their record' '
+    j1=$(cat tracertest.job) &&
+    runuser -u tracertest -- srun --tracer --chdir=/tmp \
+        sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>h.err &&
+    sed -n "s/^JOB=//p" h.err >other.job &&
+    wait_record "$(cat other.job)" &&
+    f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$j1/*" -name "0.*.json") &&
+    g=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$(cat other.job)/*" -name "0.*.json") &&
+    cp "$f" hostile.saved &&
+    runuser -u tracertest -- test -r "$f" &&
+    ! runuser -u tracertest2 -- test -r "$f" &&
+    test_must_fail runuser -u tracertest -- sh -c "cat \"$g\" >\"$f\"" &&
+    test_must_fail runuser -u tracertest -- chmod 644 "$f" &&
+    test_must_fail runuser -u tracertest -- mv -f "$g" "$f" &&
+    test_must_fail runuser -u tracertest -- mv -f "$f" "$f.x" &&
+    test_must_fail runuser -u tracertest -- rm -f "$f" &&
+    cmp "$f" hostile.saved &&
+    test "$(stat -c "%U %a" "$f")" = "root 640"
+'
+
+# Where the store has no POSIX ACLs the user owns their record (read
+# only), and may chmod and rewrite it: every reader says so.
+test_expect_success TWO_USERS 'where a user owns their record, a rewrite is named by every listing, --waste, --reindex and -j, until repaired' '
+    j1=$(cat tracertest.job) && jo=$(cat other.job) &&
+    f=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$j1/*" -name "0.*.json") &&
+    as_admin $REPORT -a >before.out 2>before.err &&
+    grep -q "^$j1\." before.out && test_must_be_empty before.err &&
+    chown tracertest "$f" && chmod 440 "$f" &&
+    test_when_finished "cat hostile.saved >\"$f\" && chown root \"$f\" && chmod 640 \"$f\"" &&
+    g=$(find "$TRACER_CLUSTER_DIR/store" -path "*/$jo/*" -name "0.*.json") &&
+    runuser -u tracertest -- sh -c "chmod 640 \"$f\" && cat \"$g\" >\"$f\"" &&
+    why="/$j1/0.$TRACER_NODENAME.json: REJECTED: the record is job $jo.s (step 0, node $TRACER_NODENAME, cluster [^)]*), not in its place in the store (copied or moved here)$" &&
+    test_expect_code 3 as_admin $REPORT -a >l.out 2>l.err &&
+    grep -q "$why" l.err &&
+    grep -q "^tracer-report: 1 record of this period could not be used" l.err &&
+    ! grep -q "^$j1\." l.out && grep -q "^$jo\." l.out &&
+    test_expect_code 3 as_admin $REPORT -a >l2.out 2>l2.err &&
+    grep -q "$why" l2.err &&
+    test_expect_code 3 as_admin $REPORT -a --waste >w.out 2>w.err &&
+    grep -q "$why" w.err &&
+    test_expect_code 3 as_admin $REPORT --reindex >ri.out 2>ri.err &&
+    grep -q "$why" ri.err &&
+    test_expect_code 3 as_admin $REPORT -j $j1 >j.out 2>j.err &&
+    grep -q "$why" j.err &&
+    test_expect_code 3 as_admin $REPORT -a --no-index >n.out 2>n.err &&
+    grep -q "$why" n.err &&
+    # repaired: listed again, nothing said
+    cat hostile.saved >"$f" && chown root "$f" && chmod 640 "$f" &&
+    as_admin $REPORT -a >after.out 2>after.err &&
+    grep -q "^$j1\\." after.out && test_must_be_empty after.err
 '
 
 test_expect_success 'stop the cluster; nothing is left running' '

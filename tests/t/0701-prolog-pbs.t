@@ -426,6 +426,67 @@ test_expect_success SIGNED 'munged back: the next job is signed again' '
     grep -q "signature valid" out
 '
 
+# --- exact CPU without a cgroup, at the default settings ---------------------
+
+# No cgroup: the job is a process set sampled every second (the
+# default), and the last second of a job that ends right after its
+# CPU-heavy part falls between two readings: only the process exits
+# (taskstats, on by default) have it.  burn prints its own getrusage
+# (SELF + CHILDREN) as the job's truth.  Besides burn the job's session
+# runs its shell, whose row in the tool table is added to burn's own, and
+# tracer's own prologue (tracer-prolog, qstat; the hook's python), which
+# is not the job's, in the tool table or in its CPU, exit events or not.
+# burn's row must match its own.
+# exact_cpu OUT: the record in rec.json agrees with burn's line in OUT.
+exact_cpu ()
+{
+    _own=$(grep "^{\"cpu_s\"" "$1" | jq .cpu_s) &&
+    _rest=$(jq "[.tools[] | select(.name != \"burn\") | .cpu_s] | add // 0" \
+        rec.json) &&
+    jq -e ".cgroup.attach == \"process-tree\"
+           and (.summary.cpu.exact or .summary.processes.lost > 0)
+           and .summary.cpu.user_s + .summary.cpu.system_s
+               <= .summary.cpu.total_s + 1e-6
+           and ([.tools[] | .exact] | all or .summary.processes.lost > 0)
+           and ([.tools[].name | select(test(\"^(tracer-prolog|qstat|python3.*|pbs_python)$\"))]
+                | length == 0)" \
+        rec.json &&
+    within "$(jq ".tools[] | select(.name == \"burn\") | .cpu_s" rec.json)" \
+        "$_own" 1 &&
+    within "$(jq .summary.cpu.total_s rec.json)" \
+        "$(awk -v a="$_own" -v b="$_rest" "BEGIN { print a + b }")" 1
+}
+
+test_expect_success 'setup: tracerd at the default interval, process exits on' '
+    private_tracerd_stop &&
+    private_conf "$sock" <<-EOF &&
+	signing.enabled: false
+	prolog.qstat: "$PWD/qstat"
+	EOF
+    sed "s/^  taskstats: false$/  taskstats: true/" tracer.yaml >t.yaml &&
+    mv t.yaml tracer.yaml &&
+    ! grep -q "interval\|taskstats: false" tracer.yaml &&
+    private_tracerd_start
+'
+
+test_expect_success 'no cgroup: 2 CPUs busy to the last second, CPU within 1%' '
+    pbsjob 7160 classic/mom_priv -- "$BURN" cpu=3,threads=2 &&
+    batch_wait_record 7160.$HOST &&
+    exact_cpu classic/spool/7160.$HOST.OU
+'
+
+test_expect_success 'no cgroup: a 1-second job, CPU within 1%' '
+    pbsjob 7161 classic/mom_priv -- "$BURN" cpu=1 &&
+    batch_wait_record 7161.$HOST &&
+    exact_cpu classic/spool/7161.$HOST.OU
+'
+
+test_expect_success 'no cgroup, the hook: a 1-second job, CPU within 1%' '
+    pbsjob 7162 hooked/mom_priv --hook hooks/tracer.py -- "$BURN" cpu=1 &&
+    batch_wait_record 7162.$HOST &&
+    exact_cpu hooked/spool/7162.$HOST.OU
+'
+
 test_expect_success 'no cgroup or tracerd state is left behind' '
     ! ls -d /sys/fs/cgroup/*/pbs_jobs.service/jobid/71??.$HOST 2>/dev/null &&
     wait_for "test -z \"\$(ls st/steps)\"" 20

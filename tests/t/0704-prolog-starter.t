@@ -122,6 +122,72 @@ test_expect_success 'a user cannot speak for another user, pid or job' '
     grep -q "a job starter may only speak for an LSF job" tracerd.log
 '
 
+# starter_as USER CONF JOBID CMD...: the JOB_STARTER as USER, with the
+# configuration file CONF (the job environment names it)
+starter_as ()
+{
+    u=$1 && c=$2 && job=$3 && shift 3 &&
+    (cd /tmp && runuser -u "$u" -- env -i \
+        PATH=/bin:/usr/bin HOME=/tmp USER="$u" LSFUSER="$u" \
+        LSB_JOBID="$job" LSB_BATCH_JID="$job" LSB_JOBINDEX=0 \
+        LSB_JOBNAME=starter-test LSB_QUEUE=normal \
+        LSB_MCPU_HOSTS="$(hostname -s) 1" TRACER_CONF="$c" \
+        /bin/sh -c "'$P' --log '$TRASH/prolog.log' lsf-starter $*")
+}
+
+# A starter (as the user, any program) names a cluster and a node: the
+# step is this daemon'"'"'s cluster'"'"'s and this node'"'"'s all the same.
+test_expect_success 'a starter names no other cluster or node: the record is the daemon'"'"'s' '
+    id="{\"scheduler\":\"lsf\",\"cluster\":\"victim\",\"job_id\":\"711\",\"step_id\":\"0\",\"node\":\"elsewhere\"}" &&
+    # forge.sh NOTIFY SOCKET IDENTITY: a start of its own process tree
+    cat >forge.sh <<-\EOF &&
+	#!/bin/sh
+	exec "$1" "$2" "{\"op\":\"step_start\",\"pid\":$$,\"identity\":$3,\"request\":{},\"attach\":{\"tree\":true},\"tags\":{},\"task_id\":0}"
+	EOF
+    chmod 755 forge.sh &&
+    runuser -u tracertest -- ./forge.sh "$B/tests/notify" "$sock/tracerd.sock" "$id" &&
+    runuser -u tracertest -- "$B/tests/notify" "$sock/tracerd.sock" \
+        "{\"op\":\"step_end\",\"identity\":$id}" &&
+    wait_for "ls store/default/jobs/*/711/0.$(hostname -s).json" 20 &&
+    jq -e ".identity.cluster == \"default\" and .identity.node == \"$(hostname -s)\"
+           and .identity.uid == $(id -u tracertest)" store/default/jobs/*/711/0.*.json &&
+    ! test -e store/victim
+'
+
+# Job 709 ran here as root; a starter of tracertest names it: the job
+# runs, and its record never takes the place of root'"'"'s.
+test_expect_success 'a starter cannot replace another user'"'"'s record in the store' '
+    jq ".identity.job_id = \"709\" | .identity.uid = 0 | .identity.user = \"root\"" \
+        store/default/jobs/*/701/0.*.json >709.json &&
+    "$B/tests/storeput" store 709.json &&
+    rec=$(ls store/default/jobs/*/709/0.$(hostname -s).json) &&
+    cp "$rec" 709.saved &&
+    starter_as tracertest "$TRASH/tracer.yaml" 709 "sh -c \"echo ran\"" >out &&
+    grep -qx ran out &&
+    aside=store/default/refused/709/0.$(hostname -s).uid$(id -u tracertest).json &&
+    wait_for "test -f $aside" 20 &&
+    cmp "$rec" 709.saved &&
+    jq -e ".identity.uid == $(id -u tracertest)" "$aside" &&
+    test "$(ls store/default/jobs/*/709/)" = "0.$(hostname -s).json" &&
+    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -a >l.out 2>l.err &&
+    grep -q "^tracer-report: 1 record set aside under default/refused/ " l.err
+'
+
+test_expect_success TRACERTEST2 'a starter cannot speak for a job another user runs here' '
+    (starter_as tracertest2 "$TRASH/tracer.yaml" 710 "sleep 3" >bg.out
+     echo $? >bg.rc) &
+    wait_for "grep -q \"lsf-starter: job 710: tracerd follows\" prolog.log" 20 &&
+    starter_as tracertest "$TRASH/tracer.yaml" 710 "sh -c \"echo ran\"" >out &&
+    grep -qx ran out &&
+    grep -q "uid $(id -u tracertest): job starter refused (the job is another user.s)" \
+        tracerd.log &&
+    wait_for "test -s bg.rc" 20 &&
+    test "$(cat bg.rc)" = 0 &&
+    wait_for "ls store/default/jobs/*/710/0.*.json" 20 &&
+    jq -e ".identity.uid == $(id -u tracertest2)" store/default/jobs/*/710/0.*.json &&
+    ! test -e store/default/refused/710
+'
+
 # hook USER JOB EVENT: tracer-prolog pbs-hook as USER, as a PBS hook
 # would run it had the site made it run as that user
 hook ()

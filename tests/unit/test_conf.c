@@ -41,6 +41,7 @@ static const char *const all_keys[] = {
     "store.file_mode",
     "store.dir_mode",
     "store.owner",
+    "store.job_access",
     "store.group",
     "spool.path",
     "spool.retry_interval",
@@ -309,6 +310,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "store.owner", c->store_owner_is_job
                              ? json_string ("job")
                              : json_integer (c->store_owner_uid) },
+        { "store.job_access", json_integer (c->store_job_access) },
         { "store.group",
           c->store_group_set ? json_integer (c->store_gid) : json_null () },
         { "spool.path", str_or_null (c->spool_path) },

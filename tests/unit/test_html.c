@@ -443,6 +443,32 @@ static void test_hostile (void **state)
     json_decref (recs);
 }
 
+/* An array task as its scheduler names it: Slurm's 7_3, PBS's subjob
+ * of array 7[].srv as "index 3", never the 7[].srv_3 no tool accepts.
+ */
+static void test_array_ids (void **state)
+{
+    json_t *slurm = recs_of ("{'identity': {'job_id': '9', "
+                             "'array_job_id': '7', 'array_task_id': 3}}",
+                             NULL);
+    json_t *pbs = recs_of ("{'identity': {'scheduler': 'pbs', "
+                           "'job_id': '7[3].srv', 'array_job_id': "
+                           "'7[].srv', 'array_task_id': 3}}",
+                           NULL);
+    char *html;
+
+    (void)state;
+    html = render (slurm, NULL, &fixed_time);
+    assert_non_null (strstr (html, "<dt>Array</dt><dd>7_3</dd>"));
+    free (html);
+    html = render (pbs, NULL, &fixed_time);
+    assert_non_null (strstr (html, "<dt>Array</dt><dd>7[].srv, index 3</dd>"));
+    assert_null (strstr (html, "srv_3"));
+    free (html);
+    json_decref (slurm);
+    json_decref (pbs);
+}
+
 /* Nothing measured and nothing known: dashes, never NaN. */
 static void test_no_nan (void **state)
 {
@@ -755,6 +781,7 @@ int main (void)
         cmocka_unit_test (test_dots_and_gaps),
         cmocka_unit_test (test_two_nodes),
         cmocka_unit_test (test_hostile),
+        cmocka_unit_test (test_array_ids),
         cmocka_unit_test (test_no_nan),
         cmocka_unit_test (test_einval),
         cmocka_unit_test (test_write_error),

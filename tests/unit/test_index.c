@@ -1028,6 +1028,159 @@ static void test_user_fallback (void **state)
     assert_int_equal (got[3], 0);               /* wrote nothing */
 }
 
+/* The bad-record callback: what it was told. */
+struct bads {
+    char path[8][256];
+    char reason[8][256];
+    bool loaded[8];
+    int n;
+};
+
+static void bad_cb (const char *relpath,
+                    const char *reason,
+                    bool loaded,
+                    void *arg)
+{
+    struct bads *b = arg;
+
+    assert_true (b->n < 8);
+    snprintf (b->path[b->n], sizeof (b->path[0]), "%s", relpath);
+    snprintf (b->reason[b->n], sizeof (b->reason[0]), "%s", reason);
+    b->loaded[b->n] = loaded;
+    b->n++;
+}
+
+/* A record file replaced after it was indexed (the day directory does
+ * not change: no new marker): by another valid record of its user (in
+ * place, as an owner who may write it would, and by rename), or rewritten
+ * with other content.  The index's row of it is not served: the file is
+ * loaded and verified again, a record lying in another's place is bad,
+ * and the caller is told, from the load and from the segments after.
+ */
+static void test_replaced_record (void **state)
+{
+    struct fixture *f = *state;
+    struct tr_index_opts o = wopts;
+    struct seen s = { 0 };
+    struct tr_index_stats st;
+    struct bads b = { 0 };
+    char victim[PATH_MAX];
+    char other[PATH_MAX];
+    char rel[256];
+    char tmp[PATH_MAX];
+
+    o.bad = bad_cb;
+    o.bad_arg = &b;
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    seen_free (&s);
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (st.days_fresh, 2);
+    assert_int_equal (s.loads, 0);
+    seen_free (&s);
+
+    /* Job 1002's record overwritten in place with job 1001's (the same
+     * user's, validly made): same inode, new content.
+     */
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "1002",
+                                            "0", "n1"),
+                      0);
+    pathf (victim, sizeof (victim), "%s/%s", f->root, rel);
+    assert_int_equal (tr_store_record_path (other, sizeof (other), "c1",
+                                            "1001", "0", "n1"),
+                      0);
+    pathf (tmp, sizeof (tmp), "%s/%s", f->root, other);
+    copy_file (tmp, victim);
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs - 1);
+    assert_int_equal (st.rows_stale, 1);
+    assert_int_equal (s.loads, 1);
+    assert_int_equal (st.bad, 1);
+    assert_int_equal (st.days_fresh, 1);
+    assert_false (seen_has (&s, "/1002/0.n1.json"));
+    assert_int_equal (b.n, 1);
+    assert_string_equal (b.path[0], rel);
+    assert_true (b.loaded[0]);
+    assert_string_equal (b.reason[0], "the record is job 1001's (step 0, "
+                                      "node n1, cluster c1), not in its "
+                                      "place in the store (copied or moved "
+                                      "here)");
+    seen_free (&s);
+    /* From the index now: still bad, still said, nothing loaded. */
+    b.n = 0;
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs - 1);
+    assert_int_equal (s.loads, 0);
+    assert_int_equal (st.bad, 1);
+    assert_int_equal (b.n, 1);
+    assert_false (b.loaded[0]);
+    assert_string_equal (b.path[0], rel);
+    seen_free (&s);
+    /* A read-only scan (a user's) too. */
+    b.n = 0;
+    assert_int_equal (scan (f, NULL, &s, &st), f->nrecs - 1);
+    assert_int_equal (b.n, 0); /* no opts, no callback */
+    assert_int_equal (st.bad, 1);
+    seen_free (&s);
+
+    /* Repaired (the job's own record put again): read again, a row. */
+    b.n = 0;
+    put (f, "1002", "0", "n1", 1001, A_NOON_MS);
+    f->nrecs--;
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (st.rows_stale, 1);
+    assert_int_equal (st.bad, 0);
+    assert_int_equal (b.n, 0);
+    assert_true (seen_has (&s, "/1002/0.n1.json"));
+    seen_free (&s);
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (s.loads, 0);
+    assert_int_equal (st.bad, 0);
+    seen_free (&s);
+
+    /* Job 2001's record replaced by rename with a copy of itself made
+     * with another user name: another inode, so it is read again and
+     * what is served is what the file now says.
+     */
+    b.n = 0;
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", "2001",
+                                            "0", "n3"),
+                      0);
+    pathf (victim, sizeof (victim), "%s/%s", f->root, rel);
+    pathf (tmp, sizeof (tmp), "%s.new", victim);
+    char *text = slurp (victim);
+    char *u = strstr (text, "\"user1001\"");
+    assert_non_null (u);
+    memcpy (u + 1, "userZZZZ", 8);
+    FILE *fp = fopen (tmp, "w");
+    assert_non_null (fp);
+    fputs (text, fp);
+    assert_int_equal (fclose (fp), 0);
+    free (text);
+    assert_int_equal (rename (tmp, victim), 0);
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (st.rows_stale, 1);
+    assert_int_equal (s.loads, 1);
+    for (int i = 0; i < s.n; i++)
+        if (strstr (s.paths[i], "/2001/"))
+            assert_string_equal (s.users[i], "userZZZZ");
+    seen_free (&s);
+    /* Indexed afresh: served from the segments, nothing loaded. */
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (s.loads, 0);
+    assert_int_equal (st.rows_stale, 0);
+    assert_int_equal (st.days_fresh, 2);
+    seen_free (&s);
+
+    /* A compaction keeps the file identities: still nothing loaded. */
+    o.max_segments = 1;
+    age_days (f);
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    seen_free (&s);
+    o.max_segments = 0;
+    assert_int_equal (scan (f, &o, &s, &st), f->nrecs);
+    assert_int_equal (s.loads, 0);
+    assert_int_equal (st.rows_stale, 0);
+    seen_free (&s);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -1044,6 +1197,8 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_old_job_markers, setup, teardown),
         cmocka_unit_test_setup_teardown (test_user_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_replaced_record, setup,
+                                         teardown),
     };
 
     /* Records are chowned to their users, segments in the tests. */

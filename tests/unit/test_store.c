@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -320,7 +321,7 @@ static void test_put_layout_owner_mode (void **state)
     pathf (p, sizeof (p), "%s/c1/jobs/0d8/12345/batch.n001.json", f->root);
     assert_int_equal (lstat (p, &st), 0);
     assert_true (S_ISREG (st.st_mode));
-    assert_int_equal (st.st_mode & 07777, 0640);
+    assert_int_equal (st.st_mode & 07777, 0440);
     assert_int_equal (st.st_uid, 4321);
     assert_int_equal (st.st_gid, 65534);
     got = slurp (p);
@@ -1049,7 +1050,7 @@ static void test_user_plants (void **state)
         assert_int_equal (st.st_nlink, 1);
         assert_true (st.st_ino != vst.st_ino);
         assert_int_equal (st.st_uid, 1000);
-        assert_int_equal (st.st_mode & 07777, 0640);
+        assert_int_equal (st.st_mode & 07777, 0440);
         got = slurp (p);
         assert_string_equal (got, want);
         free (got);
@@ -1081,6 +1082,106 @@ static void test_user_plants (void **state)
     seen_free (&s);
     tr_store_destroy (store);
     assert_victim (victim, 1);
+}
+
+/* As uid, can the file be opened with flags?  0 or the errno. */
+static int open_as (uid_t uid, const char *path, int flags)
+{
+    pid_t pid = fork ();
+    int status;
+
+    assert_true (pid >= 0);
+    if (pid == 0) {
+        int fd;
+        if (setgroups (0, NULL) < 0 || setgid (uid) < 0 || setuid (uid) < 0)
+            _exit (100);
+        fd = open (path, flags | O_NOFOLLOW);
+        _exit (fd >= 0 ? 0 : errno > 99 ? 99 : errno);
+    }
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    return WEXITSTATUS (status);
+}
+
+/* store.job_access: acl: the record stays its writer's, and the job's
+ * user reads it through an ACL entry: they cannot write, chmod or
+ * replace it, and nobody else reads it.
+ */
+static void test_put_acl_reader (void **state)
+{
+    struct fixture *f = *state;
+    struct tr_store_opts o = job_opts;
+    char p[PATH_MAX];
+    char acl[64];
+    struct stat st;
+    tr_store_t *s2;
+    ssize_t n;
+
+    assert_int_equal (chmod (f->dir, 0755), 0); /* mkdtemp made it 0700 */
+    o.job_access = TR_STORE_ACCESS_ACL;
+    assert_non_null (s2 = tr_store_open (f->root, &o, NULL));
+    put_ok (s2, make_rec ("c1", "12345", "batch", "n001", 4321,
+                          MAR01_NOON_MS));
+    pathf (p, sizeof (p), "%s/c1/jobs/0d8/12345/batch.n001.json", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_int_equal (st.st_uid, 0);
+    assert_int_equal (st.st_gid, 65534);
+    assert_int_equal (st.st_mode & 07777, 0640);
+    n = getxattr (p, "system.posix_acl_access", acl, sizeof (acl));
+    if (n < 0 && (errno == EOPNOTSUPP || errno == ENOTSUP)) {
+        /* no ACLs here: the user owns it, read-only */
+        assert_int_equal (st.st_uid, 4321);
+        assert_int_equal (st.st_mode & 0222, 0);
+    }
+    else {
+        assert_int_equal (n, 44);
+        assert_int_equal (open_as (4321, p, O_RDONLY), 0);
+        assert_int_equal (open_as (4321, p, O_WRONLY), EACCES);
+        assert_int_equal (open_as (4322, p, O_RDONLY), EACCES);
+    }
+    /* The marker is the writer's too. */
+    pathf (p, sizeof (p), "%s/c1/days/2024-03-01/12345@batch@n001", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_int_equal (st.st_uid, 0);
+    /* A re-delivery keeps it so. */
+    put_ok (s2, make_rec ("c1", "12345", "batch", "n001", 4321,
+                          MAR01_NOON_MS));
+    pathf (p, sizeof (p), "%s/c1/jobs/0d8/12345/batch.n001.json", f->root);
+    assert_int_equal (open_as (4321, p, O_RDONLY), 0);
+    tr_store_destroy (s2);
+
+    /* none: only owner and group read it. */
+    o.job_access = TR_STORE_ACCESS_NONE;
+    assert_non_null (s2 = tr_store_open (f->root, &o, NULL));
+    put_ok (s2, make_rec ("c1", "4242", "0", "n003", 4321, MAR01_NOON_MS));
+    tr_store_destroy (s2);
+    pathf (p, sizeof (p), "%s/c1/jobs/a65/4242/0.n003.json", f->root);
+    assert_int_equal (lstat (p, &st), 0);
+    assert_int_equal (st.st_uid, 0);
+    assert_int_equal (getxattr (p, "system.posix_acl_access", acl,
+                                sizeof (acl)),
+                      -1);
+    assert_int_equal (open_as (4321, p, O_RDONLY), EACCES);
+}
+
+/* tr_store_in_place: a record is in place only at its own path. */
+static void test_in_place (void **state)
+{
+    json_t *rec = make_rec ("c1", "12345", "batch", "n001", 4321,
+                            MAR01_NOON_MS);
+    char why[256] = "";
+
+    (void)state;
+    assert_true (tr_store_in_place (rec, "c1/jobs/0d8/12345/batch.n001.json",
+                                    why, sizeof (why)));
+    assert_string_equal (why, "");
+    assert_false (tr_store_in_place (rec, "c1/jobs/a65/4242/0.n003.json", why,
+                                     sizeof (why)));
+    assert_string_equal (why, "the record is job 12345's (step batch, node "
+                              "n001, cluster c1), not in its place in the "
+                              "store (copied or moved here)");
+    assert_false (tr_store_in_place (rec, NULL, NULL, 0));
+    json_decref (rec);
 }
 
 /* Remove one record as the forwarder does once it is in the store. */
@@ -1302,6 +1403,9 @@ int main (void)
         cmocka_unit_test (test_relpath_layout),
         cmocka_unit_test_setup_teardown (test_put_layout_owner_mode, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_put_acl_reader, setup,
+                                         teardown),
+        cmocka_unit_test (test_in_place),
         cmocka_unit_test_setup_teardown (test_foreach_job, setup, teardown),
         cmocka_unit_test_setup_teardown (test_reput_no_duplicate, setup,
                                          teardown),
