@@ -86,7 +86,7 @@ test_expect_success 'baseline: 16-task steps with tracerd answering' '
 '
 
 # A step started with tracerd answering (A) ends while tracerd is
-# stopped, and one (B) starts and ends while it is stopped.  Each adds at
+# stopped, and then one (B) starts and ends while it is still stopped.  Each adds at
 # most 2 x the plugin timeout (one wait at the start, at most two at the
 # end: a task exit, then the final reading), however many tasks; the
 # bound allows 1 s of scheduling noise over it.  Before, every task
@@ -99,9 +99,9 @@ test_expect_success 'tracerd stopped 30 s during 16-task steps: each adds at mos
     wait_for "test \$(grep -c ^up a.out) -ge 16" 30 &&
     kill -STOP $pid &&
     stopped=$(date +%s) &&
+    wait_for "test -s a.s" 60 &&
     secs b.s srun -O -n16 --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 1" \
         2>b.err &&
-    wait_for "test -s a.s" 60 &&
     left=$((stopped + 30 - $(date +%s))) &&
     if test $left -gt 0; then sleep $left; fi &&
     kill -CONT $pid &&
@@ -127,7 +127,7 @@ test_expect_success 'after SIGCONT: no bogus record of either step' '
     test_expect_code 1 $REPORT -j $b 2>/dev/null
 '
 
-test_expect_success 'no step state is left behind' 
+test_expect_success 'no step state is left behind' '
     test -z "$(ls "$TRACER_CLUSTER_DIR/run/tracer/steps")"
 '
 
@@ -139,7 +139,7 @@ test_expect_success 'stop the cluster' '
 # root's requests: before, tracerd read each connection in turn with a
 # 1 s timeout, so 200 idle ones held it for minutes.
 sock=$(mktemp -d /tmp/tr-idle.XXXXXX) && chmod 755 "$sock"
-tr_atexit 'rm -rf "'"$sock"'"; test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null; test -f idle.pid && kill "$(cat idle.pid)" 2>/dev/null; :'
+tr_atexit 'rm -rf "'"$sock"'"; test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null; test -f idle.pid && kill "$(cat idle.pid)" 2>/dev/null; test -f kept.pid && kill "$(cat kept.pid)" 2>/dev/null; :'
 test_expect_success 'job_starters on: 200 idle connections of tracertest' '
     id tracertest &&
     private_conf "$sock" <<-EOF &&
@@ -172,7 +172,22 @@ test_expect_success 'root is still answered: ping and a step start' '
           \"user\":\"root\"},
         \"task_id\":0, \"pid\":$(cat kept.pid), \"interval_s\":1,
         \"attach\":{\"tree\":true}}" &&
-    kill $(cat kept.pid) $(cat idle.pid) &&
-    private_tracerd_stop
+    kill $(cat idle.pid)
+'
+
+# What tracerd knew of a step (seen alive, ...) is saved with its state
+# and kept by the next tracerd; before, a resumed step was "never seen"
+# and, had it then vanished unnoticed, was recorded as never found.
+test_expect_success 'a resumed step keeps what was seen' '
+    f=$(ls st/steps/*idle.1*.json) &&
+    jq -e ".daemon.seen == true" "$f" &&
+    kill -KILL $(cat tracerd.pid) &&
+    wait_for "! tr_pid_running $(cat tracerd.pid)" 10 &&
+    private_tracerd_start &&
+    wait_log tracerd.log "step .*idle.1.* resumed" &&
+    test_when_finished "kill $(cat kept.pid)" &&
+    kill -TERM $(cat tracerd.pid) &&
+    wait_for "! tr_pid_running $(cat tracerd.pid)" 20 &&
+    jq -e ".daemon.seen == true" "$f"
 '
 test_done
