@@ -105,14 +105,14 @@ test_expect_success 'tracerd stopped 30 s during 16-task steps: each adds at mos
     left=$((stopped + 30 - $(date +%s))) &&
     if test $left -gt 0; then sleep $left; fi &&
     kill -CONT $pid &&
+    sed -n "s/^JOB=//p" a.err | head -1 >a.job &&
+    sed -n "s/^JOB=//p" b.err | head -1 >b.job &&
     for x in a b; do
         added=$(awk -v a="$(cat $x.s)" -v b="$(cat base-$x.s)" \
             "BEGIN { print a - b }") &&
         echo "step $x: $(cat $x.s) s, $(cat base-$x.s) s without the stop: +$added s" &&
         awk -v d="$added" -v t=$TMO "BEGIN { exit !(d <= 2 * t + 1) }" || return 1
-    done &&
-    sed -n "s/^JOB=//p" a.err | head -1 >a.job &&
-    sed -n "s/^JOB=//p" b.err | head -1 >b.job
+    done
 '
 
 test_expect_success 'after SIGCONT: no bogus record of either step' '
