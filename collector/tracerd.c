@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -36,6 +37,7 @@
 
 #include "libtracer/cgroup.h"
 #include "libtracer/conf.h"
+#include "libtracer/fsroot.h"
 #include "libtracer/gpu.h"
 #include "libtracer/path.h"
 #include "libtracer/proto.h"
@@ -48,6 +50,12 @@
 #include "libtracer/when.h"
 
 #define MAX_STEPS 4096
+/* A step keeps up to this many cgroup files open (libtracer/fsroot.h);
+ * the daemon keeps FD_RESERVE descriptors for clients, state and records
+ * whatever the steps hold (raise_fd_limit).
+ */
+#define FDS_PER_STEP 16
+#define FD_RESERVE 512
 
 struct active {
     char key[600];
@@ -98,6 +106,7 @@ static struct {
     tr_store_t *store;
     struct active steps[MAX_STEPS];
     int nsteps;
+    int spare_fd;            /* given up to refuse a client at EMFILE */
     double next_forward;
     double forward_backoff;
     bool forward_failing;
@@ -108,7 +117,8 @@ static struct {
     double next_sweep;
     bool trim_due;           /* a step was dropped since the last trim */
     double next_trim;
-} d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO };
+} d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO,
+        .spare_fd = -1 };
 
 /* squeue queries in flight, one per job, and the records that wait for
  * their answer (a step killed by a signal: cancelled or timed out?).
@@ -1659,6 +1669,22 @@ static void accept_clients (double now)
         bool starter = false;
         int mine = 0, unpriv = 0;
 
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)
+            && d.spare_fd >= 0) {
+            /* out of descriptors: a connection left in the backlog
+             * would wake the loop at once, forever; refuse it instead
+             */
+            close (d.spare_fd);
+            if ((fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+                reply (fd, false, "busy");
+                close (fd);
+            }
+            d.spare_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (conns_refused++ == 0)
+                logmsg (LOG_ERR, "out of file descriptors: connection "
+                        "refused");
+            continue;
+        }
         if (fd < 0)
             return;
         if (!peer_allowed (fd, &uid, &pid)) {
@@ -1929,6 +1955,41 @@ static void reload (void)
     logmsg (LOG_NOTICE, "configuration reloaded from %s", d.conf_path);
 }
 
+/* Every step keeps its cgroup files open: 2,000 steps need more than
+ * the usual 1,024 descriptors.  Root raises its limit to what MAX_STEPS
+ * needs; where it cannot, steps beyond what fits open their files for
+ * each reading, and FD_RESERVE descriptors stay free for the rest.
+ */
+static void raise_fd_limit (void)
+{
+    rlim_t want = (rlim_t)MAX_STEPS * FDS_PER_STEP + FD_RESERVE;
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_cur < want) {
+        struct rlimit up = { .rlim_cur = want,
+                             .rlim_max = rl.rlim_max > want ? rl.rlim_max
+                                                            : want };
+        if (setrlimit (RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+        else if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+            (void)setrlimit (RLIMIT_NOFILE, &rl);
+            (void)getrlimit (RLIMIT_NOFILE, &rl);
+        }
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        long keep = (long)rl.rlim_cur - FD_RESERVE;
+        tr_kept_limit (keep > 0 ? keep : 0);
+        logmsg (LOG_NOTICE, "%llu file descriptors allowed: beyond about "
+                "%ld steps, cgroup files are opened for each reading",
+                (unsigned long long)rl.rlim_cur,
+                (keep > 0 ? keep : 0) / FDS_PER_STEP);
+    }
+    d.spare_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 int main (int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -1994,6 +2055,7 @@ int main (int argc, char **argv)
         sigaction (SIGHUP, &sa, NULL);
         signal (SIGPIPE, SIG_IGN);
     }
+    raise_fd_limit ();
     if (open_spool () < 0 || open_socket () < 0)
         return 1;
     {
