@@ -16,9 +16,10 @@
  * one cgroup2 directory), announced with this process as its task: it
  * moves itself into them, sends the step_start, and moves on.  The
  * directories stay (empty), so tracerd samples every step as it would
- * a running one.  During each window (after SETTLE seconds, so that
- * every step has been sampled and saved at least once) a ping every
- * 20 ms and a step start of a new step every 100 ms are timed; the new
+ * a running one.  During each window (default 31 s, after SETTLE
+ * seconds: a round of state saves, every 5 s, and of live snapshots,
+ * every 30 s, fall in it) a ping every 20 ms and a step start of a new
+ * step every 100 ms are timed; the new
  * steps are ended after the window.  At the end every step is ended and
  * its directories removed.
  */
@@ -257,7 +258,7 @@ int main (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    long levels[MAX_LEVELS] = { 1, 1000, 2000 }, window = 6, settle = 7;
+    long levels[MAX_LEVELS] = { 1, 1000, 2000 }, window = 31, settle = 2;
     int nlevels = 3, c, rc = 0;
     bool json = false;
     struct stat3 ps[MAX_LEVELS], ss[MAX_LEVELS];
