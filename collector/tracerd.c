@@ -2177,6 +2177,8 @@ int main (int argc, char **argv)
     close (d.listen_fd);
     while (nconns > 0)
         close_conn (0);
+    if (d.spare_fd >= 0)
+        close (d.spare_fd);
     while (d.nsteps > 0)
         drop_step (&d.steps[0]);
     tr_store_destroy (d.spool);
