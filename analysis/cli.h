@@ -81,6 +81,13 @@ struct rep {
  */
 extern const char *rep_prog;
 
+/* One line on stderr per node of cluster whose tracerd counted records
+ * lost or spool files moved aside, from the store's node status files
+ * (drops.c).  Says nothing where there are none or they cannot be read.
+ */
+struct tr_store;
+void rep_node_drops (struct tr_store *store, const char *cluster);
+
 /* "PROG: " and the message on stderr; returns what fprintf does. */
 int rep_err (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 

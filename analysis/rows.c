@@ -148,11 +148,13 @@ static int collect_store (struct collect *c)
      */
     if (r->no_index) {
         rc = collect_direct (c, store, cluster, from, to);
+        rep_node_drops (store, cluster);
         tr_store_destroy (store);
         return rc;
     }
     rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
                         c, c->set->pool, &st, &error);
+    rep_node_drops (store, cluster);
     tr_store_destroy (store);
     if (rc < 0) {
         rep_err ("%s\n", tr_error_str (&error));

@@ -550,10 +550,10 @@ int main (int argc, char **argv)
                      m.to[i]);
             return EXIT_USAGE;
         }
-    if (strpbrk (m.subject, "\r\n")) {
-        fprintf (stderr, "tracer-mail: the subject is not one line\n");
-        return EXIT_USAGE;
-    }
+    /* A job's name is in the subject, so it may hold anything, a line
+     * break included: tr_mail_compose makes it one safe line, and the
+     * notification goes out whatever it holds.
+     */
     if (!(m.conf = tr_conf_create ()) || !(m.body = read_body ())) {
         fprintf (stderr, "tracer-mail: out of memory\n");
         return EXIT_RUNTIME;

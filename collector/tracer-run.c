@@ -552,6 +552,15 @@ int main (int argc, char **argv)
     }
     else
         tr_step_add_task (o.step, 0, pid);
+    /* Every process of the command is in its cgroup2 directory, from
+     * before it execs: there the kernel drops the other processes' exit
+     * records before they reach the listener.  Where it cannot (no BPF,
+     * no cgroup2 directory), every exit is offered as before.
+     */
+    if (cgroup_mode && o.taskstats && cg.unified[0]) {
+        const char *dirs[] = { cg.unified };
+        (void)tr_taskstats_filter_cgroups (o.taskstats, dirs, 1, &error);
+    }
     if (write (pfd[1], "g", 1) != 1) {
         msg ("cannot start the command");
         kill (pid, SIGKILL);

@@ -138,16 +138,19 @@ struct query {
     double deadline;     /* of the try in flight, or when to try again */
     double give_up;
     json_t *held;        /* records to write once the job state is known */
+    bool need_state;     /* a held record waits for the final job state */
 };
 
 static struct query queries[MAX_QUERIES];
 static int nqueries;
 
-/* Time limits already learnt, newest overwriting the oldest. */
+/* What the controller said of a job (tr_jobstate_fields: account,
+ * partition, QOS, name, time limit), newest overwriting the oldest.
+ */
 #define LIMIT_CACHE 256
 static struct {
     char job[LIMIT_CACHE][32];
-    long limit[LIMIT_CACHE];
+    json_t *fields[LIMIT_CACHE];
     int next;
 } limits;
 
@@ -403,10 +406,40 @@ static int step_key (json_t *id, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
-/* A hook may leave the cluster name to the daemon's configuration. */
+/* A Slurm step's cluster: cluster.name, or where that is left at its
+ * default, slurm.conf's ClusterName (tracerd's own SLURM_CONF, else
+ * /etc/slurm/slurm.conf), read again for each configuration.
+ */
+static const char *slurm_cluster (void)
+{
+    static const tr_conf_t *read_for;
+    static char name[128];
+    const char *sc = getenv ("SLURM_CONF");
+
+    if (strcmp (d.conf->cluster_name, "default"))
+        return d.conf->cluster_name;
+    if (read_for != d.conf) {
+        read_for = d.conf;
+        if (tr_jobstate_slurm_cluster (sc && *sc ? sc
+                                                 : "/etc/slurm/slurm.conf",
+                                       name, sizeof (name)) < 0)
+            name[0] = '\0';
+    }
+    return name[0] ? name : d.conf->cluster_name;
+}
+
+/* A hook may leave the cluster name to the daemon's configuration.  A
+ * Slurm step's is always the daemon's (slurm_cluster): the plugin could
+ * take one only from the job's environment, which the job controls.
+ */
 static void default_cluster (json_t *id)
 {
-    if (json_is_object (id) && !json_object_get (id, "cluster"))
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    if (json_is_object (id) && s && !strcmp (s, "slurm"))
+        (void)json_object_set_new (id, "cluster",
+                                   json_string (slurm_cluster ()));
+    else if (json_is_object (id) && !json_object_get (id, "cluster"))
         (void)json_object_set_new (id, "cluster",
                                    json_string (d.conf->cluster_name));
 }
@@ -595,8 +628,29 @@ static void reply (int fd, bool ok, const char *err)
     json_decref (r);
 }
 
+/* Records that could not be delivered at all, since counting began on
+ * this node (kept in <state_dir>/pending/drops, so across restarts but
+ * not reboots): lost, dropped past spool.pending_max (or left unsaved
+ * when tracerd stopped); moved_aside, spool files that were not a
+ * readable record, kept as "*.bad" beside where they were.  The
+ * forwarder copies them to the store (tr_store_put_node_status), where
+ * tracer-report's listing shows them.
+ */
+static struct {
+    uint64_t lost;
+    uint64_t moved_aside;
+    long long since;        /* unix time of the first drop counted */
+} drops;
+
+/* Spool files the forwarder moved aside this round, told to tracerd
+ * through its pipe when it ends.
+ */
+static uint64_t fwd_moved;
+
+static void save_drops (void);
+
 /* Forward every spooled record to the store.  A record that cannot be
- * parsed is moved aside (never deleted) and reported.
+ * parsed is moved aside (never deleted), reported and counted.
  */
 static int forward_one (const char *path, void *arg)
 {
@@ -614,6 +668,8 @@ static int forward_one (const char *path, void *arg)
         logmsg (LOG_ERR, "spool: %s; kept as %s", tr_error_str (&error), bad);
         if (rename (path, bad) < 0)
             logmsg (LOG_ERR, "rename %s: %s", path, strerror (errno));
+        else
+            fwd_moved++;
         return 0;
     }
     if (tr_store_put (d.store, rec, &error) < 0) {
@@ -630,6 +686,41 @@ static int forward_one (const char *path, void *arg)
     else
         logmsg (LOG_DEBUG, "forwarded %s", path);
     return 0;
+}
+
+/* This node's name in the store's status files: the host name up to
+ * its first '.'.
+ */
+static int status_node (char *buf, size_t size)
+{
+    if (gethostname (buf, size) < 0)
+        return -1;
+    buf[size - 1] = '\0';
+    buf[strcspn (buf, ".")] = '\0';
+    return tr_record_id_is_safe (buf) ? 0 : -1;
+}
+
+/* In the forwarder: the drop counters to the store, for tracer-report. */
+static void forward_status (void)
+{
+    char node[256];
+    tr_error_t error;
+    json_t *st;
+
+    if (status_node (node, sizeof (node)) < 0)
+        return;
+    st = json_pack ("{s:I s:I s:I s:I}", "records_lost", (json_int_t)drops.lost,
+                    "spool_moved_aside",
+                    (json_int_t)(drops.moved_aside + fwd_moved), "since",
+                    (json_int_t)(drops.since ? drops.since : time (NULL)),
+                    "updated",
+                    (json_int_t)time (NULL));
+    if (!st
+        || tr_store_put_node_status (d.store, d.conf->cluster_name, node, st,
+                                     &error) < 0)
+        logmsg (LOG_WARNING, "store: node status: %s",
+                st ? tr_error_str (&error) : "out of memory");
+    json_decref (st);
 }
 
 /* One forwarding round, in the forwarder: 0 when the spool was drained,
@@ -656,6 +747,14 @@ static int forward_all (void)
         logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
         failed = 1;
     }
+    /* Forwarded records leave their job directories and day markers
+     * behind: without this the spool grows by the day and every round
+     * walks all of it.
+     */
+    if (tr_store_prune (d.spool, &error) < 0)
+        logmsg (LOG_WARNING, "spool: cleaning: %s", tr_error_str (&error));
+    if (drops.lost + drops.moved_aside + fwd_moved > 0)
+        forward_status ();
     tr_store_destroy (d.store);
     d.store = NULL;
     return failed ? 1 : 0;
@@ -696,6 +795,8 @@ static void forward_start (double now)
         return;
     }
     if (pid == 0) {
+        int rc;
+
         /* a forwarder left hanging must not keep the socket or the
          * taskstats listener of a stopped tracerd
          */
@@ -703,7 +804,12 @@ static void forward_start (double now)
         close (d.listen_fd);
         if (d.taskstats)
             close (tr_taskstats_fd (d.taskstats));
-        _exit (forward_all ());
+        fwd_moved = 0;
+        rc = forward_all ();
+        /* what tracerd counts: the pipe holds it until tracerd reaps */
+        if (fwd_moved > 0)
+            (void)!write (p[1], &fwd_moved, sizeof (fwd_moved));
+        _exit (rc);
     }
     close (p[1]);
     fwd.pid = pid;
@@ -719,8 +825,16 @@ static void forward_start (double now)
 static void forward_reap (double now)
 {
     int status = 0;
+    uint64_t moved = 0;
     bool failed;
 
+    if (read (fwd.fd, &moved, sizeof (moved)) == (ssize_t)sizeof (moved)
+        && moved > 0) {
+        drops.moved_aside += moved;
+        if (drops.since == 0)
+            drops.since = (long long)time (NULL);
+        save_drops ();
+    }
     close (fwd.fd);
     fwd.fd = -1;
     while (waitpid (fwd.pid, &status, 0) < 0 && errno == EINTR)
@@ -768,7 +882,329 @@ static void forward_spool (double now)
         forward_start (now);
 }
 
-/* Sign, check and spool a final record; takes the reference. */
+/* Records the spool refused (full, read-only, ...).  Each is kept in
+ * memory and, where the state dir allows, in <state_dir>/pending as
+ * "<its spool path, '/' made '@'>" (a re-delivery replaces its file), is
+ * retried with the forwarder's back-off, and is removed from both once
+ * spooled.  A tracerd that starts spools the files it finds there
+ * (respool_pending), so a restart loses none.  When the state dir is
+ * full too, a reserve file there (PENDING_RESERVE bytes, made while
+ * there is room) is given up to make room for them, and made again once
+ * nothing waits.  At most spool.pending_max wait: past that a record is
+ * dropped and counted (drops.lost).
+ */
+#define PENDING_RESERVE (1 << 20)
+
+struct pending {
+    char key[600];
+    char name[600];      /* its file in the pending dir */
+    json_t *rec;
+    bool saved;          /* its file is written */
+};
+
+static struct {
+    struct pending *v;
+    size_t n, cap;
+    double next;         /* monotonic time of the next try */
+    double backoff;
+    int dirfd;           /* <state_dir>/pending, or -1 */
+    int reservefd;       /* its "reserve" file, or -1 */
+    bool reserve_used;
+} pend = { .dirfd = -1, .reservefd = -1 };
+
+static void save_drops (void)
+{
+    char text[160];
+    tr_error_t error;
+    int n;
+
+    if (pend.dirfd < 0)
+        return;
+    n = snprintf (text, sizeof (text),
+                  "{\"records_lost\":%llu,\"spool_moved_aside\":%llu,"
+                  "\"since\":%lld}\n",
+                  (unsigned long long)drops.lost,
+                  (unsigned long long)drops.moved_aside, drops.since);
+    if (tr_path_replace (pend.dirfd, "drops", text, (size_t)n, 0600,
+                         (uid_t)-1, (gid_t)-1, &error) < 0)
+        logmsg (LOG_WARNING, "state: drop counters: %s",
+                tr_error_str (&error));
+}
+
+static void load_drops (void)
+{
+    tr_error_t error;
+    size_t n;
+    char *text;
+    json_t *o;
+
+    if (pend.dirfd < 0
+        || !(text = tr_path_read_file (pend.dirfd, "drops", 4096, &n,
+                                       &error)))
+        return;
+    o = json_loadb (text, n, 0, NULL);
+    free (text);
+    drops.lost = (uint64_t)json_integer_value (
+        json_object_get (o, "records_lost"));
+    drops.moved_aside = (uint64_t)json_integer_value (
+        json_object_get (o, "spool_moved_aside"));
+    drops.since = (long long)json_integer_value (json_object_get (o, "since"));
+    json_decref (o);
+}
+
+/* A record dropped for good: counted, kept for the next start, and
+ * passed to the store by the next forwarding round.
+ */
+static void count_lost (const char *key, const char *why)
+{
+    drops.lost++;
+    if (drops.since == 0)
+        drops.since = (long long)time (NULL);
+    logmsg (LOG_ERR, "step %s: record lost: %s (%llu lost since %lld)", key,
+            why, (unsigned long long)drops.lost, drops.since);
+    save_drops ();
+    fwd.pending = true;
+    d.next_forward = 0;
+}
+
+/* The reserve: room kept in the state dir for pending records. */
+static void make_reserve (void)
+{
+    if (pend.dirfd < 0)
+        return;
+    if (pend.reservefd < 0)
+        pend.reservefd = openat (pend.dirfd, "reserve",
+                                 O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                                 0600);
+    if (pend.reservefd >= 0
+        && posix_fallocate (pend.reservefd, 0, PENDING_RESERVE) == 0)
+        pend.reserve_used = false;
+}
+
+static int pending_save (struct pending *p)
+{
+    tr_error_t error;
+    char *text;
+    int rc;
+
+    if (pend.dirfd < 0)
+        return -1;
+    if (!(text = tr_record_dumps (p->rec)))
+        return -1;
+    rc = tr_path_replace (pend.dirfd, p->name, text, strlen (text), 0600,
+                          (uid_t)-1, (gid_t)-1, &error);
+    if (rc < 0 && (errno == ENOSPC || errno == EDQUOT)
+        && pend.reservefd >= 0 && !pend.reserve_used
+        && ftruncate (pend.reservefd, 0) == 0) {
+        pend.reserve_used = true;
+        logmsg (LOG_WARNING, "state dir %s full: its reserve is given to "
+                "records waiting for the spool", d.conf->state_dir);
+        rc = tr_path_replace (pend.dirfd, p->name, text, strlen (text), 0600,
+                              (uid_t)-1, (gid_t)-1, &error);
+    }
+    free (text);
+    if (rc < 0) {
+        logmsg (LOG_WARNING, "step %s: record kept in memory only (a "
+                "restart now would lose it): %s", p->key,
+                tr_error_str (&error));
+        return -1;
+    }
+    p->saved = true;
+    return 0;
+}
+
+/* Keep a record the spool refused; takes the reference.  saved: it is
+ * in the pending dir already (found there at start).
+ */
+static void pending_add (const char *key, json_t *rec, const char *name,
+                         bool saved)
+{
+    struct pending *p = NULL;
+    char *rel = NULL;
+
+    if (!name) {
+        if (!(rel = tr_store_relpath (rec))) {
+            count_lost (key, "its identity is not path-safe");
+            json_decref (rec);
+            return;
+        }
+        for (char *c = rel; *c; c++)
+            if (*c == '/')
+                *c = '@';
+        name = rel;
+    }
+    for (size_t i = 0; i < pend.n; i++)
+        if (!strcmp (pend.v[i].name, name))
+            p = &pend.v[i]; /* a re-delivery replaces it */
+    if (!p && pend.n >= (size_t)d.conf->spool_pending_max) {
+        char why[160];
+        snprintf (why, sizeof (why), "%zu records already wait for the "
+                  "spool (spool.pending_max)", pend.n);
+        count_lost (key, why);
+        json_decref (rec);
+        free (rel);
+        return;
+    }
+    if (!p && pend.n == pend.cap) {
+        size_t cap = pend.cap ? pend.cap * 2 : 16;
+        struct pending *v = realloc (pend.v, cap * sizeof (*v));
+        if (!v) {
+            count_lost (key, "out of memory");
+            json_decref (rec);
+            free (rel);
+            return;
+        }
+        pend.v = v;
+        pend.cap = cap;
+    }
+    if (!p) {
+        p = &pend.v[pend.n++];
+        memset (p, 0, sizeof (*p));
+    }
+    else
+        json_decref (p->rec);
+    snprintf (p->key, sizeof (p->key), "%s", key);
+    snprintf (p->name, sizeof (p->name), "%s", name);
+    p->rec = rec;
+    p->saved = saved;
+    free (rel);
+    if (!p->saved)
+        (void)pending_save (p);
+    if (pend.backoff == 0) {
+        pend.backoff = d.conf->spool_retry_s;
+        pend.next = tr_when_monotonic () + pend.backoff;
+    }
+}
+
+/* Try the waiting records again, oldest first, while the spool takes
+ * them.
+ */
+static void pending_retry (double now)
+{
+    size_t done = 0;
+    tr_error_t error;
+
+    if (pend.n == 0 || now < pend.next)
+        return;
+    for (; done < pend.n; done++) {
+        struct pending *p = &pend.v[done];
+        if (tr_store_put (d.spool, p->rec, &error) < 0) {
+            logmsg (LOG_DEBUG, "spool still refuses records: %s",
+                    tr_error_str (&error));
+            break;
+        }
+        logmsg (LOG_INFO, "step %s: record written (it waited for the "
+                "spool)", p->key);
+        if (pend.dirfd >= 0 && unlinkat (pend.dirfd, p->name, 0) < 0
+            && errno != ENOENT)
+            logmsg (LOG_WARNING, "state: removing pending %s: %s", p->name,
+                    strerror (errno));
+        json_decref (p->rec);
+        fwd.pending = true;
+        d.next_forward = 0;
+    }
+    memmove (pend.v, pend.v + done, (pend.n - done) * sizeof (*pend.v));
+    pend.n -= done;
+    /* what could not be saved before may be now */
+    for (size_t i = 0; i < pend.n; i++)
+        if (!pend.v[i].saved)
+            (void)pending_save (&pend.v[i]);
+    if (pend.n == 0) {
+        logmsg (LOG_NOTICE, "spool %s is writable again; no record waits",
+                d.conf->spool_path);
+        pend.backoff = 0;
+        if (pend.reserve_used)
+            make_reserve ();
+        return;
+    }
+    pend.backoff = fmin (pend.backoff * 2, d.conf->spool_retry_max_s);
+    pend.next = now + pend.backoff;
+}
+
+static bool pending_file (const char *name, void *arg)
+{
+    size_t len = strlen (name);
+
+    (void)arg;
+    return name[0] != '.' && len > 5 && !strcmp (name + len - 5, ".json");
+}
+
+/* At start: the records a previous tracerd could not spool. */
+static void respool_pending (void)
+{
+    char **names;
+    size_t n;
+    int fd;
+
+    if (pend.dirfd < 0 || (fd = dup (pend.dirfd)) < 0)
+        return;
+    if (tr_store_list (fd, pending_file, NULL, DT_REG, &names, &n) < 0) {
+        logmsg (LOG_ERR, "state: pending records: %s", strerror (errno));
+        close (fd);
+        return;
+    }
+    close (fd);
+    for (size_t i = 0; i < n; i++) {
+        size_t size;
+        tr_error_t error;
+        char key[600];
+        char *text;
+        json_t *rec;
+
+        text = tr_path_read_file (pend.dirfd, names[i], 64 << 20, &size,
+                                  &error);
+        rec = text ? json_loadb (text, size, 0, NULL) : NULL;
+        free (text);
+        if (!rec || step_key (json_object_get (rec, "identity"), key,
+                              sizeof (key))
+                        < 0) {
+            char bad[700];
+            snprintf (bad, sizeof (bad), "%s.bad", names[i]);
+            logmsg (LOG_ERR, "state: pending record %s unreadable; kept as "
+                    "%s", names[i], bad);
+            (void)renameat (pend.dirfd, names[i], pend.dirfd, bad);
+            json_decref (rec);
+            drops.moved_aside++;
+            if (drops.since == 0)
+                drops.since = (long long)time (NULL);
+            save_drops ();
+            continue;
+        }
+        if (tr_store_put (d.spool, rec, &error) == 0) {
+            logmsg (LOG_NOTICE, "step %s: record written (it waited for the "
+                    "spool across a restart)", key);
+            (void)unlinkat (pend.dirfd, names[i], 0);
+            json_decref (rec);
+            continue;
+        }
+        if (pend.n == 0)
+            logmsg (LOG_ERR, "spool %s: %s; records wait in %s/pending",
+                    d.conf->spool_path, tr_error_str (&error),
+                    d.conf->state_dir);
+        pend.backoff = 0;
+        pending_add (key, rec, names[i], true);
+    }
+    tr_store_free_names (names, n);
+    fwd.pending = true;
+}
+
+/* At stop: what could not be saved is lost. */
+static void pending_stop (void)
+{
+    for (size_t i = 0; i < pend.n; i++) {
+        if (!pend.v[i].saved && pending_save (&pend.v[i]) < 0)
+            count_lost (pend.v[i].key, "tracerd stopped with it in memory "
+                        "only (the spool and the state dir refused it)");
+        json_decref (pend.v[i].rec);
+    }
+    free (pend.v);
+    pend.v = NULL;
+    pend.n = pend.cap = 0;
+}
+
+/* Sign, check and spool a final record; takes the reference.  A record
+ * the spool refuses waits (pending_add) and is tried again.
+ */
 static void write_record (const char *key, json_t *rec)
 {
     tr_error_t error;
@@ -781,11 +1217,19 @@ static void write_record (const char *key, json_t *rec)
     if (tr_record_validate (rec, &error) < 0)
         logmsg (LOG_ERR, "step %s: record does not validate: %s (writing it "
                 "anyway)", key, tr_error_str (&error));
-    if (tr_store_put (d.spool, rec, &error) < 0)
-        logmsg (LOG_ERR, "step %s: spool write failed: %s", key,
-                tr_error_str (&error));
-    else
-        logmsg (LOG_INFO, "step %s: record written", key);
+    /* behind others that wait: they keep their order */
+    if (pend.n > 0 || tr_store_put (d.spool, rec, &error) < 0) {
+        if (pend.n == 0)
+            logmsg (LOG_ERR, "step %s: spool write failed: %s; the record "
+                    "waits in memory and in %s/pending, will retry", key,
+                    tr_error_str (&error), d.conf->state_dir);
+        else
+            logmsg (LOG_WARNING, "step %s: record waits for the spool (%zu "
+                    "before it)", key, pend.n);
+        pending_add (key, rec, NULL, false);
+        return;
+    }
+    logmsg (LOG_INFO, "step %s: record written", key);
     json_decref (rec);
     fwd.pending = true;
     d.next_forward = 0;  /* forward now */
@@ -799,6 +1243,19 @@ static bool slurm_job (json_t *id, const char **job)
     return s && !strcmp (s, "slurm") && *job && **job
            && strspn (*job, "0123456789") == strlen (*job)
            && strlen (*job) < sizeof (queries[0].job);
+}
+
+/* scontrol, beside the configured squeue. */
+static const char *scontrol_path (char *buf, size_t size)
+{
+    const char *slash = strrchr (d.conf->squeue_path, '/');
+    int n;
+
+    if (!slash)
+        return NULL;
+    n = snprintf (buf, size, "%.*s/scontrol",
+                  (int)(slash - d.conf->squeue_path), d.conf->squeue_path);
+    return n < 0 || (size_t)n >= size || access (buf, X_OK) < 0 ? NULL : buf;
 }
 
 static struct query *find_query (const char *job)
@@ -817,13 +1274,16 @@ static struct query *ask_scheduler (const char *job)
     struct query *qy = find_query (job);
     tr_error_t error;
     tr_jobstate_query_t *q;
+    char sc[4096];
 
     if (qy)
         return qy;
     if (nqueries == MAX_QUERIES || !d.conf->squeue_path
         || access (d.conf->squeue_path, X_OK) < 0)
         return NULL;
-    if (!(q = tr_jobstate_query_start (d.conf->squeue_path, job, &error))) {
+    if (!(q = tr_jobstate_query_start_detail (
+              d.conf->squeue_path, scontrol_path (sc, sizeof (sc)), job,
+              &error))) {
         logmsg (LOG_WARNING, "job %s: %s", job, tr_error_str (&error));
         return NULL;
     }
@@ -836,13 +1296,36 @@ static struct query *ask_scheduler (const char *job)
     return qy;
 }
 
-static long cached_limit (const char *job)
+/* The controller's fields of job, or NULL when not asked yet. */
+static json_t *cached_fields (const char *job)
 {
     for (int i = 0; i < LIMIT_CACHE; i++)
-        if (!strcmp (limits.job[i], job))
-            return limits.limit[i];
-    return -2;
+        if (limits.fields[i] && !strcmp (limits.job[i], job))
+            return limits.fields[i];
+    return NULL;
 }
+
+static void configure_step (tr_step_t *step, const char *key, json_t *gpus);
+
+/* Give a step what the controller said of its job: identity and time
+ * limit, and the GPUs the job holds on the step's node (its scontrol
+ * line), which the step then follows.
+ */
+static void apply_job (tr_step_t *step, const char *key, json_t *fields)
+{
+    json_t *id = tr_step_identity (step), *req = tr_step_request (step);
+    const char *node = json_string_value (json_object_get (id, "node"));
+    char gpus[1024];
+
+    if (tr_jobstate_apply_fields (fields, id, req) < 0)
+        logmsg (LOG_WARNING, "step %s: %s", key, strerror (errno));
+    if (!json_object_get (req, "gpus") && node
+        && tr_jobstate_node_gpus (json_object_get (fields, "gres_nodes"),
+                                  node, gpus, sizeof (gpus)) == 1
+        && json_object_set_new (req, "gpus", json_string (gpus)) == 0)
+        configure_step (step, key, json_object_get (req, "gpus"));
+}
+
 
 /* A step killed by a signal: the job's scheduler state says whether it
  * was cancelled or ran out of time.
@@ -854,10 +1337,6 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     const char *state = tr_jobstate_outcome (job->state);
     char why[96];
 
-    if (job->time_limit_s >= 0)
-        json_object_set_new (json_object_get (rec, "request"),
-                             "time_limit_s",
-                             json_integer (job->time_limit_s));
     if (!state || !now || strcmp (now, "failed"))
         return;
     snprintf (why, sizeof (why), "the scheduler reports the job %s",
@@ -866,48 +1345,60 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     json_object_set_new (oc, "reason", json_string (why));
 }
 
-/* The answer is in (or never came: ok false): give the job's steps their
- * time limit and write the records that waited for it.
+/* The answer is in (or never came: ok false): give the job's steps the
+ * controller's account, partition, QOS, name and time limit, and write
+ * the records that waited for it.  Without an answer those stay unknown.
  */
 static void finish_query (struct query *qy, bool ok)
 {
-    struct tr_jobstate job = { .time_limit_s = -1 };
+    static struct tr_jobstate job;
     tr_error_t error;
     size_t i;
-    json_t *rec;
+    json_t *rec, *fields = NULL;
 
+    memset (&job, 0, sizeof (job));
+    job.time_limit_s = -1;
     if (ok && tr_jobstate_query_result (qy->q, &job, &error) < 0) {
         logmsg (LOG_DEBUG, "job %s: %s", qy->job, tr_error_str (&error));
         ok = false;
     }
-    if (ok && qy->held && !strcmp (job.state, "COMPLETING")
+    if (ok && qy->held && qy->need_state && !strcmp (job.state, "COMPLETING")
         && tr_when_monotonic () < qy->give_up) {
         tr_jobstate_query_destroy (qy->q);
         qy->q = NULL;
         qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
         return;
     }
+    if (ok && !(fields = tr_jobstate_fields (&job)))
+        ok = false;
+    if (ok)
+        (void)json_object_set_new (fields, "gres_nodes",
+                                   tr_jobstate_query_nodes (qy->q));
     if (!ok)
         job.state[0] = '\0';
     else {
         snprintf (limits.job[limits.next], sizeof (limits.job[0]), "%s",
                   qy->job);
-        limits.limit[limits.next] = job.time_limit_s;
+        json_decref (limits.fields[limits.next]);
+        limits.fields[limits.next] = fields;
         limits.next = (limits.next + 1) % LIMIT_CACHE;
-        for (int k = 0; k < d.nsteps && job.time_limit_s >= 0; k++) {
+        for (int k = 0; k < d.nsteps; k++) {
             const char *j;
             if (slurm_job (tr_step_identity (d.steps[k].step), &j)
-                && !strcmp (j, qy->job))
-                json_object_set_new (tr_step_request (d.steps[k].step),
-                                     "time_limit_s",
-                                     json_integer (job.time_limit_s));
+                && !strcmp (j, qy->job)) {
+                apply_job (d.steps[k].step, d.steps[k].key, fields);
+                save_state (&d.steps[k]);   /* the GPUs survive a restart */
+            }
         }
     }
     json_array_foreach (qy->held, i, rec) {
         json_t *id = json_object_get (rec, "identity");
         char key[600];
-        if (ok)
+        if (ok) {
+            (void)tr_jobstate_apply_fields (fields, id,
+                                            json_object_get (rec, "request"));
             apply_state (rec, &job);
+        }
         if (step_key (id, key, sizeof (key)) < 0)
             snprintf (key, sizeof (key), "%s", qy->job);
         write_record (key, json_incref (rec));
@@ -924,10 +1415,12 @@ static void poll_queries (struct pollfd *pfd, double now)
         int rc = 0;
         if (!qy->q) {
             tr_error_t error;
+            char sc[4096];
             if (now < qy->deadline)
                 continue;
-            if (!(qy->q = tr_jobstate_query_start (d.conf->squeue_path,
-                                                   qy->job, &error))) {
+            if (!(qy->q = tr_jobstate_query_start_detail (
+                      d.conf->squeue_path, scontrol_path (sc, sizeof (sc)),
+                      qy->job, &error))) {
                 logmsg (LOG_WARNING, "job %s: %s", qy->job,
                         tr_error_str (&error));
                 finish_query (qy, false);
@@ -954,6 +1447,7 @@ static void finish_step (struct active *a)
     json_t *rec, *oc;
     struct query *qy;
     const char *job;
+    bool signalled;
 
     if (!(rec = tr_step_record (a->step, "final"))) {
         logmsg (LOG_ERR, "step %s: building record: %s", a->key,
@@ -964,13 +1458,19 @@ static void finish_step (struct active *a)
      * scheduler knows whether it was a cancel or the time limit.
      */
     oc = json_object_get (rec, "outcome");
-    if (json_object_get (oc, "signal")
-        && !strcmp (json_string_value (json_object_get (oc, "state")),
-                    "failed")
-        && slurm_job (tr_step_identity (a->step), &job)
+    signalled = json_object_get (oc, "signal")
+                && !strcmp (json_string_value (json_object_get (oc, "state")),
+                            "failed");
+    /* Also a record whose job the controller has not described yet (its
+     * answer is due within QUERY_TIMEOUT_S, or never comes): it waits
+     * for the account, partition, QOS, name and time limit.
+     */
+    if (slurm_job (tr_step_identity (a->step), &job)
+        && (signalled || !cached_fields (job))
         && (qy = ask_scheduler (job))) {
         if (!qy->held)
             qy->held = json_array ();
+        qy->need_state = qy->need_state || signalled;
         if (qy->held && json_array_append_new (qy->held, rec) == 0)
             return;
     }
@@ -986,7 +1486,11 @@ static void mirror_name (const char *key, char *buf, size_t size)
             *p = '@';
 }
 
-/* The step's detail options from the configuration. */
+/* The step's detail options from the configuration.  gpus is the
+ * step's request.gpus, which tracerd set from a trusted source or a
+ * root hook gave; without it the step follows no GPU (never every GPU
+ * of the node: those are other jobs').
+ */
 static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
 {
     struct tr_detail_opts opts = {
@@ -994,7 +1498,8 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
         .cmdline_max = (size_t)d.conf->cmdline_max,
         .proc_reads = (size_t)d.conf->proc_reads,
         .redact = d.conf->redact,
-        .gpu = d.gpu,
+        .gpu = json_is_string (gpus) && *json_string_value (gpus) ? d.gpu
+                                                                   : NULL,
         .gpu_devices = json_string_value (gpus),
     };
     tr_error_t error;
@@ -1163,6 +1668,10 @@ static void drain_exits (void)
  *   "cgroup_name":"7.srv"         with a process set: the name of the
  *                                 job's own cgroup, followed instead
  *                                 once a member turns up in it
+ *   "exclude":[PID,...]           the sender's own processes in the
+ *                                 job's session or tree (a prologue, a
+ *                                 hook's interpreter): never the job's;
+ *                                 taken from root only (exclude_own)
  * The first message fixes how the step is followed; later ones (more
  * tasks, more hosts' shells) add task roots, and a cgroup named later
  * replaces a process set (a PBS execjob_launch after execjob_begin).
@@ -1175,12 +1684,14 @@ static int attach_explicit (tr_step_t *step,
 {
     const char *cg = NULL, *env = NULL, *cgname = NULL;
     json_int_t sid = 0;
+    json_t *excl = NULL;
     int tree = 0;
     json_error_t jerr;
 
-    if (json_unpack_ex (attach, &jerr, JSON_STRICT, "{s?s s?b s?I s?s s?s}",
-                        "cgroup", &cg, "tree", &tree, "session", &sid,
-                        "env", &env, "cgroup_name", &cgname) < 0) {
+    if (json_unpack_ex (attach, &jerr, JSON_STRICT,
+                        "{s?s s?b s?I s?s s?s s?o}", "cgroup", &cg, "tree",
+                        &tree, "session", &sid, "env", &env, "cgroup_name",
+                        &cgname, "exclude", &excl) < 0) {
         errno = EINVAL;
         return tr_errprintf (error, "bad attach: %s", jerr.text);
     }
@@ -1227,6 +1738,57 @@ static int attach_explicit (tr_step_t *step,
     return 0;
 }
 
+/* A Slurm step's request as tracerd holds it: the time limit and the
+ * GPUs come from the controller (apply_job), never from what the plugin
+ * read in the job's environment.
+ * Other schedulers' hooks run as root from the server's own job
+ * attributes; their "gpus" (message or request) is kept.
+ */
+static json_t *trusted_request (json_t *id, json_t *req, json_t *msg)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+    json_t *gpus = json_object_get (msg, "gpus");
+
+    if (!req && (req = json_object ())
+        && json_object_set_new (msg, "request", req) < 0)
+        req = NULL;
+    if (!json_is_object (req))
+        return req;
+    if (!s || strcmp (s, "slurm")) {
+        if (json_is_string (gpus) && !json_object_get (req, "gpus"))
+            (void)json_object_set (req, "gpus", gpus);
+        return req;
+    }
+    (void)json_object_del (req, "gpus");
+    (void)json_object_del (req, "time_limit_s");
+    return req;
+}
+
+/* attach.exclude: processes of a root prologue or hook (tracer-prolog,
+ * its qstat, pbs_python) that run in the job's session or below its
+ * starter.  Only root's word counts: a job starter could otherwise hide
+ * its own job's processes.
+ */
+static void exclude_own (struct active *a, json_t *excl, const uid_t *starter)
+{
+    size_t i;
+    json_t *v;
+
+    if (!json_is_array (excl))
+        return;
+    if (starter) {
+        logmsg (LOG_WARNING, "step %s: uid %u may not exclude processes; "
+                "ignored", a->key, (unsigned)*starter);
+        return;
+    }
+    json_array_foreach (excl, i, v)
+    {
+        json_int_t pid = json_integer_value (v);
+        if (json_is_integer (v) && pid > 1 && pid <= INT_MAX)
+            (void)tr_step_exclude (a->step, (pid_t)pid);
+    }
+}
+
 static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
 {
     json_t *id = json_object_get (msg, "identity");
@@ -1245,6 +1807,18 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         reply (fd, false, "identity missing");
         return;
     }
+    /* Names from the node's own user database, the rest of a Slurm
+     * step's identity from the controller (below); oversized text is
+     * cut and flagged, never a reason to leave a step untraced.
+     */
+    if (tr_jobstate_trust_identity (id, slurm_cluster ()) < 0) {
+        reply (fd, false, "out of memory");
+        return;
+    }
+    req = trusted_request (id, req, msg);
+    /* an unprivileged job starter naming GPUs could show other jobs' */
+    if (starter && json_is_object (req))
+        (void)json_object_del (req, "gpus");
     if (tr_record_validate_section ("identity", id, &error) < 0
         || (req && tr_record_validate_section ("request", req, &error) < 0)
         || (tags && tr_record_validate_section ("tags", tags, &error) < 0)) {
@@ -1280,12 +1854,13 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
             return;
         }
         if (!(step = tr_step_create (id, req, tags, "tracerd",
-                                     interval > 0 ? interval
-                                                  : d.conf->interval_s))) {
+                                     tr_conf_step_interval (d.conf,
+                                                            interval)))) {
             reply (fd, false, "out of memory");
             return;
         }
-        configure_step (step, key, json_object_get (msg, "gpus"));
+        configure_step (step, key,
+                        json_object_get (tr_step_request (step), "gpus"));
         a = &d.steps[d.nsteps++];
         memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
@@ -1300,12 +1875,11 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         logmsg (LOG_INFO, "step %s started", key);
         {
             const char *job;
-            long lim;
+            json_t *fields;
             if (slurm_job (id, &job)) {
-                if ((lim = cached_limit (job)) >= 0)
-                    json_object_set_new (tr_step_request (step),
-                                         "time_limit_s", json_integer (lim));
-                else if (lim == -2)
+                if ((fields = cached_fields (job)))
+                    apply_job (step, key, fields);
+                else
                     (void)ask_scheduler (job);
             }
         }
@@ -1316,6 +1890,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
      * move into the mirror directory covers all it will do.
      */
     if (attach) {
+        exclude_own (a, json_object_get (attach, "exclude"), starter);
         if (attach_explicit (a->step, attach, (pid_t)pid, (int)task,
                              &error) < 0) {
             logmsg (LOG_ERR, "step %s: %s", key, tr_error_str (&error));
@@ -1896,7 +2471,8 @@ static void resume_steps (void)
         a->saved = tr_when_monotonic ();
         a->snapped = tr_when_monotonic ();
         a->created = tr_when_monotonic ();
-        configure_step (step, key, NULL);
+        configure_step (step, key,
+                        json_object_get (tr_step_request (step), "gpus"));
         if (tr_step_alive (step)) {
             logmsg (LOG_NOTICE, "step %s resumed", a->key);
             continue;
@@ -2001,6 +2577,7 @@ int main (int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     bool foreground = false, check = false;
+    tr_error_t dir_error;
     double next_sample;
     int c;
 
@@ -2037,6 +2614,14 @@ int main (int argc, char **argv)
         d.conf_explicit = true;
     if (load_conf (&d.conf) < 0)
         return 2;
+    /* root writes there: no other user may own or write a directory on
+     * the way (they could swap what is below for a link)
+     */
+    if (tr_conf_check_dirs (d.conf, &dir_error) < 0) {
+        fprintf (stderr, "tracerd: %s: %s\n", d.conf_path,
+                 tr_error_str (&dir_error));
+        return 2;
+    }
     if (check) {
         printf ("%s: OK\n", d.conf_path);
         return 0;
@@ -2081,6 +2666,15 @@ int main (int argc, char **argv)
         /* An older tracerd made it 0700: users must be able to list it */
         if (d.live_fd >= 0)
             (void)fchmod (d.live_fd, 0755);
+        n = snprintf (path, sizeof (path), "%s/pending", d.conf->state_dir);
+        if (d.state_fd >= 0 && n > 0 && (size_t)n < sizeof (path)
+            && (pend.dirfd = open_conf_dir (path, 0700, &error)) < 0)
+            logmsg (LOG_ERR, "state dir %s: %s; records the spool refuses "
+                    "will wait in memory only", d.conf->state_dir,
+                    tr_error_str (&error));
+        load_drops ();
+        make_reserve ();
+        respool_pending ();
         open_sources ();
         resume_steps ();
     }
@@ -2143,6 +2737,7 @@ int main (int argc, char **argv)
             poll_queries (pfd + 2, now);
         if (now >= next_sample)
             next_sample = sample_due (now);
+        pending_retry (now);
         forward_spool (now);
         reap_ended (now);
         trim_memory (now);
@@ -2151,6 +2746,8 @@ int main (int argc, char **argv)
         if (fwd.pending && fwd.pid < 0 && d.next_forward < next_sample
             && d.next_forward > now)
             next_sample = d.next_forward;
+        if (pend.n > 0 && pend.next < next_sample)
+            next_sample = pend.next;
     }
     /* Active steps keep their state files: the next tracerd resumes
      * them.  Save the latest readings first.
@@ -2160,6 +2757,11 @@ int main (int argc, char **argv)
     /* Records waiting for squeue are written as their tasks show them */
     while (nqueries > 0)
         finish_query (&queries[0], false);
+    pending_stop ();
+    if (pend.reservefd >= 0)
+        close (pend.reservefd);
+    if (pend.dirfd >= 0)
+        close (pend.dirfd);
     if (fwd.pid > 0) {
         logmsg (LOG_NOTICE, "the forwarder (pid %d) is still writing to the "
                 "store; it finishes on its own", (int)fwd.pid);

@@ -26,11 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
+#include "record.h"
 #include "when.h"
 
 void tr_batch_job_init (struct tr_batch_job *job, enum tr_batch_kind kind)
@@ -325,6 +327,171 @@ void tr_batch_pbs_exec_host (const char *exec_host,
         job->cpus_on_node = cpus;
     if (nseen > 0 && nseen < 16)
         job->nodes = nseen;
+}
+
+void tr_batch_pbs_exec_vnode (const char *exec_vnode,
+                              const char *host,
+                              struct tr_batch_job *job)
+{
+    const char *p = exec_vnode;
+    char seen[16][64];
+    int nseen = 0;
+    long long cpus = 0, mem = 0;
+    bool found = false, have_mem = false, too_many = false;
+
+    /* vnodes are separated by '+', inside and between the chunks'
+     * parentheses alike: "(a:ncpus=1+b:ncpus=1)+(c:ncpus=2)"
+     */
+    while (p && *p) {
+        size_t len, nlen, hlen;
+        bool here, known = false;
+
+        p += strspn (p, "(+)");
+        if (!*p)
+            break;
+        len = strcspn (p, "+)");
+        nlen = strcspn (p, ":+)");
+        if (nlen > len)
+            nlen = len;
+        /* vnode "n1[0]" lies on host "n1" */
+        hlen = strcspn (p, "[:+)");
+        if (hlen > nlen)
+            hlen = nlen;
+        here = host && hlen > 0 && strlen (host) == hlen
+               && !strncmp (p, host, hlen);
+        for (const char *q = p + nlen; q < p + len;) {
+            size_t ilen = strcspn (q, ":+)");
+            char item[64];
+            long long v;
+            if (ilen < sizeof (item) && here) {
+                snprintf (item, sizeof (item), "%.*s", (int)ilen, q);
+                if (!strncmp (item, "ncpus=", 6)
+                    && tr_batch_pbs_size (item + 6, &v) == 0)
+                    cpus += v;
+                else if (!strncmp (item, "mem=", 4)
+                         && tr_batch_pbs_size (item + 4, &v) == 0
+                         && v <= LLONG_MAX - mem) {
+                    mem += v;
+                    have_mem = true;
+                }
+            }
+            q += ilen;
+            if (*q == ':')
+                q++;
+        }
+        if (here)
+            found = true;
+        for (int i = 0; i < nseen; i++)
+            if (strlen (seen[i]) == hlen && !strncmp (seen[i], p, hlen))
+                known = true;
+        if (!known && hlen > 0) {
+            if (nseen < 16 && hlen < sizeof (seen[0]))
+                snprintf (seen[nseen++], sizeof (seen[0]), "%.*s", (int)hlen,
+                          p);
+            else
+                too_many = true;
+        }
+        p += len;
+    }
+    if (found) {
+        job->cpus_on_node = cpus;
+        if (have_mem)
+            job->mem_bytes = mem;
+    }
+    if (nseen > 0 && !too_many)
+        job->nodes = nseen;
+}
+
+int tr_batch_pbs_node (const char *env,
+                       const char *conf_path,
+                       char *buf,
+                       size_t size)
+{
+    static const char key[] = "PBS_MOM_NODE_NAME=";
+    char text[16384], *line, *save = NULL;
+    struct stat st;
+    ssize_t n;
+    size_t len = 0;
+    int fd;
+
+    if (!buf || size == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (env && *env) {
+        if (!copy (buf, size, env) || !tr_record_id_is_safe (buf)) {
+            errno = EINVAL;
+            return -1;
+        }
+        return 0;
+    }
+    if (!conf_path || !*conf_path) {
+        errno = ENOENT;
+        return -1;
+    }
+    if ((fd = open (conf_path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK))
+        < 0)
+        return -1;
+    if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
+        || (st.st_uid != 0 && st.st_uid != geteuid ())
+        || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        close (fd);
+        errno = EPERM;
+        return -1;
+    }
+    while (len < sizeof (text) - 1) {
+        n = read (fd, text + len, sizeof (text) - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close (fd);
+    text[len] = '\0';
+    /* pbs.conf: KEY=VALUE lines; the last one counts, as in pbs_loadconf */
+    buf[0] = '\0';
+    for (line = strtok_r (text, "\n", &save); line;
+         line = strtok_r (NULL, "\n", &save)) {
+        size_t vlen;
+        if (strncmp (line, key, sizeof (key) - 1))
+            continue;
+        line += sizeof (key) - 1;
+        vlen = strcspn (line, " \t\r#");
+        if (vlen == 0 || vlen >= size)
+            continue;
+        snprintf (buf, size, "%.*s", (int)vlen, line);
+    }
+    if (!buf[0] || !tr_record_id_is_safe (buf)) {
+        buf[0] = '\0';
+        errno = ENOENT;
+        return -1;
+    }
+    return 0;
+}
+
+int tr_batch_conf_trusted (const char *path, uid_t euid, tr_error_t *error)
+{
+    struct stat st;
+
+    if (!path || stat (path, &st) < 0) {
+        /* a missing file is the caller's to report */
+        return 0;
+    }
+    if (!S_ISREG (st.st_mode))
+        return 0;
+    if (st.st_uid != 0 && st.st_uid != euid) {
+        errno = EPERM;
+        return tr_errprintf (error, "%s: not owned by root (uid %u): not "
+                             "read", path, (unsigned)st.st_uid);
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        errno = EPERM;
+        return tr_errprintf (error, "%s: writable by others than its owner "
+                             "(mode %04o): not read", path,
+                             (unsigned)(st.st_mode & 07777));
+    }
+    return 0;
 }
 
 /* A qstat JSON member as text: strings as they are, integers printed. */
@@ -787,6 +954,28 @@ json_t *tr_batch_start_msg (const struct tr_batch_job *job,
         return NULL;
     }
     return msg;
+}
+
+int tr_batch_exclude (json_t *msg, pid_t pid)
+{
+    json_t *attach = json_object_get (msg, "attach"), *list;
+
+    if (!json_is_object (attach) || pid <= 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(list = json_object_get (attach, "exclude"))) {
+        if (json_object_set_new (attach, "exclude", json_array ()) < 0
+            || !(list = json_object_get (attach, "exclude"))) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    if (json_array_append_new (list, json_integer (pid)) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
 }
 
 json_t *tr_batch_end_msg (const struct tr_batch_job *job,

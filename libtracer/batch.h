@@ -84,6 +84,35 @@ void tr_batch_pbs_exec_host (const char *exec_host,
                              const char *host,
                              struct tr_batch_job *job);
 
+/* The CPUs and memory on host in a PBS exec_vnode
+ * ("(n1:ncpus=2:mem=100kb)+(n2:ncpus=2)", "(n1[0]:ncpus=1+n1[1]:ncpus=1)")
+ * and the number of distinct hosts: a vnode "n1[0]" is on host "n1".
+ * What exec_vnode does not say is left as it was.
+ */
+void tr_batch_pbs_exec_vnode (const char *exec_vnode,
+                              const char *host,
+                              struct tr_batch_job *job);
+
+/* The name PBS gives this host's node, which may differ from the host
+ * name: env (PBS_MOM_NODE_NAME from pbs_mom's environment) when set,
+ * else PBS_MOM_NODE_NAME in the pbs.conf at conf_path.  The file is read
+ * only when it is a regular file owned by root (or by the caller) and
+ * writable by its owner alone; nothing of it is ever quoted in an error.
+ * 0 with the name in buf; -1 with errno when neither names a node that
+ * is a safe record id.
+ */
+int tr_batch_pbs_node (const char *env,
+                       const char *conf_path,
+                       char *buf,
+                       size_t size);
+
+/* Whether a process running as euid may take its configuration from
+ * path: a regular file owned by root (or by euid) and writable by its
+ * owner alone.  -1 with error otherwise; the error names the reason,
+ * never the file's content.
+ */
+int tr_batch_conf_trusted (const char *path, uid_t euid, tr_error_t *error);
+
 /* Take what `qstat -f -F json JOBID` printed: Job_Name, queue,
  * Account_Name, euser/egroup, session_id, array index, Resource_List,
  * exec_host.  -1 with error if the text is not qstat's JSON for jobid.
@@ -136,6 +165,14 @@ json_t *tr_batch_start_msg (const struct tr_batch_job *job,
                             const char *node,
                             pid_t pid,
                             tr_error_t *error);
+/* Add pid to the start message's attach.exclude: a process of tracer's
+ * or the scheduler's own (the prologue itself, a hook's interpreter)
+ * that runs in the job's session or below its starter, with all it
+ * starts (qstat), and is not the job's.  -1 with errno on a bad message
+ * or out of memory.
+ */
+int tr_batch_exclude (json_t *msg, pid_t pid);
+
 json_t *tr_batch_end_msg (const struct tr_batch_job *job,
                           const char *node,
                           tr_error_t *error);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@
 
 #include "conf.h"
 #include "error.h"
+#include "hookconf.h"
+#include "path.h"
 
 /* A configuration file is a few kilobytes; the bound keeps a wrong path
  * (a log file, a device image) from being slurped into memory.
@@ -49,6 +52,16 @@ enum {
     CONF_SUGGEST_MAX = 2,   /* edit distance for "did you mean" */
     CONF_MAX_TEXT = 16,     /* bytes of a K_TEXT value (a currency) */
     CONF_MAX_KEY = 64,      /* "section.subsection.key" */
+};
+
+/* The longest unix socket path: sun_path holds it and its NUL. */
+#define CONF_MAX_SOCKET ((int)sizeof (((struct sockaddr_un *)0)->sun_path) - 1)
+
+/* What a K_MODE row gives permission bits to. */
+enum mode_kind {
+    MODE_ANY = 0,
+    MODE_FILE, /* record files: at most 0644 */
+    MODE_DIR,  /* store directories: see check_mode() */
 };
 
 enum ktype {
@@ -84,8 +97,10 @@ struct key {
                         K_USERS, K_PARTITIONS: element count */
     bool optional;  /* an empty value unsets it */
     double min;     /* K_NUMBER, K_COUNT, K_BYTES, K_DURATION */
-    double max;
+    double max;     /* also K_TEXT and K_PATH: longest value in bytes */
     bool min_open;
+    bool zero_off;  /* K_NUMBER: 0 (off) is allowed below min */
+    enum mode_kind mode; /* K_MODE */
     bool add_root;                 /* K_USERS: root is always in the list */
     bool nonempty;                 /* K_USERS: an empty list is an error */
     const struct enum_name *enums; /* K_ENUM, NULL-terminated */
@@ -175,16 +190,22 @@ static const struct key schema[] = {
       .name = "file_mode",
       .type = K_MODE,
       .off = F (store_file_mode),
+      .mode = MODE_FILE,
       .dflt = "0640",
       .doc_default = "0640",
-      .desc = "permission bits (octal) of record files in the store" },
+      .desc = "permission bits (octal) of record files in the store, at "
+              "most 0644: no write for group or others, no execute, setuid, "
+              "setgid or sticky bit" },
     { .section = "store",
       .name = "dir_mode",
       .type = K_MODE,
       .off = F (store_dir_mode),
+      .mode = MODE_DIR,
       .dflt = "0755",
       .doc_default = "0755",
-      .desc = "permission bits (octal) of directories in the store" },
+      .desc = "permission bits (octal) of directories in the store: no "
+              "write for others, no setuid bit, group write only with the "
+              "sticky bit (at most 02755, or 03775)" },
     { .section = "store",
       .name = "owner",
       .type = K_OWNER,
@@ -215,40 +236,52 @@ static const struct key schema[] = {
       .name = "retry_interval",
       .type = K_NUMBER,
       .off = F (spool_retry_s),
-      .min = 0,
-      .max = 86400,
-      .min_open = true,
+      .min = 1,
+      .max = 3600,
       .dflt = "5",
       .doc_default = "5",
-      .desc = "seconds before retrying a spooled record" },
+      .desc = "seconds before retrying a spooled record (1 to 3600)" },
     { .section = "spool",
       .name = "retry_max",
       .type = K_NUMBER,
       .off = F (spool_retry_max_s),
-      .min = 0,
+      .min = 1,
       .max = 86400,
-      .min_open = true,
       .dflt = "300",
       .doc_default = "300",
       .desc = "longest wait in seconds between retries (at least "
-              "retry_interval)" },
+              "retry_interval, at most 86400)" },
+    { .section = "spool",
+      .name = "pending_max",
+      .type = K_COUNT,
+      .off = F (spool_pending_max),
+      .min = 1,
+      .max = 1000000,
+      .dflt = "1000",
+      .doc_default = "1000",
+      .desc = "records tracerd keeps in memory while the spool cannot be "
+              "written; past it a record is dropped and counted" },
     { .section = "daemon",
       .name = "socket",
       .type = K_PATH,
       .off = F (socket_path),
+      .max = CONF_MAX_SOCKET,
       .dflt = "/run/tracer/tracerd.sock",
       .doc_default = "/run/tracer/tracerd.sock",
-      .desc = "Unix socket on which tracerd accepts job notifications" },
+      .desc = "Unix socket on which tracerd accepts job notifications (at "
+              "most 107 bytes)" },
     { .section = "daemon",
       .name = "squeue",
       .type = K_PATH,
       .off = F (squeue_path),
       .dflt = "/usr/bin/squeue",
       .doc_default = "/usr/bin/squeue",
-      .desc = "Slurm's squeue, asked for a job's time limit when it starts "
-              "on the node and for its state when a step of it is killed "
-              "by a signal (cancelled, time limit); a path that does not "
-              "exist turns the queries off" },
+      .desc = "Slurm's squeue, asked for a job's time limit, account, "
+              "partition, QOS and name when it starts on the node and for "
+              "its state when a step of it is killed by a signal "
+              "(cancelled, time limit); scontrol beside it for the job's "
+              "GPUs on the node; a path that does not exist turns the "
+              "queries off" },
     { .section = "daemon",
       .name = "state_dir",
       .type = K_PATH,
@@ -296,8 +329,8 @@ static const struct key schema[] = {
       .name = "interval",
       .type = K_NUMBER,
       .off = F (interval_s),
-      .min = 0.1,
-      .max = 3600,
+      .min = TR_INTERVAL_MIN,
+      .max = TR_INTERVAL_MAX,
       .dflt = "1",
       .doc_default = "1",
       .desc = "seconds between samples of a running job (0.1 to 3600)" },
@@ -305,12 +338,13 @@ static const struct key schema[] = {
       .name = "snapshot_interval",
       .type = K_NUMBER,
       .off = F (snapshot_interval_s),
-      .min = 0,
+      .min = 1,
       .max = 86400,
+      .zero_off = true,
       .dflt = "30",
       .doc_default = "30",
       .desc = "seconds between live snapshots of each running step for "
-              "tracer-report --live (0: none)" },
+              "tracer-report --live: 0 (none) or 1 to 86400" },
     { .section = "sampling",
       .name = "taskstats",
       .type = K_BOOL,
@@ -385,9 +419,11 @@ static const struct key schema[] = {
       .name = "munge_socket",
       .type = K_PATH,
       .off = F (munge_socket),
+      .max = CONF_MAX_SOCKET,
       .optional = true,
       .doc_default = "unset",
-      .desc = "munged socket (unset: the libmunge default)" },
+      .desc = "munged socket, at most 107 bytes (unset: the libmunge "
+              "default)" },
     { .section = "signing",
       .name = "trusted_signers",
       .type = K_USERS,
@@ -1518,6 +1554,14 @@ static int check_path (struct parser *p,
         return fail_key (p, k, m, "path is longer than %d bytes", PATH_MAX - 1);
     if (has_control (s))
         return fail_key (p, k, m, "path contains a control character");
+    /* a unix socket: bind() and connect() would fail on a longer one, at
+     * start or, worse, at every job
+     */
+    if (k->max > 0 && strlen (s) > (size_t)k->max)
+        return fail_key (p, k, m,
+                         "path is %zu bytes long; a unix socket path holds "
+                         "at most %d",
+                         strlen (s), (int)k->max);
     return 0;
 }
 
@@ -1538,6 +1582,60 @@ static int parse_mode (const char *s, mode_t *modep)
     if (errno || *end || v > 07777)
         return -1;
     *modep = (mode_t)v;
+    return 0;
+}
+
+/* Permission bits that are safe for what they are given to.  Record
+ * files are data, read by their owner and group: no write for group or
+ * others, no execute, setuid, setgid or sticky bit (at most 0644).  Store
+ * directories: no write for others, ever (a world-writable store lets
+ * anyone plant names or fill it); group write only with the sticky bit
+ * (so that a group that writes records cannot rename or remove others');
+ * no setuid bit (meaningless on a directory, so a typo).  The setgid bit
+ * is allowed: new files then inherit the directory's group.
+ */
+static int check_mode (struct parser *p,
+                       const struct key *k,
+                       const yaml_mark_t *m,
+                       const char *s,
+                       mode_t v)
+{
+    const char *why = NULL;
+
+    if (k->mode == MODE_FILE) {
+        if (v & S_ISUID)
+            why = "sets the setuid bit";
+        else if (v & S_ISGID)
+            why = "sets the setgid bit";
+        else if (v & S_ISVTX)
+            why = "sets the sticky bit";
+        else if (v & S_IWOTH)
+            why = "lets others write";
+        else if (v & S_IWGRP)
+            why = "lets the group write";
+        else if (v & (S_IXUSR | S_IXGRP | S_IXOTH))
+            why = "makes records executable";
+        if (why)
+            return fail_key (p, k, m,
+                             "'%s' %s; record files may have at most 0644 "
+                             "(no write for group or others, no execute, "
+                             "setuid, setgid or sticky bit)",
+                             show (p, s), why);
+    }
+    else if (k->mode == MODE_DIR) {
+        if (v & S_IWOTH)
+            why = "lets others write";
+        else if (v & S_ISUID)
+            why = "sets the setuid bit";
+        else if ((v & S_IWGRP) && !(v & S_ISVTX))
+            why = "lets the group write without the sticky bit";
+        if (why)
+            return fail_key (p, k, m,
+                             "'%s' %s; store directories may have at most "
+                             "02755, or 03775 for a group that writes "
+                             "records",
+                             show (p, s), why);
+    }
     return 0;
 }
 
@@ -1746,7 +1844,13 @@ static int set_number (struct parser *p,
                              show (p, s));
         break;
     }
-    if (v > k->max || v < k->min || (k->min_open && v == k->min))
+    if (k->zero_off && v == 0)
+        ;
+    else if (k->zero_off && (v > k->max || v < k->min))
+        return fail_key (p, k, m, "%s is out of range: 0 (off) or [%s, %s]",
+                         show (p, s), show_limit (k, k->min, lo, sizeof (lo)),
+                         show_limit (k, k->max, hi, sizeof (hi)));
+    else if (v > k->max || v < k->min || (k->min_open && v == k->min))
         return fail_key (p, k, m, "%s is out of range %c%s, %s]", show (p, s),
                          k->min_open ? '(' : '[',
                          show_limit (k, k->min, lo, sizeof (lo)),
@@ -1806,10 +1910,16 @@ static int set_scalar (struct parser *p,
         if (s[0] == '/' && check_path (p, k, m, s) < 0)
             return -1;
         return set_string (p, k, s);
-    case K_MODE:
-        if (parse_mode (s, FIELD (p->conf, k->off, mode_t)) < 0)
+    case K_MODE: {
+        mode_t v;
+
+        if (parse_mode (s, &v) < 0)
             return fail_key (p, k, m, "'%s' is not an octal mode", show (p, s));
+        if (check_mode (p, k, m, s, v) < 0)
+            return -1;
+        *FIELD (p->conf, k->off, mode_t) = v;
         return 0;
+    }
     case K_NUMBER:
     case K_COUNT:
     case K_BYTES:
@@ -2844,6 +2954,139 @@ void tr_conf_cost_rates (const tr_conf_t *conf,
         *gb_hour = pc && !isnan (pc->gb_hour) ? pc->gb_hour : c->gb_hour;
     if (gpu_hour)
         *gpu_hour = pc && !isnan (pc->gpu_hour) ? pc->gpu_hour : c->gpu_hour;
+}
+
+/* One directory or link met on the way to a directory root writes in:
+ * as tr_path_is_secure asks of each component, with a link allowed when
+ * root owns it (the directory holding it was checked just before).
+ */
+static int check_dir_component (const char *path, tr_error_t *error)
+{
+    struct stat st;
+
+    if (lstat (path, &st) < 0)
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    if (st.st_uid != 0) {
+        tr_errprintf (error, "%s: owned by uid %lu, not root", path,
+                      (unsigned long)st.st_uid);
+        errno = EPERM;
+        return -1;
+    }
+    if (S_ISDIR (st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))
+        && !(st.st_mode & S_ISVTX)) {
+        tr_errprintf (error, "%s: writable by %s", path,
+                      (st.st_mode & S_IWOTH) ? "others" : "group");
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+/* Is dir (or, when missing, the part of it that exists: root creates
+ * the rest) out of every other user's reach?  Each component as named
+ * (links included) and each component of what it resolves to.
+ */
+static int check_dir (const char *dir, tr_error_t *error)
+{
+    char path[PATH_MAX], *real;
+    struct stat st;
+    size_t len = strlen (dir);
+    int rc;
+
+    if (dir[0] != '/' || len >= sizeof (path)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "%s: not an absolute path", dir);
+    }
+    memcpy (path, dir, len + 1);
+    /* the part that exists */
+    while (len > 1 && stat (path, &st) < 0) {
+        char *slash;
+
+        if (errno != ENOENT && errno != ENOTDIR)
+            return tr_errprintf (error, "%s: %s", path, strerror (errno));
+        slash = strrchr (path, '/');
+        len = slash > path ? (size_t)(slash - path) : 1;
+        path[len] = '\0';
+    }
+    /* as named: "/", then each prefix ending before a '/', then all */
+    if (check_dir_component ("/", error) < 0)
+        return -1;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = '\0';
+        rc = check_dir_component (path, error);
+        *p = '/';
+        if (rc < 0)
+            return -1;
+    }
+    if (path[1] && check_dir_component (path, error) < 0)
+        return -1;
+    /* as resolved */
+    if (!(real = realpath (path, NULL)))
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    rc = tr_path_is_secure (real, 0, error);
+    free (real);
+    if (rc == 0)
+        errno = EPERM;
+    return rc == 1 ? 0 : -1;
+}
+
+/* The directory a file path is in ("/" for "/x"). */
+static void parent_of (const char *file, char *buf, size_t size)
+{
+    const char *slash = strrchr (file, '/');
+    size_t n = slash && slash > file ? (size_t)(slash - file) : 1;
+
+    snprintf (buf, size, "%.*s", (int)n, file);
+}
+
+int tr_conf_check_dirs (const tr_conf_t *conf, tr_error_t *error)
+{
+    char parent[PATH_MAX];
+    struct {
+        const char *key;
+        const char *path;
+        bool file;
+    } dirs[] = {
+        { "spool.path", conf ? conf->spool_path : NULL, false },
+        { "daemon.state_dir", conf ? conf->state_dir : NULL, false },
+        { "daemon.socket", conf ? conf->socket_path : NULL, true },
+        { "daemon.log", conf ? conf->log_target : NULL, true },
+    };
+
+    if (!conf) {
+        errno = EINVAL;
+        return tr_errprintf (error, "invalid argument");
+    }
+    for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++) {
+        const char *dir = dirs[i].path;
+        tr_error_t why;
+        int saved;
+
+        /* daemon.log may be syslog or stderr */
+        if (!dir || dir[0] != '/')
+            continue;
+        if (dirs[i].file) {
+            parent_of (dir, parent, sizeof (parent));
+            dir = parent;
+        }
+        if (check_dir (dir, &why) < 0) {
+            saved = errno;
+            tr_errprintf (error, "%s %s: %s: %s", dirs[i].key,
+                          dirs[i].path,
+                          saved == EPERM ? "insecure" : "cannot check",
+                          why.text);
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+double tr_conf_step_interval (const tr_conf_t *conf, double requested)
+{
+    return tr_interval_or (requested, conf->interval_s);
 }
 
 int tr_conf_foreach_key (tr_conf_key_f fn, void *arg)

@@ -144,6 +144,7 @@ typedef struct tr_conf {
     char *spool_path;          /* spool.path */
     double spool_retry_s;      /* spool.retry_interval (default 5) */
     double spool_retry_max_s;  /* spool.retry_max (default 300) */
+    int spool_pending_max;     /* spool.pending_max (default 1000) */
 
     /* daemon: tracerd */
     char *socket_path;         /* daemon.socket */
@@ -227,6 +228,26 @@ void tr_conf_cost_rates (const tr_conf_t *conf,
                          double *core_hour,
                          double *gb_hour,
                          double *gpu_hour);
+
+/* Are the directories tracerd (root) writes in out of every other
+ * user's reach: spool.path, daemon.state_dir, and the directories of
+ * daemon.socket and of daemon.log (a file)?  Each must be owned by root,
+ * and so must every directory above it and every link on the way, none
+ * writable by group or others unless sticky (as /tmp), both as named and
+ * as the links resolve; where it does not exist yet, the part that does.
+ * A user who owns or may write one of them could swap what is below for
+ * a link and have root write where they choose.  Returns 0, or -1 with
+ * errno EPERM and error "KEY PATH: insecure: COMPONENT: why" (another
+ * errno: "KEY PATH: cannot check: ...").
+ */
+int tr_conf_check_dirs (const tr_conf_t *conf, tr_error_t *error);
+
+/* The interval a step asks for when it is within sampling.interval's
+ * bounds (0.1 to 3600 s), else conf->interval_s: 0 means "not asked
+ * for", and a step_start message may come from the job's user (a job
+ * starter), who must not be able to make the daemon spin.
+ */
+double tr_conf_step_interval (const tr_conf_t *conf, double requested);
 
 /* Call fn for every key of the schema ("section.key", or
  * "section.subsection.key" for the nested report sections, a one-line

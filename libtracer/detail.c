@@ -87,6 +87,7 @@ struct tr_detail {
     bool taskstats;
     size_t proc_reads;        /* known processes reread per sample */
     size_t reread_credit;     /* rereads owed, in REREAD_SAMPLES-ths */
+    bool read_all;            /* the next reading reads every process */
     struct tr_kept kept[K_COUNT];
     char *text;               /* TEXT_MAX bytes for the kept files */
     struct tr_netstat *net_tmp;
@@ -437,7 +438,12 @@ void tr_detail_sample (tr_detail_t *d,
                        double dt)
 {
     size_t budget = d->proc_reads, due;
+    bool all = d->read_all;
 
+    /* the last reading: every live process's figures as of the end */
+    d->read_all = false;
+    if (all)
+        budget = 0;
     if (budget) {
         d->reread_credit += *npids;
         due = d->reread_credit / REREAD_SAMPLES;
@@ -448,7 +454,7 @@ void tr_detail_sample (tr_detail_t *d,
         if (budget == 0 && !same)
             budget = 1;
     }
-    if (!d->proc_reads || budget > 0)
+    if (!d->proc_reads || budget > 0 || all)
         (void)tr_procs_scan_some (d->procs, pids, npids, budget, same,
                                   now_ms ());
     sample_psi (d, t, dt);
@@ -458,6 +464,29 @@ void tr_detail_sample (tr_detail_t *d,
     sample_gpu (d, pids, *npids, t, dt);
     if (dt > 0)
         add_point (d, S_NPROCS, t, (double)*npids);
+}
+
+int tr_detail_exclude (tr_detail_t *d, pid_t pid)
+{
+    return tr_procs_exclude (d->procs, pid);
+}
+
+uint64_t tr_detail_excluded_us (tr_detail_t *d)
+{
+    return tr_procs_excluded_us (d->procs);
+}
+
+void tr_detail_read_all (tr_detail_t *d)
+{
+    d->read_all = true;
+}
+
+bool tr_detail_cpu (tr_detail_t *d, uint64_t *total_us, uint64_t *user_us)
+{
+    bool exact = tr_procs_cpu (d->procs, total_us, user_us);
+
+    /* without exit events an ended process keeps its last reading */
+    return exact && d->taskstats;
 }
 
 void tr_detail_close (tr_detail_t *d)

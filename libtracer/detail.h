@@ -63,6 +63,24 @@ void tr_detail_sample (tr_detail_t *d,
                        double t,
                        double dt);
 
+/* Processes that are not the step's although they run below it
+ * (tr_procs_exclude), and the CPU they left in its processes' cutime.
+ */
+int tr_detail_exclude (tr_detail_t *d, pid_t pid);
+uint64_t tr_detail_excluded_us (tr_detail_t *d);
+
+/* The next reading reads every process of the step, whatever the
+ * sampling.proc_reads budget: the final reading of a step.
+ */
+void tr_detail_read_all (tr_detail_t *d);
+
+/* The step's CPU time summed over its processes (tr_procs_cpu): exit
+ * records for the ended ones, the last reading for the live.  True when
+ * exact (exit events on, none lost, every ended process's figure
+ * exact).
+ */
+bool tr_detail_cpu (tr_detail_t *d, uint64_t *total_us, uint64_t *user_us);
+
 /* Close the files kept open for readings (the step has ended, or its
  * cgroup is no longer followed); the next reading reopens them.
  */

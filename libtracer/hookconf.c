@@ -52,14 +52,29 @@ static int parse_bool (const char *v, bool *out)
     return 0;
 }
 
+bool tr_interval_ok (double s)
+{
+    return isfinite (s) && s >= TR_INTERVAL_MIN && s <= TR_INTERVAL_MAX;
+}
+
+double tr_interval_or (double requested, double dflt)
+{
+    return tr_interval_ok (requested) ? requested : dflt;
+}
+
+/* A plain decimal number of seconds within the interval bounds (strtod
+ * alone would also take hex floats, "inf" and "nan").
+ */
 static int parse_seconds (const char *v, double *out)
 {
     char *end;
     double d;
 
+    if (!*v || strspn (v, "0123456789+-.eE") != strlen (v))
+        return -1;
     errno = 0;
     d = strtod (v, &end);
-    if (errno || end == v || *end || !isfinite (d) || d < 0.1 || d > 3600)
+    if (errno || end == v || *end || !tr_interval_ok (d))
         return -1;
     *out = d;
     return 0;

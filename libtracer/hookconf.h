@@ -23,6 +23,25 @@ enum tr_enable {
 #define TR_HOOK_DEFAULT_TIMEOUT_MS 1000
 #define TR_SPEC_MAX 1024
 
+/* Bounds of a sampling interval in seconds, wherever one is given:
+ * sampling.interval, interval= of plugstack.conf and of --tracer=SPEC,
+ * tracer-run --interval, and the "interval_s" of a step_start message.
+ * Below 0.1 s a step's /proc and cgroup reads would take a core of
+ * their own; above an hour a step would have a handful of samples.
+ */
+#define TR_INTERVAL_MIN 0.1
+#define TR_INTERVAL_MAX 3600.0
+
+/* Is s a sampling interval within those bounds (and finite)? */
+bool tr_interval_ok (double s);
+
+/* The interval a step is sampled at: requested when it is within the
+ * bounds, else dflt (the daemon's own; 0 or a bad value is "not asked
+ * for": the one who asked may be the job's user, who must not be able
+ * to make the daemon spin).
+ */
+double tr_interval_or (double requested, double dflt);
+
 struct tr_hookconf {
     enum tr_enable enable;   /* enable=all|optin (default optin) */
     bool allow_optout;       /* allow_optout=yes|no (default yes) */

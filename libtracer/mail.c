@@ -6,7 +6,11 @@
  * message and a sendmail-compatible program run without a shell.
  * Everything in a summary that came from a record or from the job's
  * environment is data, never markup or a command: HTML is escaped,
- * header values must be single lines, recipients go after "--".
+ * recipients go after "--", and a job's name (it reaches us in Slurm's
+ * subject too) is never a reason to send nothing: the subject is made
+ * one line and every control character, bidirectional override or
+ * line separator in the subject, the text and the HTML becomes a
+ * visible escape (tr_strbuf_printable's "\n", "\x1b", "\u202e").
  */
 #include "config.h"
 
@@ -479,23 +483,58 @@ static const char *advice_text (json_t *g, const char *what)
                                                "text"));
 }
 
+/* One-line copies of what a job controls (names, states, reasons, the
+ * subject) for the text of a summary or a digest: a line break in a job
+ * name must not start a line of its own (tr_strbuf_printable escapes).
+ * Each copy lives until PR_RING more are made or the ring is freed.
+ */
+#define PR_RING 8
+
+struct pr_ring {
+    tr_strbuf_t sb[PR_RING];
+    unsigned next;
+};
+
+static const char *pr (struct pr_ring *r, const char *s)
+{
+    tr_strbuf_t *b;
+
+    if (!s)
+        return "";
+    if (tr_text_is_printable (s))
+        return s;
+    b = &r->sb[r->next++ % PR_RING];
+    tr_strbuf_free (b);
+    if (tr_strbuf_printable (b, s) < 0 || !tr_strbuf_str (b))
+        return "?";
+    return tr_strbuf_str (b);
+}
+
+static void pr_free (struct pr_ring *r)
+{
+    for (unsigned i = 0; i < PR_RING; i++)
+        tr_strbuf_free (&r->sb[i]);
+}
+
 int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 {
+    struct pr_ring rg = { 0 };
     struct job_totals t;
     char line[512], a[64], b[64], c[64], lab[160];
     bool any;
 
     job_totals (j, &t);
     headline (j, &t, line, sizeof (line));
-    fprintf (out, "%s\n", line);
+    fprintf (out, "%s\n", pr (&rg, line));
     if (j->n)
         fprintf (out, "User %s, account %s, partition %s, cluster %s, "
                  "node%s %s\n",
-                 user_of (&j->rows[0], a, sizeof (a)),
-                 *j->rows[0].account ? j->rows[0].account : "-",
-                 *j->rows[0].partition ? j->rows[0].partition : "-",
-                 j->rows[0].cluster, strchr (t.nodes, ',') ? "s" : "",
-                 t.nodes);
+                 pr (&rg, user_of (&j->rows[0], a, sizeof (a))),
+                 pr (&rg, *j->rows[0].account ? j->rows[0].account : "-"),
+                 pr (&rg, *j->rows[0].partition ? j->rows[0].partition
+                                                : "-"),
+                 pr (&rg, j->rows[0].cluster), strchr (t.nodes, ',') ? "s" : "",
+                 pr (&rg, t.nodes));
 
     fprintf (out, "\nWhat the job used against what it asked for:\n");
     fprintf (out, "  %-8s %14s %14s %11s\n", "", "Asked", "Used",
@@ -525,8 +564,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         char d[32], e[32];
 
         fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n",
-                 step_label (j, i, lab, sizeof (lab)),
-                 r->state, dur_or_dash (a, sizeof (a), r->elapsed_s),
+                 pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                 pr (&rg, r->state), dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
                  bytes_or_dash (b, sizeof (b), r->mem_peak_bytes),
@@ -542,9 +581,9 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         list = finding_list (j->findings ? j->findings[i] : NULL);
         json_array_foreach (list, k, f)
             fprintf (out, "  %-12s [%s] %s\n",
-                     k ? "" : step_label (j, i, lab, sizeof (lab)),
-                     str_or (json_object_get (f, "severity")),
-                     str_or (json_object_get (f, "text")));
+                     k ? "" : pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                     pr (&rg, str_or (json_object_get (f, "severity"))),
+                     pr (&rg, str_or (json_object_get (f, "text"))));
         json_decref (list);
     }
 
@@ -566,7 +605,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
             fprintf (out, "\nNext time, request (from this job and the "
                      "earlier runs of its steps):\n");
         any = true;
-        fprintf (out, "  %-12s", step_label (j, i, lab, sizeof (lab)));
+        fprintf (out, "  %-12s",
+                 pr (&rg, step_label (j, i, lab, sizeof (lab))));
         if (cpus)
             fprintf (out, " --cpus-per-task=%s", cpus);
         if (mem)
@@ -584,15 +624,17 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
     if (j->report_url)
         fprintf (out, "The full report: %s\n", j->report_url);
     if (j->report_note)
-        fprintf (out, "%s\n", j->report_note);
+        fprintf (out, "%s\n", pr (&rg, j->report_note));
     fprintf (out, "On the cluster: tracer-report -j %s   (and --html -o "
              "FILE for the charts)\n",
-             j->ev && j->ev->array_summary ? j->ev->select
-             : j->ev                       ? j->ev->job_id
-             : j->n                        ? j->rows[0].job_id : "?");
+             pr (&rg, j->ev && j->ev->array_summary ? j->ev->select
+                      : j->ev                       ? j->ev->job_id
+                      : j->n                        ? j->rows[0].job_id
+                                                    : "?"));
     if (j->subject)
         fprintf (out, "\n-- \nSlurm's notification: %s\nSummary by tracer "
-                 "%s.\n", j->subject, TRACER_VERSION);
+                 "%s.\n", pr (&rg, j->subject), TRACER_VERSION);
+    pr_free (&rg);
     return ferror (out) ? (errno = EIO, -1) : 0;
 }
 
@@ -619,6 +661,7 @@ int tr_mail_digest (FILE *out,
     size_t count[6] = { 0 }, jobs = 0, shown = 0;
     double core_alloc = 0, core_used = 0, mem_alloc = 0, mem_used = 0;
     char f[32], t[32], line[256];
+    struct pr_ring rg = { 0 };
     struct tm tm;
 
     localtime_r (&from, &tm);
@@ -648,10 +691,10 @@ int tr_mail_digest (FILE *out,
                     / 1073741824.0;
     }
     fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
-             f, t, n ? " on cluster " : "", n ? rows[0]->cluster : "");
+             f, t, n ? " on cluster " : "", n ? pr (&rg, rows[0]->cluster) : "");
     fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
              "%zu out of memory, %zu timed out, %zu cancelled, %zu other.\n",
-             user, jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
+             pr (&rg, user), jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
              count[0], count[1], count[2], count[3], count[4], count[5]);
     fprintf (out, "CPU: %.1f core-hours allocated, %.1f used (%s).\n",
              core_alloc, core_used,
@@ -669,11 +712,12 @@ int tr_mail_digest (FILE *out,
             fprintf (out, "\nSteps that did not complete:\n");
         if (++shown > 10) {
             fprintf (out, "  ... and more: tracer-report -u %s -s F,OOM,TO "
-                     "-S '%s'\n", user, f);
+                     "-S '%s'\n", pr (&rg, user), f);
             break;
         }
-        fprintf (out, "  %s.%s  %-10s %s  %s\n", r->job_id, r->step_id,
-                 r->state, r->job_name, *r->reason ? r->reason : "");
+        fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
+                 pr (&rg, r->step_id), pr (&rg, r->state),
+                 pr (&rg, r->job_name), pr (&rg, r->reason));
     }
     if (waste) {
         fprintf (out, "\nWhere the allocation went unused, by step group:\n");
@@ -686,6 +730,7 @@ int tr_mail_digest (FILE *out,
     fprintf (out, "\nMore: tracer-report -S '%s' --waste --by=group, "
              "tracer-report --recommend --output=sbatch\n"
              "-- \nDigest by tracer %s.\n", f, TRACER_VERSION);
+    pr_free (&rg);
     return ferror (out) ? (errno = EIO, -1) : 0;
 }
 
@@ -694,11 +739,36 @@ int tr_mail_digest (FILE *out,
  * drop <style> blocks, scripts and SVG)
  */
 
+/* s as HTML text: its control characters, line separators and
+ * bidirectional overrides first made visible escapes (tr_html_escape
+ * would drop control characters but keep the overrides, which reorder
+ * what a reader sees), then markup escaped.
+ */
+static void esc (FILE *out, const char *s)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+
+    if (!s)
+        return;
+    if (tr_text_is_printable (s)) {
+        tr_html_escape (out, s);
+        return;
+    }
+    if (tr_strbuf_printable (&sb, s) < 0 || !tr_strbuf_str (&sb)) {
+        /* out of memory: leave it out rather than show it raw */
+        tr_strbuf_free (&sb);
+        fputs ("?", out);
+        return;
+    }
+    tr_html_escape (out, tr_strbuf_str (&sb));
+    tr_strbuf_free (&sb);
+}
+
 static void td (FILE *out, const char *s, bool right)
 {
     fprintf (out, "<td style=\"padding:2px 8px;border-bottom:1px solid "
              "#ddd;%s\">", right ? "text-align:right" : "");
-    tr_html_escape (out, s);
+    esc (out, s);
     fputs ("</td>", out);
 }
 
@@ -736,22 +806,22 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
     fputs ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
            "<meta name=\"viewport\" content=\"width=device-width,"
            "initial-scale=1\"><title>", out);
-    tr_html_escape (out, line);
+    esc (out, line);
     fputs ("</title></head>\n<body style=\"font-family:sans-serif;"
            "font-size:14px;color:#222;max-width:720px;margin:0 auto;"
            "padding:8px\">\n<h2 style=\"font-size:18px\">", out);
-    tr_html_escape (out, line);
+    esc (out, line);
     fputs ("</h2>\n", out);
     if (j->n) {
         fputs ("<p>User ", out);
-        tr_html_escape (out, user_of (&j->rows[0], a, sizeof (a)));
+        esc (out, user_of (&j->rows[0], a, sizeof (a)));
         fputs (", partition ", out);
-        tr_html_escape (out, *j->rows[0].partition ? j->rows[0].partition
+        esc (out, *j->rows[0].partition ? j->rows[0].partition
                                                    : "-");
         fputs (", cluster ", out);
-        tr_html_escape (out, j->rows[0].cluster);
+        esc (out, j->rows[0].cluster);
         fputs (", nodes ", out);
-        tr_html_escape (out, t.nodes);
+        esc (out, t.nodes);
         fputs ("</p>\n", out);
     }
 
@@ -787,11 +857,11 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
                      sev && !strcmp (sev, "critical") ? "#c0392b"
                          : sev && !strcmp (sev, "warning") ? "#d35400"
                                                            : "#555");
-            tr_html_escape (out, sev ? sev : "");
+            esc (out, sev ? sev : "");
             fputs ("]</span> ", out);
-            tr_html_escape (out, step_label (j, i, lab, sizeof (lab)));
+            esc (out, step_label (j, i, lab, sizeof (lab)));
             fputs (": ", out);
-            tr_html_escape (out, str_or (json_object_get (f, "text")));
+            esc (out, str_or (json_object_get (f, "text")));
             fputs ("</li>\n", out);
         }
         json_decref (list);
@@ -810,42 +880,42 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
                                                    "extern"))
             continue;
         fputs ("<li>", out);
-        tr_html_escape (out, step_label (j, i, lab, sizeof (lab)));
+        esc (out, step_label (j, i, lab, sizeof (lab)));
         fputs (": <code>", out);
         if (cpus) {
             fputs (" --cpus-per-task=", out);
-            tr_html_escape (out, cpus);
+            esc (out, cpus);
         }
         if (mem) {
             fputs (" --mem=", out);
-            tr_html_escape (out, mem);
+            esc (out, mem);
         }
         if (tm) {
             fputs (" --time=", out);
-            tr_html_escape (out, tm);
+            esc (out, tm);
         }
         fputs ("</code></li>\n", out);
     }
     fputs ("</ul>\n<p>", out);
     if (j->attachment) {
         fputs ("The full report with charts is attached (", out);
-        tr_html_escape (out, j->attachment);
+        esc (out, j->attachment);
         fputs (").<br>\n", out);
     }
     if (j->report_url) {
         fputs ("<a href=\"", out);
-        tr_html_escape (out, j->report_url);
+        esc (out, j->report_url);
         fputs ("\">The full report</a><br>\n", out);
     }
     if (j->report_note) {
-        tr_html_escape (out, j->report_note);
+        esc (out, j->report_note);
         fputs ("<br>\n", out);
     }
     fputs ("</p>\n", out);
     if (j->subject) {
         fputs ("<p style=\"color:#777;font-size:12px\">Slurm's notification: ",
                out);
-        tr_html_escape (out, j->subject);
+        esc (out, j->subject);
         fprintf (out, "<br>Summary by tracer %s.</p>\n", TRACER_VERSION);
     }
     fputs ("</body></html>\n", out);
@@ -904,15 +974,57 @@ static bool ascii (const char *s)
     return true;
 }
 
-/* Subject: as it is when ASCII, else RFC 2047 encoded words of at most
- * 39 bytes (52 characters of base64: every line, the first with
+/* s with what tr_strbuf_printable escapes made visible; with
+ * keep_lines, a text part's own line ends (LF, or CR LF) and tabs stay
+ * as they are.  A new string, or NULL with errno = ENOMEM.
+ */
+static char *safe_text (const char *s, bool keep_lines)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+
+    while (*s) {
+        size_t n = keep_lines ? strcspn (s, "\n\t") : strlen (s);
+        size_t seg = n;
+
+        /* CR LF is a line end too */
+        if (keep_lines && s[n] == '\n' && n > 0 && s[n - 1] == '\r')
+            seg--;
+        if (seg > 0) {
+            char *part = strndup (s, seg);
+            int rc = part ? tr_strbuf_printable (&sb, part) : -1;
+
+            free (part);
+            if (rc < 0)
+                goto nomem;
+        }
+        s += n;
+        if (*s) {
+            if (tr_strbuf_append (&sb, s, 1) < 0)
+                goto nomem;
+            s++;
+        }
+    }
+    if (!tr_strbuf_str (&sb) && tr_strbuf_puts (&sb, "") < 0)
+        goto nomem;
+    return tr_strbuf_steal (&sb);
+nomem:
+    tr_strbuf_free (&sb);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Subject: as it is when ASCII and short, else RFC 2047 encoded words of
+ * at most 39 bytes (52 characters of base64: every line, the first with
  * "Subject:", stays within RFC 2047's 76), cut between UTF-8 characters.
+ * s is one line already (safe_text).  A subject that holds "=?" is
+ * encoded too, so that a job named like an encoded word is shown as it
+ * was typed, never decoded by the reader's mail program.
  */
 static int put_subject (tr_strbuf_t *sb, const char *s)
 {
     size_t len = strlen (s), i = 0;
 
-    if (ascii (s))
+    if (ascii (s) && len <= 900 && !strstr (s, "=?"))
         return tr_strbuf_printf (sb, "Subject: %s\n", s);
     if (tr_strbuf_puts (sb, "Subject:") < 0)
         return -1;
@@ -945,12 +1057,17 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
 {
     tr_strbuf_t sb = { 0 };
     char date[64], outer[64], inner[64];
+    char *subject = NULL, *text = NULL, *html = NULL;
     struct tm tm;
     uint64_t h;
     bool mixed = m->attach != NULL, alt = m->html != NULL;
     int e = 0; /* -1 once an append failed (out of memory) */
 
-    if (!m->text || !m->subject || !single_line (m->subject)
+    /* The subject, the text and the HTML hold what a job controls (its
+     * name, in Slurm's subject too): made safe here rather than refused,
+     * so that Slurm's notification always goes out.
+     */
+    if (!m->text || !m->subject
         || (m->from && *m->from && !tr_mail_address_ok (m->from))
         || (m->attach_name && (!single_line (m->attach_name)
                                || strpbrk (m->attach_name, "\"\\")))
@@ -967,19 +1084,28 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
             tr_errprintf (error, "'%s' is not a usable address", m->to[i]);
             return NULL;
         }
+    if (!(subject = safe_text (m->subject, false))
+        || !(text = safe_text (m->text, true))
+        || (m->html && !(html = safe_text (m->html, true)))) {
+        free (subject);
+        free (text);
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
     localtime_r (&now, &tm);
     strftime (date, sizeof (date), "%a, %d %b %Y %H:%M:%S %z", &tm);
     /* Boundaries start "=_": never in base64, and checked against the
      * 8-bit text
      */
-    h = tr_str_hash64 (m->text, strlen (m->text)) ^ (uint64_t)now
+    h = tr_str_hash64 (text, strlen (text)) ^ (uint64_t)now
         ^ ((uint64_t)getpid () << 32);
     for (int k = 0;; k++) {
         snprintf (outer, sizeof (outer), "=_tracer_m%016llx%d",
                   (unsigned long long)h, k);
         snprintf (inner, sizeof (inner), "=_tracer_a%016llx%d",
                   (unsigned long long)h, k);
-        if (!strstr (m->text, outer) && !strstr (m->text, inner))
+        if (!strstr (text, outer) && !strstr (text, inner))
             break;
     }
 
@@ -989,10 +1115,11 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
     for (size_t i = 0; i < m->nto; i++)
         e |= tr_strbuf_printf (&sb, "%s%s", i ? ", " : "", m->to[i]);
     e |= tr_strbuf_puts (&sb, "\n");
-    e |= put_subject (&sb, m->subject);
+    e |= put_subject (&sb, subject);
     e |= tr_strbuf_printf (&sb, "Date: %s\nMIME-Version: 1.0\n"
                       "Auto-Submitted: auto-generated\n", date);
-    if (m->job_id && single_line (m->job_id))
+    if (m->job_id && single_line (m->job_id) && ascii (m->job_id)
+        && tr_text_is_printable (m->job_id))
         e |= tr_strbuf_printf (&sb, "X-Tracer-Job: %s\n", m->job_id);
     if (mixed)
         e |= tr_strbuf_printf (&sb, "Content-Type: multipart/mixed; "
@@ -1005,7 +1132,7 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
     e |= tr_strbuf_puts (&sb, "Content-Type: text/plain; charset=utf-8\n"
                     "Content-Transfer-Encoding: 8bit\n\n");
     /* 8-bit lines must stay under 998 bytes: cut longer ones */
-    for (const char *p = m->text; *p;) {
+    for (const char *p = text; *p;) {
         size_t n = strcspn (p, "\n");
         size_t take = n > 900 ? 900 : n;
 
@@ -1023,7 +1150,7 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
         e |= tr_strbuf_printf (&sb, "\n--%s\nContent-Type: text/html; "
                           "charset=utf-8\nContent-Transfer-Encoding: "
                           "base64\n\n", inner);
-        e |= tr_mail_base64 (&sb, m->html, strlen (m->html));
+        e |= tr_mail_base64 (&sb, html, strlen (html));
         e |= tr_strbuf_printf (&sb, "\n--%s--\n", inner);
     }
     if (mixed) {
@@ -1035,6 +1162,9 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
         e |= tr_mail_base64 (&sb, m->attach, m->attach_len);
         e |= tr_strbuf_printf (&sb, "\n--%s--\n", outer);
     }
+    free (subject);
+    free (text);
+    free (html);
     if (e < 0 || !tr_strbuf_str (&sb)) {
         tr_strbuf_free (&sb);
         errno = ENOMEM;

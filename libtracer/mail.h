@@ -103,7 +103,12 @@ int tr_mail_digest (FILE *out,
                     time_t to);
 
 /* A MIME message.  text is required; html (an alternative) and the
- * attachment may be NULL.  Header values are single lines (checked).
+ * attachment may be NULL.  The subject, text and html may hold anything
+ * a job controls: control characters (but the text's and html's line
+ * ends and tabs), line separators, bidirectional overrides and bytes
+ * that are not UTF-8 become visible escapes (tr_strbuf_printable), the
+ * subject one line.  The other header values must be single lines
+ * (checked).
  */
 struct tr_mail_msg {
     const char *from;       /* NULL or "": no From: (the MTA sets it) */
@@ -121,7 +126,9 @@ struct tr_mail_msg {
 
 /* Compose m into a new string (LF line ends, as sendmail reads it on
  * standard input), *len its length.  now is the Date:.  NULL with
- * errno (EINVAL: a header with a line break or a bad address, ENOMEM).
+ * errno (EINVAL: no subject or text, an attachment name with a line
+ * break, or a bad address; ENOMEM).  What the subject holds is never a
+ * reason to fail.
  */
 char *tr_mail_compose (const struct tr_mail_msg *m,
                        time_t now,

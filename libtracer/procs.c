@@ -73,6 +73,7 @@
 #define NAME_MAX_BYTES 255
 #define COMM_BYTES 64
 #define OTHER_NAME "(other)"
+#define EXCLUDED_MAX 64      /* excluded processes and their children */
 
 /* Sorted-by-insertion small map: exit code or signal -> count. */
 struct kv {
@@ -114,6 +115,7 @@ struct proc {
     pid_t pid, ppid;
     int tool;
     bool live, scanned, exact, have_status, credited;
+    bool cpu_tick;              /* an exit record's CPU was tick-sampled */
     int status;
     char comm[COMM_BYTES];
     uint64_t start_ticks; /* /proc starttime; 0 if never scanned */
@@ -124,10 +126,18 @@ struct proc {
     uint64_t seen_gen, io_gen, end_gen;
     /* sampled: CPU us, VmHWM bytes, run delay ns, I/O incl. children */
     uint64_t s_cpu_us, s_hwm, s_runq_ns;
+    uint64_t s_user_us;         /* the user part of s_cpu_us */
     uint64_t s_rss;             /* resident pages at the last reading */
     struct tr_proc_io s_io;
     /* summed over the exit records of its threads */
     uint64_t x_cpu_us, x_hwm, x_runq_ns, x_memd_ns, x_iod_ns;
+    uint64_t x_user_us;         /* the user part of x_cpu_us */
+    /* CPU of the children it had reaped at its latest reading (cutime +
+     * cstime, us; cut_user_us its user part); the inclusive CPU of its
+     * children in the table, credited to it as they end; what it
+     * credited to its parent
+     */
+    uint64_t cut_us, cut_user_us, kids_us, cpu_credit;
     struct tr_proc_io x_io;
     /* inclusive I/O of reaped children, subtracted from the readings;
      * children credited since the last reading; what was credited to the
@@ -136,6 +146,19 @@ struct proc {
     struct tr_proc_io child_io, child_pending, credit;
     /* what it adds to the tr_procs sums as of its last change */
     struct sums contrib;
+};
+
+/* A process that is not the step's although it runs below one of its
+ * processes (tr_procs_exclude), or one it started.  Its exit records
+ * add up here (its own CPU and that of its children) and go, at its
+ * end, to the step's process that reaps it: that one's cutime holds
+ * them, and must not read as children the table missed.
+ */
+struct excluded {
+    pid_t pid;
+    int64_t start_ms;
+    uint64_t cpu_us;
+    bool ended;
 };
 
 struct exemap {
@@ -194,10 +217,17 @@ struct tr_procs {
     size_t nroots, rootcap;
     uint64_t gen, nseen, lost;
     uint64_t dropped; /* events not held for want of memory */
+    struct excluded excl[EXCLUDED_MAX];
+    size_t nexcl;
+    uint64_t excluded_us; /* their CPU, credited to the step's processes */
     size_t rr;     /* where the next budgeted scan's turn starts */
     bool scanning; /* within tr_procs_scan */
     /* step-wide sums of folded processes */
     uint64_t f_memd_ns, f_iod_ns, f_inexact;
+    /* CPU of folded processes: total and user part (us), and how many
+     * of them ended without an exact CPU figure
+     */
+    uint64_t f_cpu_us, f_user_us, f_cpu_inexact;
     /* the contrib of every entry not folded yet, kept as entries change,
      * so that a sample's sums cost nothing per process
      */
@@ -232,6 +262,47 @@ static void io_add (struct tr_proc_io *a, const struct tr_proc_io *b)
 static uint64_t own_cpu_us (const struct proc *p)
 {
     return max_u64 (p->s_cpu_us, p->x_cpu_us);
+}
+
+/* CPU of reaped children that only the parent's readings show: children
+ * that ended before the table knew their parent, whose exit records it
+ * could not attribute then and that may have left the window of held
+ * events since (a busy node), or whose own parent ended unread; and the
+ * last of every child's run time, which its exit record predates (the
+ * kernel sends it before it frees the process's memory: a few hundred
+ * microseconds for a short process).
+ */
+static uint64_t reaped_gap_us (const struct proc *p)
+{
+    /* against every child it is credited with, whenever it ended: a
+     * child reaped after the reading makes the gap smaller, never counts
+     * a child twice
+     */
+    return p->cut_us > p->kids_us ? p->cut_us - p->kids_us : 0;
+}
+
+/* The user part of reaped_gap_us(), in the ratio of cutime to cstime. */
+static uint64_t reaped_gap_user_us (const struct proc *p)
+{
+    uint64_t gap = reaped_gap_us (p);
+
+    if (!p->cut_us)
+        return 0;
+    return (uint64_t)((long double)gap * p->cut_user_us / p->cut_us);
+}
+
+/* The user part of own_cpu_us(), from the same source. */
+static uint64_t own_user_us (const struct proc *p)
+{
+    return p->x_cpu_us >= p->s_cpu_us ? p->x_user_us : p->s_user_us;
+}
+
+/* Its CPU figure is exact: its exit was seen and every exit record
+ * carried the scheduler's run time, not the tick split.
+ */
+static bool cpu_exact (const struct proc *p)
+{
+    return p->exact && !p->cpu_tick;
 }
 
 static uint64_t own_runq_ns (const struct proc *p)
@@ -696,15 +767,40 @@ static void fold (tr_procs_t *P, struct proc *p)
     io_add (&t->f_io, &io);
     if (p->end_ms > t->f_last_end_ms)
         t->f_last_end_ms = p->end_ms;
-    if (!p->exact) {
+    if (!cpu_exact (p))
         t->f_inexact++;
+    if (!p->exact)
         P->f_inexact++;
-    }
+    P->f_cpu_us += own_cpu_us (p) + reaped_gap_us (p);
+    P->f_user_us += own_user_us (p) + reaped_gap_user_us (p);
+    if (!cpu_exact (p))
+        P->f_cpu_inexact++;
     P->f_memd_ns += p->x_memd_ns;
     P->f_iod_ns += p->x_iod_ns;
     sums_sub (&P->entry_sums, &p->contrib);
     hash_remove (P, p);
     free (p);
+}
+
+/* A process's CPU with that of the children it reaped, as its parent's
+ * cutime + cstime will hold it.
+ */
+static uint64_t incl_cpu_us (const struct proc *p)
+{
+    return own_cpu_us (p) + p->kids_us + reaped_gap_us (p);
+}
+
+/* Credit a child's inclusive CPU to its parent (the growth since the
+ * last credit).
+ */
+static void credit_cpu (struct proc *par, struct proc *c)
+{
+    uint64_t incl = incl_cpu_us (c);
+
+    if (incl <= c->cpu_credit)
+        return;
+    par->kids_us += incl - c->cpu_credit;
+    c->cpu_credit = incl;
 }
 
 /* Credit a child's inclusive I/O to its parent, or the growth since the
@@ -727,6 +823,7 @@ static void credit_parent (tr_procs_t *P, struct proc *c)
         }
     if (!par)
         return;
+    credit_cpu (par, c);
     incl_io (c, &incl);
     dst = par->io_gen >= c->end_gen ? &par->child_io : &par->child_pending;
     for (size_t i = 0; i < IO_N; i++) {
@@ -803,6 +900,7 @@ struct pstat {
     pid_t ppid;
     uint64_t utime, stime, start_ticks;
     uint64_t nthreads, rss;
+    uint64_t cutime, cstime; /* reaped children's */
 };
 
 /* Parse /proc/PID/stat.  The comm field may hold spaces and ')', so the
@@ -847,6 +945,9 @@ static int parse_stat (char *buf, struct pstat *st)
     st->ppid = (pid_t)v[0];      /* field 4 */
     st->utime = v[10];           /* field 14 */
     st->stime = v[11];           /* field 15 */
+    /* fields 16, 17 (clock_t, signed): a negative one counts as 0 */
+    st->cutime = (int64_t)v[12] < 0 ? 0 : v[12];
+    st->cstime = (int64_t)v[13] < 0 ? 0 : v[13];
     st->nthreads = v[16];        /* field 20 */
     st->start_ticks = v[18];     /* field 22 */
     st->rss = v[20];             /* field 24, pages */
@@ -1163,8 +1264,22 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     p->ppid = st.ppid;
     p->seen_gen = P->gen;
     p->s_rss = st.rss;
-    p->s_cpu_us = max_u64 (p->s_cpu_us, (st.utime + st.stime) * 1000000
-                                            / (uint64_t)P->hz);
+    {
+        /* the children it has reaped by now */
+        uint64_t cut = (st.cutime + st.cstime) * 1000000 / (uint64_t)P->hz;
+        if (cut >= p->cut_us) {
+            p->cut_us = cut;
+            p->cut_user_us = st.cutime * 1000000 / (uint64_t)P->hz;
+        }
+    }
+    {
+        /* the reading only grows; its user part goes with it */
+        uint64_t cpu = (st.utime + st.stime) * 1000000 / (uint64_t)P->hz;
+        if (cpu >= p->s_cpu_us) {
+            p->s_cpu_us = cpu;
+            p->s_user_us = st.utime * 1000000 / (uint64_t)P->hz;
+        }
+    }
     read_status (p, base, blen, path);
     if (read_io (p, base, blen, path)) {
         /* children that ended before this reading are in it */
@@ -1332,6 +1447,90 @@ static void exit_comm (const struct tr_exit *ev, char *name)
     sanitize (name);
 }
 
+/* The excluded entry of pid: the process itself (start within the
+ * tolerance) or, with parent, one alive when a child started then.
+ */
+static struct excluded *excluded_find (tr_procs_t *P, pid_t pid,
+                                       int64_t start_ms, bool parent)
+{
+    for (size_t i = 0; i < P->nexcl; i++) {
+        struct excluded *x = &P->excl[i];
+        if (x->pid != pid)
+            continue;
+        if (parent ? !x->ended && x->start_ms <= start_ms + START_TOL_MS
+                   : diff_ms (x->start_ms, start_ms) <= START_TOL_MS)
+            return x;
+    }
+    return NULL;
+}
+
+/* A thread's exit record of an excluded process or of a child of one:
+ * never the step's.  Returns true when it was one.
+ */
+static bool exclude_exit (tr_procs_t *P, const struct tr_exit *ev, pid_t tgid)
+{
+    int64_t start = ev->group_start_unix_ms;
+    struct excluded *x = excluded_find (P, tgid, start, false), *up;
+    struct proc *par;
+
+    if (!x) {
+        if (ev->ppid <= 1 || !excluded_find (P, ev->ppid, start, true)
+            || P->nexcl == EXCLUDED_MAX)
+            return false;
+        x = &P->excl[P->nexcl++];
+        *x = (struct excluded){ tgid, start, 0, false };
+    }
+    if (ev->aggr == TR_EXIT_TGID || x->ended)
+        return true;
+    x->cpu_us += ev->utime_us + ev->stime_us;
+    if (!ev->group_exit)
+        return true;
+    x->ended = true;
+    if ((up = excluded_find (P, ev->ppid, start, true)))
+        up->cpu_us += x->cpu_us;
+    else if ((par = find_live (P, ev->ppid))) {
+        par->kids_us += x->cpu_us;
+        P->excluded_us += x->cpu_us;
+    }
+    return true;
+}
+
+int tr_procs_exclude (tr_procs_t *P, pid_t pid)
+{
+    char base[PATH_MAX], path[PATH_MAX], rel[64];
+    struct pstat st;
+    size_t blen;
+
+    if (!P || pid <= 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (rel, sizeof (rel), "/proc/%ld", (long)pid);
+    if (tr_fsroot_path (base, sizeof (base), rel) < 0)
+        return -1;
+    blen = strlen (base);
+    if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    time_base (P);
+    if (excluded_find (P, pid, ticks_ms (P, st.start_ticks), false))
+        return 0;
+    if (P->nexcl == EXCLUDED_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    P->excl[P->nexcl++] = (struct excluded){
+        pid, ticks_ms (P, st.start_ticks), 0, false
+    };
+    return 0;
+}
+
+uint64_t tr_procs_excluded_us (tr_procs_t *P)
+{
+    return P ? P->excluded_us : 0;
+}
+
 /* Apply a thread's exit record.  Returns 1 (the step's), 0 (not), or -1
  * (ENOMEM); *created tells whether a process became known.
  */
@@ -1340,8 +1539,11 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
 {
     pid_t tgid = ev->tgid > 0 ? ev->tgid : ev->pid;
     int64_t start = ev->group_start_unix_ms;
-    struct proc *p = find_proc (P, tgid, start);
+    struct proc *p;
 
+    if (P->nexcl && exclude_exit (P, ev, tgid))
+        return 1;
+    p = find_proc (P, tgid, start);
     if (ev->aggr == TR_EXIT_TGID)
         return p ? 1 : 0;
     if (!p) {
@@ -1391,6 +1593,9 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
         return 1; /* the process already ended: a duplicate */
     p->ppid = ev->ppid;
     p->x_cpu_us += ev->utime_us + ev->stime_us;
+    p->x_user_us += ev->utime_us;
+    if (!ev->cpu_exact)
+        p->cpu_tick = true;
     p->x_hwm = max_u64 (p->x_hwm, ev->hiwater_rss_bytes);
     io_add (&p->x_io, &ev->io);
     if (ev->delays) {
@@ -1457,14 +1662,18 @@ static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
 
     if (!P->member || ppid <= 1)
         return false;
+    /* a parent known not to be the step's first: that is every exit of
+     * another job's fork loop, and the short list costs less than the
+     * window
+     */
+    for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
+        if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
+            return false;
     for (size_t i = 0; i < P->pcount && same + 1 < ADOPT_AFTER; i++)
         if (P->pending[(P->phead + i) % PENDING_MAX].ppid == ppid)
             same++;
     if (same + 1 < ADOPT_AFTER)
         return false;
-    for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
-        if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
-            return false;
     if (P->member (ppid, P->member_arg) != 1) {
         P->not_member[P->nm_next].pid = ppid;
         P->not_member[P->nm_next].until_ms = now + NOT_MEMBER_MS;
@@ -1778,7 +1987,7 @@ static void agg_proc (struct agg *a, const struct proc *p)
     io_add (&a->io, &io);
     if (!p->live && p->end_ms > a->last_end_ms)
         a->last_end_ms = p->end_ms;
-    if (!p->exact)
+    if (!cpu_exact (p))
         a->inexact++;
 }
 
@@ -2024,6 +2233,39 @@ json_t *tr_procs_json (tr_procs_t *P, const char *source)
                       "source", source, "complete",
                       ts && tr_procs_complete (P), "lost",
                       (json_int_t)(P->lost + P->dropped));
+}
+
+struct cpu_sum {
+    uint64_t total_us, user_us, inexact;
+};
+
+static void cpu_cb (tr_procs_t *P, const struct proc *p, void *arg)
+{
+    struct cpu_sum *c = arg;
+
+    (void)P;
+    c->total_us += own_cpu_us (p) + reaped_gap_us (p);
+    c->user_us += own_user_us (p) + reaped_gap_user_us (p);
+    /* a live process counts with its last reading */
+    if (!p->live && !cpu_exact (p))
+        c->inexact++;
+}
+
+bool tr_procs_cpu (tr_procs_t *P, uint64_t *total_us, uint64_t *user_us)
+{
+    struct cpu_sum c = { 0, 0, 0 };
+
+    if (!P) {
+        *total_us = *user_us = 0;
+        return false;
+    }
+    c.total_us = P->f_cpu_us;
+    c.user_us = P->f_user_us;
+    c.inexact = P->f_cpu_inexact;
+    each_proc (P, cpu_cb, &c);
+    *total_us = c.total_us;
+    *user_us = c.user_us;
+    return c.inexact == 0 && !P->lost && !P->dropped;
 }
 
 static void sums_cb (tr_procs_t *P, const struct proc *p, void *arg)

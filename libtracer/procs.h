@@ -153,6 +153,27 @@ json_t *tr_procs_json (tr_procs_t *procs, const char *source);
  */
 bool tr_procs_complete (tr_procs_t *procs);
 
+/* The step's CPU time summed over its processes, each one's own CPU
+ * counted once (utime + stime of the process; never cutime/cstime):
+ * ended processes from their exit records (the scheduler's run time,
+ * ns), live ones from their last reading.  *total_us and *user_us get
+ * the total and its user part.  Returns true when the sum is exact:
+ * every ended process has an exit record with an exact CPU figure and
+ * no exit event was lost.  A live process counts with its last reading,
+ * as exact as when that reading was taken.
+ */
+bool tr_procs_cpu (tr_procs_t *procs, uint64_t *total_us, uint64_t *user_us);
+
+/* Take pid, a live process, and the processes it starts out of the step
+ * (a prologue, a hook's interpreter running in the job's session): their
+ * exits are never attributed to it.  Their CPU is credited to the step's
+ * process that reaps them (its cutime holds it; tr_procs_excluded_us
+ * says how much).  At most 64 such processes.  Returns 0, or -1 with
+ * errno (ESRCH: no such process, ENOSPC).
+ */
+int tr_procs_exclude (tr_procs_t *procs, pid_t pid);
+uint64_t tr_procs_excluded_us (tr_procs_t *procs);
+
 /* I/O summed over every process of the step, exited ones included, each
  * process's own I/O counted once (see procs.c on reaped children).
  */

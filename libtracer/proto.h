@@ -31,7 +31,10 @@
  * {"state":S, "exit_code":N, "signal":N, "reason":R} from the job's exit
  * status.  With a process set, "attach" may also name "cgroup_name":
  * the job's own cgroup directory ("7.srv", "job.42"), followed instead
- * once a member turns up in it (libtracer/batch.h).
+ * once a member turns up in it (libtracer/batch.h), and "exclude":
+ * [PID,...], the sender's own processes in the job's session or below
+ * its starter (a PBS prologue, a hook's pbs_python), which with their
+ * descendants are never the job's; taken from root only.
  *   {"op":"ping"}
  * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
  * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by

@@ -421,6 +421,28 @@ static int check_array_of (json_t *arr,
 
 /* identity */
 
+/* identity.truncated: names of identity members, each once */
+static int check_truncated (json_t *v, const char *path, tr_error_t *error)
+{
+    size_t i, j;
+    json_t *e;
+    char sub[PATH_BUF];
+
+    if (json_array_size (v) > 32)
+        return invalid (error, "%s: more than 32 entries", path);
+    json_array_foreach (v, i, e)
+    {
+        join_index (sub, sizeof (sub), path, i);
+        if (check_string (e, sub, 64, error) < 0)
+            return -1;
+        for (j = 0; j < i; j++)
+            if (!strcmp (json_string_value (e),
+                         json_string_value (json_array_get (v, j))))
+                return invalid (error, "%s: listed twice", sub);
+    }
+    return 0;
+}
+
 static const struct member identity_members[] = {
     { "scheduler", M_STR, F_REQ, 0, scheduler_values, NULL },
     { "cluster", M_STR, F_REQ | F_SAFE_ID, 0, NULL, NULL },
@@ -436,16 +458,99 @@ static const struct member identity_members[] = {
     { "node_index", M_INT, F_NONNEG, 0, NULL, NULL },
     { "user", M_STR, 0, 64, NULL, NULL },
     { "uid", M_INT, F_REQ | F_NONNEG | F_U32, 0, NULL, NULL },
+    { "group", M_STR, 0, 64, NULL, NULL },
     { "gid", M_INT, F_NONNEG | F_U32, 0, NULL, NULL },
     { "account", M_STR, 0, 128, NULL, NULL },
     { "partition", M_STR, 0, 128, NULL, NULL },
     { "qos", M_STR, 0, 128, NULL, NULL },
+    { "truncated", M_ARR, 0, 0, NULL, check_truncated },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
 static int check_identity (json_t *v, const char *path, tr_error_t *error)
 {
     return check_object (v, path, identity_members, false, error);
+}
+
+/* Note key in identity.truncated, kept sorted and without repeats. */
+static int note_truncated (json_t *identity, const char *key)
+{
+    json_t *list = json_object_get (identity, "truncated");
+    size_t i, at;
+
+    if (!json_is_array (list)) {
+        if (!(list = json_array ())
+            || json_object_set_new (identity, "truncated", list) < 0)
+            goto nomem;
+    }
+    for (at = 0; at < json_array_size (list); at++) {
+        const char *s = json_string_value (json_array_get (list, at));
+        int c = s ? strcmp (s, key) : -1;
+        if (c == 0)
+            return 0;
+        if (c > 0)
+            break;
+    }
+    if (json_array_size (list) >= 32)
+        return 0;
+    i = at;
+    if (json_array_insert_new (list, i, json_string (key)) < 0)
+        goto nomem;
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return -1;
+}
+
+int tr_record_clip_identity (json_t *identity)
+{
+    const struct member *m;
+    int changed = 0;
+
+    if (!json_is_object (identity)) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (m = identity_members; m->name; m++) {
+        json_t *v = json_object_get (identity, m->name);
+        const char *s;
+        size_t len, keep, i;
+        char *buf;
+        bool odd = false;
+
+        if (m->type != M_STR || (m->flags & F_SAFE_ID) || m->values
+            || !json_is_string (v))
+            continue;
+        s = json_string_value (v);
+        len = json_string_length (v);
+        keep = len;
+        if (keep > (m->maxlen ? m->maxlen : STR_MAX_DEFAULT)) {
+            keep = m->maxlen ? m->maxlen : STR_MAX_DEFAULT;
+            /* never cut a UTF-8 sequence: back off its continuation bytes */
+            while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
+                keep--;
+        }
+        for (i = 0; i < keep && !odd; i++)
+            odd = (unsigned char)s[i] < 0x20 || s[i] == 0x7f;
+        if (keep == len && !odd)
+            continue;
+        if (!(buf = malloc (keep + 1))) {
+            errno = ENOMEM;
+            return -1;
+        }
+        for (i = 0; i < keep; i++)
+            buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+        buf[keep] = '\0';
+        if (json_object_set_new (identity, m->name, json_string (buf)) < 0
+            || note_truncated (identity, m->name) < 0) {
+            free (buf);
+            errno = ENOMEM;
+            return -1;
+        }
+        free (buf);
+        changed++;
+    }
+    return changed;
 }
 
 /* request */

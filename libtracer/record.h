@@ -99,6 +99,18 @@ int tr_record_round_reals (json_t *rec);
  */
 int tr_record_printable (json_t *rec);
 
+/* Bring an identity received from a hook or the scheduler within the
+ * record's bounds instead of refusing it: every bounded text member
+ * (user, group, account, partition, qos, job_name, step_name,
+ * array_job_id, het_job_id) that is longer than the record allows is cut
+ * at a UTF-8 character boundary, and control characters (below 0x20,
+ * 0x7f) become '?'.  Each member so changed is named in the identity's
+ * "truncated" array (sorted, once).  Path-safe members (cluster, job_id,
+ * step_id, node) are left to validation.  Returns the number of members
+ * changed, or -1 with errno (EINVAL: not an object; ENOMEM).
+ */
+int tr_record_clip_identity (json_t *identity);
+
 /* True if s is usable as one path component of the store: 1..128 bytes
  * of [A-Za-z0-9._+\[\]-], not starting with '.', not "." or "..".
  */

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,11 @@ struct tr_step {
     struct tr_cgroup_paths cg;
     pid_t tree_root;
     struct tr_proc_match match;  /* process-set members besides the tree */
+    struct {
+        pid_t pid;
+        unsigned long long start;
+    } excl[TR_STEP_EXCLUDE_MAX]; /* never members (tr_step_exclude) */
+    int nexcl;
     struct envmemo *memo;        /* environ verdicts, sorted by pid */
     size_t nmemo;
     /* members whose cgroup was looked at for match.cgroup_name (each
@@ -169,6 +175,8 @@ struct tr_step {
     double start_mono, last_mono;
     bool finished;
     bool finishing;         /* the final reading is being taken */
+    bool restored;          /* carried over a daemon restart: the process
+                             * table holds only what was seen since */
     long samples;
 
     /* latest readings */
@@ -545,6 +553,31 @@ static int kread_keys (tr_step_t *step,
                : tr_cgroup_parse_keys (buf, keys, values, n);
 }
 
+/* The total is the scheduler's exact run time (cpuacct.usage, ns;
+ * cpu.stat usage_usec), while the kernel's user/system split is counted
+ * by the tick (cpuacct.usage_user/_sys and cpuacct.stat come from the
+ * tick-sampled cpustat since Linux 4.x, and read apart from the total;
+ * cpu.stat's user_usec/system_usec are adjusted to usage_usec on recent
+ * kernels only): on a shared or virtual CPU the two sides differ by
+ * several percent.  Keep the total and split it in the ratio of the
+ * kernel's user and system figures (all user when they are both 0), so
+ * that user + system = total in every record.
+ */
+static void split_total (tr_step_t *step, uint64_t total_ns, uint64_t user,
+                         uint64_t sys)
+{
+    uint64_t user_ns = total_ns;
+
+    if (user + sys > 0)
+        user_ns = (uint64_t)((long double)total_ns * user
+                             / ((long double)user + sys));
+    if (user_ns > total_ns)
+        user_ns = total_ns;
+    step->cpu_total_s = (double)total_ns / 1e9;
+    step->cpu_user_s = (double)user_ns / 1e9;
+    step->cpu_sys_s = (double)(total_ns - user_ns) / 1e9;
+}
+
 static int read_cpu_cgroup (tr_step_t *step)
 {
     uint64_t total, user, sys;
@@ -552,20 +585,15 @@ static int read_cpu_cgroup (tr_step_t *step)
     if (kread_u64 (step, K_CPUACCT_USAGE, &total) == 0) {
         step->cpu_total_s = (double)total / 1e9;
         if (kread_u64 (step, K_CPUACCT_USER, &user) == 0
-            && kread_u64 (step, K_CPUACCT_SYS, &sys) == 0) {
-            step->cpu_user_s = (double)user / 1e9;
-            step->cpu_sys_s = (double)sys / 1e9;
-        }
+            && kread_u64 (step, K_CPUACCT_SYS, &sys) == 0)
+            split_total (step, total, user, sys);
         else {
             static const char *const keys[] = { "user", "system" };
             int64_t v[2] = { -1, -1 };
+            /* USER_HZ ticks */
             if (kread_keys (step, K_CPUACCT_STAT, keys, v, 2) == 2
-                && v[0] + v[1] > 0) {
-                /* USER_HZ ticks: keep the exact total, split it by ratio */
-                step->cpu_user_s = step->cpu_total_s * (double)v[0]
-                                   / (double)(v[0] + v[1]);
-                step->cpu_sys_s = step->cpu_total_s - step->cpu_user_s;
-            }
+                && v[0] >= 0 && v[1] >= 0)
+                split_total (step, total, (uint64_t)v[0], (uint64_t)v[1]);
         }
         step->cpu_source = "cgroup-v1:cpuacct.usage";
         step->cpu_exact = true;
@@ -578,10 +606,9 @@ static int read_cpu_cgroup (tr_step_t *step)
         int64_t v[3] = { -1, -1, -1 };
         if (kread_keys (step, K_CPU_STAT, keys, v, 3) >= 0 && v[0] >= 0) {
             step->cpu_total_s = (double)v[0] / 1e6;
-            if (v[1] >= 0)
-                step->cpu_user_s = (double)v[1] / 1e6;
-            if (v[2] >= 0)
-                step->cpu_sys_s = (double)v[2] / 1e6;
+            if (v[1] >= 0 && v[2] >= 0)
+                split_total (step, (uint64_t)v[0] * 1000, (uint64_t)v[1],
+                             (uint64_t)v[2]);
             step->cpu_source = "cgroup-v2:cpu.stat";
             step->cpu_exact = true;
             step->have_cpu = true;
@@ -945,8 +972,76 @@ struct pinfo {
     unsigned long long start;
     unsigned long long user, sys; /* ticks, reaped children's included */
     uint64_t rss;
-    bool in, env;
+    bool in, env, out;
 };
+
+/* The start time (field 22 of /proc/PID/stat), 0 when pid is gone. */
+static unsigned long long proc_start (pid_t pid)
+{
+    char path[PATH_MAX], buf[1024], *p;
+    unsigned long long start = 0;
+    FILE *f;
+
+    snprintf (path, sizeof (path), "%s/proc/%d/stat", tr_fsroot (), (int)pid);
+    if (!(f = fopen (path, "re")))
+        return 0;
+    p = fgets (buf, sizeof (buf), f);
+    fclose (f);
+    if (!p || !(p = strrchr (buf, ')'))
+        || sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+                   "%*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+        return 0;
+    return start;
+}
+
+int tr_step_exclude (tr_step_t *step, pid_t pid)
+{
+    unsigned long long start;
+
+    if (!step || pid <= 1 || !(start = proc_start (pid))) {
+        errno = pid <= 1 || !step ? EINVAL : ESRCH;
+        return -1;
+    }
+    for (int i = 0; i < step->nexcl; i++)
+        if (step->excl[i].pid == pid && step->excl[i].start == start)
+            return 0;
+    if (step->nexcl == TR_STEP_EXCLUDE_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    step->excl[step->nexcl].pid = pid;
+    step->excl[step->nexcl++].start = start;
+    /* nor are its exits (the process table's CPU, tree_cpu) */
+    (void)tr_detail_exclude (step->detail, pid);
+    return 0;
+}
+
+/* Take the excluded processes and their descendants out of ps. */
+static void drop_excluded (const tr_step_t *step, struct pinfo *ps, size_t n)
+{
+    bool any = false, changed = true;
+
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < step->nexcl; k++)
+            if (ps[i].pid == step->excl[k].pid
+                && ps[i].start == step->excl[k].start)
+                ps[i].out = any = true;
+    while (any && changed) {
+        changed = false;
+        for (size_t i = 0; i < n; i++) {
+            if (ps[i].out)
+                continue;
+            for (size_t j = 0; j < n; j++)
+                if (ps[j].out && ps[i].ppid == ps[j].pid) {
+                    ps[i].out = changed = true;
+                    break;
+                }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (ps[i].out)
+            ps[i].in = false;
+}
 
 /* Look for the job's own cgroup (a batch system's, named after the job)
  * through the set's first members: each process once, a few per
@@ -1056,11 +1151,13 @@ static int read_tree (tr_step_t *step)
         n++;
     }
     closedir (d);
+    if (step->nexcl)
+        drop_excluded (step, ps, n);
     /* descendants: repeat until no new member (depth is small) */
     while (changed) {
         changed = false;
         for (size_t i = 0; i < n; i++) {
-            if (ps[i].in)
+            if (ps[i].in || ps[i].out)
                 continue;
             for (size_t j = 0; j < n; j++)
                 if (ps[j].in && ps[i].ppid == ps[j].pid) {
@@ -1315,6 +1412,9 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
     if (step->finished)
         return 0;
     step->finishing = true;
+    /* the process table's live figures as of the end (tree_cpu) */
+    if (step->mode == ATTACH_TREE)
+        tr_detail_read_all (step->detail);
     rc = tr_step_sample (step, error);
     /* the scheduler removes a step's cgroup as the step ends, often
      * before its end reaches us: a cgroup gone at this last sample, or
@@ -1554,6 +1654,47 @@ static bool mem_from_cgroup (const tr_step_t *step)
     return !strncmp (step->mem_source, "cgroup-", 7);
 }
 
+/* A process tree's CPU: the readings of the tree miss whatever ran after
+ * the last one (a job that ends right after CPU-heavy work) and the
+ * processes that ended between two readings with their parent, while
+ * the process table has every process's own CPU, exact for the ended
+ * ones from their exit records (taskstats: the scheduler's run time).
+ * Both undercount when they miss something, so the larger is kept; the
+ * table's sum is exact when exit events were on from the step's start,
+ * none was lost, every ended process has an exact exit record, the live
+ * ones were read at the end, and it covers the readings.  user and
+ * system come with the total they belong to.
+ */
+static void tree_cpu (const tr_step_t *step,
+                      double *user,
+                      double *sys,
+                      double *total,
+                      const char **source,
+                      bool *exact)
+{
+    uint64_t total_us = 0, user_us = 0;
+    bool table_exact = tr_detail_cpu (step->detail, &total_us, &user_us);
+    double t = (double)total_us / 1e6;
+    uint64_t read_us = (uint64_t)llround (*total * 1e6);
+    uint64_t excl_us = tr_detail_excluded_us (step->detail);
+
+    table_exact = table_exact && step->finished && !step->restored
+                  && !step->lost[0];
+    /* the readings hold the excluded processes that the step's
+     * processes reaped (their cutime), the table does not
+     */
+    read_us = read_us > excl_us ? read_us - excl_us : 0;
+    /* compared in microseconds: the readings are in clock ticks */
+    if (total_us == 0 || total_us < read_us
+        || (total_us == read_us && !table_exact))
+        return;
+    *total = t;
+    *user = (double)user_us / 1e6;
+    *sys = (double)(total_us - user_us) / 1e6;
+    *source = "taskstats:exit records + proc:stat (process tree)";
+    *exact = table_exact;
+}
+
 static json_t *summary_json (const tr_step_t *step)
 {
     double user = step->cpu_user_s, sys = step->cpu_sys_s;
@@ -1575,6 +1716,8 @@ static json_t *summary_json (const tr_step_t *step)
     else
         definition = "resident set size of the process tree (RSS, shared "
                      "pages counted in each process)";
+    if (step->mode == ATTACH_TREE && !step->have_children)
+        tree_cpu (step, &user, &sys, &total, &cpu_source, &cpu_exact);
     if (step->have_children) {
         /* reaped descendants: exact CPU for a process tree; for memory,
          * the largest single RSS where it beats a sampled sum
@@ -1980,6 +2123,7 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
     step->cpu_total_s = total;
     step->cpu_source = known_source (cpu_src);
     step->cpu_exact = cpu_exact;
+    step->restored = true;
     step->have_cpu = have_cpu;
     step->mem_current = (uint64_t)cur;
     step->mem_peak = (uint64_t)peak;

@@ -95,6 +95,16 @@ int tr_step_attach_match (tr_step_t *step,
                           const struct tr_proc_match *match,
                           tr_error_t *error);
 
+/* A process of the scheduler's or of tracer's own that runs in the job's
+ * session or below one of its processes (a prologue and the qstat it
+ * runs, a PBS hook's interpreter): it and what it starts are never the
+ * step's.  Process-set and tree steps only; a process that is gone (or
+ * whose pid was reused since) is no longer excluded.  -1 with errno
+ * when pid is not a process, or TR_STEP_EXCLUDE_MAX are excluded.
+ */
+#define TR_STEP_EXCLUDE_MAX 8
+int tr_step_exclude (tr_step_t *step, pid_t pid);
+
 /* The scheduler's word on how the step ended (an epilogue's exit
  * status): {"state":S, "exit_code":N, "signal":N, "reason":R}, used in
  * the final record where the collector itself saw no task end.  The

@@ -219,7 +219,11 @@ static double f_used_ch (const tr_stepsum_t *r)
 
 static const char *f_jobid (const tr_stepsum_t *r, char *buf, size_t size)
 {
-    if (*r->array_job_id && !isnan (r->array_task_id))
+    /* Slurm's array task 7_3; PBS and Torque name the subjob in its own
+     * id (7[3].srv, array 7[].srv), which is what -j takes
+     */
+    if (*r->array_job_id && !isnan (r->array_task_id)
+        && strspn (r->array_job_id, "0123456789") == strlen (r->array_job_id))
         snprintf (buf, size, "%s_%.0f", r->array_job_id, r->array_task_id);
     else if (*r->het_job_id && !isnan (r->het_component))
         snprintf (buf, size, "%s+%.0f", r->het_job_id, r->het_component);

@@ -522,6 +522,11 @@ error:
     return -1;
 }
 
+/* How often a put makes a directory again that a concurrent
+ * tr_store_prune removed.
+ */
+#define PUT_TRIES 8
+
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
 {
     struct ident id = { NULL, NULL, NULL, NULL };
@@ -559,15 +564,22 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
         return tr_errprintf (error, "%s/%s/%s: cannot serialize record",
                              store->root, rel, name);
     }
-    jobfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
-    if (jobfd < 0) {
-        free_keep_errno (data);
-        return -1;
+    /* ENOENT: tr_store_prune removed an empty directory on the way
+     * between its creation and its use; make it again.
+     */
+    for (int tries = 0;; tries++) {
+        jobfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode,
+                                   error);
+        rc = jobfd < 0 ? -1
+                       : tr_path_write_atomic (jobfd, name, data,
+                                               strlen (data),
+                                               store->opts.file_mode, uid,
+                                               store->opts.gid, error);
+        if (jobfd >= 0)
+            close_keep_errno (jobfd);
+        if (rc == 0 || errno != ENOENT || tries == PUT_TRIES)
+            break;
     }
-    rc = tr_path_write_atomic (jobfd, name, data, strlen (data),
-                               store->opts.file_mode, uid, store->opts.gid,
-                               error);
-    close_keep_errno (jobfd);
     free_keep_errno (data);
     if (rc < 0)
         return -1;
@@ -575,7 +587,11 @@ int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
      * caller retries the whole put, which replaces the record by rename
      * (no duplicate) and tries the marker again.
      */
-    return put_marker (store, &id, day, uid, error);
+    for (int tries = 0;; tries++) {
+        rc = put_marker (store, &id, day, uid, error);
+        if (rc == 0 || errno != ENOENT || tries == PUT_TRIES)
+            return rc;
+    }
 }
 
 int tr_store_open_below (int dirfd, const char *relpath)
@@ -1113,4 +1129,314 @@ int tr_store_foreach_all (tr_store_t *store,
     if (rc < 0)
         return -1;
     return w.stopped ? w.stopval : w.count;
+}
+
+/* Does job_id of cluster have a record ("*.json") left?  1 yes, 0 no (no
+ * job directory, or none in it), -1 with errno.
+ */
+static int job_has_records (tr_store_t *store,
+                            const char *cluster,
+                            const char *job_id)
+{
+    char rel[PATH_MAX];
+    char **names;
+    size_t n;
+    int fd;
+
+    if (!tr_record_id_is_safe (job_id)
+        || job_relpath (rel, sizeof (rel), cluster, job_id) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((fd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (list_names (fd, LIST_RECORDS, &names, &n) < 0)
+        return -1;
+    tr_store_free_names (names, n);
+    return n > 0;
+}
+
+/* rmdir name below dirfd if it is empty: 1 removed, 0 not (not empty,
+ * gone meanwhile, or not a directory: AT_REMOVEDIR never follows a
+ * symlink), -1 with errno otherwise.
+ */
+static int rmdir_if_empty (int dirfd, const char *name)
+{
+    if (unlinkat (dirfd, name, AT_REMOVEDIR) == 0)
+        return 1;
+    if (errno == ENOTEMPTY || errno == EEXIST || errno == ENOENT
+        || errno == ENOTDIR || errno == EBUSY)
+        return 0;
+    return -1;
+}
+
+/* The markers of jobs with no record left, then the day directories
+ * left empty, of one cluster.
+ */
+static int prune_days (tr_store_t *store,
+                       const char *cluster,
+                       size_t *removed,
+                       tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **days, **marks;
+    size_t nd, nm;
+    int daysfd, fd;
+    int rc = 0;
+
+    if (!tr_record_id_is_safe (cluster)
+        || fmt_path (rel, sizeof (rel), "%s/days", cluster) < 0)
+        return 0; /* not a cluster directory of ours */
+    if ((daysfd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return 0;
+    fd = dup (daysfd);
+    if (fd < 0 || list_names (fd, LIST_DIRS, &days, &nd) < 0) {
+        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                      strerror (errno));
+        close_keep_errno (daysfd);
+        return -1;
+    }
+    for (size_t i = 0; i < nd && rc == 0; i++) {
+        int dayfd;
+
+        if (!tr_store_is_day_name (days[i]))
+            continue;
+        dayfd = openat (daysfd, days[i],
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dayfd < 0)
+            continue; /* replaced or removed since listed */
+        fd = dup (dayfd);
+        if (fd < 0 || list_names (fd, LIST_MARKERS, &marks, &nm) < 0) {
+            rc = tr_errprintf (error, "list %s/%s/%s: %s", store->root, rel,
+                               days[i], strerror (errno));
+            close (dayfd);
+            break;
+        }
+        for (size_t j = 0; j < nm; j++) {
+            char job[NAME_MAX + 1];
+            size_t n = strcspn (marks[j], "@");
+
+            memcpy (job, marks[j], n);
+            job[n] = '\0';
+            if (job_has_records (store, cluster, job) != 0)
+                continue;
+            if (unlinkat (dayfd, marks[j], 0) == 0)
+                (*removed)++;
+        }
+        tr_store_free_names (marks, nm);
+        close (dayfd);
+        switch (rmdir_if_empty (daysfd, days[i])) {
+        case 1:
+            (*removed)++;
+            break;
+        case -1:
+            rc = tr_errprintf (error, "rmdir %s/%s/%s: %s", store->root,
+                               rel, days[i], strerror (errno));
+            break;
+        }
+    }
+    tr_store_free_names (days, nd);
+    close (daysfd);
+    return rc;
+}
+
+/* The empty job directories, then the empty bucket directories, of one
+ * cluster.
+ */
+static int prune_jobs (tr_store_t *store,
+                       const char *cluster,
+                       size_t *removed,
+                       tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **buckets, **jobs;
+    size_t nb, nj;
+    int jobsfd, fd;
+    int rc = 0;
+
+    if (!tr_record_id_is_safe (cluster)
+        || fmt_path (rel, sizeof (rel), "%s/jobs", cluster) < 0)
+        return 0;
+    if ((jobsfd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return 0;
+    fd = dup (jobsfd);
+    if (fd < 0 || list_names (fd, LIST_DIRS, &buckets, &nb) < 0) {
+        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                      strerror (errno));
+        close_keep_errno (jobsfd);
+        return -1;
+    }
+    for (size_t b = 0; b < nb && rc == 0; b++) {
+        int bfd = openat (jobsfd, buckets[b],
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (bfd < 0)
+            continue;
+        fd = dup (bfd);
+        if (fd < 0 || list_names (fd, LIST_DIRS, &jobs, &nj) < 0) {
+            rc = tr_errprintf (error, "list %s/%s/%s: %s", store->root, rel,
+                               buckets[b], strerror (errno));
+            close (bfd);
+            break;
+        }
+        for (size_t j = 0; j < nj && rc == 0; j++) {
+            switch (rmdir_if_empty (bfd, jobs[j])) {
+            case 1:
+                (*removed)++;
+                break;
+            case -1:
+                rc = tr_errprintf (error, "rmdir %s/%s/%s/%s: %s",
+                                   store->root, rel, buckets[b], jobs[j],
+                                   strerror (errno));
+                break;
+            }
+        }
+        tr_store_free_names (jobs, nj);
+        close (bfd);
+        if (rc == 0) {
+            switch (rmdir_if_empty (jobsfd, buckets[b])) {
+            case 1:
+                (*removed)++;
+                break;
+            case -1:
+                rc = tr_errprintf (error, "rmdir %s/%s/%s: %s", store->root,
+                                   rel, buckets[b], strerror (errno));
+                break;
+            }
+        }
+    }
+    tr_store_free_names (buckets, nb);
+    close (jobsfd);
+    return rc;
+}
+
+int tr_store_prune (tr_store_t *store, tr_error_t *error)
+{
+    char **clusters;
+    size_t nc, removed = 0;
+    int fd;
+    int rc = 0;
+
+    if (!store) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store prune: invalid argument");
+    }
+    if (!store->writable) {
+        errno = EBADF;
+        return tr_errprintf (error, "store %s: opened read-only", store->root);
+    }
+    fd = openat (store->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || list_names (fd, LIST_DIRS, &clusters, &nc) < 0)
+        return tr_errprintf (error, "list %s: %s", store->root,
+                             strerror (errno));
+    for (size_t c = 0; c < nc && rc == 0; c++) {
+        rc = prune_days (store, clusters[c], &removed, error);
+        if (rc == 0)
+            rc = prune_jobs (store, clusters[c], &removed, error);
+    }
+    tr_store_free_names (clusters, nc);
+    if (rc < 0)
+        return -1;
+    return removed > INT_MAX ? INT_MAX : (int)removed;
+}
+
+int tr_store_put_node_status (tr_store_t *store,
+                              const char *cluster,
+                              const char *node,
+                              json_t *status,
+                              tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char name[NAME_MAX + 1];
+    char *text;
+    int dfd, rc;
+
+    if (!store || !json_is_object (status)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "node status: invalid argument");
+    }
+    if (!store->writable) {
+        errno = EBADF;
+        return tr_errprintf (error, "store %s: opened read-only", store->root);
+    }
+    if (!cluster || !node || !tr_record_id_is_safe (cluster)
+        || !tr_record_id_is_safe (node)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "node status: cluster or node name not "
+                                    "safe as a path component");
+    }
+    if (fmt_path (rel, sizeof (rel), "%s/nodes", cluster) < 0
+        || fmt_path (name, sizeof (name), "%s.json", node) < 0)
+        return tr_errprintf (error, "node status: %s", strerror (errno));
+    if (!(text = json_dumps (status, JSON_COMPACT | JSON_SORT_KEYS))) {
+        errno = ENOMEM;
+        return tr_errprintf (error, "node status: cannot serialize");
+    }
+    dfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
+    if (dfd < 0) {
+        free_keep_errno (text);
+        return -1;
+    }
+    rc = tr_path_write_atomic (dfd, name, text, strlen (text), 0644,
+                               (uid_t)-1, store->opts.gid, error);
+    close_keep_errno (dfd);
+    free_keep_errno (text);
+    return rc;
+}
+
+json_t *tr_store_node_status (tr_store_t *store,
+                              const char *cluster,
+                              tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char **names;
+    size_t n;
+    json_t *out;
+    int fd;
+
+    if (!store || check_ids (cluster, NULL, error) < 0) {
+        errno = EINVAL;
+        tr_errprintf (error, "node status: invalid argument");
+        return NULL;
+    }
+    if (!(out = json_array ())) {
+        errno = ENOMEM;
+        tr_errprintf (error, "node status: out of memory");
+        return NULL;
+    }
+    if (fmt_path (rel, sizeof (rel), "%s/nodes", cluster) < 0
+        || (fd = tr_store_open_below (store->rootfd, rel)) < 0) {
+        if (errno == ENOENT)
+            return out;
+        tr_errprintf (error, "open %s/%s/nodes: %s", store->root, cluster,
+                      strerror (errno));
+        json_decref (out);
+        return NULL;
+    }
+    if (tr_store_list (fd, name_of_kind, &(enum list_kind){ LIST_RECORDS },
+                       DT_REG, &names, &n) < 0) {
+        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                      strerror (errno));
+        close_keep_errno (fd);
+        json_decref (out);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        tr_error_t e2;
+        char *text = tr_path_read_file (fd, names[i], 65536, &len, &e2);
+        json_t *o = text ? json_loadb (text, len, 0, NULL) : NULL;
+
+        free (text);
+        if (!json_is_object (o)) {
+            json_decref (o);
+            continue; /* unreadable: skipped */
+        }
+        names[i][strlen (names[i]) - 5] = '\0';
+        json_object_set_new (o, "node", json_string (names[i]));
+        json_array_append_new (out, o);
+    }
+    tr_store_free_names (names, n);
+    close (fd);
+    return out;
 }

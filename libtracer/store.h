@@ -20,6 +20,7 @@
  *   <cluster>/jobs/<bucket>/<job_id>/<step_id>.<node>.json
  *   <cluster>/days/<YYYY-MM-DD>/<job_id>@<step_id>@<node>  (empty markers)
  *   <cluster>/index/<YYYY-MM-DD>/...          (summary index, index.h)
+ *   <cluster>/nodes/<node>.json   (tracerd's drop counters, see below)
  *
  * <bucket> is 3 hex digits of a hash of the job id, so lookup by job id
  * is O(1) and no directory grows past a few thousand entries.  The day
@@ -157,6 +158,41 @@ int tr_store_foreach_all (tr_store_t *store,
                           tr_store_each_f fn,
                           void *arg,
                           tr_error_t *error);
+
+/* Clean a spool after forwarding: remove the day markers of jobs that
+ * have no record left (no job directory, or no "*.json" in it), then
+ * every day, job and bucket directory left empty (<cluster>, its jobs/
+ * and days/ stay).  Only empty directories are removed (rmdir) and only
+ * marker files are unlinked; nothing is reached through a symlink.  A
+ * concurrent tr_store_put is safe: a directory it is filling is not
+ * empty, and one removed between its creation and the put's use of it
+ * is made again (the put retries on ENOENT).  A marker may so be
+ * removed just as a record of its job is re-put: in a spool nothing
+ * reads markers (the forwarder walks jobs/), so this is meant for a
+ * spool, not for the shared store.  Files moved aside ("*.bad") keep
+ * their job directory.  Returns the number of entries removed, or -1
+ * with errno (EBADF: opened read-only).
+ */
+int tr_store_prune (tr_store_t *store, tr_error_t *error);
+
+/* Per-node counters that tracerd keeps in the store, one small JSON
+ * object per node at <cluster>/nodes/<node>.json (mode 0644: counts
+ * only, no job data), replaced atomically.  See tracerd(8) for the
+ * members.  EINVAL for an unsafe cluster or node name.
+ */
+int tr_store_put_node_status (tr_store_t *store,
+                              const char *cluster,
+                              const char *node,
+                              json_t *status,
+                              tr_error_t *error);
+
+/* Every node's status object of cluster, in node-name order, each with
+ * "node" set from its file name; unreadable files are skipped.  An empty
+ * array where there is none.  NULL with errno on failure.
+ */
+json_t *tr_store_node_status (tr_store_t *store,
+                              const char *cluster,
+                              tr_error_t *error);
 
 /* Directory helpers of the store's layout, shared with the summary
  * index (index.c), which lives in the same tree under the same rules.

@@ -48,12 +48,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include <linux/genetlink.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
+#include "cgroup.h"
 #include "taskstats.h"
 #include "when.h"
 
@@ -68,8 +73,17 @@
  */
 #define RCVBUF_BYTES (8 * 1024 * 1024)
 
-/* One datagram holds one record; 64 KiB leaves room for any growth. */
+/* The replies read while opening: 64 KiB holds any of them. */
 #define MSG_BUF_BYTES 65536
+
+/* Exit records are read BATCH at a time with recvmmsg(), one datagram
+ * (one record) a slot.  A record is about 600 bytes (struct taskstats
+ * version 16 with its headers), 1,200 when it carries both aggregates;
+ * the slot leaves room for growth, and a record that would not fit is
+ * counted as lost (MSG_TRUNC), as an overrun is.
+ */
+#define BATCH 32
+#define SLOT_BYTES 4096
 
 /* Upper bound on records read per tr_taskstats_read() call. */
 #define READ_MAX 4096
@@ -90,7 +104,9 @@ struct tr_taskstats {
     uint64_t lost;
     double due; /* tr_when_monotonic() when reads are no longer held */
     char *cpumask;
-    char *buf;
+    char *buf; /* BATCH slots of SLOT_BYTES (at least MSG_BUF_BYTES) */
+    struct mmsghdr msgs[BATCH];
+    struct iovec iov[BATCH];
 };
 
 /* A request: netlink header, generic-netlink header, attributes. */
@@ -314,7 +330,9 @@ tr_taskstats_t *tr_taskstats_open (tr_error_t *error)
         return NULL;
     }
     ts->fd = -1;
-    if (!(ts->buf = malloc (MSG_BUF_BYTES))) {
+    if (!(ts->buf = malloc (BATCH * SLOT_BYTES > MSG_BUF_BYTES
+                                ? BATCH * SLOT_BYTES
+                                : MSG_BUF_BYTES))) {
         tr_errprintf (error, "out of memory");
         goto error;
     }
@@ -425,6 +443,172 @@ int tr_taskstats_poll_fd (tr_taskstats_t *ts, double now, double *wake)
     return -1;
 }
 
+/* The kernel filter (tr_taskstats_filter_cgroups) */
+
+/* The cgroup2 id of dir (the kernfs node id, which is what
+ * bpf_get_current_cgroup_id() returns and what name_to_handle_at() puts
+ * in a cgroup2 file handle) and its depth below the cgroup2 mount, or -1
+ * when that cannot be told (the ancestor test is then left out).
+ */
+static int cgroup2_id (const char *dir, uint64_t *id, int *level)
+{
+    union {
+        struct file_handle fh;
+        char buf[sizeof (struct file_handle) + 64];
+    } h;
+    char mnt[4096];
+    struct statfs sf;
+    size_t mlen;
+    int mount_id;
+
+    if (statfs (dir, &sf) < 0)
+        return -1;
+    if (sf.f_type != CGROUP2_SUPER_MAGIC) {
+        errno = EINVAL; /* a v1 directory's id is not comparable */
+        return -1;
+    }
+    h.fh.handle_bytes = sizeof (h.buf) - sizeof (struct file_handle);
+    if (name_to_handle_at (AT_FDCWD, dir, &h.fh, &mount_id, 0) < 0)
+        return -1;
+    if (h.fh.handle_bytes != sizeof (*id)) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy (id, h.fh.f_handle, sizeof (*id));
+    *level = -1;
+    if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0
+        && (mlen = strlen (mnt)) > 0 && !strncmp (dir, mnt, mlen)
+        && (dir[mlen] == '/' || dir[mlen] == '\0')) {
+        int n = 0;
+        for (const char *p = dir + mlen; *p; p++)
+            if (*p != '/' && (p[-1] == '/'))
+                n++;
+        *level = n;
+    }
+    return 0;
+}
+
+static void bpf_put (struct bpf_insn *prog, size_t *n, uint8_t code,
+                     uint8_t dst, uint8_t src, int16_t off, int32_t imm)
+{
+    memset (&prog[*n], 0, sizeof (prog[*n]));
+    prog[*n].code = code;
+    prog[*n].dst_reg = dst & 0xf;
+    prog[*n].src_reg = src & 0xf;
+    prog[*n].off = off;
+    prog[*n].imm = imm;
+    (*n)++;
+}
+
+/* r1 = v (two instructions) */
+static void bpf_ld64 (struct bpf_insn *prog, size_t *n, uint8_t dst,
+                      uint64_t v)
+{
+    bpf_put (prog, n, BPF_LD | BPF_DW | BPF_IMM, dst, 0, 0,
+             (int32_t)(uint32_t)v);
+    bpf_put (prog, n, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+}
+
+int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
+                                 const char *const *dirs,
+                                 size_t n,
+                                 tr_error_t *error)
+{
+    /* per directory: 3 + 6 instructions; around them: 2 + 4 */
+    struct bpf_insn prog[TR_TASKSTATS_FILTER_MAX * 9 + 6];
+    size_t jumps[TR_TASKSTATS_FILTER_MAX * 2], njumps = 0, len = 0;
+    uint64_t ids[TR_TASKSTATS_FILTER_MAX];
+    int levels[TR_TASKSTATS_FILTER_MAX];
+    union bpf_attr attr;
+    int pfd;
+
+    if (!ts || (n > 0 && !dirs)) {
+        errno = EINVAL;
+        tr_errprintf (error, "taskstats filter: invalid arguments");
+        return -1;
+    }
+    if (n == 0) {
+        int unused = 0; /* the option takes no value, but an int's room */
+        if (setsockopt (ts->fd, SOL_SOCKET, SO_DETACH_BPF, &unused,
+                        sizeof (unused))
+                < 0
+            && errno != ENOENT) {
+            tr_errprintf (error, "taskstats filter: detach: %s",
+                          strerror (errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (n > TR_TASKSTATS_FILTER_MAX) {
+        errno = E2BIG;
+        tr_errprintf (error, "taskstats filter: more than %d directories",
+                      TR_TASKSTATS_FILTER_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!dirs[i] || cgroup2_id (dirs[i], &ids[i], &levels[i]) < 0) {
+            if (!dirs[i])
+                errno = EINVAL;
+            tr_errprintf (error, "taskstats filter: %s: no cgroup2 id (%s)",
+                          dirs[i] ? dirs[i] : "(null)", strerror (errno));
+            return -1;
+        }
+
+    /* r6 = the exiting task's cgroup2 id; accept it if it is one of the
+     * directories, or if its ancestor at a directory's depth is that
+     * directory; else drop the record (0 bytes kept)
+     */
+    bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
+             BPF_FUNC_get_current_cgroup_id);
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        bpf_ld64 (prog, &len, 1, ids[i]);
+        jumps[njumps++] = len;
+        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 6, 1, 0, 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (levels[i] < 0)
+            continue;
+        bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
+                 levels[i]);
+        bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_ancestor_cgroup_id);
+        bpf_ld64 (prog, &len, 1, ids[i]);
+        jumps[njumps++] = len;
+        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 0, 1, 0, 0);
+    }
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    for (size_t i = 0; i < njumps; i++)
+        prog[jumps[i]].off = (int16_t)(len - jumps[i] - 1);
+    /* keep the whole record */
+    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
+    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+
+    memset (&attr, 0, sizeof (attr));
+    attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    attr.insns = (uint64_t)(uintptr_t)prog;
+    attr.insn_cnt = (uint32_t)len;
+    attr.license = (uint64_t)(uintptr_t) "GPL";
+    if ((pfd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &attr, sizeof (attr)))
+        < 0) {
+        tr_errprintf (error, "taskstats filter: loading the program: %s",
+                      strerror (errno));
+        return -1;
+    }
+    if (setsockopt (ts->fd, SOL_SOCKET, SO_ATTACH_BPF, &pfd, sizeof (pfd))
+        < 0) {
+        int saved = errno;
+        close (pfd);
+        errno = saved;
+        tr_errprintf (error, "taskstats filter: attaching: %s",
+                      strerror (errno));
+        return -1;
+    }
+    close (pfd); /* the socket holds the program */
+    return 0;
+}
+
 /* True if the received part of the struct (len bytes) holds 'field'. */
 #define HAS(len, field)                                                   \
     ((len) >= offsetof (struct taskstats, field)                          \
@@ -495,20 +679,29 @@ static void fill_pid (struct tr_exit *ev,
     }
 }
 
-/* ac_utime and ac_stime are the split the scheduler tick sampled, off
- * by several percent for a process that shares its CPU; with delay
- * accounting, cpu_run_real_total is its exact run time (the scheduler's
- * sum_exec_runtime, ns).  Scale the split to that total, as the kernel
- * does for /proc/PID/stat (cputime_adjust), so that a process's CPU time
- * does not depend on where the ticks fell.
+/* ac_utime and ac_stime are the split the scheduler tick sampled (with
+ * tick-based accounting, the kernel default), off by a tick or more per
+ * thread and by several percent for a thread that shares its CPU; so is
+ * cpu_run_real_total, which delayacct_add_tsk() fills from the same
+ * task_cputime().  cpu_run_virtual_total is the thread's exact run time
+ * (se.sum_exec_runtime, ns), sent whenever the kernel has delay
+ * accounting built in (CONFIG_TASK_DELAY_ACCT), switched on or not: the
+ * CPU part of delayacct_add_tsk() runs before it looks at tsk->delays.
+ * Scale the split to that total, as the kernel does for /proc/PID/stat
+ * and getrusage() (cputime_adjust), so that a process's CPU time is what
+ * its parent's getrusage(RUSAGE_CHILDREN) will say.  A thread that ran
+ * has a non-zero pcount (cpu_count); without it, the tick split is all
+ * there is and the event says it is not exact.
  */
 static void precise_cpu (struct tr_exit *ev, const struct taskstats *s)
 {
     uint64_t total, raw = ev->utime_us + ev->stime_us;
 
-    if (!ev->delays || s->cpu_run_real_total == 0)
+    ev->cpu_exact = false;
+    if (s->cpu_count == 0 && s->cpu_run_virtual_total == 0)
         return;
-    total = s->cpu_run_real_total / 1000;
+    ev->cpu_exact = true;
+    total = s->cpu_run_virtual_total / 1000;
     if (raw == 0) {
         ev->utime_us = total;
         ev->stime_us = 0;
@@ -554,8 +747,9 @@ static int parse_aggr (const char *p,
     if (!(a = attr_find (p, len, TASKSTATS_TYPE_STATS, &alen))
         || alen < offsetof (struct taskstats, ac_comm))
         return -1;
-    memset (s, 0, sizeof (*s));
     *slen = alen < sizeof (*s) ? alen : sizeof (*s);
+    if (*slen < sizeof (*s)) /* an older kernel's shorter record */
+        memset (s, 0, sizeof (*s));
     memcpy (s, a, *slen);
     return 0;
 }
@@ -621,6 +815,29 @@ static int deliver (const struct nlmsghdr *h, tr_exit_f cb, void *arg,
     return n;
 }
 
+/* Deliver the events of one datagram (len bytes at buf). */
+static int deliver_all (tr_taskstats_t *ts, const char *buf, size_t len,
+                        tr_exit_f cb, void *arg, int64_t now_ms)
+{
+    const struct nlmsghdr *h;
+    int count = 0;
+
+    for (h = (const struct nlmsghdr *)buf; NLMSG_OK (h, len);
+         h = NLMSG_NEXT (h, len)) {
+        if (h->nlmsg_type != ts->family)
+            continue; /* ACKs, NLMSG_DONE, NOOP */
+        if (h->nlmsg_len >= NLMSG_LENGTH (GENL_HDRLEN)
+            && ((const struct genlmsghdr *)NLMSG_DATA (h))->cmd
+                   == TASKSTATS_CMD_NEW)
+            count += deliver (h, cb, arg, now_ms);
+    }
+    return count;
+}
+
+/* Records are read BATCH to a system call: on a node where other jobs
+ * start and end thousands of processes a second, the receive path, not
+ * what is done with a record, is most of the listener's cost.
+ */
 int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
 {
     int count = 0, records = 0;
@@ -630,12 +847,20 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
         return -1;
     }
     while (records < READ_MAX) {
-        ssize_t n = recv (ts->fd, ts->buf, MSG_BUF_BYTES,
-                          MSG_DONTWAIT | MSG_TRUNC);
-        const struct nlmsghdr *h;
+        unsigned want = READ_MAX - records < BATCH
+                            ? (unsigned)(READ_MAX - records)
+                            : BATCH;
         int64_t now_ms;
-        size_t len;
+        int n;
 
+        for (unsigned i = 0; i < want; i++) {
+            ts->iov[i].iov_base = ts->buf + (size_t)i * SLOT_BYTES;
+            ts->iov[i].iov_len = SLOT_BYTES;
+            memset (&ts->msgs[i], 0, sizeof (ts->msgs[i]));
+            ts->msgs[i].msg_hdr.msg_iov = &ts->iov[i];
+            ts->msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        n = recvmmsg (ts->fd, ts->msgs, want, MSG_DONTWAIT, NULL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -648,22 +873,24 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg)
             }
             return -1;
         }
-        records++;
-        if ((size_t)n > MSG_BUF_BYTES) {
-            ts->lost++;
-            continue;
-        }
+        /* one clock reading a batch: the records waited in the queue
+         * anyway, and fill_pid keeps each end within its exit second
+         */
         now_ms = now_unix_ms ();
-        len = (size_t)n;
-        for (h = (const struct nlmsghdr *)ts->buf; NLMSG_OK (h, len);
-             h = NLMSG_NEXT (h, len)) {
-            if (h->nlmsg_type != ts->family)
-                continue; /* ACKs, NLMSG_DONE, NOOP */
-            if (h->nlmsg_len >= NLMSG_LENGTH (GENL_HDRLEN)
-                && ((const struct genlmsghdr *)NLMSG_DATA (h))->cmd
-                       == TASKSTATS_CMD_NEW)
-                count += deliver (h, cb, arg, now_ms);
+        for (int i = 0; i < n; i++) {
+            records++;
+            if (ts->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                ts->lost++;
+                continue;
+            }
+            count += deliver_all (ts, (const char *)ts->iov[i].iov_base,
+                                  ts->msgs[i].msg_len, cb, arg, now_ms);
         }
+        /* fewer than asked: the queue is empty (or an overrun is
+         * pending, which the next read counts)
+         */
+        if ((unsigned)n < want)
+            break;
     }
     /* records left: poll again at once */
     ts->due = records == READ_MAX ? 0

@@ -74,6 +74,11 @@ struct tr_exit {
     uint64_t thrashing_delay_ns;
     /* The executable (st_dev encoding, inode); 0 when unknown. */
     uint64_t exe_dev, exe_ino;
+    /* utime_us + stime_us is the scheduler's exact run time of the
+     * thread (cpu_run_virtual_total, split as the ticks fell); false
+     * when the kernel sent only the tick-sampled split.
+     */
+    bool cpu_exact;
 };
 
 /* Callback for each event; the event is valid during the call only. */
@@ -105,6 +110,30 @@ int tr_taskstats_fd (tr_taskstats_t *ts);
  * errno on a socket error.
  */
 int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg);
+
+/* Keep only the exits of processes in the given cgroup2 directories (or
+ * below them), dropping the others in the kernel, before they are queued:
+ * a socket filter (eBPF, BPF_PROG_TYPE_SOCKET_FILTER) that runs when the
+ * exiting task sends its record and compares that task's cgroup2 id, and
+ * its ancestor at each directory's depth, with the directories'.  Every
+ * other job's exit then costs this listener nothing.  Use it only where
+ * every process that may belong to the listener's steps is in one of the
+ * directories (a command placed in its own directory before it execs).
+ * n = 0 removes the filter.  A replacement takes effect at once; records
+ * already queued are delivered.  Returns 0, or -1 with errno and error
+ * text, the listener then unchanged (every exit delivered): a directory
+ * that is not on cgroup2 (EINVAL) or has no id (what name_to_handle_at()
+ * said), more than TR_TASKSTATS_FILTER_MAX directories (E2BIG), or a
+ * kernel that refuses the program (no BPF; EPERM without CAP_BPF or
+ * CAP_SYS_ADMIN; EINVAL where socket filters may not call the cgroup
+ * helpers).
+ * NULL ts: -1, EINVAL.
+ */
+#define TR_TASKSTATS_FILTER_MAX 64
+int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
+                                 const char *const *dirs,
+                                 size_t n,
+                                 tr_error_t *error);
 
 /* Number of receive-buffer overruns so far (each lost one or more
  * records).

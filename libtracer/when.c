@@ -986,6 +986,14 @@ const char *tr_when_jobsel_plain (const tr_when_jobsel_t *sel, size_t i)
     }
     if (sel->elems[i].kind != ELEM_PLAIN && sel->elems[i].kind != ELEM_NAMED)
         return NULL;
+    /* a whole PBS array ("7[]", "7[].srv") and a subjob without its
+     * server ("7[3]" for "7[3].srv") name records keyed otherwise
+     */
+    if (sel->elems[i].kind == ELEM_NAMED
+        && (strstr (sel->elems[i].plain, "[]")
+            || (strchr (sel->elems[i].plain, '[')
+                && !strchr (sel->elems[i].plain, '.'))))
+        return NULL;
     return sel->elems[i].plain;
 }
 
@@ -1000,6 +1008,17 @@ static bool record_id (const char *s, uint32_t *v)
         return false;
     *v = (uint32_t)x;
     return true;
+}
+
+/* A record's PBS, Torque or LSF id is want, or want with the server
+ * name after it: "7[3]" names "7[3].srv", "7[]" names "7[].srv.example"
+ * (qstat takes either).
+ */
+static bool named_is (const char *id, const char *want)
+{
+    size_t n = strlen (want);
+
+    return id && !strncmp (id, want, n) && (id[n] == '\0' || id[n] == '.');
 }
 
 static bool in_ranges (const struct range *r, size_t n, long task)
@@ -1062,9 +1081,11 @@ bool tr_when_jobsel_match (const tr_when_jobsel_t *sel,
                 return true;
             break;
         case ELEM_NAMED:
-            /* the job, or every subjob of a PBS array "7[].srv" */
-            if ((job_id && !strcmp (job_id, e->plain))
-                || (array_job_id && !strcmp (array_job_id, e->plain)))
+            /* the job, or every subjob of a PBS array "7[].srv", with
+             * or without the server's name
+             */
+            if (named_is (job_id, e->plain)
+                || named_is (array_job_id, e->plain))
                 return true;
             break;
         }

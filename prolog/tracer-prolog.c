@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "libtracer/conf.h"
 #include "libtracer/proto.h"
 #include "libtracer/batch.h"
+#include "libtracer/record.h"
 #include "libtracer/when.h"
 
 static struct {
@@ -41,6 +43,7 @@ static struct {
     int error_exit;
     const char *mode;
     const char *job;    /* for log lines */
+    pid_t exclude[2];   /* ours in the job's session (tr_batch_exclude) */
 } g = { .logfd = -1 };
 
 /* Milliseconds left before the deadline, at least 1. */
@@ -123,8 +126,9 @@ static void usage (FILE *f)
              "USER\n"
              "           --group GROUP [--job-name NAME] [--queue Q] "
              "[--account A]\n"
-             "           [--resources LIST] [--exec-host HOSTS] [--pid PID] "
-             "[--exit-status N]\n"
+             "           [--resources LIST] [--exec-host HOSTS] "
+             "[--exec-vnode VNODES]\n"
+             "           [--node NAME] [--pid PID] [--exit-status N]\n"
              "  lsf-pre      (HOST_PRE_EXEC; reads the job's environment)\n"
              "  lsf-post     (HOST_POST_EXEC)\n"
              "  lsf-starter COMMAND [ARG...]\n"
@@ -133,7 +137,10 @@ static void usage (FILE *f)
              "Installed as prologue, epilogue, prologue.parallel or "
              "epilogue.parallel, the mode\nfollows from the name.\n\n"
              "Options:\n"
-             "  -c, --config FILE     configuration file\n"
+             "  -c, --config FILE     configuration file (default "
+             SYSCONFDIR "/tracer/tracer.yaml;\n"
+             "                        $TRACER_CONF only when not run as "
+             "root)\n"
              "  -t, --timeout SECONDS bound on the whole run "
              "(default prolog.timeout)\n"
              "  -v, --verbose         log to standard error too\n"
@@ -152,6 +159,24 @@ static bool short_host (char *buf, size_t size)
     buf[size - 1] = '\0';
     buf[strcspn (buf, ".")] = '\0';
     return buf[0] != '\0';
+}
+
+/* The node PBS runs the job on: PBS_MOM_NODE_NAME from pbs_mom's
+ * environment or pbs.conf, which may differ from the host name (a
+ * record's node must be the one qstat and exec_host name).  The host
+ * name where neither says.
+ */
+static void pbs_node (char *node, size_t size)
+{
+    const char *pc = getenv ("PBS_CONF_FILE");
+    char name[256];
+
+    if (tr_batch_pbs_node (getenv ("PBS_MOM_NODE_NAME"),
+                           pc && *pc ? pc : "/etc/pbs.conf", name,
+                           sizeof (name))
+            == 0
+        && strlen (name) < size)
+        snprintf (node, size, "%s", name);
 }
 
 /* The first fields of /proc/PID/stat after the command: parent and
@@ -277,6 +302,12 @@ static int send_start (const tr_conf_t *conf,
     char cg[160];
     int rc;
 
+    for (size_t i = 0; msg && i < 2; i++)
+        if (g.exclude[i] > 1 && tr_batch_exclude (msg, g.exclude[i]) < 0) {
+            json_decref (msg);
+            msg = NULL;
+            tr_errprintf (&error, "cannot build the notice");
+        }
     if (msg && own_tree
         && (tr_batch_cgroup_name (job, cg, sizeof (cg)) < 0
             || !(attach = json_pack ("{s:b s:s}", "tree", 1, "cgroup_name",
@@ -468,6 +499,8 @@ static const struct option hook_opts[] = {
     { "account", required_argument, NULL, 'a' },
     { "resources", required_argument, NULL, 'r' },
     { "exec-host", required_argument, NULL, 'x' },
+    { "exec-vnode", required_argument, NULL, 'X' },
+    { "node", required_argument, NULL, 'N' },
     { "pid", required_argument, NULL, 'p' },
     { "exit-status", required_argument, NULL, 's' },
     { NULL, 0, NULL, 0 },
@@ -476,10 +509,11 @@ static const struct option hook_opts[] = {
 static int pbs_hook (const tr_conf_t *conf,
                      int ac,
                      char **av,
-                     const char *node)
+                     const char *host)
 {
     struct tr_batch_job job;
     const char *event = NULL, *id = NULL, *exec_host = NULL;
+    const char *exec_vnode = NULL, *node = host;
     long long pid = 0, v;
     int c;
 
@@ -514,6 +548,17 @@ static int pbs_hook (const tr_conf_t *conf,
         case 'x':
             exec_host = optarg;
             break;
+        case 'X':
+            exec_vnode = optarg;
+            break;
+        case 'N':
+            /* pbs.get_local_nodename(): the node's name in PBS */
+            if (tr_record_id_is_safe (optarg))
+                node = optarg;
+            else
+                say (LOG_WARNING, "pbs-hook: --node is not a node name; "
+                     "using %s", host);
+            break;
         case 'p':
             if (!parse_ll (optarg, &pid) || pid < 0 || pid > 4194304)
                 pid = 0;
@@ -534,14 +579,24 @@ static int pbs_hook (const tr_conf_t *conf,
         return -1;
     }
     g.job = job.job_id;
+    /* exec_host is not set yet at execjob_begin and execjob_launch:
+     * exec_vnode says how many hosts and what this one holds
+     */
+    if (exec_vnode)
+        tr_batch_pbs_exec_vnode (exec_vnode, node, &job);
     if (exec_host)
         tr_batch_pbs_exec_host (exec_host, node, &job);
     if (!strcmp (event, "begin"))
         return send_start (conf, &job, node, 0, false);
     if (!strcmp (event, "launch")) {
-        /* the starter process becomes the job's session leader */
+        /* the starter process becomes the job's session leader; this
+         * hook's interpreter (our parent) runs below it, in its session
+         */
         if (pid > 0)
             job.session = pid;
+        if (getppid () != (pid_t)pid)
+            g.exclude[0] = getppid ();
+        g.exclude[1] = getpid ();
         return send_start (conf, &job, node, (pid_t)pid, false);
     }
     if (!strcmp (event, "epilogue"))
@@ -561,6 +616,8 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
         say (LOG_ERR, "cannot tell this host's name");
         return -1;
     }
+    if (!strncmp (mode, "pbs-", 4))
+        pbs_node (node, sizeof (node));
     if (!strcmp (mode, "pbs-prologue") || !strcmp (mode, "torque-prologue")) {
         bool torque = mode[0] == 't';
         tr_batch_job_init (&job, torque ? TR_BATCH_TORQUE : TR_BATCH_PBS);
@@ -581,6 +638,8 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
             job.session = future_session ();
             qstat (conf, &job, node);
         }
+        /* the prologue runs below the job's starter: not the job's */
+        g.exclude[0] = getpid ();
         return send_start (conf, &job, node, 0, false);
     }
     if (!strcmp (mode, "pbs-epilogue") || !strcmp (mode, "torque-epilogue")) {
@@ -625,6 +684,27 @@ static const char *implied_mode (const char *argv0, int nargs)
     return NULL;
 }
 
+/* --log FILE, appended to; its directory is made (0755, root's) when it
+ * is missing, as a hook's default /var/log/tracer may be.
+ */
+static int open_log (const char *path)
+{
+    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open (path, flags, 0600);
+    const char *slash = strrchr (path, '/');
+    char dir[4096];
+
+    if (fd >= 0 || errno != ENOENT || !slash || slash == path
+        || (size_t)(slash - path) >= sizeof (dir))
+        return fd;
+    snprintf (dir, sizeof (dir), "%.*s", (int)(slash - path), path);
+    if (mkdir (dir, 0755) < 0 && errno != EEXIST) {
+        errno = ENOENT;
+        return -1;
+    }
+    return open (path, flags, 0600);
+}
+
 static const struct option opts[] = {
     { "config", required_argument, NULL, 'c' },
     { "timeout", required_argument, NULL, 't' },
@@ -637,15 +717,24 @@ static const struct option opts[] = {
 
 int main (int argc, char **argv)
 {
-    const char *conf_path = tr_conf_default_path ();
-    const char *log_path = NULL, *mode;
-    bool conf_explicit = getenv ("TRACER_CONF") && *getenv ("TRACER_CONF");
+    const char *conf_path, *log_path = NULL, *mode;
+    const char *env_conf = getenv ("TRACER_CONF");
+    /* as root the configuration is the admin's: --config or the compiled
+     * default.  The environment may be the job's (LSF hands the job's to
+     * HOST_PRE_EXEC), and a file it names must not be read as root.
+     */
+    bool privileged = geteuid () == 0 || getuid () == 0;
+    bool env_refused = privileged && env_conf && *env_conf;
+    bool conf_explicit = !privileged && env_conf && *env_conf;
     bool bad_usage = false;
     double timeout = 0;
     tr_conf_t *conf;
     tr_error_t error;
     int c, first, rc;
 
+    if (env_refused)
+        unsetenv ("TRACER_CONF");
+    conf_path = tr_conf_default_path ();
     g.deadline = tr_when_monotonic () + 25;
     signal (SIGPIPE, SIG_IGN);
     signal (SIGALRM, on_alarm);
@@ -686,10 +775,7 @@ int main (int argc, char **argv)
         first = optind + 1;
         mode = optind < argc ? argv[optind] : NULL;
     }
-    if (log_path
-        && (g.logfd = open (log_path, O_WRONLY | O_APPEND | O_CREAT
-                                          | O_NOFOLLOW | O_CLOEXEC,
-                            0600)) < 0)
+    if (log_path && (g.logfd = open_log (log_path)) < 0)
         fprintf (stderr, "tracer-prolog: %s: %s\n", log_path,
                  strerror (errno));
     openlog ("tracer-prolog", LOG_PID, LOG_DAEMON);
@@ -698,9 +784,17 @@ int main (int argc, char **argv)
         say (LOG_ERR, "out of memory");
         return 0;
     }
-    /* a broken configuration: the defaults still reach tracerd */
-    if (tr_conf_load (conf, conf_path, &error) < 0
-        && !(errno == ENOENT && !conf_explicit))
+    if (env_refused)
+        say (LOG_WARNING, "TRACER_CONF ignored: run as root, tracer-prolog "
+             "reads its configuration from --config or %s", conf_path);
+    /* a broken configuration: the defaults still reach tracerd.  As
+     * root, only a file that root alone can change is read at all (its
+     * errors quote it)
+     */
+    if (privileged && tr_batch_conf_trusted (conf_path, geteuid (), &error) < 0)
+        say (LOG_ERR, "%s (going on with the defaults)", tr_error_str (&error));
+    else if (tr_conf_load (conf, conf_path, &error) < 0
+             && !(errno == ENOENT && !conf_explicit))
         say (LOG_ERR, "%s (going on with the defaults)", tr_error_str (&error));
     g.error_exit = conf->prolog.error_exit;
     g.deadline = tr_when_monotonic () + (timeout > 0 ? timeout : conf->prolog.timeout_s);

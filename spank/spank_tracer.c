@@ -155,17 +155,6 @@ int slurm_spank_user_init (spank_t sp, int ac, char **av)
     return 0;
 }
 
-static int set_env_str (spank_t sp, json_t *o, const char *key,
-                        const char *var)
-{
-    char buf[512];
-
-    if (spank_getenv (sp, var, buf, sizeof (buf)) != ESPANK_SUCCESS
-        || !buf[0] || !strcmp (buf, "(null)"))
-        return 0;
-    return json_object_set_new (o, key, json_string (buf));
-}
-
 static const char *step_name (uint32_t stepid, char *buf, size_t size)
 {
     switch (stepid) {
@@ -251,12 +240,12 @@ static int build_context (spank_t sp)
     }
     if (spank_get_item (sp, S_JOB_NODEID, &nodeid) == ESPANK_SUCCESS)
         json_object_set_new (identity, "node_index", json_integer (nodeid));
-    set_env_str (sp, identity, "cluster", "SLURM_CLUSTER_NAME");
-    set_env_str (sp, identity, "job_name", "SLURM_JOB_NAME");
-    set_env_str (sp, identity, "user", "SLURM_JOB_USER");
-    set_env_str (sp, identity, "account", "SLURM_JOB_ACCOUNT");
-    set_env_str (sp, identity, "partition", "SLURM_JOB_PARTITION");
-    set_env_str (sp, identity, "qos", "SLURM_JOB_QOS");
+    /* Nothing from the job's environment, which the job script can
+     * change before srun: tracerd takes the cluster from its own
+     * configuration, user and group names from uid and gid, and the
+     * account, partition, QOS, job name, time limit and GPUs from the
+     * controller (doc/record-format.md, "Where each field comes from").
+     */
     /* slurmstepd inherits SLURMD_NODENAME from slurmd; on multiple-slurmd
      * nodes it differs from the hostname, so the hostname is the last
      * resort.  Never the job's environment: an srun inside a batch job
@@ -273,10 +262,6 @@ static int build_context (spank_t sp)
     }
     json_object_set_new (identity, "node", json_string (host));
     set_het (sp, jobid);
-    /* GPUs bound to the step (gres/gpu): the indices Slurm exports */
-    if (set_env_str (sp, request, "gpus", "SLURM_STEP_GPUS") == 0
-        && !json_object_get (request, "gpus"))
-        set_env_str (sp, request, "gpus", "SLURM_JOB_GPUS");
 
     if (spank_get_item (sp, S_JOB_NNODES, &u32) == ESPANK_SUCCESS && u32)
         json_object_set_new (request, "nodes", json_integer (u32));

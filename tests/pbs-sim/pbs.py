@@ -181,6 +181,7 @@ class _Event(object):
         self.requestor_host = data.get('requestor_host', 'localhost')
         self.job = _Job(data['job'])
         host = data.get('hostname') or get_local_nodename()
+        _STATE['nodename'] = host
         self.vnode_list = {host: _Vnode(host)}
         self.vnode_list_fail = {}
         self.pid = data.get('pid')
@@ -219,7 +220,9 @@ def logjobmsg(jobid, msg):
 
 
 def get_local_nodename():
-    return _socket.gethostname().split('.')[0]
+    """The name PBS gives this node (PBS_MOM_NODE_NAME), which may
+    differ from the host name."""
+    return _STATE.get('nodename') or _socket.gethostname().split('.')[0]
 
 
 def _sim_run(hook_path, event_path, result_path):

@@ -24,6 +24,7 @@ batch_preamble ()
     require_or_skip "jq" command -v jq
     HOST=$(hostname -s)
     UID_T=$(id -u tracertest)
+    unshare -m true 2>/dev/null && test_set_prereq UNSHARE
 }
 
 # batch_signing: start a private munged when one can run and set
@@ -77,4 +78,24 @@ batch_check_record ()
         and .outcome.complete == true' rec.json &&
     within "$(jq .summary.cpu.total_s rec.json)" \
         "$(grep "^{\"cpu_s\"" "$6" | jq .cpu_s)" 10
+}
+
+# batch_default_conf CONF CMD...: run CMD (as root) with CONF at the
+# compiled default configuration path that tracer-prolog --help names,
+# in a private mount namespace: as root tracer-prolog reads no other
+# file unless --config says so, whatever TRACER_CONF holds.  The
+# directory is made if missing (make install would) and a private tmpfs
+# is mounted on it, so nothing of the host's changes.
+batch_default_conf ()
+{
+    _conf=$1 && shift &&
+    _def=$("$P" --help |
+        sed -n 's/.*configuration file (default \(.*\);$/\1/p') &&
+    test -n "$_def" &&
+    mkdir -p "$(dirname "$_def")" &&
+    unshare -m --propagation private sh -c '
+        def=$1 conf=$2 && shift 2 &&
+        mount -t tmpfs -o mode=0755 tracer-test "$(dirname "$def")" &&
+        cp "$conf" "$def" && chmod 0644 "$def" && exec "$@"' \
+        sh "$_def" "$_conf" "$@"
 }

@@ -92,6 +92,23 @@ test_expect_success 'an unsigned record is refused unless asked for' '
     grep -q "unsigned" err
 '
 
+# tracer-run without a cgroup, at the default interval and settings: a
+# CPU-heavy last second (after three short children) and a 1-second
+# command.  The step total, the tool table's sum (exit records) and user
+# + system against the command's own getrusage, within 1%.
+for w in cpu=2,threads=2,children=3,child_cpu=0.1 cpu=1; do
+    test_expect_success ROOT "process-tree mode, default interval: $w within 1%" "
+        \$RUN -q --no-sign --no-cgroup -o ex.json -- \$BURN $w >ex.out &&
+        own=\$(jq .cpu_s ex.out) &&
+        jq -e '.cgroup.attach == \"process-tree\" and .summary.cpu.exact
+               and .summary.cpu.user_s + .summary.cpu.system_s
+                   <= .summary.cpu.total_s + 1e-6
+               and ([.tools[] | .exact] | all)' ex.json &&
+        within \"\$(jq .summary.cpu.total_s ex.json)\" \"\$own\" 1 &&
+        within \"\$(jq '[.tools[].cpu_s] | add' ex.json)\" \"\$own\" 1
+    "
+done
+
 # The preferred sources and their fallbacks, each disabled in turn.
 kids='i=0; while [ $i -lt 20 ]; do sleep 0.05 & i=$((i+1)); done; wait'
 

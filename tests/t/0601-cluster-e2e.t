@@ -201,6 +201,93 @@ test_expect_success TWO_USERS 'a member of report.admin_group sees both users'"'
     grep -q "^$j1\\." own.out && ! grep -q "^$j2\\." own.out
 '
 
+# The hostile user: tracertest, with every SLURM_* variable the plugin
+# once read exported before srun/sbatch.  The record holds the
+# controller's and the kernel's values, never these.  (srun and sbatch
+# take SLURM_JOB_NAME as their -J: there the controller agrees.)
+tracertest_reaches ()
+{
+    runuser -u tracertest -- test -r "$SLURM_CONF" 2>/dev/null &&
+    runuser -u tracertest -- test -w "$TRACER_MUNGE_SOCKET" 2>/dev/null
+}
+test_have_prereq TRACERTEST && tracertest_reaches && test_set_prereq HOSTILE
+
+LONG=$(printf "%0200d" 0 | tr 0 a)
+# forged CMD...: CMD as tracertest with a forged job environment
+forged ()
+{
+    runuser -u tracertest -- env SLURM_CLUSTER_NAME=forged \
+        SLURM_JOB_ACCOUNT="$LONG" SLURM_JOB_QOS=forgedqos \
+        SLURM_JOB_USER=root SLURM_STEP_GPUS=0,1 SLURM_JOB_GPUS=0,1 \
+        SLURM_JOB_PARTITION=forgedpart SLURM_JOB_NAME=forgedname "$@"
+}
+
+# identity_is_controllers JOB: rec.json's identity and request against
+# what the controller said from inside the job (ctl.out: %P|%j|%a|%q|%l)
+# and the node's user database.
+identity_is_controllers ()
+{
+    IFS="|" read -r part name acct qos limit <ctl.out &&
+    test "$(jq length rec.json)" = 1 &&
+    test "$(jq -r ".[0].identity.cluster" rec.json)" = "$TRACER_CLUSTER_NAME" &&
+    test "$(jq -r ".[0].identity.user" rec.json)" = "$(id -un tracertest)" &&
+    test "$(jq -r ".[0].identity.group" rec.json)" = "$(id -gn tracertest)" &&
+    test "$(jq ".[0].identity.uid" rec.json)" = "$(id -u tracertest)" &&
+    test "$(jq -r ".[0].identity.partition" rec.json)" = "$part" &&
+    test "$(jq -r ".[0].identity.job_name" rec.json)" = "$name" &&
+    if test "$acct" = "(null)"; then
+        test "$(jq ".[0].identity.account" rec.json)" = null
+    else
+        test "$(jq -r ".[0].identity.account" rec.json)" = "$acct"
+    fi &&
+    if test "$qos" = "(null)"; then
+        test "$(jq ".[0].identity.qos" rec.json)" = null
+    else
+        test "$(jq -r ".[0].identity.qos" rec.json)" = "$qos"
+    fi &&
+    test "$(jq ".[0].identity.truncated" rec.json)" = null &&
+    test "$(jq ".[0].request.gpus" rec.json)" = null &&
+    test "$(jq ".[0].summary.gpu" rec.json)" = null &&
+    test "$(jq -r ".[0].signature.scheme" rec.json)" = munge-sha256 &&
+    ! grep -q "forgedqos\|forgedpart\|$LONG" rec.json &&
+    ! find "$TRACER_CLUSTER_DIR/store" -path "*/forged/*" | grep -q .
+}
+
+test_expect_success HOSTILE 'srun as tracertest: an exported SLURM_* environment forges no identity' '
+    forged srun --tracer --chdir=/tmp sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        squeue -h -j \$SLURM_JOB_ID -o \"%P|%j|%a|%q|%l\"" >ctl.out 2>fs.err &&
+    job=$(sed -n "s/^JOB=//p" fs.err) &&
+    wait_record $job &&
+    identity_is_controllers &&
+    test "$(jq -r ".[0].identity.step_id" rec.json)" = 0
+'
+
+test_expect_success HOSTILE 'sbatch as tracertest: the batch step has the user name, no forged field' '
+    forged sbatch --tracer --parsable --chdir=/tmp -o /dev/null --wrap \
+        "squeue -h -j \$SLURM_JOB_ID -o \"%P|%j|%a|%q|%l\" >/tmp/tracer-id.\$SLURM_JOB_ID" \
+        >fb.out &&
+    job=$(cat fb.out) &&
+    test "$(wait_job $job)" = COMPLETED &&
+    wait_record $job &&
+    mv /tmp/tracer-id.$job ctl.out &&
+    test "$(jq -r ".[0].identity.step_id" rec.json)" = batch &&
+    identity_is_controllers &&
+    $REPORT -u tracertest --json >bu.json &&
+    jq -e --arg j "$job" ".steps | any(.jobidraw == \$j and .stepid == \"batch\"
+        and .user == \"tracertest\")" bu.json
+'
+
+test_expect_success HOSTILE 'a 200-byte account from the controller is cut and flagged, the step traced' '
+    forged srun --tracer --chdir=/tmp --account="$LONG" -J "two
+lines" sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>fa.err &&
+    job=$(sed -n "s/^JOB=//p" fa.err) &&
+    wait_record $job &&
+    test "$(jq -r ".[0].identity.account" rec.json)" = "$(printf "%.128s" "$LONG")" &&
+    test "$(jq -r ".[0].identity.job_name" rec.json)" = "two?lines" &&
+    test "$(jq -c ".[0].identity.truncated" rec.json)" = "[\"account\",\"job_name\"]" &&
+    test "$(jq -r ".[0].identity.user" rec.json)" = tracertest
+'
+
 test_expect_success 'stop the cluster; nothing is left running' '
     cluster_down &&
     ! ls -d /sys/fs/cgroup/memory/slurm_$TRACER_NODENAME 2>/dev/null

@@ -134,6 +134,107 @@ test_expect_success 'the store thawed: both records delivered once, sampled thro
     umount "$STORE"
 '
 
+# The spool itself full (a small tmpfs over it, filled; tracerd holds its
+# spool open, so it restarts to see the mount): the record waits in
+# tracerd's memory and state dir (run/tracer/pending), survives a restart,
+# and is spooled and delivered once when space returns; forwarding then
+# leaves no day or job directory behind.  The retries are capped at 2 s.
+SPOOL=$TRACER_CLUSTER_DIR/spool
+PENDING=$TRACER_CLUSTER_DIR/run/tracer/pending
+TRLOG=$TRACER_CLUSTER_DIR/log/tracerd.log
+fill_spool () { dd if=/dev/zero of="$SPOOL/fill" bs=4k 2>/dev/null || :; }
+pending () { ls "$PENDING" | grep -q "@$1@.*\.json$"; }
+
+test_expect_success 'spool full: the job succeeds, its record waits in the state dir' '
+    tracerd_stop &&
+    sed -i "/^spool:/a\\  retry_max: 2" "$TRACER_CONF" &&
+    mount -t tmpfs -o size=256k,mode=0700 tracer-spool "$SPOOL" &&
+    fill_spool &&
+    tracerd_start &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; echo ran" >f1.out 2>f1.err &&
+    test "$(cat f1.out)" = ran &&
+    job=$(sed -n "s/^JOB=//p" f1.err) && echo $job >full.job &&
+    wait_log "$TRLOG" "step [^ ]*/$job/0/[^ ]*: spool write failed: .*No space left on device; the record waits in memory and in .*/pending, will retry" &&
+    pending $job &&
+    ! spooled $job
+'
+
+test_expect_success 'tracerd restarted with the spool still full: the record is kept' '
+    tracerd_stop &&
+    tracerd_start &&
+    wait_log "$TRLOG" "records wait in .*/pending" &&
+    pending $(cat full.job) &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>f2.err &&
+    job=$(sed -n "s/^JOB=//p" f2.err) && echo $job >>full.job &&
+    wait_for "pending $job" 20 &&
+    test_expect_code 1 $REPORT -j $(sed -n 1p full.job) >/dev/null 2>&1
+'
+
+test_expect_success 'space returns: every record delivered once, nothing left behind' '
+    rm "$SPOOL/fill" &&
+    for job in $(cat full.job); do
+        wait_record $job &&
+        test "$(jq "[.[] | select(.identity.step_id == \"0\")] | length" rec.json)" = 1 &&
+        ! pending $job || return 1
+    done &&
+    wait_log "$TRLOG" "spool [^ ]* is writable again; no record waits" &&
+    wait_for "test -z \"\$(find \"$SPOOL\" -mindepth 3)\"" 20 &&
+    test -z "$(ls "$PENDING" | grep "\.json$")"
+'
+
+# The state dir full as well (a 1200 KiB tmpfs over run/tracer/pending,
+# filled after tracerd made its 1 MiB reserve there): the reserve is
+# given up to save the record, and made again once nothing waits.
+test_expect_success 'state dir full too: its reserve makes room for the waiting record' '
+    tracerd_stop &&
+    mount -t tmpfs -o size=1200k,mode=0700 tracer-pending "$PENDING" &&
+    fill_spool &&
+    tracerd_start &&
+    test "$(stat -c %s "$PENDING/reserve")" = 1048576 &&
+    { dd if=/dev/zero of="$PENDING/fill" bs=4k 2>/dev/null || :; } &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>f3.err &&
+    job=$(sed -n "s/^JOB=//p" f3.err) && echo $job >full3.job &&
+    wait_log "$TRLOG" "state dir [^ ]* full: its reserve is given to records waiting for the spool" &&
+    wait_for "pending $job" 20 &&
+    test "$(stat -c %s "$PENDING/reserve")" = 0
+'
+
+test_expect_success 'both spaces back: the record delivered once, the reserve made again' '
+    rm "$SPOOL/fill" "$PENDING/fill" &&
+    job=$(cat full3.job) &&
+    wait_record $job &&
+    test "$(jq "[.[] | select(.identity.step_id == \"0\")] | length" rec.json)" = 1 &&
+    wait_for "test \"\$(stat -c %s \"$PENDING/reserve\")\" = 1048576" 20 &&
+    ! pending $job &&
+    tracerd_stop &&
+    umount "$PENDING" &&
+    tracerd_start
+'
+
+test_expect_success 'past spool.pending_max a record is dropped, counted and shown by tracer-report' '
+    tracerd_stop &&
+    sed -i "/^spool:/a\\  pending_max: 1" "$TRACER_CONF" &&
+    fill_spool &&
+    tracerd_start &&
+    srun --tracer true &&
+    srun --tracer true &&
+    wait_log "$TRLOG" "record lost: 1 records already wait for the spool (spool.pending_max)" &&
+    n=$(grep -c "record lost: " "$TRLOG") &&
+    wait_for "$REPORT -a >/dev/null 2>list.err; grep -q \"node [^ ]*: $n records\\? lost since 20\" list.err" 30
+'
+
+test_expect_success 'a spool file that is no record is kept aside, counted and shown' '
+    tracerd_stop &&
+    sed -i "/^  pending_max: 1\$/d; /^  retry_max: 2\$/d" "$TRACER_CONF" &&
+    umount "$SPOOL" &&
+    mkdir -p "$SPOOL/c/jobs/000/7" &&
+    echo "not a record" >"$SPOOL/c/jobs/000/7/0.n.json" &&
+    tracerd_start &&
+    wait_for "test -f \"$SPOOL/c/jobs/000/7/0.n.json.bad\"" 20 &&
+    wait_for "$REPORT -a >/dev/null 2>list.err; grep -q \"node [^ ]*: 1 spool file not readable as a record since 20.*kept there as \\*.bad\" list.err" 30 &&
+    grep -q "node [^ ]*: [1-9][0-9]* records\\? lost since" list.err
+'
+
 test_expect_success 'tracerd killed mid-step: the job completes normally' '
     srun --tracer sh -c "sleep 3; echo done" >k.out &
     srun_pid=$! &&
@@ -155,6 +256,8 @@ test_expect_success 'a bad plugstack argument disables the plugin, jobs still ru
 
 test_expect_success 'stop the cluster' '
     { ! mountpoint -q "$TRACER_CLUSTER_DIR/store" || umount "$TRACER_CLUSTER_DIR/store"; } &&
+    { ! mountpoint -q "$SPOOL" || umount "$SPOOL"; } &&
+    { ! mountpoint -q "$PENDING" || umount "$PENDING"; } &&
     cluster_down
 '
 test_done

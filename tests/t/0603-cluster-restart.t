@@ -16,8 +16,21 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 
+NVML=$B/tests/.libs/libnvidia-ml-fixture.so
+test -f "$NVML" && test_set_prereq NVML
+
+# Two fake GPUs (Slurm gres on fake devices, NVML from the test fixture)
+# where the fixture is built.
 test_expect_success 'start a real cluster, opt-in mode' '
-    cluster_up --plugstack-args "enable=optin"
+    gpu_args= &&
+    if test_have_prereq NVML; then
+        state=$(mktemp /tmp/tracer-nvml.XXXXXX) &&
+        tr_atexit "rm -f $state" &&
+        printf "driver 535.104.05\ndevice 0 uuid=GPU-1111 name=FakeGPU mem_total=85899345920 mem_used=4294967296 util=63\ndevice 1 uuid=GPU-2222 name=FakeGPU mem_total=85899345920 mem_used=4294967296 util=20\n" \
+            >"$state" && chmod 0644 "$state" &&
+        gpu_args="--gpus 2 --sampling nvml_library=$NVML --daemon-env TRACER_FAKE_NVML=$state"
+    fi &&
+    cluster_up --plugstack-args "enable=optin" $gpu_args
 '
 
 test_expect_success 'SIGKILL and restart mid-step: CPU total within 5% and complete' '
@@ -125,6 +138,39 @@ test_expect_success 'after SIGCONT: no bogus record of either step' '
     ! grep -q "step .*/$b/0/.* started" "$log" &&
     ! ls "$TRACER_CLUSTER_DIR/run/tracer/steps" | grep -q "@$b@" &&
     test_expect_code 1 $REPORT -j $b 2>/dev/null
+'
+
+test_have_prereq TRACERTEST &&
+    runuser -u tracertest -- test -r "$SLURM_CONF" 2>/dev/null &&
+    runuser -u tracertest -- test -w "$TRACER_MUNGE_SOCKET" 2>/dev/null &&
+    test_set_prereq HOSTILE
+
+test_expect_success NVML,HOSTILE 'a step without GPUs follows none, whatever SLURM_STEP_GPUS says' '
+    runuser -u tracertest -- env SLURM_STEP_GPUS=0,1 SLURM_JOB_GPUS=0,1 \
+        srun --tracer --chdir=/tmp sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 1" \
+        2>g0.err &&
+    job=$(sed -n "s/^JOB=//p" g0.err) &&
+    wait_record $job &&
+    test "$(jq ".[0].request.gpus" rec.json)" = null &&
+    test "$(jq ".[0].summary.gpu" rec.json)" = null
+'
+
+test_expect_success NVML 'a one-GPU step follows its GPU only, also after tracerd is killed and restarted' '
+    srun --tracer --gres=gpu:1 sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        echo GPUS=\$SLURM_STEP_GPUS >&2; sleep 4" 2>g1.err &
+    srun_pid=$! &&
+    wait_for "grep -qs \"gpus\" \"$TRACER_CLUSTER_DIR\"/run/tracer/steps/*.json" 20 &&
+    tracerd_kill &&
+    tracerd_start &&
+    wait $srun_pid &&
+    job=$(sed -n "s/^JOB=//p" g1.err) &&
+    gpus=$(sed -n "s/^GPUS=//p" g1.err) &&
+    test -n "$gpus" &&
+    wait_record $job &&
+    grep -q "step .*/$job/0/.* resumed" "$TRACER_CLUSTER_DIR/log/tracerd.log" &&
+    test "$(jq -r ".[0].request.gpus" rec.json)" = "$gpus" &&
+    test "$(jq ".[0].summary.gpu.devices | length" rec.json)" = 1 &&
+    test "$(jq ".[0].summary.gpu.devices[0].index" rec.json)" = "$gpus"
 '
 
 test_expect_success 'no step state is left behind' '

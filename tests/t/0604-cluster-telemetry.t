@@ -30,6 +30,14 @@ test_expect_success 'a CPU burner with exactly 2 threads: 2 x its seconds, withi
     test "$(jq ".[0].tools[] | select(.name == \"burn\") | .count" rec.json)" = 1
 '
 
+# The cgroup'"'"'s user/system split is counted by the tick, its total is
+# the scheduler'"'"'s run time: user + system must still be the total.
+test_expect_success 'the cgroup record: user + system = total, within its microsecond' '
+    jq -e ".[0].summary.cpu | .user_s > 0
+           and .user_s + .system_s <= .total_s + 1e-6
+           and .user_s + .system_s >= .total_s - 1e-6" rec.json
+'
+
 test_expect_success 'dd writing 32 MiB with O_DIRECT: write_bytes within 5%' '
     srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec dd if=/dev/zero \
         of=work/dd.out bs=1M count=32 oflag=direct" 2>dd.err &&

@@ -144,7 +144,9 @@ test_expect_success 'a cgroup removed while the step runs: a record, tracerd unh
 
 # Names a user controls (the job name here) with a newline and terminal
 # escapes: no log line may start with the injected text, and no escape
-# byte may reach tracerd's log or tracer-report's output.
+# byte may reach tracerd's log or tracer-report's output.  The record
+# holds the name with each control character made "?" and says so
+# (identity.truncated).
 test_expect_success 'hostile job names reach neither the log nor the terminal raw' '
     sleep 1 &
     esc=$(awk "BEGIN { printf \"%c\", 27 }") &&
@@ -158,7 +160,8 @@ test_expect_success 'hostile job names reach neither the log nor the terminal ra
     wait $! &&
     end 14.t$T &&
     wait_record 14.t$T &&
-    test "$(jq -r ".[0].identity.job_name" rec.json | head -n1)" = x &&
+    test "$(jq -r ".[0].identity.job_name" rec.json)" = "x?INJECTED tracerd: fake?[2J?]0;t?" &&
+    test "$(jq -c ".[0].identity.truncated" rec.json)" = "[\"job_name\"]" &&
     ! grep -q "^INJECTED" "$(tracerd_log)" &&
     ! grep -q "$esc" "$(tracerd_log)" &&
     "$B/analysis/tracer-report" -j 14.t$T >view.out &&

@@ -10,7 +10,10 @@ delivers to /var/mail.  A completed, a failed and an OOM-killed job each
 get a summary with the HTML report attached; a job whose records never
 come still gets Slurm'\''s notification, saying so; a Began mail passes
 through; with mail.summary: actionable a job with nothing to act on gets
-the plain notification; tracer-report --digest mails a digest.'
+the plain notification; tracer-report --digest mails a digest; a job
+named with a line break, ESC and a right-to-left override (by the
+unprivileged user) gets its mail, those shown as escapes, no header
+added.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -176,6 +179,36 @@ test_expect_success 'tracer-report --digest mails each user a digest' '
     wait_for "grep -q \"^Subject: tracer digest for tracertest\" $MBOX" 30 &&
     grep -A40 "^Subject: tracer digest for tracertest" $MBOX |
         grep "Steps that did not complete"
+'
+
+# bytes no part of a mail may hold raw: ESC, RIGHT-TO-LEFT OVERRIDE,
+# LEFT-TO-RIGHT ISOLATE, C1 CSI
+raw_controls ()
+{
+    LC_ALL=C grep -l -e "$(printf "\033")" -e "$(printf "\342\200\256")" \
+        -e "$(printf "\342\201\246")" -e "$(printf "\302\233")" "$@"
+}
+
+test_expect_success 'a job name with a line break, ESC and a right-to-left override: the mail arrives, neutralised' '
+    name=$(printf "evil\nBcc: root\033[2J\342\200\256txt.exe") &&
+    submit --tracer -J "$name" --mail-type=END,FAIL --wrap "sleep 1" &&
+    mail_for $job &&
+    cat m.$job.1.headers m.$job.1.text &&
+    cat >want.name <<-\EOF &&
+	Name=evil\nBcc: root\x1b[2J\u202etxt.exe Ended, Run time
+	EOF
+    grep -F "Subject: Slurm Job_id=$job $(cat want.name) " m.$job.1.headers &&
+    test $(grep -c "^Subject:" m.$job.1.headers) = 2 &&
+    ! grep -i "^Bcc:" m.$job.1.headers &&
+    grep "^To: tracertest" m.$job.1.headers &&
+    grep "^X-Tracer-Job: $job$" m.$job.1.headers &&
+    grep "^Content-Structure: multipart/mixed multipart/alternative text/plain text/html text/html$" \
+        m.$job.1.headers &&
+    grep -F "(evil\nBcc: root\x1b[2J\u202etxt.exe) ended: COMPLETED" \
+        m.$job.1.text &&
+    grep -F "evil\nBcc: root\x1b[2J\u202etxt.exe" m.$job.1.html &&
+    test_must_fail raw_controls m.$job.1.* &&
+    ! grep -i "^Bcc:" $MBOX
 '
 
 test_expect_success 'remove the job scripts' '

@@ -65,23 +65,31 @@ tr_atexit 'test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null
                    /sys/fs/cgroup/$c/pbs_jobs.service/jobid \
                    /sys/fs/cgroup/$c/pbs_jobs.service; done 2>/dev/null; :'
 
+# A root-only file whose first line must never show anywhere.
 test_expect_success 'setup: wrappers in mom_priv, the hook shim' '
+    echo "SECRET-0701-first-line: 1" >secret.conf && chmod 0600 secret.conf &&
     mkdir -p classic/mom_priv argv0/mom_priv hooked/mom_priv hooks bin &&
     for m in prologue epilogue; do
-        printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" pbs-%s \"\$@\"\n" \
-            "$P" "$PWD/tracer.yaml" "$PWD/prolog.log" $m \
+        # PBS_CONF_FILE: where a site keeps pbs.conf elsewhere
+        printf "#!/bin/sh\nPBS_CONF_FILE=\"%s\" exec \"%s\" -c \"%s\" --log \"%s\" pbs-%s \"\$@\"\n" \
+            "$PWD/pbs.conf" "$P" "$PWD/tracer.yaml" "$PWD/prolog.log" $m \
             >classic/mom_priv/$m &&
         # tracer-prolog itself as mom_priv/prologue: the name sets the
-        # mode; PBS fixes the environment, bash exec -a keeps argv[0]
+        # mode; bash exec -a keeps argv[0].  As root it reads the
+        # compiled default configuration (batch_default_conf), never
+        # the file TRACER_CONF names
         printf "#!/bin/bash\nTRACER_CONF=\"%s\" exec -a \"\$0\" \"%s\" \"\$@\"\n" \
-            "$PWD/tracer.yaml" "$P" >argv0/mom_priv/$m || return 1
+            "$PWD/secret.conf" "$P" >argv0/mom_priv/$m || return 1
     done &&
     chmod 0700 classic/mom_priv/* argv0/mom_priv/* &&
-    printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" \"\$@\"\n" \
-        "$P" "$PWD/tracer.yaml" "$PWD/hook.log" >bin/tracer-prolog &&
+    printf "#!/bin/sh\nexec \"%s\" -c \"%s\" \"\$@\"\n" \
+        "$P" "$PWD/tracer.yaml" >bin/tracer-prolog &&
     chmod 0755 bin/tracer-prolog &&
-    sed "s|@sbindir@/tracer-prolog|$PWD/bin/tracer-prolog|" "$SHIM" \
-        >hooks/tracer.py &&
+    # the hook names tracer-prolog'"'"'s log file: in a directory that
+    # does not exist yet
+    HOOKLOG=$PWD/hooklogs/tracer-prolog.log &&
+    sed -e "s|@sbindir@/tracer-prolog|$PWD/bin/tracer-prolog|" \
+        -e "s|^LOG = .*|LOG = \"$HOOKLOG\"|" "$SHIM" >hooks/tracer.py &&
     grep -q "^PROLOG = \"$PWD/bin/tracer-prolog\"$" hooks/tracer.py &&
     echo "execjob_begin,execjob_launch,execjob_epilogue,execjob_end order=50" \
         >hooks/tracer.py.events
@@ -161,12 +169,22 @@ test_expect_success 'classic: the walltime kill (-29) is a timeout, the mem kill
     jq -e ".outcome.state == \"oom\"" rec.json
 '
 
-test_expect_success 'argv[0] form: tracer-prolog installed as prologue and epilogue' '
-    pbsjob 7106 argv0/mom_priv -- "$BURN" cpu=3,mem=64M &&
+test_expect_success UNSHARE 'argv[0] form: tracer-prolog installed as prologue and epilogue' '
+    batch_default_conf tracer.yaml "$EMU" pbs --job 7106.$HOST \
+        --user tracertest --queue workq --account acct1 --name burnjob \
+        --resources ncpus=2,mem=200mb,walltime=00:05:00 \
+        --mom-priv argv0/mom_priv --qstat "$PWD/qstat" \
+        -- "$BURN" cpu=3,mem=64M >out.json &&
     jq -e "[.events[] | .exit == 0] | all" out.json &&
     test "$(jq -r ".events[0].path" out.json)" = "$PWD/argv0/mom_priv/prologue" &&
     batch_wait_record 7106.$HOST &&
     batch_check_record pbs 7106.$HOST acct1 workq 300 argv0/spool/7106.$HOST.OU
+'
+
+# The root-only file TRACER_CONF named was not read: the record above came
+# through the default configuration, and nothing of the file shows.
+test_expect_success UNSHARE 'argv[0] form, as root: TRACER_CONF is not read, nothing of the file it names shows' '
+    ! grep -rs "SECRET-0701" argv0 out.json store tracerd.log
 '
 
 # --- the hook shim, no cgroup -------------------------------------------------
@@ -177,8 +195,17 @@ test_expect_success 'hook: begin, launch, epilogue and end reach tracer-prolog' 
         execjob_begin,execjob_launch,execjob_epilogue,execjob_end &&
     jq -e "[.events[] | select(.kind == \"hook\")
             | .accepted and .timed_out == false] | all" out.json &&
-    test $(grep -c "pbs-hook: job 7107.$HOST: tracerd follows it on $HOST$" hook.log) = 2 &&
-    grep -q "pbs-hook: job 7107.$HOST: ended on $HOST$" hook.log
+    test $(grep -c "pbs-hook: job 7107.$HOST: tracerd follows it on $HOST$" "$HOOKLOG") = 2 &&
+    grep -q "pbs-hook: job 7107.$HOST: ended on $HOST$" "$HOOKLOG"
+'
+
+# A hook'"'"'s output goes nowhere and, without syslogd, nothing would show
+# what tracer-prolog did: the hook gives it a log file, by default under
+# /var/log/tracer, its directory made when missing.
+test_expect_success 'hook: tracer-prolog writes the log file the hook names' '
+    test "$(stat -c %a "$HOOKLOG")" = 600 &&
+    grep -q "^LOG = \"/.*/log/tracer/tracer-prolog.log\"$" "$B/etc/tracer_hook.py" &&
+    test "$(jq "[.events[] | select(.kind == \"hook\") | .logs[]] | length" out.json)" = 0
 '
 
 test_expect_success 'hook: the record, with the starter as the job'"'"'s task' '
@@ -188,10 +215,88 @@ test_expect_success 'hook: the record, with the starter as the job'"'"'s task' '
     test "$(jq ".outcome.tasks[0].pid" rec.json)" = "$(jq .job.pid out.json)"
 '
 
+# exec_host is not set at execjob_begin and execjob_launch on a real mom,
+# and Resource_List has no nodect there: exec_vnode says, from the start
+# (tracerd'"'"'s saved state of the running step holds what the start said;
+# an end that never comes leaves the record with it).
+test_expect_success 'hook: request.nodes and CPUs from exec_vnode, at the start' '
+    jq -e ".request.nodes == 1 and .request.cpus_on_node == 2" rec.json &&
+    { pbsjob 7150 hooked/mom_priv --hook hooks/tracer.py -- /bin/sleep 2 &&
+      touch 7150.done & } &&
+    wait_for "grep -qlF \"\\\"7150.$HOST\\\"\" st/steps/*" 20 &&
+    f=$(grep -lF "\"7150.$HOST\"" st/steps/*) &&
+    jq -e ".request.nodes == 1 and .request.cpus_on_node == 2" "$f" &&
+    wait_for "test -f 7150.done" 30
+'
+
+# The prologue (and the qstat it runs) runs below the job'"'"'s starter,
+# the launch hook'"'"'s pbs_python (and tracer-prolog) in its session:
+# none of them is the job'"'"'s.
+test_expect_success 'tracer'"'"'s own prologue, qstat and pbs_python are not the job'"'"'s tools' '
+    for j in 7101 7107; do
+        f=$(find store/default/jobs -name 0.$HOST.json | grep -F "/$j.$HOST/0.") &&
+        jq -r ".tools[].name" "$f" >tools.$j &&
+        grep -qx burn tools.$j &&
+        ! grep -E "^(tracer-prolog|python3.*|qstat|pbs_python)$" tools.$j ||
+        return 1
+    done
+'
+
 test_expect_success 'hook: a job that exits 3 is failed, exit code 3' '
     pbsjob 7108 hooked/mom_priv --hook hooks/tracer.py -- /bin/sh -c "exit 3" &&
     batch_wait_record 7108.$HOST &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
+'
+
+# --- the node's name in PBS, array subjobs ----------------------------------
+
+# nodewait JOB NODE: the job's record on NODE, copied to rec.json
+nodewait ()
+{
+    wait_for "find store/default/jobs -name 0.$2.json | grep -qF \"/$1/0.\"" 30 &&
+    cp "$(find store/default/jobs -name 0.$2.json | grep -F "/$1/0.")" rec.json
+}
+
+# PBS_MOM_NODE_NAME names the node otherwise than the host: exec_host,
+# qstat and the hooks'"'"' pbs.get_local_nodename() say pbsnode0701.
+test_expect_success 'classic: the record is on the node PBS names (PBS_MOM_NODE_NAME in pbs.conf)' '
+    printf "PBS_EXEC=/opt/pbs\nPBS_MOM_NODE_NAME=pbsnode0701\n" >pbs.conf &&
+    test_when_finished "rm -f pbs.conf" &&
+    pbsjob 7130 classic/mom_priv --node pbsnode0701 -- "$BURN" cpu=0.3 &&
+    grep -q "pbs-prologue: job 7130.$HOST: tracerd follows it on pbsnode0701$" prolog.log &&
+    nodewait 7130.$HOST pbsnode0701 &&
+    jq -e ".identity.node == \"pbsnode0701\" and .request.nodes == 1
+           and .request.cpus_on_node == 2" rec.json &&
+    ! find store/default/jobs -name "0.$HOST.json" | grep -qF "/7130.$HOST/" &&
+    $REPORT $UNSIGNED -j 7130.$HOST >view &&
+    grep -q "Step 0 on pbsnode0701: completed" view
+'
+
+test_expect_success 'hook: the record is on the node PBS names (pbs.get_local_nodename)' '
+    pbsjob 7131 hooked/mom_priv --node pbsnode0701 --hook hooks/tracer.py \
+        -- "$BURN" cpu=0.3 &&
+    nodewait 7131.$HOST pbsnode0701 &&
+    jq -e ".identity.node == \"pbsnode0701\" and .request.nodes == 1
+           and .request.cpus_on_node == 2
+           and .outcome.state == \"completed\"" rec.json
+'
+
+# PBS names a subjob 7140[2].srv (qstat -t), its array 7140[].srv; qstat
+# takes them with or without the server.
+test_expect_success 'array subjob: listed as 7140[2].HOST, and -j finds it by that id, 7140[2] or 7140[]' '
+    pbsjob "7140[2]" classic/mom_priv -- "$BURN" cpu=0.3 &&
+    batch_wait_record "7140[2].$HOST" &&
+    jq -e ".identity.array_job_id == \"7140[].$HOST\"
+           and .identity.array_task_id == 2" rec.json &&
+    $REPORT $UNSIGNED -u tracertest >list &&
+    grep -F "7140[2].$HOST" list &&
+    ! grep -F "7140[].$HOST" list &&
+    for sel in "7140[2].$HOST" "7140[2]" "7140[]" "7140[].$HOST"; do
+        $REPORT $UNSIGNED -j "$sel" >view &&
+        grep -qF "Job 7140[2].$HOST" view || return 1
+    done &&
+    ! $REPORT $UNSIGNED -j "7140[3]" >view 2>err &&
+    ! grep -qF "Job 7140" view
 '
 
 # --- pbs_cgroups -----------------------------------------------------------------
@@ -319,6 +424,67 @@ test_expect_success SIGNED 'munged back: the next job is signed again' '
     # verify, so this one is checked alone
     $REPORT rec.json >out &&
     grep -q "signature valid" out
+'
+
+# --- exact CPU without a cgroup, at the default settings ---------------------
+
+# No cgroup: the job is a process set sampled every second (the
+# default), and the last second of a job that ends right after its
+# CPU-heavy part falls between two readings: only the process exits
+# (taskstats, on by default) have it.  burn prints its own getrusage
+# (SELF + CHILDREN) as the job's truth.  Besides burn the job's session
+# runs its shell, whose row in the tool table is added to burn's own, and
+# tracer's own prologue (tracer-prolog, qstat; the hook's python), which
+# is not the job's, in the tool table or in its CPU, exit events or not.
+# burn's row must match its own.
+# exact_cpu OUT: the record in rec.json agrees with burn's line in OUT.
+exact_cpu ()
+{
+    _own=$(grep "^{\"cpu_s\"" "$1" | jq .cpu_s) &&
+    _rest=$(jq "[.tools[] | select(.name != \"burn\") | .cpu_s] | add // 0" \
+        rec.json) &&
+    jq -e ".cgroup.attach == \"process-tree\"
+           and (.summary.cpu.exact or .summary.processes.lost > 0)
+           and .summary.cpu.user_s + .summary.cpu.system_s
+               <= .summary.cpu.total_s + 1e-6
+           and ([.tools[] | .exact] | all or .summary.processes.lost > 0)
+           and ([.tools[].name | select(test(\"^(tracer-prolog|qstat|python3.*|pbs_python)$\"))]
+                | length == 0)" \
+        rec.json &&
+    within "$(jq ".tools[] | select(.name == \"burn\") | .cpu_s" rec.json)" \
+        "$_own" 1 &&
+    within "$(jq .summary.cpu.total_s rec.json)" \
+        "$(awk -v a="$_own" -v b="$_rest" "BEGIN { print a + b }")" 1
+}
+
+test_expect_success 'setup: tracerd at the default interval, process exits on' '
+    private_tracerd_stop &&
+    private_conf "$sock" <<-EOF &&
+	signing.enabled: false
+	prolog.qstat: "$PWD/qstat"
+	EOF
+    sed "s/^  taskstats: false$/  taskstats: true/" tracer.yaml >t.yaml &&
+    mv t.yaml tracer.yaml &&
+    ! grep -q "interval\|taskstats: false" tracer.yaml &&
+    private_tracerd_start
+'
+
+test_expect_success 'no cgroup: 2 CPUs busy to the last second, CPU within 1%' '
+    pbsjob 7160 classic/mom_priv -- "$BURN" cpu=3,threads=2 &&
+    batch_wait_record 7160.$HOST &&
+    exact_cpu classic/spool/7160.$HOST.OU
+'
+
+test_expect_success 'no cgroup: a 1-second job, CPU within 1%' '
+    pbsjob 7161 classic/mom_priv -- "$BURN" cpu=1 &&
+    batch_wait_record 7161.$HOST &&
+    exact_cpu classic/spool/7161.$HOST.OU
+'
+
+test_expect_success 'no cgroup, the hook: a 1-second job, CPU within 1%' '
+    pbsjob 7162 hooked/mom_priv --hook hooks/tracer.py -- "$BURN" cpu=1 &&
+    batch_wait_record 7162.$HOST &&
+    exact_cpu hooked/spool/7162.$HOST.OU
 '
 
 test_expect_success 'no cgroup or tracerd state is left behind' '

@@ -24,7 +24,7 @@ test -d /sys/fs/cgroup/memory && test -d /sys/fs/cgroup/cpuacct &&
 torquejob ()
 {
     _n=$1 && _mp=$2 && shift 2 &&
-    "$EMU" torque --job "$_n.$HOST" --user tracertest --queue batch \
+    $TQWRAP "$EMU" torque --job "$_n.$HOST" --user tracertest --queue batch \
         --account acct1 --name burnjob \
         --resources neednodes=1:ppn=2,nodes=1:ppn=2,walltime=00:05:00,mem=200mb \
         --mom-priv "$_mp" "$@" >out.json
@@ -71,10 +71,11 @@ test_expect_success 'setup: Torque wrappers, and tracer-prolog under Torque'"'"'
     for m in prologue epilogue; do
         printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" torque-%s \"\$@\"\n" \
             "$P" "$PWD/tracer.yaml" "$PWD/prolog.log" $m >wrap/mom_priv/$m &&
-        # the name sets the mode; Torque fixes the environment, so the
-        # configuration comes in TRACER_CONF and bash exec -a keeps argv[0]
-        printf "#!/bin/bash\nTRACER_CONF=\"%s\" exec -a \"\$0\" \"%s\" \"\$@\"\n" \
-            "$PWD/tracer.yaml" "$P" >named/mom_priv/$m || return 1
+        # the name sets the mode, bash exec -a keeps argv[0]; as root
+        # the configuration is the compiled default (batch_default_conf
+        # puts it there), never TRACER_CONF
+        printf "#!/bin/bash\nexec -a \"\$0\" \"%s\" \"\$@\"\n" \
+            "$P" >named/mom_priv/$m || return 1
     done &&
     chmod 0500 wrap/mom_priv/* named/mom_priv/*
 '
@@ -108,16 +109,16 @@ test_expect_success 'torque: a job that exits 3 is failed, exit code 3' '
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
 '
 
-test_expect_success 'torque 4, under its own names: argument count and environment tell Torque' '
-    torquejob 7203 named/mom_priv --torque-version 4 -- "$BURN" cpu=3,mem=64M &&
+test_expect_success UNSHARE 'torque 4, under its own names: argument count and environment tell Torque' '
+    TQWRAP="batch_default_conf tracer.yaml" torquejob 7203 named/mom_priv --torque-version 4 -- "$BURN" cpu=3,mem=64M &&
     test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 8,11 &&
     jq -e "[.events[] | .exit == 0] | all" out.json &&
     batch_wait_record 7203.$HOST &&
     batch_check_record torque 7203.$HOST acct1 batch 300 named/spool/7203.$HOST.OU
 '
 
-test_expect_success 'torque 6, tracer-prolog as prologue and epilogue' '
-    torquejob 7204 named/mom_priv -- "$BURN" cpu=3,mem=64M &&
+test_expect_success UNSHARE 'torque 6, tracer-prolog as prologue and epilogue' '
+    TQWRAP="batch_default_conf tracer.yaml" torquejob 7204 named/mom_priv -- "$BURN" cpu=3,mem=64M &&
     test "$(jq -r "[.events[] | .argv | length | tostring] | join(\",\")" out.json)" = 10,12 &&
     batch_wait_record 7204.$HOST &&
     batch_check_record torque 7204.$HOST acct1 batch 300 named/spool/7204.$HOST.OU
@@ -206,6 +207,57 @@ test_expect_success 'lsf: an array element without a cgroup' '
     batch_wait_record "7255[2]" &&
     batch_check_record lsf "7255[2]" proj1 normal null "lsfspool/7255[2].out" &&
     jq -e ".cgroup.match.env == \"LSB_BATCH_JID=7255[2]\"" rec.json
+'
+
+# --- the job's environment names the configuration ----------------------------
+
+# LSF hands HOST_PRE_EXEC the job's environment: a user who exports
+# TRACER_CONF before bsub names the file the root pre-exec reads.  As
+# root, tracer-prolog reads only --config or the compiled default (here a
+# private one, batch_default_conf), says TRACER_CONF was ignored and shows
+# nothing of the file, whether a root-only file or /etc/shadow.
+test_expect_success UNSHARE 'lsf, as root: TRACER_CONF from the job is ignored, nothing of a root-only file shows' '
+    echo "SECRET-0702-first-line: 1" >secret.conf && chmod 0600 secret.conf &&
+    _cmd="'"'"'$P'"'"' -v --log '"'"'$PWD/hostile.log'"'"'" &&
+    for f in "7260 $PWD/secret.conf" "7262 /etc/shadow"; do
+        batch_default_conf tracer.yaml "$EMU" lsf --job ${f%% *} \
+            --cluster tr0702 --user tracertest --queue normal \
+            --name burnjob --project proj1 --ncpus 2 --mem 200 \
+            --pre "$_cmd lsf-pre" --post "$_cmd lsf-post" \
+            --spool lsfspool --job-env "TRACER_CONF=${f#* }" \
+            -- "$BURN" cpu=0.2 >out.json &&
+        test "$(jq -r .result out.json)" = ran || return 1
+    done &&
+    test $(grep -c "TRACER_CONF ignored: run as root" hostile.log) = 4 &&
+    grep -q "lsf-pre: job 7260: tracerd follows it on $HOST$" hostile.log &&
+    batch_wait_record 7260 && batch_wait_record 7262 &&
+    shadow=$(head -n 1 /etc/shadow | cut -d: -f1-2) &&
+    ! grep -rsF -e SECRET-0702 -e "$shadow" hostile.log out.json lsfspool \
+        tracerd.log store
+'
+
+# Root never takes its configuration from a file another user may write
+# (it says where tracerd is and which qstat to run), and does not quote
+# it.
+test_expect_success 'as root: --config naming a file tracertest owns is not read' '
+    mkdir -p user && chown tracertest user &&
+    echo "SECRET-0702-user-line: 1" >user/tracer.yaml &&
+    chown tracertest user/tracer.yaml && chmod 0600 user/tracer.yaml &&
+    "$P" -c user/tracer.yaml --log own.log pbs-epilogue 1.x root root n 0 \
+        ncpus=1 x q a 0 &&
+    grep -q "user/tracer.yaml: not owned by root (uid $UID_T): not read (going on with the defaults)" own.log &&
+    ! grep -q SECRET-0702 own.log
+'
+
+# The hostile side itself: as tracertest (a job starter runs as the
+# user) TRACER_CONF is honoured, but a root-only file cannot be read and
+# nothing of it shows.
+test_expect_success 'as tracertest: TRACER_CONF naming a root-only file shows nothing of it' '
+    runuser -u tracertest -- env -i PATH=/bin:/usr/bin LSB_JOBID=7261 \
+        TRACER_CONF="$PWD/secret.conf" "$P" -v lsf-starter /bin/true \
+        >user.out 2>user.err &&
+    grep -q "secret.conf: Permission denied" user.err &&
+    ! grep -q SECRET-0702 user.out user.err
 '
 
 test_expect_success 'no cgroup or tracerd state is left behind' '

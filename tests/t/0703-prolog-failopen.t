@@ -56,8 +56,8 @@ runall ()
     printf "#!/bin/sh\nexec \"%s\" -c \"%s\" --log \"%s\" \"\$@\"\n" \
         "$P" "$_c" "$PWD/prolog.log" >$1/tracer-prolog &&
     chmod 0755 $1/tracer-prolog &&
-    sed "s|@sbindir@/tracer-prolog|$PWD/$1/tracer-prolog|" "$SHIM" \
-        >$1/tracer.py &&
+    sed -e "s|@sbindir@/tracer-prolog|$PWD/$1/tracer-prolog|" \
+        -e "s|^LOG = .*|LOG = \"$PWD/prolog.log\"|" "$SHIM" >$1/tracer.py &&
     echo "execjob_begin,execjob_launch,execjob_epilogue,execjob_end order=50" \
         >$1/tracer.py.events &&
     "$EMU" pbs --job 7301.$1 --user tracertest --mom-priv $1/pbs/mom_priv \

@@ -308,6 +308,29 @@ test_expect_success ROOT 'tracerd with taskstats: resumes one step, records the 
     vg_clean tracerd2
 '
 
+# The spool refuses records (its cluster directory is a file): the record
+# waits in memory and in st/pending, survives a stop, and is spooled and
+# forwarded once the spool takes it again.
+test_expect_success ROOT 'tracerd: a record the spool refuses waits, survives a stop, is written later, clean' '
+    rm -rf spool/default && echo blocked >spool/default &&
+    vg_tracerd_start tracerd3 &&
+    { sleep 1 & } && wp=$! &&
+    step_start 26 "{\"tree\":true}" $wp &&
+    wait $wp &&
+    task_exit 26 &&
+    wait_log tracerd.log "step default/26/batch/$HOST: spool write failed" &&
+    ls st/pending | grep -q "@26@" &&
+    vg_tracerd_stop &&
+    vg_tracerd_start tracerd4 &&
+    wait_log tracerd.log "records wait in .*/pending" &&
+    rm spool/default &&
+    wait_rec 26 &&
+    wait_for "! ls st/pending | grep -q json" 30 &&
+    vg_tracerd_stop &&
+    vg_clean tracerd3 &&
+    vg_clean tracerd4
+'
+
 # --- tracer-report -----------------------------------------------------------
 
 test_expect_success 'tracer-report: each fixture record, detailed and as JSON' '

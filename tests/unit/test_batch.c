@@ -143,6 +143,112 @@ static void test_exec_host (void **state)
     assert_int_equal (job.cpus_on_node, -1);
 }
 
+static void test_exec_vnode (void **state)
+{
+    struct tr_batch_job job;
+
+    (void)state;
+    /* what a real mom's hooks see at execjob_begin, exec_host unset */
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    tr_batch_pbs_exec_vnode ("(pbshost:ncpus=2:mem=204800kb)", "pbshost",
+                             &job);
+    assert_int_equal (job.nodes, 1);
+    assert_int_equal (job.cpus_on_node, 2);
+    assert_int_equal (job.mem_bytes, 204800LL * 1024);
+    /* two chunks on two hosts, a chunk over two vnodes of one host */
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    tr_batch_pbs_exec_vnode ("(n1[0]:ncpus=1+n1[1]:ncpus=3)+(n2:ncpus=4)",
+                             "n1", &job);
+    assert_int_equal (job.nodes, 2);
+    assert_int_equal (job.cpus_on_node, 4);
+    assert_int_equal (job.mem_bytes, -1);
+    /* two chunks packed on one host */
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    tr_batch_pbs_exec_vnode ("(n1:ncpus=1)+(n1:ncpus=1)", "n1", &job);
+    assert_int_equal (job.nodes, 1);
+    assert_int_equal (job.cpus_on_node, 2);
+    /* not this host's; n10 is not n1 */
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    tr_batch_pbs_exec_vnode ("(n10:ncpus=2)", "n1", &job);
+    assert_int_equal (job.nodes, 1);
+    assert_int_equal (job.cpus_on_node, -1);
+    /* nothing to say */
+    tr_batch_job_init (&job, TR_BATCH_PBS);
+    tr_batch_pbs_exec_vnode ("", "n1", &job);
+    tr_batch_pbs_exec_vnode (NULL, "n1", &job);
+    assert_int_equal (job.nodes, -1);
+}
+
+static void test_pbs_node (void **state)
+{
+    char dir[] = "/tmp/test_batch.XXXXXX", path[64], name[64];
+    FILE *f;
+
+    (void)state;
+    assert_non_null (mkdtemp (dir));
+    snprintf (path, sizeof (path), "%s/pbs.conf", dir);
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("PBS_EXEC=/opt/pbs\nPBS_MOM_NODE_NAME=pbshost\n"
+           "PBS_START_MOM=1\n", f);
+    fclose (f);
+    assert_int_equal (chmod (path, 0644), 0);
+    assert_int_equal (tr_batch_pbs_node (NULL, path, name, sizeof (name)), 0);
+    assert_string_equal (name, "pbshost");
+    /* the environment first, as pbs_loadconf has it */
+    assert_int_equal (tr_batch_pbs_node ("n7", path, name, sizeof (name)), 0);
+    assert_string_equal (name, "n7");
+    assert_int_equal (tr_batch_pbs_node ("", path, name, sizeof (name)), 0);
+    assert_string_equal (name, "pbshost");
+    /* not a name a record may carry */
+    assert_int_equal (tr_batch_pbs_node ("../x", path, name, sizeof (name)),
+                      -1);
+    /* a file others may write is not read */
+    assert_int_equal (chmod (path, 0666), 0);
+    assert_int_equal (tr_batch_pbs_node (NULL, path, name, sizeof (name)), -1);
+    assert_int_equal (errno, EPERM);
+    assert_int_equal (chmod (path, 0644), 0);
+    /* no such line, no such file */
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("PBS_EXEC=/opt/pbs\nPBS_MOM_NODE_NAME=\n", f);
+    fclose (f);
+    assert_int_equal (tr_batch_pbs_node (NULL, path, name, sizeof (name)), -1);
+    unlink (path);
+    assert_int_equal (tr_batch_pbs_node (NULL, path, name, sizeof (name)), -1);
+    rmdir (dir);
+}
+
+static void test_conf_trusted (void **state)
+{
+    char dir[] = "/tmp/test_batch.XXXXXX", path[64];
+    tr_error_t error;
+    FILE *f;
+
+    (void)state;
+    assert_non_null (mkdtemp (dir));
+    snprintf (path, sizeof (path), "%s/tracer.yaml", dir);
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("secret-first-line: 1\n", f);
+    fclose (f);
+    assert_int_equal (chmod (path, 0600), 0);
+    assert_int_equal (tr_batch_conf_trusted (path, geteuid (), &error), 0);
+    assert_int_equal (chmod (path, 0620), 0);
+    assert_int_equal (tr_batch_conf_trusted (path, geteuid (), &error), -1);
+    assert_non_null (strstr (error.text, "writable by others"));
+    assert_null (strstr (error.text, "secret"));
+    assert_int_equal (chmod (path, 0600), 0);
+    /* owned by someone else than root or the caller */
+    if (geteuid () == 0) {
+        assert_int_equal (chown (path, 4242, 4242), 0);
+        assert_int_equal (tr_batch_conf_trusted (path, 0, &error), -1);
+        assert_non_null (strstr (error.text, "not owned by root"));
+        assert_null (strstr (error.text, "secret"));
+    }
+    unlink (path);
+    /* missing: the loader says so */
+    assert_int_equal (tr_batch_conf_trusted (path, geteuid (), &error), 0);
+    rmdir (dir);
+}
+
 static void test_job_ids (void **state)
 {
     struct tr_batch_job job;
@@ -362,6 +468,15 @@ static void test_messages (void **state)
                          "7.srv");
     assert_int_equal (json_integer_value (json_object_get (at, "session")),
                       4242);
+    /* our own processes in the job's session */
+    assert_null (json_object_get (at, "exclude"));
+    assert_int_equal (tr_batch_exclude (m, 4243), 0);
+    assert_int_equal (tr_batch_exclude (m, 4244), 0);
+    assert_int_equal (tr_batch_exclude (m, 1), -1);
+    assert_int_equal (json_array_size (json_object_get (at, "exclude")), 2);
+    assert_int_equal (json_integer_value (json_array_get (
+                          json_object_get (at, "exclude"), 1)),
+                      4244);
     assert_int_equal (json_integer_value (json_object_get (json_object_get (
                                               m, "request"),
                                                            "cpus_on_node")),
@@ -436,6 +551,9 @@ int main (void)
         cmocka_unit_test (test_durations),
         cmocka_unit_test (test_resources),
         cmocka_unit_test (test_exec_host),
+        cmocka_unit_test (test_exec_vnode),
+        cmocka_unit_test (test_pbs_node),
+        cmocka_unit_test (test_conf_trusted),
         cmocka_unit_test (test_job_ids),
         cmocka_unit_test (test_qstat),
         cmocka_unit_test (test_lsf_env),

@@ -28,6 +28,7 @@
 
 #include "conf.h"
 #include "error.h"
+#include "rmtree.h"
 
 #define DATA_DIR TEST_SRCDIR "/data/conf"
 #define SHIPPED_CONF TEST_SRCDIR "/../etc/tracer.yaml"
@@ -44,6 +45,7 @@ static const char *const all_keys[] = {
     "spool.path",
     "spool.retry_interval",
     "spool.retry_max",
+    "spool.pending_max",
     "daemon.socket",
     "daemon.squeue",
     "daemon.state_dir",
@@ -131,6 +133,7 @@ static const char *defaults_json =
     " \"spool.path\": \"/var/spool/tracer\","
     " \"spool.retry_interval\": 5,"
     " \"spool.retry_max\": 300,"
+    " \"spool.pending_max\": 1000,"
     " \"daemon.socket\": \"/run/tracer/tracerd.sock\","
     " \"daemon.squeue\": \"/usr/bin/squeue\","
     " \"daemon.state_dir\": \"/run/tracer\","
@@ -311,6 +314,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "spool.path", str_or_null (c->spool_path) },
         { "spool.retry_interval", json_real (c->spool_retry_s) },
         { "spool.retry_max", json_real (c->spool_retry_max_s) },
+        { "spool.pending_max", json_integer (c->spool_pending_max) },
         { "daemon.socket", str_or_null (c->socket_path) },
         { "daemon.squeue", str_or_null (c->squeue_path) },
         { "daemon.state_dir", str_or_null (c->state_dir) },
@@ -627,7 +631,39 @@ static const struct error_case error_cases[] = {
     { "interval overflow", "sampling:\n  interval: 1e999\n",
       "tracer.yaml:2:13: sampling.interval: expected a number, got '1e999'" },
     { "retry_interval zero", "spool:\n  retry_interval: 0\n",
-      "tracer.yaml:2:19: spool.retry_interval: 0 is out of range (0, 86400]" },
+      "tracer.yaml:2:19: spool.retry_interval: 0 is out of range [1, 3600]" },
+    { "retry_interval a microsecond", "spool:\n  retry_interval: 1e-6\n",
+      "tracer.yaml:2:19: spool.retry_interval: 1e-6 is out of range [1, "
+      "3600]" },
+    { "retry_interval above an hour", "spool:\n  retry_interval: 3601\n",
+      "tracer.yaml:2:19: spool.retry_interval: 3601 is out of range [1, "
+      "3600]" },
+    { "retry_max below a second", "spool:\n  retry_max: 0.5\n",
+      "tracer.yaml:2:14: spool.retry_max: 0.5 is out of range [1, 86400]" },
+    { "retry_max above a day", "spool:\n  retry_max: 86401\n",
+      "tracer.yaml:2:14: spool.retry_max: 86401 is out of range [1, 86400]" },
+    { "interval a microsecond", "sampling:\n  interval: 1e-6\n",
+      "tracer.yaml:2:13: sampling.interval: 1e-6 is out of range [0.1, "
+      "3600]" },
+    { "snapshot_interval a microsecond",
+      "sampling:\n  snapshot_interval: 0.000001\n",
+      "tracer.yaml:2:22: sampling.snapshot_interval: 0.000001 is out of "
+      "range: 0 (off) or [1, 86400]" },
+    { "snapshot_interval above a day",
+      "sampling:\n  snapshot_interval: 86401\n",
+      "tracer.yaml:2:22: sampling.snapshot_interval: 86401 is out of range: 0 "
+      "(off) or [1, 86400]" },
+    { "snapshot_interval negative", "sampling:\n  snapshot_interval: -1\n",
+      "tracer.yaml:2:22: sampling.snapshot_interval: -1 is out of range: 0 "
+      "(off) or [1, 86400]" },
+    { "mail.wait beyond Slurm's MailProg limit", "mail:\n  wait: 2min\n",
+      "tracer.yaml:2:9: mail.wait: 2min is out of range [0, 100]" },
+    { "mail.settle above 30 s", "mail:\n  settle: 31\n",
+      "tracer.yaml:2:11: mail.settle: 31 is out of range [0, 30]" },
+    { "mail.wait negative", "mail:\n  wait: -1s\n",
+      "tracer.yaml:2:9: mail.wait: -1s is out of range [0, 100]" },
+    { "prolog.timeout below a second", "prolog:\n  timeout: 0.5\n",
+      "tracer.yaml:2:12: prolog.timeout: 0.5 is out of range [1, 25]" },
     { "retry_max below retry_interval",
       "spool:\n  retry_interval: 20\n  retry_max: 10\n",
       "tracer.yaml:3:14: spool.retry_max: 10 is less than "
@@ -678,6 +714,58 @@ static const struct error_case error_cases[] = {
       "tracer.yaml:2:13: store.dir_mode: '17777' is not an octal mode" },
     { "mode as word", "store:\n  dir_mode: rwx\n",
       "tracer.yaml:2:13: store.dir_mode: 'rwx' is not an octal mode" },
+    { "file_mode world-writable", "store:\n  file_mode: 0666\n",
+      "tracer.yaml:2:14: store.file_mode: '0666' lets others write; record "
+      "files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "file_mode group-writable", "store:\n  file_mode: '0660'\n",
+      "tracer.yaml:2:14: store.file_mode: '0660' lets the group write; "
+      "record files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "file_mode setuid", "store:\n  file_mode: 04755\n",
+      "tracer.yaml:2:14: store.file_mode: '04755' sets the setuid bit; "
+      "record files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "file_mode setgid", "store:\n  file_mode: 2640\n",
+      "tracer.yaml:2:14: store.file_mode: '2640' sets the setgid bit; record "
+      "files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "file_mode sticky", "store:\n  file_mode: 0o1640\n",
+      "tracer.yaml:2:14: store.file_mode: '0o1640' sets the sticky bit; "
+      "record files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "file_mode executable", "store:\n  file_mode: 0750\n",
+      "tracer.yaml:2:14: store.file_mode: '0750' makes records executable; "
+      "record files may have at most 0644 (no write for group or others, no "
+      "execute, setuid, setgid or sticky bit)" },
+    { "dir_mode world-writable", "store:\n  dir_mode: 0777\n",
+      "tracer.yaml:2:13: store.dir_mode: '0777' lets others write; store "
+      "directories may have at most 02755, or 03775 for a group that writes "
+      "records" },
+    { "dir_mode world-writable even sticky", "store:\n  dir_mode: 1777\n",
+      "tracer.yaml:2:13: store.dir_mode: '1777' lets others write; store "
+      "directories may have at most 02755, or 03775 for a group that writes "
+      "records" },
+    { "dir_mode group-writable", "store:\n  dir_mode: 0775\n",
+      "tracer.yaml:2:13: store.dir_mode: '0775' lets the group write without "
+      "the sticky bit; store directories may have at most 02755, or 03775 "
+      "for a group that writes records" },
+    { "dir_mode setuid", "store:\n  dir_mode: 4755\n",
+      "tracer.yaml:2:13: store.dir_mode: '4755' sets the setuid bit; store "
+      "directories may have at most 02755, or 03775 for a group that writes "
+      "records" },
+    { "socket path longer than a unix socket takes",
+      "daemon:\n  socket: /run/tracer/"
+      "01234567890123456789012345678901234567890123456789"
+      "01234567890123456789012345678901234567890.sock\n",
+      "tracer.yaml:2:11: daemon.socket: path is 108 bytes long; a unix "
+      "socket path holds at most 107" },
+    { "munge socket longer than a unix socket takes",
+      "signing:\n  munge_socket: \"/"
+      "0123456789012345678901234567890123456789012345678901234567890123456789"
+      "012345678901234567890123456789012345678901\"\n",
+      "tracer.yaml:2:17: signing.munge_socket: path is 113 bytes long; a unix "
+      "socket path holds at most 107" },
     { "bool maybe", "signing:\n  enabled: maybe\n",
       "tracer.yaml:2:12: signing.enabled: expected true or false, got "
       "'maybe'" },
@@ -1018,8 +1106,9 @@ static const struct valid_case valid_cases[] = {
       "  group: root\n"
       "spool:\n"
       "  path: /var/tmp/spool\n"
-      "  retry_interval: 0.5\n"
+      "  retry_interval: 1.5\n"
       "  retry_max: 60\n"
+      "  pending_max: 20\n"
       "daemon:\n"
       "  socket: /tmp/t.sock\n"
       "  state_dir: /tmp/state\n"
@@ -1085,8 +1174,9 @@ static const struct valid_case valid_cases[] = {
       " \"store.owner\": 0,"
       " \"store.group\": 0,"
       " \"spool.path\": \"/var/tmp/spool\","
-      " \"spool.retry_interval\": 0.5,"
+      " \"spool.retry_interval\": 1.5,"
       " \"spool.retry_max\": 60,"
+      " \"spool.pending_max\": 20,"
       " \"daemon.socket\": \"/tmp/t.sock\","
       " \"daemon.squeue\": \"/usr/bin/squeue\","
       " \"daemon.state_dir\": \"/tmp/state\","
@@ -1139,8 +1229,8 @@ static const struct valid_case valid_cases[] = {
       "{\"sampling.interval\": 2, \"daemon.log\": \"stderr\"}" },
     { "mode forms", "store:\n  file_mode: 640\n  dir_mode: \"0o750\"\n",
       "{\"store.file_mode\": \"0640\", \"store.dir_mode\": \"0750\"}" },
-    { "mode quoted", "store:\n  file_mode: '0444'\n  dir_mode: 0o2775\n",
-      "{\"store.file_mode\": \"0444\", \"store.dir_mode\": \"2775\"}" },
+    { "mode quoted", "store:\n  file_mode: '0444'\n  dir_mode: 0o2755\n",
+      "{\"store.file_mode\": \"0444\", \"store.dir_mode\": \"2755\"}" },
     { "bool FALSE", "signing:\n  enabled: FALSE\n",
       "{\"signing.enabled\": false}" },
     { "bool True", "signing:\n  enabled: True\n",
@@ -1825,6 +1915,195 @@ static void test_data_valid (void **state)
     assert_true (n >= 5);
 }
 
+/* A step_start's interval_s is used only within sampling.interval's
+ * bounds: 0 (not given), a microsecond, an hour and a second, NaN and
+ * infinity fall back to the daemon's own.
+ */
+static void test_step_interval (void **state)
+{
+    tr_conf_t *c = tr_conf_create ();
+    tr_error_t e;
+
+    (void)state;
+    assert_non_null (c);
+    assert_int_equal (tr_conf_load_string (c, "t", "sampling: {interval: 2}\n",
+                                           &e),
+                      0);
+    assert_true (tr_conf_step_interval (c, 0) == 2.0);
+    assert_true (tr_conf_step_interval (c, 1e-6) == 2.0);
+    assert_true (tr_conf_step_interval (c, 0.099) == 2.0);
+    assert_true (tr_conf_step_interval (c, -1) == 2.0);
+    assert_true (tr_conf_step_interval (c, 3601) == 2.0);
+    assert_true (tr_conf_step_interval (c, NAN) == 2.0);
+    assert_true (tr_conf_step_interval (c, INFINITY) == 2.0);
+    assert_true (tr_conf_step_interval (c, 0.1) == 0.1);
+    assert_true (tr_conf_step_interval (c, 0.5) == 0.5);
+    assert_true (tr_conf_step_interval (c, 3600) == 3600.0);
+    tr_conf_destroy (c);
+}
+
+/* snprintf that fails the test rather than truncate. */
+static void sf (char *buf, size_t size, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void sf (char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start (ap, fmt);
+    n = vsnprintf (buf, size, fmt, ap);
+    va_end (ap);
+    assert_true (n >= 0 && (size_t)n < size);
+}
+
+/* check_dirs_case: a conf with spool.path at spool, the rest at the
+ * private directory dir; tr_conf_check_dirs's error text or "".
+ */
+static void check_dirs_case (const char *dir,
+                             const char *spool,
+                             char *out,
+                             size_t size)
+{
+    tr_conf_t *c = tr_conf_create ();
+    char yaml[2048];
+    tr_error_t e = { 0 };
+
+    assert_non_null (c);
+    sf (yaml, sizeof (yaml),
+              "spool: {path: \"%s\"}\n"
+              "daemon: {state_dir: \"%s/st\", socket: \"%s/s/d.sock\", "
+              "log: \"%s/log/d.log\"}\n",
+              spool, dir, dir, dir);
+    assert_int_equal (tr_conf_load_string (c, "t", yaml, &e), 0);
+    if (tr_conf_check_dirs (c, &e) < 0) {
+        assert_int_equal (errno, EPERM);
+        sf (out, size, "%s", e.text);
+    }
+    else
+        out[0] = '\0';
+    tr_conf_destroy (c);
+}
+
+/* The directories root writes in: accepted in root's own tree (existing
+ * or not), refused below a directory a user owns, one others may write,
+ * through a link a user owns, each message naming the key, the path and
+ * the component.
+ */
+static void test_check_dirs (void **state)
+{
+    char tmpl[] = "/tmp/test_conf.XXXXXX", *dir, p[600], q[600];
+    char got[512], want[1024];
+
+    (void)state;
+    if (geteuid () != 0) {
+        print_message ("# test_check_dirs: not root, nothing checked\n");
+        return;
+    }
+    assert_non_null (dir = mkdtemp (tmpl));
+    assert_int_equal (chmod (dir, 0755), 0);
+    sf (p, sizeof (p), "%s/spool", dir);
+    check_dirs_case (dir, p, got, sizeof (got));
+    assert_string_equal (got, "");
+
+    /* a user's directory */
+    sf (p, sizeof (p), "%s/user", dir);
+    assert_int_equal (mkdir (p, 0755), 0);
+    assert_int_equal (chown (p, 1001, 1001), 0);
+    sf (q, sizeof (q), "%s/spool/a", p);
+    check_dirs_case (dir, q, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s: owned by uid 1001, not root", q,
+              p);
+    assert_string_equal (got, want);
+
+    /* one others may write, without the sticky bit; with it, fine */
+    sf (p, sizeof (p), "%s/open", dir);
+    assert_int_equal (mkdir (p, 0755), 0);
+    assert_int_equal (chmod (p, 0777), 0);
+    sf (q, sizeof (q), "%s/spool", p);
+    check_dirs_case (dir, q, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s: writable by others", q, p);
+    assert_string_equal (got, want);
+    assert_int_equal (chmod (p, 01777), 0);
+    check_dirs_case (dir, q, got, sizeof (got));
+    assert_string_equal (got, "");
+    assert_int_equal (chmod (p, 0775), 0);
+    check_dirs_case (dir, q, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s: writable by group", q, p);
+    assert_string_equal (got, want);
+
+    /* the spool itself a user's */
+    sf (p, sizeof (p), "%s/spool2", dir);
+    assert_int_equal (mkdir (p, 0700), 0);
+    assert_int_equal (chown (p, 1001, 1001), 0);
+    check_dirs_case (dir, p, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s: owned by uid 1001, not root", p,
+              p);
+    assert_string_equal (got, want);
+
+    /* a link a user owns, to root's directory */
+    sf (p, sizeof (p), "%s/rootdir", dir);
+    assert_int_equal (mkdir (p, 0755), 0);
+    sf (q, sizeof (q), "%s/link", dir);
+    assert_int_equal (symlink (p, q), 0);
+    assert_int_equal (lchown (q, 1001, 1001), 0);
+    sf (p, sizeof (p), "%s/spool", q);
+    check_dirs_case (dir, p, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s: owned by uid 1001, not root", p,
+              q);
+    assert_string_equal (got, want);
+    /* root's link to a user's directory */
+    assert_int_equal (lchown (q, 0, 0), 0);
+    check_dirs_case (dir, p, got, sizeof (got));
+    assert_string_equal (got, "");
+    sf (p, sizeof (p), "%s/rootdir", dir);
+    assert_int_equal (chown (p, 1001, 1001), 0);
+    sf (p, sizeof (p), "%s/spool", q);
+    check_dirs_case (dir, p, got, sizeof (got));
+    sf (want, sizeof (want),
+              "spool.path %s: insecure: %s/rootdir: owned by uid 1001, not "
+              "root",
+              p, dir);
+    assert_string_equal (got, want);
+
+    /* the socket's and the log's directories */
+    {
+        tr_conf_t *c = tr_conf_create ();
+        char yaml[2048];
+        tr_error_t e = { 0 };
+
+        sf (p, sizeof (p), "%s/user", dir);
+        sf (yaml, sizeof (yaml),
+                  "spool: {path: \"%s/sp\"}\n"
+                  "daemon: {state_dir: \"%s/st\", socket: \"%s/d.sock\"}\n",
+                  dir, dir, p);
+        assert_int_equal (tr_conf_load_string (c, "t", yaml, &e), 0);
+        assert_int_equal (tr_conf_check_dirs (c, &e), -1);
+        sf (want, sizeof (want),
+                  "daemon.socket %s/d.sock: insecure: %s: owned by uid 1001, "
+                  "not root",
+                  p, p);
+        assert_string_equal (e.text, want);
+        sf (yaml, sizeof (yaml),
+                  "daemon: {socket: \"%s/d.sock\", log: \"%s/d.log\"}\n", dir,
+                  p);
+        assert_int_equal (tr_conf_load_string (c, "t", yaml, &e), 0);
+        assert_int_equal (tr_conf_check_dirs (c, &e), -1);
+        sf (want, sizeof (want),
+                  "daemon.log %s/d.log: insecure: %s: owned by uid 1001, not "
+                  "root",
+                  p, p);
+        assert_string_equal (e.text, want);
+        tr_conf_destroy (c);
+    }
+    assert_int_equal (rmtree (dir), 0);
+}
+
 static void test_data_invalid (void **state)
 {
     int n;
@@ -1855,6 +2134,8 @@ int main (void)
         cmocka_unit_test (test_shipped_config),
         cmocka_unit_test (test_data_valid),
         cmocka_unit_test (test_data_invalid),
+        cmocka_unit_test (test_step_interval),
+        cmocka_unit_test (test_check_dirs),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

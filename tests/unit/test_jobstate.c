@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "libtracer/jobstate.h"
+#include "libtracer/record.h"
 
 static const struct {
     const char *text;
@@ -67,6 +68,270 @@ static void test_lines (void **state)
     assert_int_equal (tr_jobstate_parse_line ("|1:00", &j, &error), -1);
 }
 
+/* The controller's account, partition, QOS and name; the job name is the
+ * rest of the line, '|' and all, and "(null)" is no value.
+ */
+static void test_fields (void **state)
+{
+    struct tr_jobstate j;
+    tr_error_t error;
+    char name[2048];
+    json_t *f;
+
+    assert_int_equal (tr_jobstate_parse_line (
+                          "RUNNING|10:00|physics|gpu|(null)|a|b c\nX|Y\n",
+                          &j, &error),
+                      0);
+    assert_string_equal (j.state, "RUNNING");
+    assert_int_equal (j.time_limit_s, 600);
+    assert_string_equal (j.account, "physics");
+    assert_string_equal (j.partition, "gpu");
+    assert_string_equal (j.qos, "");
+    assert_string_equal (j.job_name, "a|b c");
+    assert_non_null (f = tr_jobstate_fields (&j));
+    assert_string_equal (json_string_value (json_object_get (f, "account")),
+                         "physics");
+    assert_null (json_object_get (f, "qos"));
+    assert_int_equal (json_integer_value (json_object_get (f, "time_limit_s")),
+                      600);
+    json_decref (f);
+
+    /* a name with a newline goes on, up to the next answer's line */
+    assert_int_equal (tr_jobstate_parse_line (
+                          "RUNNING|1|a|p|q|two\nlines|x\nRUNNING|1|a|p|q|n\n",
+                          &j, &error),
+                      0);
+    assert_string_equal (j.job_name, "two\nlines|x");
+
+    /* the old two-field answer leaves them empty */
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|5", &j, &error), 0);
+    assert_string_equal (j.account, "");
+    assert_string_equal (j.job_name, "");
+
+    /* a huge name is cut, never refused */
+    memset (name, 'n', sizeof (name));
+    memcpy (name, "RUNNING|5|a|p|q|", 16);
+    name[sizeof (name) - 1] = '\0';
+    assert_int_equal (tr_jobstate_parse_line (name, &j, &error), 0);
+    assert_int_equal (strlen (j.job_name), TR_JOBSTATE_TEXT - 1);
+}
+
+/* Applying the controller's fields: the record's bounds hold, and what
+ * was cut is named in identity.truncated.
+ */
+static void test_apply (void **state)
+{
+    json_t *fields = json_object ();
+    json_t *id = json_pack ("{s:s s:s s:s s:s s:s s:i}", "scheduler", "slurm",
+                            "cluster", "c", "job_id", "1", "step_id", "0",
+                            "node", "n1", "uid", 0);
+    json_t *req = json_object ();
+    char account[201];
+    tr_error_t error;
+
+    memset (account, 'a', 200);
+    account[200] = '\0';
+    json_object_set_new (fields, "account", json_string (account));
+    json_object_set_new (fields, "job_name", json_string ("x\ty\033[2J"));
+    json_object_set_new (fields, "qos", json_string ("normal"));
+    json_object_set_new (fields, "time_limit_s", json_integer (60));
+    json_object_set_new (fields, "gres_nodes", json_array ());
+    assert_int_equal (tr_jobstate_apply_fields (fields, id, req), 0);
+    assert_int_equal (strlen (json_string_value (json_object_get (id,
+                                                                  "account"))),
+                      128);
+    assert_string_equal (json_string_value (json_object_get (id, "job_name")),
+                         "x?y?[2J");
+    assert_string_equal (json_string_value (json_object_get (id, "qos")),
+                         "normal");
+    assert_int_equal (json_integer_value (json_object_get (req,
+                                                           "time_limit_s")),
+                      60);
+    assert_null (json_object_get (id, "gres_nodes"));
+    assert_null (json_object_get (req, "gres_nodes"));
+    assert_int_equal (json_array_size (json_object_get (id, "truncated")), 2);
+    assert_string_equal (json_string_value (json_array_get (
+                             json_object_get (id, "truncated"), 0)),
+                         "account");
+    assert_string_equal (json_string_value (json_array_get (
+                             json_object_get (id, "truncated"), 1)),
+                         "job_name");
+    if (tr_record_validate_section ("identity", id, &error) < 0)
+        fail_msg ("%s", error.text);
+    /* again: nothing more to cut, nothing listed twice */
+    assert_int_equal (tr_record_clip_identity (id), 0);
+    assert_int_equal (json_array_size (json_object_get (id, "truncated")), 2);
+    json_decref (fields);
+    json_decref (id);
+    json_decref (req);
+}
+
+/* A multi-byte character at the bound is dropped whole. */
+static void test_clip_utf8 (void **state)
+{
+    char user[80];
+    json_t *id;
+
+    memset (user, 'u', sizeof (user));
+    memcpy (user + 63, "\xc3\xa9", 2);   /* bytes 63 and 64: 'é' */
+    user[70] = '\0';
+    id = json_pack ("{s:s}", "user", user);
+    assert_int_equal (tr_record_clip_identity (id), 1);
+    assert_int_equal (strlen (json_string_value (json_object_get (id, "user"))),
+                      63);
+    json_decref (id);
+}
+
+/* What the plugin may have read in the job environment is dropped for
+ * Slurm; names come from the node's user database.
+ */
+static void test_trust (void **state)
+{
+    json_t *id = json_pack ("{s:s s:s s:s s:s s:s s:s s:s s:s s:s s:i s:i "
+                            "s:[s]}",
+                            "scheduler", "slurm", "cluster", "other",
+                            "user", "forged", "account", "forged",
+                            "partition", "forged", "qos", "forged",
+                            "job_name", "forged", "job_id", "7", "group",
+                            "forged", "uid", 0, "gid", 0, "truncated", "user");
+    json_t *pbs;
+
+    assert_int_equal (tr_jobstate_trust_identity (id, "mine"), 0);
+    assert_string_equal (json_string_value (json_object_get (id, "cluster")),
+                         "mine");
+    assert_string_equal (json_string_value (json_object_get (id, "user")),
+                         "root");
+    assert_string_equal (json_string_value (json_object_get (id, "group")),
+                         "root");
+    assert_null (json_object_get (id, "account"));
+    assert_null (json_object_get (id, "partition"));
+    assert_null (json_object_get (id, "qos"));
+    assert_null (json_object_get (id, "job_name"));
+    assert_null (json_object_get (id, "truncated"));
+    assert_string_equal (json_string_value (json_object_get (id, "job_id")),
+                         "7");
+    json_decref (id);
+
+    /* a uid without a name: no user, never a made-up one */
+    id = json_pack ("{s:s s:i s:i}", "scheduler", "slurm", "uid", 4000000000,
+                    "gid", 4000000000);
+    assert_int_equal (tr_jobstate_trust_identity (id, "mine"), 0);
+    assert_null (json_object_get (id, "user"));
+    assert_null (json_object_get (id, "group"));
+    json_decref (id);
+
+    /* other schedulers' hooks run as root from the server's own data */
+    pbs = json_pack ("{s:s s:s s:s s:s s:i}", "scheduler", "pbs", "cluster",
+                     "pbs1", "user", "alice", "account", "acct", "uid", 0);
+    assert_int_equal (tr_jobstate_trust_identity (pbs, "mine"), 0);
+    assert_string_equal (json_string_value (json_object_get (pbs, "cluster")),
+                         "pbs1");
+    assert_string_equal (json_string_value (json_object_get (pbs, "user")),
+                         "alice");
+    assert_string_equal (json_string_value (json_object_get (pbs, "account")),
+                         "acct");
+    json_decref (pbs);
+}
+
+/* tracerd's fallback for cluster.name: slurm.conf's ClusterName */
+static void test_slurm_cluster (void **state)
+{
+    char path[] = "/tmp/test_jobstate_conf.XXXXXX";
+    char buf[65];
+    int fd = mkstemp (path);
+    FILE *f;
+
+    assert_true (fd >= 0);
+    assert_non_null (f = fdopen (fd, "w"));
+    fputs ("# ClusterName=commented\nSlurmctldHost=x\n"
+           "  clustername = MyCluster  # trailing\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), 0);
+    assert_string_equal (buf, "mycluster");
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("ClusterName=../x\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (f = fopen (path, "w"));
+    fputs ("SlurmctldHost=x\n", f);
+    fclose (f);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+    unlink (path);
+    assert_int_equal (tr_jobstate_slurm_cluster (path, buf, sizeof (buf)), -1);
+    assert_int_equal (errno, ENOENT);
+}
+
+static void test_hostlist (void **state)
+{
+    static const struct {
+        const char *list, *node;
+        bool in;
+    } h[] = {
+        { "n1", "n1", true },           { "n1", "n10", false },
+        { "n[1-3]", "n2", true },       { "n[1-3]", "n4", false },
+        { "n[01-04]", "n03", true },    { "n[01-04]", "n3", false },
+        { "n[1-10]", "n10", true },     { "n[1-10]", "n01", false },
+        { "a1,n[5,7-8]", "n7", true },  { "a1,n[5,7-8]", "n6", false },
+        { "a1,n[5,7-8]", "a1", true },  { "gpu[1-2]-x", "gpu2-x", true },
+        { "n[1-2]", "n", false },       { "n[1-2", "n1", false },
+        { "", "n1", false },            { "r[1-2]n[1-2]", "r1n1", false },
+    };
+
+    for (size_t i = 0; i < sizeof (h) / sizeof (h[0]); i++)
+        if (tr_jobstate_hostlist_has (h[i].list, h[i].node) != h[i].in)
+            fail_msg ("'%s' has '%s': expected %d", h[i].list, h[i].node,
+                      h[i].in);
+}
+
+/* scontrol --details show job: the per-node GRES lines, and a job whose
+ * name (any text) holds a line of its own.
+ */
+static void test_detail (void **state)
+{
+    const char *out =
+        "JobId=5 JobName=t\n"
+        "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+        "   JOB_GRES=gpu:3\n"
+        "     Nodes=n[1-2] CPU_IDs=0-1 Mem=100 GRES=gpu:2(IDX:0-1)\n"
+        "     Nodes=n3 CPU_IDs=0 Mem=100 GRES=gpu:a100:1(IDX:3),mps:50(0)\n"
+        "     Nodes=n4 CPU_IDs=0 Mem=100 GRES=\n"
+        "     Nodes=n5 CPU_IDs=0 Mem=100 GRES=gpu:1(IDX:N/A)\n"
+        "   Command=/bin/true\n";
+    const char *forged =
+        "JobId=6 JobName=x\n"
+        "     Nodes=n1 CPU_IDs=0 Mem=1 GRES=gpu:4(IDX:0-3)\n"
+        "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+        "   JOB_GRES=(null)\n"
+        "     Nodes=n1 CPU_IDs=0 Mem=100 GRES=\n";
+    json_t *pairs;
+    char buf[64];
+
+    assert_non_null (pairs = tr_jobstate_parse_detail (out));
+    assert_int_equal (json_array_size (pairs), 4);
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n2", buf, sizeof (buf)),
+                      1);
+    assert_string_equal (buf, "0,1");
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n3", buf, sizeof (buf)),
+                      1);
+    assert_string_equal (buf, "3");
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n4", buf, sizeof (buf)),
+                      0);
+    assert_string_equal (buf, "");
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n5", buf, sizeof (buf)),
+                      -1);
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n9", buf, sizeof (buf)),
+                      -1);
+    json_decref (pairs);
+
+    /* two lines for n1 that disagree: the GPUs are unknown */
+    assert_non_null (pairs = tr_jobstate_parse_detail (forged));
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n1", buf, sizeof (buf)),
+                      -1);
+    json_decref (pairs);
+}
+
 static void test_outcome (void **state)
 {
     assert_string_equal (tr_jobstate_outcome ("TIMEOUT"), "timeout");
@@ -83,6 +348,7 @@ static void test_outcome (void **state)
 /* A stand-in squeue: prints its arguments' job id and SLURM_CONF. */
 static char dir[64];
 static char prog[128];
+static char sprog[128];   /* a stand-in scontrol */
 
 static int setup (void **state)
 {
@@ -101,14 +367,26 @@ static int setup (void **state)
                 "--jobs=44) exit 1 ;;\n"
                 "--jobs=45) : ;;\n"
                 "--jobs=46) sleep 30 ;;\n"
+                "--jobs=47) echo \"RUNNING|1:00|acct|part|normal|my job\" ;;\n"
                 "esac\n");
     fclose (f);
-    return chmod (prog, 0755);
+    if (chmod (prog, 0755) < 0)
+        return -1;
+    snprintf (sprog, sizeof (sprog), "%s/scontrol", dir);
+    if (!(f = fopen (sprog, "w")))
+        return -1;
+    fprintf (f, "#!/bin/sh\n"
+                "test \"$1 $2 $3 $4\" = \"--details show job 47\" || exit 1\n"
+                "echo \"JobId=47 JobName=my job\"\n"
+                "echo \"     Nodes=n1 CPU_IDs=0 Mem=1 GRES=gpu:2(IDX:1-2)\"\n");
+    fclose (f);
+    return chmod (sprog, 0755);
 }
 
 static int teardown (void **state)
 {
     unlink (prog);
+    unlink (sprog);
     rmdir (dir);
     return 0;
 }
@@ -152,6 +430,51 @@ static void test_query (void **state)
     assert_string_equal (error.text, "squeue failed (wait status 256)");
     assert_int_equal (run ("45", &j, &error), -1);
     assert_string_equal (error.text, "squeue does not know the job");
+}
+
+/* squeue, then scontrol for the GPUs of each node */
+static void test_query_detail (void **state)
+{
+    struct tr_jobstate j;
+    tr_error_t error;
+    tr_jobstate_query_t *q;
+    json_t *pairs;
+    char buf[64];
+    int rc = 0;
+
+    assert_non_null (q = tr_jobstate_query_start_detail (prog, sprog, "47",
+                                                         &error));
+    while (rc == 0) {
+        struct pollfd p = { .fd = tr_jobstate_query_fd (q), .events = POLLIN };
+        assert_true (poll (&p, 1, 10000) > 0);
+        rc = tr_jobstate_query_read (q);
+    }
+    assert_int_equal (rc, 1);
+    assert_int_equal (tr_jobstate_query_result (q, &j, &error), 0);
+    assert_string_equal (j.account, "acct");
+    assert_string_equal (j.partition, "part");
+    assert_string_equal (j.qos, "normal");
+    assert_string_equal (j.job_name, "my job");
+    assert_non_null (pairs = tr_jobstate_query_nodes (q));
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n1", buf, sizeof (buf)),
+                      1);
+    assert_string_equal (buf, "1,2");
+    json_decref (pairs);
+    tr_jobstate_query_destroy (q);
+
+    /* scontrol failing leaves the GPUs unknown, the rest stands */
+    assert_non_null (q = tr_jobstate_query_start_detail (prog, sprog, "42",
+                                                         &error));
+    rc = 0;
+    while (rc == 0) {
+        struct pollfd p = { .fd = tr_jobstate_query_fd (q), .events = POLLIN };
+        assert_true (poll (&p, 1, 10000) > 0);
+        rc = tr_jobstate_query_read (q);
+    }
+    assert_int_equal (tr_jobstate_query_result (q, &j, &error), 0);
+    assert_string_equal (j.state, "TIMEOUT");
+    assert_null (tr_jobstate_query_nodes (q));
+    tr_jobstate_query_destroy (q);
 }
 
 static void test_refused (void **state)
@@ -202,8 +525,16 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_limits),
         cmocka_unit_test (test_lines),
+        cmocka_unit_test (test_fields),
+        cmocka_unit_test (test_apply),
+        cmocka_unit_test (test_clip_utf8),
+        cmocka_unit_test (test_trust),
+        cmocka_unit_test (test_slurm_cluster),
+        cmocka_unit_test (test_hostlist),
+        cmocka_unit_test (test_detail),
         cmocka_unit_test (test_outcome),
         cmocka_unit_test (test_query),
+        cmocka_unit_test (test_query_detail),
         cmocka_unit_test (test_refused),
         cmocka_unit_test (test_missing),
         cmocka_unit_test (test_destroy_hung),

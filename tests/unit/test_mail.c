@@ -1163,7 +1163,8 @@ static void test_compose_subject_line_length (void **state)
 }
 
 /* What would put a second header or a second recipient into the
- * message is refused, and *len is left alone.
+ * message and does not come from the job is refused, and *len is left
+ * alone.  (A subject holds the job's name: test_compose_hostile.)
  */
 static void test_compose_invalid (void **state)
 {
@@ -1177,12 +1178,6 @@ static void test_compose_invalid (void **state)
         const char *attach_name;
         const char *attach_type;
     } cases[] = {
-        { "subject with LF", NULL, "a@b", 1, "Job\nBcc: eve@x", "t",
-          NULL, NULL },
-        { "subject with CR", NULL, "a@b", 1, "Job\rBcc: eve@x", "t", NULL,
-          NULL },
-        { "subject ending in LF", NULL, "a@b", 1, "Job 22\n", "t", NULL,
-          NULL },
         { "no subject", NULL, "a@b", 1, NULL, "t", NULL, NULL },
         { "no text", NULL, "a@b", 1, "Job", NULL, NULL, NULL },
         { "attachment name with LF", NULL, "a@b", 1, "Job", "t",
@@ -1229,6 +1224,200 @@ static void test_compose_invalid (void **state)
 }
 
 /* The text body, line by line after the header block. */
+/* The characters a job's name may smuggle into a mail: line breaks,
+ * ESC (terminal control), C1 CSI, bidirectional overrides and isolates,
+ * line separators, bytes that are not UTF-8.
+ */
+static const char *const hostile[] = {
+    "\x1b", "\xc2\x9b", "\xe2\x80\xae", "\xe2\x80\xab", "\xe2\x81\xa6",
+    "\xe2\x81\xa9", "\xe2\x80\xa8", "\xe2\x80\xa9", "\x07", "\x7f", "\r",
+};
+
+static void assert_no_hostile (const char *s, size_t len)
+{
+    for (size_t k = 0; k < sizeof (hostile) / sizeof (hostile[0]); k++) {
+        size_t n = strlen (hostile[k]);
+
+        for (size_t i = 0; i + n <= len; i++)
+            if (!memcmp (s + i, hostile[k], n)) {
+                print_message ("# raw %zu-byte sequence at %zu\n", n, i);
+                fail ();
+            }
+    }
+}
+
+/* The decoded subject: the Subject: line as it is, or its encoded words
+ * joined.
+ */
+static char *subject_of (const char *msg)
+{
+    tr_strbuf_t got = TR_STRBUF_INIT;
+    const char *p = strstr (msg, "\nSubject:");
+
+    assert_non_null (p);
+    p += strlen ("\nSubject:");
+    if (strncmp (p, " =?UTF-8?B?", 11)) {
+        size_t n = strcspn (p, "\n");
+
+        assert_true (*p == ' ');
+        tr_strbuf_append (&got, p + 1, n - 1);
+        assert_true (p[n + 1] != ' ' && p[n + 1] != '\t');
+        return tr_strbuf_steal (&got);
+    }
+    while (*p == ' ') {
+        size_t n = strcspn (p, "\n"), dlen;
+        const char *w = p + 1 + strlen ("=?UTF-8?B?");
+        unsigned char *d;
+
+        assert_true (!strncmp (p, " =?UTF-8?B?", 11));
+        d = b64_decode (w, (size_t)(p + n - 2 - w), &dlen);
+        assert_non_null (d);
+        tr_strbuf_append (&got, (char *)d, dlen);
+        free (d);
+        p += n + 1;
+    }
+    if (!tr_strbuf_str (&got))
+        tr_strbuf_puts (&got, "");
+    return tr_strbuf_steal (&got);
+}
+
+/* A subject holding a job's name with a line break, ESC, a right-to-left
+ * override...: the mail is still composed (Slurm's notification must go
+ * out), its header block holds no injected header, and every such
+ * character is a visible escape in the decoded subject.
+ */
+static void test_compose_hostile (void **state)
+{
+    static const struct {
+        const char *subject;
+        const char *want; /* decoded */
+    } cases[] = {
+        { "Slurm Job_id=7 Name=a\nBcc: eve@x Ended",
+          "Slurm Job_id=7 Name=a\\nBcc: eve@x Ended" },
+        { "Job\rBcc: eve@x", "Job\\rBcc: eve@x" },
+        { "Job 22\n", "Job 22\\n" },
+        { "Job \x1b[2J\x1b]0;pwned\x07 x", "Job \\x1b[2J\\x1b]0;pwned\\x07 x" },
+        { "Job \xe2\x80\xae" "lmth.exe", "Job \\u202elmth.exe" },
+        { "Job \xe2\x81\xa6x\xe2\x81\xa9 \xc2\x9b" "31m \xe2\x80\xa8y",
+          "Job \\u2066x\\u2069 \\u009b31m \\u2028y" },
+        { "Job \xff\xfe", "Job \\xff\\xfe" },
+        { "J\xc3\xb6rg \xe2\x80\xae" "cba", "J\xc3\xb6rg \\u202e" "cba" },
+        /* a name written as an encoded word is shown as typed */
+        { "Job =?UTF-8?B?4oCu?= x", "Job =?UTF-8?B?4oCu?= x" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        struct tr_mail_msg m = { .to = two_to,
+                                 .nto = 1,
+                                 .subject = cases[i].subject,
+                                 .text = "x\n",
+                                 .job_id = "7" };
+        tr_error_t error = { 0 };
+        size_t len = 0;
+        char *s, *subj;
+        const char *end, *line;
+
+        print_message ("# %s\n", cases[i].want);
+        s = tr_mail_compose (&m, 0, &len, &error);
+        assert_non_null (s);
+        assert_int_equal (strlen (s), len);
+        assert_no_hostile (s, len);
+        end = strstr (s, "\n\n");
+        assert_non_null (end);
+        /* every header line is a known header or a folded one */
+        for (line = s; line < end; line = strchr (line, '\n') + 1) {
+            static const char *const known[] = {
+                "To: ", "Subject:", " =?UTF-8?B?", "Date: ",
+                "MIME-Version: ", "Auto-Submitted: ", "X-Tracer-Job: ",
+                "Content-Type: ", "Content-Transfer-Encoding: ",
+            };
+            bool ok = false;
+
+            for (size_t k = 0; k < sizeof (known) / sizeof (known[0]); k++)
+                ok = ok || starts_with (line, known[k]);
+            if (!ok)
+                print_message ("# header line: %.*s\n",
+                               (int)strcspn (line, "\n"), line);
+            assert_true (ok);
+        }
+        assert_int_equal (count (s, "\nSubject:"), 1);
+        assert_null (strstr (s, "\nBcc:"));
+        subj = subject_of (s);
+        assert_string_equal (subj, cases[i].want);
+        free (subj);
+        free (s);
+    }
+}
+
+/* The text part and the HTML alternative: line ends and tabs of the text
+ * stay, everything else a job could put there is a visible escape; the
+ * HTML is escaped as HTML too.
+ */
+static void test_compose_hostile_parts (void **state)
+{
+    const char *text = "Job 7 (a\x1b[31mred\xe2\x80\xae" "cba)\n"
+                       "\tcol\xc2\x9b" "2\r\nlast\r";
+    const char *html = "<p>x\xe2\x80\xae" "y\x1b</p>\n";
+    struct tr_mail_msg m = { .to = two_to,
+                             .nto = 1,
+                             .subject = "Job 7",
+                             .text = text,
+                             .html = html };
+    size_t len, n;
+    unsigned char *back;
+    char *s;
+
+    (void)state;
+    s = tr_mail_compose (&m, 0, &len, NULL);
+    assert_non_null (s);
+    assert_no_hostile (s, len);
+    assert_non_null (strstr (s, "\n\nJob 7 (a\\x1b[31mred\\u202ecba)\n"
+                                "\tcol\\u009b2\nlast\\r\n"));
+    back = part_decoded (s, "Content-Type: text/html; charset=utf-8\n"
+                            "Content-Transfer-Encoding: base64", &n);
+    assert_non_null (back);
+    assert_string_equal ((char *)back, "<p>x\\u202ey\\x1b</p>\n");
+    free (back);
+    free (s);
+}
+
+/* The summary's HTML shows a job name's overrides and controls as
+ * escapes (tr_html_escape alone dropped C0 and C1 but kept U+202E); its
+ * text keeps each such string on its line.
+ */
+static void test_summary_html_hostile (void **state)
+{
+    struct job_fx fx;
+    char *s;
+
+    (void)state;
+    job_fx_init (&fx, "evil\xe2\x80\xae" "fdp.exe", "t");
+    fx.rows[0].job_name = "x\xe2\x81\xa6y\x1bz";
+    fx.rows[0].user = "u\xc2\x9b" "1";
+    fx.j.subject = "Slurm Job_id=22 Name=evil\xe2\x80\xae" "fdp.exe Failed";
+    s = render (tr_mail_summary_html, &fx.j);
+    assert_no_hostile (s, strlen (s));
+    assert_non_null (strstr (s, "Job 22 (evil\\u202efdp.exe) failed"));
+    assert_non_null (strstr (s, "Name=evil\\u202efdp.exe Failed"));
+    assert_non_null (strstr (s, "User u\\u009b1"));
+    free (s);
+
+    /* the text: each on its one line */
+    fx.rows[0].job_name = "a\nBcc: eve@x";
+    fx.ev.name[0] = '\0';
+    fx.j.subject = "Slurm Job_id=22 Name=a\nBcc: eve@x Failed";
+    s = render (tr_mail_summary_text, &fx.j);
+    assert_no_hostile (s, strlen (s));
+    assert_true (starts_with (s, "Job 22 (a\\nBcc: eve@x) failed: "));
+    assert_non_null (strstr (s, "\nSlurm's notification: Slurm Job_id=22 "
+                                "Name=a\\nBcc: eve@x Failed\n"));
+    assert_null (strstr (s, "\nBcc:"));
+    assert_non_null (strstr (s, "\nUser u\\u009b1, "));
+    free (s);
+    job_fx_fini (&fx);
+}
+
 static const char *body_of (const char *msg)
 {
     const char *b = strstr (msg, "\n\n");
@@ -1754,6 +1943,9 @@ int main (void)
         cmocka_unit_test (test_compose_subject_utf8),
         cmocka_unit_test (test_compose_subject_line_length),
         cmocka_unit_test (test_compose_invalid),
+        cmocka_unit_test (test_compose_hostile),
+        cmocka_unit_test (test_compose_hostile_parts),
+        cmocka_unit_test (test_summary_html_hostile),
         cmocka_unit_test (test_compose_long_line),
         cmocka_unit_test (test_compose_long_line_utf8),
         cmocka_unit_test (test_compose_boundary),

@@ -147,6 +147,7 @@ static struct tr_exit mkexit (pid_t pid, pid_t tgid, pid_t ppid,
     ev.start_unix_ms = start_ms;
     ev.group_start_unix_ms = start_ms;
     ev.end_unix_ms = end_ms;
+    ev.cpu_exact = true;
     return ev;
 }
 
@@ -767,6 +768,229 @@ static void test_exit_threads (void **state)
     assert_true (tr_procs_runq_wait_s (p) > 0.00599
                  && tr_procs_runq_wait_s (p) < 0.00601);
     checked_destroy (p);
+}
+
+/* The step's CPU from the table: every process's own CPU once, the
+ * ended ones folded out of the table included, with its user part; exact
+ * only while every exit record carried the scheduler's run time and no
+ * event was lost.  A record with only the tick split makes its row and
+ * the sum inexact.
+ */
+static void test_step_cpu (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 10000;
+    struct tr_exit t1 = mkexit (801, 800, 500, "app", false, s + 1, s + 100);
+    struct tr_exit lead = mkexit (800, 800, 500, "app", true, s, s + 300);
+    struct tr_exit tick = mkexit (900, 900, 500, "ticked", true, s, s + 50);
+    uint64_t total, user;
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 500);
+    t1.group_start_unix_ms = s;
+    t1.utime_us = 100000;
+    t1.stime_us = 50000;
+    lead.utime_us = 200000;
+    assert_int_equal (tr_procs_exit (p, &t1), 1);
+    assert_int_equal (tr_procs_exit (p, &lead), 1);
+    /* more short children than the table keeps: most are folded */
+    for (int i = 0; i < 700; i++) {
+        struct tr_exit c = mkexit (2000 + i, 2000 + i, 500, "short", true,
+                                   s + 400 + i, s + 401 + i);
+        c.utime_us = 700;
+        c.stime_us = 300;
+        assert_int_equal (tr_procs_exit (p, &c), 1);
+    }
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 350000 + 700 * 1000);
+    assert_int_equal (user, 300000 + 700 * 700);
+
+    tick.utime_us = 40000;
+    tick.cpu_exact = false;
+    assert_int_equal (tr_procs_exit (p, &tick), 1);
+    assert_false (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 350000 + 700 * 1000 + 40000);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_false (json_is_true (json_object_get (row (tools, "ticked"),
+                                                 "exact")));
+    assert_true (json_is_true (json_object_get (row (tools, "app"),
+                                                "exact")));
+    assert_true (json_is_true (json_object_get (row (tools, "short"),
+                                                "exact")));
+    json_decref (tools);
+    /* the tick-split process folded out of the table stays inexact */
+    for (int i = 0; i < 600; i++) {
+        struct tr_exit c = mkexit (4000 + i, 4000 + i, 500, "short", true,
+                                   s + 2000 + i, s + 2001 + i);
+        assert_int_equal (tr_procs_exit (p, &c), 1);
+    }
+    assert_false (tr_procs_cpu (p, &total, &user));
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_false (json_is_true (json_object_get (row (tools, "ticked"),
+                                                 "exact")));
+    json_decref (tools);
+    checked_destroy (p);
+
+    /* an exit event lost: the sum cannot be exact */
+    assert_non_null (p = tr_procs_create (NULL, NULL));
+    tr_procs_add_root (p, 500);
+    assert_int_equal (tr_procs_exit (p, &lead), 1);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    tr_procs_set_lost (p, 1);
+    assert_false (tr_procs_cpu (p, &total, &user));
+    checked_destroy (p);
+}
+
+/* Write file path under dir with text. */
+static void put_file (const char *dir, const char *path, const char *text)
+{
+    char full[1024];
+    FILE *f;
+
+    snprintf (full, sizeof (full), "%s/%s", dir, path);
+    assert_non_null (f = fopen (full, "w"));
+    fputs (text, f);
+    fclose (f);
+}
+
+/* Processes first read with children already reaped (cutime + cstime
+ * 0.5 s each).  Job 200's child left its exit record in the window of
+ * held events, pushed out by other processes' exits before 200 was
+ * known (a busy node); job 300's child's record was still held and is
+ * attributed once 300 is read.  The step's CPU has both from the
+ * readings, without counting 301 twice.
+ */
+static void test_unseen_children (void **state)
+{
+    char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit kid1 = mkexit (201, 201, 200, "kid", true, START_MS (1100),
+                                  START_MS (1200));
+    struct tr_exit kid2 = mkexit (301, 301, 300, "kid", true, START_MS (1100),
+                                  START_MS (1200));
+    const pid_t pids[] = { 200, 300 };
+    uint64_t total, user;
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (mkdtemp (root));
+    snprintf (dir, sizeof (dir), "%s/proc", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
+                                 "btime 1700000000\n");
+    for (int i = 0; i < 2; i++) {
+        char path[64], text[256];
+        int pid = i ? 300 : 200;
+        snprintf (dir, sizeof (dir), "%s/proc/%d", root, pid);
+        assert_int_equal (mkdir (dir, 0755), 0);
+        /* utime 50, stime 10, cutime 30, cstime 20 ticks; started at 1000 */
+        snprintf (path, sizeof (path), "proc/%d/stat", pid);
+        snprintf (text, sizeof (text),
+                  "%d (job) S 1 %d %d 0 -1 4194304 0 0 0 0 50 10 30 20 20 0 1 "
+                  "0 1000 10000000 100 18446744073709551615\n", pid, pid, pid);
+        put_file (root, path, text);
+        snprintf (path, sizeof (path), "proc/%d/status", pid);
+        put_file (root, path, "Name:\tjob\nVmHWM:\t  100 kB\n");
+    }
+    kid1.utime_us = kid2.utime_us = 150000;
+    kid1.stime_us = kid2.stime_us = 50000;
+    /* the parents are not known yet: the records are held, and 201's is
+     * pushed out by 128 exits of another parent
+     */
+    assert_int_equal (tr_procs_exit (p, &kid1), 0);
+    for (int i = 0; i < 128; i++) {
+        struct tr_exit o = mkexit (5000 + i, 5000 + i, 999, "other", true,
+                                   START_MS (1100), START_MS (1150));
+        assert_int_equal (tr_procs_exit (p, &o), 0);
+    }
+    assert_int_equal (tr_procs_exit (p, &kid2), 0);
+    tr_fsroot_set (root);
+    assert_int_equal (tr_procs_scan (p, pids, 2, T1), 2);
+    /* each job 0.6 s of its own; 201 unseen, 0.5 s from 200's reading;
+     * 301's 0.2 s and 0.3 s more from 300's; user in the ratio 30:50
+     */
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 600000 + 500000 + 600000 + 200000 + 300000);
+    assert_int_equal (user, 500000 + 300000 + 500000 + 150000 + 180000);
+    assert_int_equal (tr_procs_count (p), 3);
+    /* the jobs end: their exit records do not count the children again */
+    for (int i = 0; i < 2; i++) {
+        struct tr_exit job = mkexit (i ? 300 : 200, i ? 300 : 200, 1, "job",
+                                     true, START_MS (1000), T1 + 1000);
+        job.utime_us = 500000;
+        job.stime_us = 100000;
+        assert_int_equal (tr_procs_exit (p, &job), 1);
+    }
+    assert_int_equal (tr_procs_count_live (p), 0);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 2200000);
+    tr_fsroot_set (NULL);
+    checked_destroy (p);
+    assert_int_equal (rmtree (root), 0);
+}
+
+/* A prologue (210) below the job's process (200), and the qstat it runs
+ * (211), excluded: their exits are not the step's, neither as tools nor
+ * in its CPU, and once 200 has reaped them its cutime does not read as
+ * children the table missed.
+ */
+static void test_excluded (void **state)
+{
+    char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit qstat = mkexit (211, 211, 210, "qstat", true,
+                                   START_MS (1060), START_MS (1070));
+    struct tr_exit prologue = mkexit (210, 210, 200, "tracer-prolog", true,
+                                      START_MS (1050), START_MS (1080));
+    const pid_t pids[] = { 200 };
+    uint64_t total, user;
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (mkdtemp (root));
+    snprintf (dir, sizeof (dir), "%s/proc", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    snprintf (dir, sizeof (dir), "%s/proc/200", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    snprintf (dir, sizeof (dir), "%s/proc/210", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
+                                 "btime 1700000000\n");
+    put_file (root, "proc/200/stat",
+              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 0 0 20 0 1 "
+              "0 1000 10000000 100 18446744073709551615\n");
+    put_file (root, "proc/210/stat",
+              "210 (tracer-prolog) S 200 200 200 0 -1 4194304 0 0 0 0 0 0 0 "
+              "0 20 0 1 0 1050 10000000 100 18446744073709551615\n");
+    tr_fsroot_set (root);
+    assert_int_equal (tr_procs_scan (p, pids, 1, T1), 1);
+    assert_int_equal (tr_procs_exclude (p, 210), 0);
+    assert_int_equal (tr_procs_exclude (p, 210), 0); /* once */
+    assert_int_equal (tr_procs_exclude (p, 999), -1);
+    assert_int_equal (errno, ESRCH);
+    qstat.utime_us = 15000;
+    prologue.stime_us = 5000;
+    assert_int_equal (tr_procs_exit (p, &qstat), 1);
+    assert_int_equal (tr_procs_exit (p, &prologue), 1);
+    assert_int_equal (tr_procs_count (p), 1);
+    assert_int_equal (tr_procs_excluded_us (p), 20000);
+    /* 200 reaped the prologue: 2 ticks of cutime, all of them excluded */
+    put_file (root, "proc/200/stat",
+              "200 (job) S 1 200 200 0 -1 4194304 0 0 0 0 50 10 1 1 20 0 1 "
+              "0 1000 10000000 100 18446744073709551615\n");
+    assert_int_equal (tr_procs_scan (p, pids, 1, T2), 1);
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 600000);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (json_array_size (tools), 1);
+    assert_null (row (tools, "qstat"));
+    json_decref (tools);
+    tr_fsroot_set (NULL);
+    checked_destroy (p);
+    assert_int_equal (rmtree (root), 0);
 }
 
 /* Thousands of processes: ended ones fold into per-tool sums without
@@ -1424,6 +1648,9 @@ int main (void)
         cmocka_unit_test (test_create_errors),
         cmocka_unit_test (test_exit_attribution),
         cmocka_unit_test (test_exit_threads),
+        cmocka_unit_test (test_step_cpu),
+        cmocka_unit_test_teardown (test_unseen_children, reset_fsroot),
+        cmocka_unit_test_teardown (test_excluded, reset_fsroot),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +47,15 @@ static void put (const char *path, const char *text)
     assert_non_null (f = fopen (full, "w"));
     fputs (text, f);
     fclose (f);
+}
+
+/* Remove fsroot-relative file path. */
+static void rm_fixture (const char *path)
+{
+    char full[PATH_MAX * 2];
+
+    snprintf (full, sizeof (full), "%s%s", root, path);
+    assert_int_equal (unlink (full), 0);
 }
 
 static int setup (void **state)
@@ -268,6 +278,74 @@ static void test_v2_no_peak (void **state)
     check_v2 (false);
 }
 
+/* The final cpu summary of a one-task step on the fixture set up. */
+static json_t *cpu_of (pid_t pid, json_t **rec)
+{
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, pid, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_task_exit (step, 0, pid, 0);
+    assert_int_equal (tr_step_finish (step, &error), 0);
+    assert_non_null (*rec = tr_step_record (step, "final"));
+    assert_int_equal (tr_record_validate (*rec, &error), 0);
+    json_decref (id);
+    tr_step_destroy (step);
+    return json_object_get (json_object_get (*rec, "summary"), "cpu");
+}
+
+/* user + system = total, in the kernel's user:system ratio, within the
+ * microsecond the record's figures are rounded to.
+ */
+static void check_split (json_t *cpu, double total, double user_share)
+{
+    double u = json_real_value (json_object_get (cpu, "user_s"));
+    double sy = json_real_value (json_object_get (cpu, "system_s"));
+    double t = json_real_value (json_object_get (cpu, "total_s"));
+
+    assert_true (t == total);
+    assert_true (u + sy <= t + 1e-6);
+    assert_true (u + sy >= t - 1e-6);
+    assert_true (fabs (u - total * user_share) <= 1e-6);
+}
+
+/* The kernel's user/system split is tick-sampled and read apart from the
+ * exact total (cgroup v1's cpuacct.usage_user/_sys, cpu.stat on kernels
+ * that do not adjust it): 13.33 s + 0.74 s of ticks against 12.49 s of
+ * run time.  The record keeps the total and splits it in that ratio.
+ */
+static void test_cpu_split (void **state)
+{
+    const double share = 13.33 / (13.33 + 0.74);
+    json_t *rec;
+
+    make_v1 ();
+    put (V1_CPU "/cpuacct.usage", "12490000000\n");
+    put (V1_CPU "/cpuacct.usage_user", "13330000000\n");
+    put (V1_CPU "/cpuacct.usage_sys", "740000000\n");
+    check_split (cpu_of (4242, &rec), 12.49, share);
+    json_decref (rec);
+    /* older kernels: cpuacct.stat in USER_HZ ticks only */
+    rm_fixture (V1_CPU "/cpuacct.usage_user");
+    put (V1_CPU "/cpuacct.stat", "user 1333\nsystem 74\n");
+    check_split (cpu_of (4242, &rec), 12.49, share);
+    json_decref (rec);
+
+    make_v2 (true);
+    put (V2_STEP "/cpu.stat",
+         "usage_usec 12490000\nuser_usec 13330000\nsystem_usec 740000\n");
+    check_split (cpu_of (777, &rec), 12.49, share);
+    json_decref (rec);
+    /* no tick yet, some run time: all of it is user time */
+    put (V2_STEP "/cpu.stat",
+         "usage_usec 1500\nuser_usec 0\nsystem_usec 0\n");
+    check_split (cpu_of (777, &rec), 0.0015, 1.0);
+    json_decref (rec);
+}
+
 static void test_root_cgroup_refused (void **state)
 {
     json_t *id = identity ();
@@ -482,6 +560,56 @@ static void test_match_and_lost (void **state)
     tr_step_destroy (step);
 }
 
+/* Processes a root prologue or hook names (tracer-prolog, pbs_python)
+ * and what they start are not the step's, though in its session; a pid
+ * reused by another process is the step's again.
+ */
+static void put_stat (int pid, int ppid, int sid, int start)
+{
+    char path[64], line[160];
+
+    snprintf (path, sizeof (path), "/proc/%d/stat", pid);
+    snprintf (line, sizeof (line),
+              "%d (p) S %d %d %d 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 %d "
+              "1000 10\n",
+              pid, ppid, sid, sid, start);
+    put (path, line);
+}
+
+static void test_exclude (void **state)
+{
+    struct tr_proc_match m;
+    json_t *id = identity ();
+    tr_step_t *step;
+    tr_error_t error;
+
+    (void)state;
+    make_v1 ();
+    put_stat (2000, 1, 2000, 100);    /* the starter, session leader */
+    put_stat (2001, 2000, 2000, 101); /* the hook's pbs_python */
+    put_stat (2002, 2001, 2000, 102); /* tracer-prolog, its child */
+    put_stat (2003, 2000, 2000, 103); /* the job */
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 2003\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    memset (&m, 0, sizeof (m));
+    m.session = 2000;
+    assert_int_equal (tr_step_attach_match (step, &m, &error), 0);
+    assert_int_equal (tr_step_exclude (step, 2001), 0);
+    assert_int_equal (tr_step_exclude (step, 2001), 0);
+    errno = 0;
+    assert_int_equal (tr_step_exclude (step, 2999), -1);
+    assert_int_equal (errno, ESRCH);
+    assert_int_equal (tr_step_exclude (step, 1), -1);
+    assert_int_equal (sampled_npids (step), 2);
+    /* 2001 ended and its pid went to a new process of the job */
+    put_stat (2001, 2000, 2000, 150);
+    put ("/proc/2002/stat", "");
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 2004\n");
+    assert_int_equal (sampled_npids (step), 3);
+    json_decref (id);
+    tr_step_destroy (step);
+}
+
 /* Whether pid's cgroup2 directory is delegated to a uid, over hosts and
  * file ownership.  Fixture files belong to the test's own euid, so "me"
  * is the owner and me + 1 is another user.
@@ -657,6 +785,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_v1_step, setup, teardown),
         cmocka_unit_test_setup_teardown (test_v2_step, setup, teardown),
         cmocka_unit_test_setup_teardown (test_v2_no_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_cpu_split, setup, teardown),
         cmocka_unit_test_setup_teardown (test_root_cgroup_refused, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_vanished_pid, setup, teardown),
@@ -666,6 +795,7 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
         cmocka_unit_test_setup_teardown (test_growing_list, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_exclude, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
     };

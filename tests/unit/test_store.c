@@ -1083,6 +1083,219 @@ static void test_user_plants (void **state)
     assert_victim (victim, 1);
 }
 
+/* Remove one record as the forwarder does once it is in the store. */
+static void unlink_rec (const struct fixture *f,
+                        const char *job,
+                        const char *step,
+                        const char *node)
+{
+    char rel[PATH_MAX], p[PATH_MAX];
+
+    assert_int_equal (tr_store_record_path (rel, sizeof (rel), "c1", job,
+                                            step, node),
+                      0);
+    assert_int_equal (unlink (pathf (p, sizeof (p), "%s/%s", f->root, rel)),
+                      0);
+}
+
+/* The directory of a job's records, root-relative, and its bucket's. */
+static const char *job_dir (char *buf, size_t size, const char *job)
+{
+    char *slash;
+
+    assert_int_equal (tr_store_record_path (buf, size, "c1", job, "0", "n"),
+                      0);
+    slash = strrchr (buf, '/');
+    *slash = '\0';
+    return buf;
+}
+
+static bool exists_rel (const struct fixture *f, const char *rel)
+{
+    char p[PATH_MAX];
+    struct stat st;
+
+    return lstat (pathf (p, sizeof (p), "%s/%s", f->root, rel), &st) == 0;
+}
+
+/* A spool after forwarding: markers of jobs with no record left and the
+ * directories left empty go; what still holds a record, or a file moved
+ * aside, stays.
+ */
+static void test_prune_spool (void **state)
+{
+    struct fixture *f = *state;
+    char j1[PATH_MAX], j2[PATH_MAX], j3[PATH_MAX], j5[PATH_MAX];
+    char b1[PATH_MAX], p[PATH_MAX], q[PATH_MAX];
+    struct seen s = { 0 };
+    tr_error_t e = { 0 };
+    int n;
+
+    put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
+                                MAR01_NOON_MS));
+    put_ok (f->store, make_rec ("c1", "1004", "1", "n001", 1000,
+                                MAR01_NOON_MS));
+    put_ok (f->store, make_rec ("c1", "2001", "0", "n001", 1000,
+                                MAR01_NOON_MS + DAY_MS));
+    put_ok (f->store, make_rec ("c1", "3001", "0", "n001", 1000,
+                                MAR01_NOON_MS + DAY_MS));
+    put_ok (f->store, make_rec ("c1", "5001", "0", "n001", 1000,
+                                MAR01_NOON_MS + 2 * DAY_MS));
+    job_dir (j1, sizeof (j1), "1004");
+    job_dir (j2, sizeof (j2), "2001");
+    job_dir (j3, sizeof (j3), "3001");
+    job_dir (j5, sizeof (j5), "5001");
+    snprintf (b1, sizeof (b1), "%s", j1);
+    *strrchr (b1, '/') = '\0';
+    /* 5001's record could not be parsed: moved aside, as tracerd does */
+    pathf (p, sizeof (p), "%s/%s/0.n001.json", f->root, j5);
+    pathf (q, sizeof (q), "%s/%s/0.n001.json.bad", f->root, j5);
+    assert_int_equal (rename (p, q), 0);
+    /* 1004 and 2001 forwarded; 3001 not yet */
+    unlink_rec (f, "1004", "0", "n001");
+    unlink_rec (f, "1004", "1", "n001");
+    unlink_rec (f, "2001", "0", "n001");
+
+    n = tr_store_prune (f->store, &e);
+    if (n < 0)
+        fail_msg ("prune: %s", e.text);
+    assert_false (exists_rel (f, j1));
+    assert_false (exists_rel (f, b1));
+    assert_false (exists_rel (f, j2));
+    assert_false (exists_rel (f, "c1/days/2024-03-01"));
+    assert_false (exists_rel (f, "c1/days/2024-03-02/2001@0@n001"));
+    assert_false (exists_rel (f, "c1/days/2024-03-03/5001@0@n001"));
+    assert_false (exists_rel (f, "c1/days/2024-03-03"));
+    assert_true (exists_rel (f, "c1/days/2024-03-02/3001@0@n001"));
+    assert_true (exists_rel (f, j3));
+    assert_true (exists_rel (f, j5));
+    assert_true (exists_rel (f, "c1/jobs"));
+    assert_true (exists_rel (f, "c1/days"));
+    /* 4 markers; dirs: 1004 and its bucket, 2001 and its bucket (unless
+     * shared with 3001 or 5001), days 03-01 and 03-03
+     */
+    assert_true (n >= 8);
+    /* left: 3001's record and marker, 5001's moved-aside file */
+    assert_int_equal (count_files (f->root), 3);
+    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 1);
+    seen_free (&s);
+    /* nothing more to do; a new put makes its directories again */
+    assert_int_equal (tr_store_prune (f->store, NULL), 0);
+    put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
+                                MAR01_NOON_MS));
+    assert_true (exists_rel (f, "c1/days/2024-03-01/1004@0@n001"));
+    assert_int_equal (tr_store_foreach_job (f->store, "c1", "1004", collect,
+                                            &s, NULL),
+                      1);
+    seen_free (&s);
+    assert_int_equal (tr_store_prune (f->store, NULL), 0);
+}
+
+/* Prune follows no link: a symlink planted as a job, bucket or day
+ * directory is neither followed nor removed, nor what it points to.
+ */
+static void test_prune_no_follow (void **state)
+{
+    struct fixture *f = *state;
+    char victim[PATH_MAX], p[PATH_MAX], q[PATH_MAX], j1[PATH_MAX];
+    struct stat st;
+
+    pathf (victim, sizeof (victim), "%s/victim", f->dir);
+    assert_int_equal (mkdir (victim, 0755), 0);
+    put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
+                                MAR01_NOON_MS));
+    job_dir (j1, sizeof (j1), "1004");
+    /* an empty directory and a marker-named file outside, linked in */
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/empty", victim),
+                             0755),
+                      0);
+    assert_int_equal (close (creat (pathf (p, sizeof (p), "%s/9999", victim),
+                                    0600)),
+                      0);
+    assert_int_equal (symlink (pathf (p, sizeof (p), "%s/empty", victim),
+                               pathf (q, sizeof (q), "%s/%s/../9999",
+                                      f->root, j1)),
+                      0);
+    assert_int_equal (symlink (victim, pathf (q, sizeof (q),
+                                              "%s/c1/days/2024-03-05",
+                                              f->root)),
+                      0);
+    assert_int_equal (symlink (pathf (p, sizeof (p), "%s/empty", victim),
+                               pathf (q, sizeof (q), "%s/c1/jobs/abc",
+                                      f->root)),
+                      0);
+    assert_true (tr_store_prune (f->store, NULL) >= 0);
+    assert_int_equal (stat (pathf (p, sizeof (p), "%s/empty", victim), &st),
+                      0);
+    assert_int_equal (stat (pathf (p, sizeof (p), "%s/9999", victim), &st),
+                      0);
+    assert_int_equal (lstat (pathf (p, sizeof (p), "%s/c1/days/2024-03-05",
+                                    f->root),
+                             &st),
+                      0);
+    assert_true (S_ISLNK (st.st_mode));
+    assert_int_equal (lstat (pathf (p, sizeof (p), "%s/c1/jobs/abc", f->root),
+                             &st),
+                      0);
+    assert_true (S_ISLNK (st.st_mode));
+    /* the record still in the spool keeps its directory and marker */
+    assert_true (exists_rel (f, j1));
+    assert_true (exists_rel (f, "c1/days/2024-03-01/1004@0@n001"));
+}
+
+/* Puts in one process while another prunes: no put fails (one whose
+ * directory is removed under it makes it again) and every record is in
+ * place at the end.
+ */
+static void test_prune_races_put (void **state)
+{
+    struct fixture *f = *state;
+    struct seen s = { 0 };
+    int status;
+    pid_t pid;
+
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        for (;;)
+            (void)tr_store_prune (f->store, NULL);
+    }
+    for (int i = 0; i < 2000; i++) {
+        char job[16];
+        tr_error_t e = { 0 };
+        json_t *rec;
+
+        snprintf (job, sizeof (job), "%d", 7000 + i % 40);
+        rec = make_rec ("c1", job, "0", "n001", 1000, MAR01_NOON_MS);
+        if (tr_store_put (f->store, rec, &e) != 0) {
+            kill (pid, SIGKILL);
+            waitpid (pid, &status, 0);
+            fail_msg ("put %d while pruning: %s", i, e.text);
+        }
+        json_decref (rec);
+        /* forwarded: gone again, so the next put of the job races */
+        unlink_rec (f, job, "0", "n001");
+    }
+    kill (pid, SIGKILL);
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (tr_store_prune (f->store, NULL) >= 0);
+    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 0);
+    /* all forwarded and pruned: nothing left below the cluster's dirs */
+    assert_int_equal (count_tree (pathf ((char[PATH_MAX]){ 0 }, PATH_MAX,
+                                         "%s/c1", f->root)),
+                      3);
+}
+
+static void test_prune_read_only (void **state)
+{
+    struct fixture *f = *state;
+    tr_store_t *ro = tr_store_open (f->root, NULL, NULL);
+
+    assert_non_null (ro);
+    assert_int_equal (tr_store_prune (ro, NULL), -1);
+    assert_int_equal (errno, EBADF);
+    tr_store_destroy (ro);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -1104,6 +1317,13 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_root_via_symlink, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_user_plants, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_prune_spool, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_prune_no_follow, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_prune_races_put, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_prune_read_only, setup,
+                                         teardown),
     };
 
     /* Records are chowned to the job's uid; that needs root. */

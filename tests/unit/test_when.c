@@ -520,6 +520,26 @@ static const struct sel_case sel_cases[] = {
         { JOB ("42"), true },
         { JOB ("43[3]"), false } },
       4 },
+    /* a PBS subjob or array as listings show it and qstat takes it:
+     * with or without the server's name
+     */
+    { "7[3]",
+      { { TASK ("7[3].srv", "7[].srv", 3), true },
+        { TASK ("7[4].srv", "7[].srv", 4), false },
+        { TASK ("17[3].srv", "17[].srv", 3), false },
+        { TASK ("7[3]", "7", 3), true } },
+      4 },
+    { "7[]",
+      { { TASK ("7[3].srv", "7[].srv", 3), true },
+        { TASK ("7[3].srv.example.org", "7[].srv.example.org", 3), true },
+        { TASK ("7[3]x.srv", "7[]x.srv", 3), false },
+        { JOB ("7.srv"), false } },
+      4 },
+    { "7[3].srv",
+      { { TASK ("7[3].srv", "7[].srv", 3), true },
+        { TASK ("7[3].srv.example.org", "7[].srv.example.org", 3), true },
+        { TASK ("7[3].srv2", "7[].srv2", 3), false } },
+      3 },
 };
 
 static void test_jobsel_match (void **state)
@@ -581,6 +601,18 @@ static void test_jobsel_plain (void **state)
     errno = EPERM;
     tr_when_jobsel_destroy (NULL);
     assert_int_equal (errno, EPERM);
+
+    /* PBS: a whole array, or a subjob without its server, is found
+     * through the summaries; a full id directly
+     */
+    sel = tr_when_jobsel_parse ("7[],7[].srv,7[3],7[3].srv,7.srv", NULL);
+    assert_non_null (sel);
+    assert_null (tr_when_jobsel_plain (sel, 0));
+    assert_null (tr_when_jobsel_plain (sel, 1));
+    assert_null (tr_when_jobsel_plain (sel, 2));
+    assert_string_equal (tr_when_jobsel_plain (sel, 3), "7[3].srv");
+    assert_string_equal (tr_when_jobsel_plain (sel, 4), "7.srv");
+    tr_when_jobsel_destroy (sel);
 }
 
 struct sel_error {
