@@ -2222,8 +2222,8 @@ static void serve_conn (int i)
         if (errno == EAGAIN)
             return;
         if (errno != ECONNRESET)
-            logmsg (LOG_WARNING, "bad message from uid %u: %s",
-                    (unsigned)conns[i].uid, error.text);
+            logmsg (LOG_WARNING, "bad message: %s (uid %u)", error.text,
+                    (unsigned)conns[i].uid);
         close_conn (i);
         return;
     }
