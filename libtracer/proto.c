@@ -153,6 +153,20 @@ bool tr_proto_stale (json_t *msg, double now, double *late)
     return age * 1e3 > (double)json_integer_value (tmo);
 }
 
+/* When msg is sent and how long its caller waits, unless it says. */
+static int stamp (json_t *msg, int timeout_ms)
+{
+    if (!json_object_get (msg, "sent_s")
+        && json_object_set_new (msg, "sent_s", json_real (tr_proto_clock ()))
+               < 0)
+        return -1;
+    if (!json_object_get (msg, "timeout_ms")
+        && json_object_set_new (msg, "timeout_ms", json_integer (timeout_ms))
+               < 0)
+        return -1;
+    return 0;
+}
+
 int tr_proto_request (const char *path,
                       json_t *msg,
                       int timeout_ms,
@@ -165,12 +179,7 @@ int tr_proto_request (const char *path,
     if ((fd = tr_proto_connect (path, timeout_ms, error)) < 0)
         return -1;
     /* stamped once connected: a connect to a full backlog sends nothing */
-    if ((!json_object_get (msg, "sent_s")
-         && json_object_set_new (msg, "sent_s",
-                                 json_real (tr_proto_clock ())) < 0)
-        || (!json_object_get (msg, "timeout_ms")
-            && json_object_set_new (msg, "timeout_ms",
-                                    json_integer (timeout_ms)) < 0)) {
+    if (json_is_object (msg) && stamp (msg, timeout_ms) < 0) {
         errno = ENOMEM;
         tr_errprintf (error, "encoding message: out of memory");
         goto out;

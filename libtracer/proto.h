@@ -73,8 +73,8 @@ double tr_proto_clock (void);
  */
 bool tr_proto_stale (json_t *msg, double now, double *late);
 
-/* Connect, send msg, wait for the reply, close.  msg gains "sent_s" and
- * "timeout_ms" unless it has them already.  Returns 0 when the
+/* Connect, send msg, wait for the reply, close.  msg (an object) gains
+ * "sent_s" and "timeout_ms" unless it has them already.  Returns 0 when the
  * daemon answered {"ok":true}; -1 otherwise, with error text.  If reply
  * is not NULL the reply (new reference) is stored there.
  */
