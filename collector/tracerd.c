@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -36,6 +37,7 @@
 
 #include "libtracer/cgroup.h"
 #include "libtracer/conf.h"
+#include "libtracer/fsroot.h"
 #include "libtracer/gpu.h"
 #include "libtracer/path.h"
 #include "libtracer/proto.h"
@@ -48,6 +50,12 @@
 #include "libtracer/when.h"
 
 #define MAX_STEPS 4096
+/* A step keeps up to this many cgroup files open (libtracer/fsroot.h);
+ * the daemon keeps FD_RESERVE descriptors for clients, state and records
+ * whatever the steps hold (raise_fd_limit).
+ */
+#define FDS_PER_STEP 16
+#define FD_RESERVE 512
 
 struct active {
     char key[600];
@@ -100,6 +108,7 @@ static struct {
     tr_store_t *store;
     struct active steps[MAX_STEPS];
     int nsteps;
+    int spare_fd;            /* given up to refuse a client at EMFILE */
     double next_forward;
     double forward_backoff;
     bool forward_failing;
@@ -110,7 +119,8 @@ static struct {
     double next_sweep;
     bool trim_due;           /* a step was dropped since the last trim */
     double next_trim;
-} d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO };
+} d = { .listen_fd = -1, .state_fd = -1, .live_fd = -1, .level = LOG_INFO,
+        .spare_fd = -1 };
 
 /* squeue queries in flight, one per job, and the records that wait for
  * their answer (a step killed by a signal: cancelled or timed out?).
@@ -339,7 +349,9 @@ static int open_socket (void)
         close (fd);
     }
     memcpy (sa.sun_path, path, strlen (path) + 1);
-    if ((fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0) {
+    /* non-blocking: the loop accepts until there is no one left */
+    if ((fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                      0)) < 0) {
         logmsg (LOG_ERR, "socket: %s", strerror (errno));
         return -1;
     }
@@ -434,16 +446,83 @@ static void default_cluster (json_t *id)
                                    json_string (d.conf->cluster_name));
 }
 
+/* Active steps by key: open addressing with linear probing over
+ * d.steps' indices (+1; 0 is a free slot), at most half full.  Every
+ * request names its step, and a linear search with string compares took
+ * milliseconds at thousands of steps.
+ */
+#define STEP_SLOTS (2 * MAX_STEPS)
+
+static int step_slot[STEP_SLOTS];
+
+static size_t key_slot (const char *key)
+{
+    uint64_t h = 14695981039346656037ULL;  /* FNV-1a */
+
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return (size_t)(h & (STEP_SLOTS - 1));
+}
+
+/* The slot that holds key, or the free slot where it would go. */
+static size_t find_slot (const char *key)
+{
+    size_t i = key_slot (key);
+
+    while (step_slot[i] && strcmp (d.steps[step_slot[i] - 1].key, key))
+        i = (i + 1) & (STEP_SLOTS - 1);
+    return i;
+}
+
 static struct active *find_step (const char *key)
 {
-    for (int i = 0; i < d.nsteps; i++)
-        if (!strcmp (d.steps[i].key, key))
-            return &d.steps[i];
-    return NULL;
+    size_t i = find_slot (key);
+
+    return step_slot[i] ? &d.steps[step_slot[i] - 1] : NULL;
+}
+
+/* Index a step whose key was just set (d.steps[] holds it). */
+static void index_step (struct active *a)
+{
+    size_t i = find_slot (a->key);
+
+    if (!step_slot[i])
+        step_slot[i] = (int)(a - d.steps) + 1;
+}
+
+/* Remove key's slot, moving later ones of the same run back into it so
+ * that no lookup stops short (Knuth's algorithm R).
+ */
+static void unindex_key (const char *key, int index)
+{
+    size_t i = find_slot (key), j = i;
+
+    if (!step_slot[i] || step_slot[i] != index + 1)
+        return;
+    for (;;) {
+        size_t h;
+        j = (j + 1) & (STEP_SLOTS - 1);
+        if (!step_slot[j])
+            break;
+        h = key_slot (d.steps[step_slot[j] - 1].key);
+        if ((i <= j) ? (i < h && h <= j) : (i < h || h <= j))
+            continue;
+        step_slot[i] = step_slot[j];
+        i = j;
+    }
+    step_slot[i] = 0;
 }
 
 static void drop_step (struct active *a)
 {
+    int idx = (int)(a - d.steps), last = d.nsteps - 1;
+
+    unindex_key (a->key, idx);
+    if (idx != last) {
+        size_t i = find_slot (d.steps[last].key);
+        if (step_slot[i] == last + 1)
+            step_slot[i] = idx + 1;
+    }
     tr_step_destroy (a->step);
     *a = d.steps[--d.nsteps];
     d.trim_due = true;
@@ -482,6 +561,36 @@ static int state_name (struct active *a, char *buf, size_t size)
     return 0;
 }
 
+/* What the daemon itself knows of a step, beside the step's own state:
+ * a restarted daemon that forgot the step was seen alive would record a
+ * resumed step as "never found".
+ */
+static int save_daemon_state (struct active *a, json_t *st)
+{
+    return json_object_set_new (
+        st, "daemon",
+        json_pack ("{s:b s:i s:b s:b s:I}", "seen", a->seen, "gone", a->gone,
+                   "conditional", a->conditional, "by_starter",
+                   a->by_starter, "starter_uid",
+                   (json_int_t)a->starter_uid));
+}
+
+static void restore_daemon_state (struct active *a, json_t *st)
+{
+    int seen = 0, gone = 0, cond = 0, starter = 0;
+    json_int_t uid = 0;
+
+    if (json_unpack (json_object_get (st, "daemon"), "{s?b s?i s?b s?b s?I}",
+                     "seen", &seen, "gone", &gone, "conditional", &cond,
+                     "by_starter", &starter, "starter_uid", &uid) < 0)
+        return;
+    a->seen = seen;
+    a->gone = gone >= 0 && gone < 2 ? gone : 0;
+    a->conditional = cond;
+    a->by_starter = starter;
+    a->starter_uid = uid > 0 && uid < (json_int_t)(uid_t)-1 ? (uid_t)uid : 0;
+}
+
 static void save_state (struct active *a)
 {
     char name[600];
@@ -491,7 +600,7 @@ static void save_state (struct active *a)
 
     if (d.state_fd < 0 || state_name (a, name, sizeof (name)) < 0)
         return;
-    if (!(st = tr_step_save (a->step))
+    if (!(st = tr_step_save (a->step)) || save_daemon_state (a, st) < 0
         || !(text = json_dumps (st, JSON_COMPACT))
         || tr_path_replace (d.state_fd, name, text, strlen (text), 0600,
                             (uid_t)-1, (gid_t)-1, &error) < 0)
@@ -1914,6 +2023,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         a = &d.steps[d.nsteps++];
         memset (a, 0, sizeof (*a));
         snprintf (a->key, sizeof (a->key), "%s", key);
+        index_step (a);
         a->step = step;
         a->by_starter = starter != NULL;
         a->starter_uid = starter ? *starter : 0;
@@ -1969,6 +2079,9 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
                 tr_error_str (&error));
         update_exit_filter ();
         reply (fd, false, error.text);
+        /* refused: the hook runs it untraced, so no record of it */
+        if (tr_step_ntasks (a->step) == 0 && !tr_step_attached (a->step))
+            drop_step (a);
         return;
     }
     (void)tr_step_sample (a->step, NULL);
@@ -2006,6 +2119,30 @@ static struct active *msg_step (int fd, json_t *msg, int level)
     return a;
 }
 
+/* The late request being served: how long ago it was sent (seconds),
+ * 0 for a fresh one.
+ */
+static double request_late;
+
+/* An end that reached tracerd after its hook had given up (the daemon
+ * was stopped or stuck): the step's cgroup may be gone by now, and its
+ * last reading is then older than its end.  Only a final reading from a
+ * step cgroup still there is exact; otherwise the record says so.
+ */
+static void late_end (struct active *a, int rc)
+{
+    char why[200];
+
+    if (request_late <= 0 || (rc == 0 && tr_step_in_cgroup (a->step)
+                              && tr_step_alive (a->step)))
+        return;
+    snprintf (why, sizeof (why), "the step's end reached tracerd %.0f s "
+              "late, after its hook had given up; figures are from the "
+              "last reading before it", request_late);
+    logmsg (LOG_WARNING, "step %s: %s", a->key, why);
+    tr_step_mark_incomplete (a->step, why);
+}
+
 static void handle_task_exit (int fd, json_t *msg)
 {
     json_int_t task = json_integer_value (json_object_get (msg, "task_id"));
@@ -2022,9 +2159,11 @@ static void handle_task_exit (int fd, json_t *msg)
         /* The final reading must happen before the hook returns: the
          * step cgroup disappears right after the last task_exit.
          */
-        if (tr_step_finish (a->step, &error) < 0)
+        int rc = tr_step_finish (a->step, &error);
+        if (rc < 0)
             logmsg (LOG_WARNING, "step %s: final reading: %s", a->key,
                     tr_error_str (&error));
+        late_end (a, rc);
         reply (fd, true, NULL);
         drain_exits ();
         retire_step (a);
@@ -2094,9 +2233,13 @@ static void handle_step_end (int fd, json_t *msg, const uid_t *starter)
     /* The extern step's cgroup is usually gone by now: the last
      * periodic reading stands.
      */
-    if (tr_step_end (a->step, &error) < 0)
-        logmsg (LOG_DEBUG, "step %s: final reading: %s", a->key,
-                tr_error_str (&error));
+    {
+        int rc = tr_step_end (a->step, &error);
+        if (rc < 0)
+            logmsg (LOG_DEBUG, "step %s: final reading: %s", a->key,
+                    tr_error_str (&error));
+        late_end (a, rc);
+    }
     reply (fd, true, NULL);
     drain_exits ();
     retire_step (a);
@@ -2206,40 +2349,68 @@ static void handle_starter (int fd, json_t *msg, const char *op, uid_t uid,
     handle_step_start (fd, msg, &uid);
 }
 
-static void handle_client (void)
-{
-    int fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    struct timeval tv = { .tv_sec = 1 };
-    tr_error_t error;
-    json_t *msg;
-    const char *op;
-    uid_t uid = (uid_t)-1;
-    pid_t pid = 0;
-    bool starter = false;
+/* Clients are served from the loop, never waited for: a connection is
+ * accepted at once (non-blocking), its one message read when poll says
+ * it is there, and the connection closed unanswered at its deadline.
+ * Users other than root (job starters, notify_uids) get at most
+ * CONNS_PER_UID connections each and CONNS_UNPRIVILEGED together, so
+ * idle connections cannot hold the loop or crowd out root's hooks.
+ */
+#define MAX_CONNS 128
+#define CONNS_PER_UID 8
+#define CONNS_UNPRIVILEGED (MAX_CONNS / 2)
+#define CONN_DEADLINE_S 1.0
+/* at most this many accepted per wakeup, so that a flood of connects
+ * does not keep the loop from sampling
+ */
+#define ACCEPT_BURST 64
 
-    if (fd < 0)
-        return;
-    if (!peer_allowed (fd, &uid, &pid)) {
-        if (!d.conf->job_starters) {
-            logmsg (LOG_WARNING, "refused connection from uid %d", (int)uid);
-            reply (fd, false, "permission denied");
-            close (fd);
+static struct conn {
+    int fd;
+    uid_t uid;
+    pid_t pid;
+    bool starter;
+    double deadline;
+} conns[MAX_CONNS];
+static int nconns;
+static unsigned long conns_refused;  /* over a limit, since the last log */
+
+static void close_conn (int i)
+{
+    close (conns[i].fd);
+    conns[i] = conns[--nconns];
+}
+
+
+static void dispatch (struct conn *c, json_t *msg)
+{
+    const char *op = json_string_value (json_object_get (msg, "op"));
+    int fd = c->fd;
+    double late = 0;
+
+    request_late = 0;
+    if (op && tr_proto_stale (msg, tr_proto_clock (), &late)) {
+        /* its caller gave up and went on untraced: a start acted upon
+         * now would record a step the hook called untraced
+         */
+        if (!strcmp (op, "step_start")) {
+            char key[600];
+            json_t *id = json_object_get (msg, "identity");
+            default_cluster (id);
+            logmsg (LOG_WARNING, "step_start for %s refused: sent %.1f s "
+                    "ago, after its caller's timeout of %lld ms",
+                    step_key (id, key, sizeof (key)) == 0 ? key : "?", late,
+                    (long long)json_integer_value (
+                        json_object_get (msg, "timeout_ms")));
+            reply (fd, false, "stale request");
             return;
         }
-        starter = true;
+        request_late = late;
     }
-    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof (tv));
-    setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof (tv));
-    if (!(msg = tr_proto_recv (fd, &error))) {
-        logmsg (LOG_WARNING, "bad message: %s", error.text);
-        close (fd);
-        return;
-    }
-    op = json_string_value (json_object_get (msg, "op"));
     if (!op)
         reply (fd, false, "missing op");
-    else if (starter)
-        handle_starter (fd, msg, op, uid, pid);
+    else if (c->starter)
+        handle_starter (fd, msg, op, c->uid, c->pid);
     else if (!strcmp (op, "step_start"))
         handle_step_start (fd, msg, NULL);
     else if (!strcmp (op, "task_exit"))
@@ -2250,21 +2421,147 @@ static void handle_client (void)
         reply (fd, true, NULL);
     else
         reply (fd, false, "unknown op");
+    request_late = 0;
+}
+
+/* Serve connection i if its message has arrived. */
+static void serve_conn (int i)
+{
+    tr_error_t error;
+    json_t *msg;
+
+    if (!(msg = tr_proto_recv (conns[i].fd, &error))) {
+        if (errno == EAGAIN)
+            return;
+        if (errno != ECONNRESET)
+            logmsg (LOG_WARNING, "bad message: %s (uid %u)", error.text,
+                    (unsigned)conns[i].uid);
+        close_conn (i);
+        return;
+    }
+    dispatch (&conns[i], msg);
     json_decref (msg);
-    close (fd);
+    /* dispatch adds no connection: i is still this one */
+    close_conn (i);
+}
+
+/* Take every waiting connection (up to ACCEPT_BURST). */
+static void accept_clients (double now)
+{
+    for (int n = 0; n < ACCEPT_BURST; n++) {
+        int fd = accept4 (d.listen_fd, NULL, NULL,
+                          SOCK_CLOEXEC | SOCK_NONBLOCK);
+        uid_t uid = (uid_t)-1;
+        pid_t pid = 0;
+        bool starter = false;
+        int mine = 0, unpriv = 0;
+
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)
+            && d.spare_fd >= 0) {
+            /* out of descriptors: a connection left in the backlog
+             * would wake the loop at once, forever; refuse it instead
+             */
+            close (d.spare_fd);
+            if ((fd = accept4 (d.listen_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+                reply (fd, false, "busy");
+                close (fd);
+            }
+            d.spare_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (conns_refused++ == 0)
+                logmsg (LOG_ERR, "out of file descriptors: connection "
+                        "refused");
+            continue;
+        }
+        if (fd < 0)
+            return;
+        if (!peer_allowed (fd, &uid, &pid)) {
+            if (!d.conf->job_starters) {
+                logmsg (LOG_WARNING, "refused connection from uid %d",
+                        (int)uid);
+                reply (fd, false, "permission denied");
+                close (fd);
+                continue;
+            }
+            starter = true;
+        }
+        for (int i = 0; i < nconns; i++) {
+            mine += conns[i].uid == uid;
+            unpriv += conns[i].uid != 0;
+        }
+        if (nconns == MAX_CONNS
+            || (uid != 0
+                && (mine >= CONNS_PER_UID || unpriv >= CONNS_UNPRIVILEGED))) {
+            if (conns_refused++ == 0)
+                logmsg (LOG_WARNING, "connection from uid %u refused: %s",
+                        (unsigned)uid, nconns == MAX_CONNS
+                                           ? "too many connections"
+                                           : "too many connections of "
+                                             "unprivileged users");
+            reply (fd, false, "busy");
+            close (fd);
+            continue;
+        }
+        conns[nconns++] = (struct conn){ .fd = fd, .uid = uid, .pid = pid,
+                                         .starter = starter,
+                                         .deadline = now + CONN_DEADLINE_S };
+        /* the message is often there already */
+        serve_conn (nconns - 1);
+    }
+}
+
+/* Close the connections whose message did not come in time; return
+ * the earliest deadline left (or later).
+ */
+static double expire_conns (double now, double later)
+{
+    static double next_log;
+
+    for (int i = nconns - 1; i >= 0; i--) {
+        if (now >= conns[i].deadline) {
+            logmsg (LOG_DEBUG, "uid %u sent nothing within %.0f s; closed",
+                    (unsigned)conns[i].uid, CONN_DEADLINE_S);
+            close_conn (i);
+        }
+        else if (conns[i].deadline < later)
+            later = conns[i].deadline;
+    }
+    /* one line per minute at most, however long a flood lasts */
+    if (conns_refused > 0 && now >= next_log) {
+        if (conns_refused > 1)
+            logmsg (LOG_WARNING, "%lu more connections refused over the "
+                    "limits", conns_refused - 1);
+        conns_refused = 0;
+        next_log = now + 60;
+    }
+    return later;
 }
 
 /* Sample the steps that are due; return the time of the next one due
- * (at most one daemon interval away, for spool forwarding).
+ * (at most one daemon interval away, for spool forwarding).  At most
+ * SAMPLE_SLICE_S of sampling at a time: with thousands of steps due
+ * together, a whole round takes seconds, and clients are served between
+ * slices.  A slice cut short returns now, and the next call goes on
+ * from the step where it stopped.
  */
+#define SAMPLE_SLICE_S 0.02
+
 static double sample_due (double now)
 {
+    static int cursor;
     double next = now + d.conf->interval_s;
+    double t0 = tr_when_monotonic ();
 
-    for (int i = 0; i < d.nsteps; i++) {
+    if (cursor >= d.nsteps)
+        cursor = 0;
+    for (int k = 0; k < d.nsteps; k++) {
+        int i = (cursor + k) % d.nsteps;
         struct active *a = &d.steps[i];
         tr_error_t error;
         if (now >= a->next - SAMPLE_SLACK * tr_step_interval (a->step)) {
+            if (tr_when_monotonic () - t0 >= SAMPLE_SLICE_S) {
+                cursor = i;
+                return now;
+            }
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
             /* a job shorter than the reaper's period is seen here */
@@ -2349,13 +2646,14 @@ static void resume_steps (void)
         st = text ? json_loadb (text, n, 0, NULL) : NULL;
         free (text);
         step = st ? tr_step_restore (st, &error) : NULL;
-        json_decref (st);
         if (!step) {
+            json_decref (st);
             logmsg (LOG_ERR, "state %s unreadable; removed", de->d_name);
             unlinkat (d.state_fd, de->d_name, 0);
             continue;
         }
         if (d.nsteps == MAX_STEPS) {
+            json_decref (st);
             tr_step_destroy (step);
             break;
         }
@@ -2363,12 +2661,25 @@ static void resume_steps (void)
         memset (a, 0, sizeof (*a));
         a->step = step;
         if (step_key (tr_step_identity (step), key, sizeof (key)) < 0) {
+            json_decref (st);
             logmsg (LOG_ERR, "state %s: bad identity; removed", de->d_name);
             unlinkat (d.state_fd, de->d_name, 0);
             drop_step (a);
             continue;
         }
         snprintf (a->key, sizeof (a->key), "%s", key);
+        if (find_step (key)) {
+            logmsg (LOG_ERR, "state %s: step %s already resumed; removed",
+                    de->d_name, key);
+            unlinkat (d.state_fd, de->d_name, 0);
+            a->key[0] = '\0';
+            json_decref (st);
+            drop_step (a);
+            continue;
+        }
+        index_step (a);
+        restore_daemon_state (a, st);
+        json_decref (st);
         a->next = tr_when_monotonic ();
         a->saved = tr_when_monotonic ();
         a->snapped = tr_when_monotonic ();
@@ -2434,6 +2745,41 @@ static void reload (void)
     d.conf = conf;
     open_log ();
     logmsg (LOG_NOTICE, "configuration reloaded from %s", d.conf_path);
+}
+
+/* Every step keeps its cgroup files open: 2,000 steps need more than
+ * the usual 1,024 descriptors.  Root raises its limit to what MAX_STEPS
+ * needs; where it cannot, steps beyond what fits open their files for
+ * each reading, and FD_RESERVE descriptors stay free for the rest.
+ */
+static void raise_fd_limit (void)
+{
+    rlim_t want = (rlim_t)MAX_STEPS * FDS_PER_STEP + FD_RESERVE;
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_cur < want) {
+        struct rlimit up = { .rlim_cur = want,
+                             .rlim_max = rl.rlim_max > want ? rl.rlim_max
+                                                            : want };
+        if (setrlimit (RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+        else if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+            (void)setrlimit (RLIMIT_NOFILE, &rl);
+            (void)getrlimit (RLIMIT_NOFILE, &rl);
+        }
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        long keep = (long)rl.rlim_cur - FD_RESERVE;
+        tr_kept_limit (keep > 0 ? keep : 0);
+        logmsg (LOG_NOTICE, "%llu file descriptors allowed: beyond about "
+                "%ld steps, cgroup files are opened for each reading",
+                (unsigned long long)rl.rlim_cur,
+                (keep > 0 ? keep : 0) / FDS_PER_STEP);
+    }
+    d.spare_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 int main (int argc, char **argv)
@@ -2510,6 +2856,7 @@ int main (int argc, char **argv)
         sigaction (SIGHUP, &sa, NULL);
         signal (SIGPIPE, SIG_IGN);
     }
+    raise_fd_limit ();
     if (open_spool () < 0 || open_socket () < 0)
         return 1;
     {
@@ -2552,14 +2899,14 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = tr_when_monotonic ();
     while (!got_term) {
-        struct pollfd pfd[3 + MAX_QUERIES] = {
+        struct pollfd pfd[3 + MAX_QUERIES + MAX_CONNS] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = -1, .events = POLLIN },
         };
         double now = tr_when_monotonic ();
         double wake;
         int timeout;
-        int nq = nqueries;
+        int nq = nqueries, nc;
 
         for (int i = 0; i < nq; i++) {
             pfd[2 + i].fd = queries[i].q ? tr_jobstate_query_fd (queries[i].q)
@@ -2574,16 +2921,26 @@ int main (int argc, char **argv)
         if (fwd.pid > 0 && !fwd.slow
             && fwd.started + FORWARD_SLOW_S < next_sample)
             next_sample = fwd.started + FORWARD_SLOW_S;
+        /* clients' connections, each until its deadline */
+        wake = expire_conns (now, next_sample);
+        nc = nconns;
+        for (int i = 0; i < nc; i++) {
+            pfd[3 + nq + i].fd = conns[i].fd;
+            pfd[3 + nq + i].events = POLLIN;
+        }
         /* exits are read in batches (tr_taskstats_poll_fd) */
-        wake = next_sample;
         pfd[1].fd = tr_taskstats_poll_fd (d.taskstats, now, &wake);
         timeout = tr_when_poll_ms (wake, now);
-        if (poll (pfd, (nfds_t)(3 + nq), timeout) > 0) {
+        if (poll (pfd, (nfds_t)(3 + nq + nc), timeout) > 0) {
             /* exits first: a task_exit may finish the step they belong to */
             if (pfd[1].revents & POLLIN)
                 drain_exits ();
+            /* newest last: serving one moves the last into its place */
+            for (int i = nc - 1; i >= 0; i--)
+                if (pfd[3 + nq + i].revents)
+                    serve_conn (i);
             if (pfd[0].revents & POLLIN)
-                handle_client ();
+                accept_clients (tr_when_monotonic ());
             if (pfd[2 + nq].revents)
                 forward_reap (tr_when_monotonic ());
         }
@@ -2636,6 +2993,10 @@ int main (int argc, char **argv)
     tr_gpu_close (d.gpu);
     unlink (d.conf->socket_path);
     close (d.listen_fd);
+    while (nconns > 0)
+        close_conn (0);
+    if (d.spare_fd >= 0)
+        close (d.spare_fd);
     while (d.nsteps > 0)
         drop_step (&d.steps[0]);
     tr_store_destroy (d.spool);

@@ -168,6 +168,15 @@ ssize_t tr_fsroot_read_fd (int fd, char *buf, size_t size)
     return (ssize_t)off;
 }
 
+/* Descriptors held open by every tr_kept, and how many may be. */
+static long kept_open;
+static long kept_max = -1;
+
+void tr_kept_limit (long max)
+{
+    kept_max = max;
+}
+
 ssize_t tr_kept_read (struct tr_kept *k,
                       const char *dir,
                       const char *file,
@@ -199,17 +208,21 @@ ssize_t tr_kept_read (struct tr_kept *k,
             k->err = errno = ENAMETOOLONG;
             return -1;
         }
+        if (kept_max >= 0 && kept_open >= kept_max)
+            keep = false;
         if ((k->fd = open (full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
             if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP
                 || errno == ESRCH)
                 k->err = errno;
             return -1;
         }
+        kept_open++;
     }
     if ((n = tr_fsroot_read_fd (k->fd, buf, size)) < 0) {
         int saved = errno;
         close (k->fd);
         k->fd = -1;
+        kept_open--;
         if (saved == ENODEV || saved == ESRCH || saved == ENOENT)
             k->err = saved;
         errno = saved;
@@ -226,6 +239,7 @@ void tr_kept_close (struct tr_kept *k)
         int saved = errno;
         close (k->fd);
         errno = saved;
+        kept_open--;
     }
     k->fd = -1;
     k->err = 0;

@@ -73,4 +73,11 @@ ssize_t tr_kept_read (struct tr_kept *k,
 /* Close the file and forget any remembered failure. */
 void tr_kept_close (struct tr_kept *k);
 
+/* At most max descriptors kept open by all tr_kept together (-1, the
+ * default: no limit); beyond it a file is opened for each read.  A
+ * daemon following thousands of steps stays within its descriptor
+ * limit this way, and its other files (sockets, records) still open.
+ */
+void tr_kept_limit (long max);
+
 #endif /* !TRACER_FSROOT_H */

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -126,6 +127,46 @@ fail:
     return NULL;
 }
 
+double tr_proto_clock (void)
+{
+    struct timespec ts;
+
+    if (clock_gettime (CLOCK_BOOTTIME, &ts) < 0)
+        (void)clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool tr_proto_stale (json_t *msg, double now, double *late)
+{
+    json_t *sent = json_object_get (msg, "sent_s");
+    json_t *tmo = json_object_get (msg, "timeout_ms");
+    double age;
+
+    if (late)
+        *late = 0;
+    if (!json_is_number (sent) || !json_is_integer (tmo)
+        || json_integer_value (tmo) <= 0)
+        return false;
+    age = now - json_number_value (sent);
+    if (late)
+        *late = age;
+    return age * 1e3 > (double)json_integer_value (tmo);
+}
+
+/* When msg is sent and how long its caller waits, unless it says. */
+static int stamp (json_t *msg, int timeout_ms)
+{
+    if (!json_object_get (msg, "sent_s")
+        && json_object_set_new (msg, "sent_s", json_real (tr_proto_clock ()))
+               < 0)
+        return -1;
+    if (!json_object_get (msg, "timeout_ms")
+        && json_object_set_new (msg, "timeout_ms", json_integer (timeout_ms))
+               < 0)
+        return -1;
+    return 0;
+}
+
 int tr_proto_request (const char *path,
                       json_t *msg,
                       int timeout_ms,
@@ -137,6 +178,12 @@ int tr_proto_request (const char *path,
 
     if ((fd = tr_proto_connect (path, timeout_ms, error)) < 0)
         return -1;
+    /* stamped once connected: a connect to a full backlog sends nothing */
+    if (json_is_object (msg) && stamp (msg, timeout_ms) < 0) {
+        errno = ENOMEM;
+        tr_errprintf (error, "encoding message: out of memory");
+        goto out;
+    }
     if (tr_proto_send (fd, msg, error) < 0)
         goto out;
     if (!(r = tr_proto_recv (fd, error)))

@@ -4,6 +4,7 @@
 #ifndef TRACER_PROTO_H
 #define TRACER_PROTO_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <jansson.h>
 
@@ -38,6 +39,15 @@
  * and the daemon answers {"ok":true} or {"ok":false,"error":"..."}.
  * The daemon checks the peer with SO_PEERCRED.  Every call is bounded by
  * a timeout so a hung daemon never holds a job.
+ *
+ * Every request also says when it was sent and how long its caller
+ * waits for the answer: "sent_s" (seconds on CLOCK_BOOTTIME, which the
+ * daemon on the same host reads too, and which goes on while the host
+ * is suspended or a process is stopped) and "timeout_ms".  A daemon that
+ * was stopped, swapped out or stuck, and reads a request only after its
+ * caller has given up, must not act on it as if it were fresh: the hook
+ * went on as if untraced (tr_proto_stale).  A request without them (an
+ * older hook) counts as fresh.
  */
 #define TR_PROTO_MAX_MSG (64 * 1024)
 
@@ -54,7 +64,17 @@ int tr_proto_send (int fd, json_t *msg, tr_error_t *error);
  */
 json_t *tr_proto_recv (int fd, tr_error_t *error);
 
-/* Connect, send msg, wait for the reply, close.  Returns 0 when the
+/* Now on the clock of "sent_s" (CLOCK_BOOTTIME), in seconds. */
+double tr_proto_clock (void);
+
+/* Whether msg was read too late: more than its "timeout_ms" after its
+ * "sent_s", at now (tr_proto_clock).  *late (if not NULL) is how long
+ * ago it was sent, in seconds (0 when msg does not say).
+ */
+bool tr_proto_stale (json_t *msg, double now, double *late);
+
+/* Connect, send msg, wait for the reply, close.  msg (an object) gains
+ * "sent_s" and "timeout_ms" unless it has them already.  Returns 0 when the
  * daemon answered {"ok":true}; -1 otherwise, with error text.  If reply
  * is not NULL the reply (new reference) is stored there.
  */

@@ -253,12 +253,23 @@ static void qstat (const tr_conf_t *conf,
  */
 static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
 {
+    /* a daemon that did not answer once is not waited for again: one
+     * bounded wait per run, however many messages it has to send
+     */
+    static bool unanswered;
     tr_error_t error;
     json_t *reply = NULL;
     int rc;
 
+    if (unanswered) {
+        say (LOG_NOTICE, "job %s: tracerd did not answer before; not "
+             "waiting for it again", g.job);
+        return -1;
+    }
     rc = tr_proto_request (conf->socket_path, msg, left_ms (), &reply,
                            &error);
+    if (!reply)
+        unanswered = true;
     if (rc < 0) {
         const char *why = reply ? json_string_value (json_object_get (reply,
                                                                       "error"))

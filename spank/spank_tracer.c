@@ -40,6 +40,14 @@ static json_t *request;
 static int exits_seen;
 static bool notified;          /* the daemon accepted a step_start */
 static bool warned;
+/* One slurmstepd hosts every task of the step on this node, and its
+ * callbacks run one after the other: a daemon that did not answer once
+ * is not waited for again in the same phase, so a hung tracerd costs
+ * the step one timeout at its start and at most two at its end (one
+ * task_exit, then the last one's final reading), not one per task.
+ */
+static bool start_unanswered;
+static bool end_unanswered;
 static bool extern_step;
 
 static int opt_cb (int val, const char *optarg, int remote);
@@ -278,21 +286,31 @@ static int build_context (spank_t sp)
     return 0;
 }
 
-static void send_msg (json_t *msg, const char *what)
+/* Returns 0 when the daemon accepted msg, -1 otherwise; *unanswered
+ * is set when it did not answer at all (hung, stopped, not running).
+ */
+static int send_msg (json_t *msg, const char *what, bool *unanswered)
 {
     tr_error_t error;
+    json_t *reply = NULL;
+    int rc;
 
-    if (tr_proto_request (conf.socket, msg, conf.timeout_ms, NULL, &error)
-        < 0) {
+    rc = tr_proto_request (conf.socket, msg, conf.timeout_ms, &reply,
+                           &error);
+    if (!reply)
+        *unanswered = true;
+    json_decref (reply);
+    if (rc < 0) {
         /* log once per step, then stay quiet */
         if (!warned)
             slurm_error ("tracer: %s: %s; the job runs untraced", what,
                          error.text);
         warned = true;
-        return;
+        return -1;
     }
     if (!strcmp (what, "step_start"))
         notified = true;
+    return 0;
 }
 
 /* The extern step's cgroup, named as in /proc/self/cgroup: slurmstepd
@@ -336,7 +354,7 @@ int slurm_spank_task_post_fork (spank_t sp, int ac, char **av)
     char cg[512];
     json_t *msg;
 
-    if (disabled || !spank_remote (sp))
+    if (disabled || !spank_remote (sp) || start_unanswered)
         return 0;
     if (spank_get_item (sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
         return 0;
@@ -383,7 +401,7 @@ int slurm_spank_task_post_fork (spank_t sp, int ac, char **av)
         msg = NULL;
     }
     if (msg)
-        send_msg (msg, "step_start");
+        (void)send_msg (msg, "step_start", &start_unanswered);
     json_decref (msg);
     return 0;
 }
@@ -393,6 +411,7 @@ int slurm_spank_task_exit (spank_t sp, int ac, char **av)
     uint32_t taskid = 0, local = 0;
     pid_t pid = 0;
     int status = 0;
+    bool last;
     json_t *msg;
 
     if (disabled || !spank_remote (sp) || !notified || !identity)
@@ -402,12 +421,18 @@ int slurm_spank_task_exit (spank_t sp, int ac, char **av)
     spank_get_item (sp, S_TASK_EXIT_STATUS, &status);
     spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local);
     exits_seen++;
+    last = (uint32_t)exits_seen >= local;
+    /* after a task_exit that went unanswered only the last one, which
+     * asks for the final reading, is tried again
+     */
+    if (end_unanswered && !last)
+        return 0;
     msg = json_pack ("{s:s s:O s:I s:I s:i s:b}", "op", "task_exit",
                      "identity", identity, "task_id", (json_int_t)taskid,
                      "pid", (json_int_t)pid, "wait_status", status, "last",
-                     (uint32_t)exits_seen >= local);
+                     last);
     if (msg)
-        send_msg (msg, "task_exit");
+        (void)send_msg (msg, "task_exit", &end_unanswered);
     json_decref (msg);
     return 0;
 }
@@ -421,13 +446,14 @@ int slurm_spank_exit (spank_t sp, int ac, char **av)
     uint32_t local = 0;
 
     if (!disabled && spank_remote (sp) && notified && identity
+        && !end_unanswered
         && (spank_get_item (sp, S_JOB_LOCAL_TASK_COUNT, &local)
                 != ESPANK_SUCCESS
             || (uint32_t)exits_seen < local || extern_step)) {
         json_t *msg = json_pack ("{s:s s:O}", "op", "step_end", "identity",
                                  identity);
         if (msg)
-            send_msg (msg, "step_end");
+            (void)send_msg (msg, "step_end", &end_unanswered);
         json_decref (msg);
     }
     json_decref (identity);
