@@ -757,9 +757,13 @@ static int put_file (tr_store_t *store,
 }
 
 /* How often a put makes a directory again that a concurrent
- * tr_store_prune removed.
+ * tr_store_prune removed.  Each try loses only if a prune removes the
+ * directory in the microseconds between its creation and its use; a
+ * forwarder prunes once a round, but on a loaded node a round can land
+ * in that window several times over (8 tries lost to a pruner running
+ * back to back about once in 2,000 puts), so the bound is generous.
  */
-#define PUT_TRIES 8
+#define PUT_TRIES 64
 
 int tr_store_put (tr_store_t *store, json_t *rec, tr_error_t *error)
 {
