@@ -77,7 +77,7 @@ struct rep {
 };
 
 /* The program's name in messages: "tracer-report" unless the program
- * sharing this code sets another (view.c).
+ * sharing this code sets another (verify.c).
  */
 extern const char *rep_prog;
 
@@ -88,16 +88,18 @@ extern const char *rep_prog;
 struct tr_store;
 void rep_node_drops (struct tr_store *store, const char *cluster);
 
-/* "PROG: " and the message on stderr; returns what fprintf does. */
+/* "PROG: " and the message on stderr; returns what fprintf does
+ * (verify.c).
+ */
 int rep_err (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 /* Is every job id in the comma-separated list path-safe (the store's
  * rule; empty ones too with allow_empty)?  Says which is not on stderr
- * (view.c).
+ * (verify.c).
  */
 bool rep_ids_safe (const char *list, bool allow_empty);
 
-/* Verify the signature of rec, read from path (view.c).  0: it may be
+/* Verify the signature of rec, read from path (verify.c).  0: it may be
  * used, *sig says whether it is signed and note how; unsigned records
  * are refused unless keep_unsigned.  1: refused (tampered, forged,
  * unsigned), said on stderr with r->worst raised, why in note.  -1: it
@@ -111,7 +113,7 @@ int rep_verify (struct rep *r,
                 size_t size,
                 const char **sig);
 
-/* Record verification (view.c): load and verify path; returns the
+/* Record verification (verify.c): load and verify path; returns the
  * record (new reference) when it may be shown, with a note on its
  * signature in note; else NULL, having said why on stderr and raised
  * r->worst or r->errors.
@@ -190,7 +192,7 @@ int rep_export (struct rep *r, tr_rowset_t *set);
 /* --live (live.c). */
 int rep_live (struct rep *r);
 
-/* Raise the exit status to code if that is more serious. */
+/* Raise the exit status to code if that is more serious (verify.c). */
 void rep_set_worst (struct rep *r, int code);
 
 #endif /* !TRACER_REPORT_CLI_H */
