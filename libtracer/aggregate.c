@@ -23,6 +23,7 @@
 #include "merge.h"
 #include "report.h"
 #include "stats.h"
+#include "when.h"
 
 #define GIB 1073741824.0
 
@@ -1519,12 +1520,12 @@ static void print_group (FILE *out, const char *by, json_t *grp)
     }
     fputc ('\n', out);
     print_spread (out, "Elapsed:", json_object_get (grp, "elapsed_s"),
-                  tr_report_duration);
+                  tr_when_duration);
     print_spread (out, "CPU eff.:", json_object_get (grp, "cpu_eff"), fmt_pct);
     print_spread (out, "Memory peak:", json_object_get (grp, "mem_peak_bytes"),
                   tr_report_bytes);
     print_extreme (out, "Slowest:", json_object_get (grp, "slowest"),
-                   "elapsed_s", tr_report_duration);
+                   "elapsed_s", tr_when_duration);
     print_extreme (out, "Most memory:", json_object_get (grp, "most_memory"),
                    "mem_peak_bytes", tr_report_bytes);
     if (json_array_size (json_object_get (grp, "histogram")) > 0)

@@ -29,6 +29,7 @@
 #include "report.h"
 #include "stepsum.h"
 #include "strbuf.h"
+#include "when.h"
 
 /* Bounds on the size of the file.  A record holds at most 1000 points
  * per series, so these keep a job of many steps or nodes to a few MB.
@@ -197,7 +198,7 @@ static const char *fmt (char *buf, size_t size, enum fmt f, double v)
         snprintf (buf, size, v < 100 ? "%.2f s" : "%.0f s", v);
         break;
     case F_DUR:
-        tr_report_duration (buf, size, v);
+        tr_when_duration (buf, size, v);
         break;
     case F_BYTES:
         tr_report_bytes (buf, size, v);
@@ -1183,7 +1184,7 @@ static const char *time_label (char *buf, size_t size, double s, bool hours)
     long v = lround (s);
 
     if (hours)
-        return tr_report_duration (buf, size, s);
+        return tr_when_duration (buf, size, s);
     snprintf (buf, size, "%ld:%02ld", v / 60, v % 60);
     return buf;
 }

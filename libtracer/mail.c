@@ -397,7 +397,7 @@ static const char *dur_or_dash (char *buf, size_t size, double v)
 {
     if (isnan (v))
         return snprintf (buf, size, "-"), buf;
-    return tr_report_duration (buf, size, v);
+    return tr_when_duration (buf, size, v);
 }
 
 /* The user's name, else "uid N" (records may carry only the uid). */

@@ -18,6 +18,7 @@
 
 #include "recommend.h"
 #include "report.h"
+#include "when.h"
 
 #define MIB 1048576.0
 
@@ -265,7 +266,7 @@ static void cell (char *buf, double v, enum cell kind, int prec)
     else if (kind == C_TIME)
         (void)tr_recommend_time_text (buf, CELL, v);
     else if (kind == C_DURATION)
-        tr_report_duration (buf, CELL, v);
+        tr_when_duration (buf, CELL, v);
     else
         tr_report_bytes (buf, CELL, v);
 }

@@ -29,6 +29,7 @@
 #include "record.h"
 #include "report.h"
 #include "stepsum.h"
+#include "when.h"
 
 const char *tr_report_bytes (char *buf, size_t size, double bytes)
 {
@@ -43,20 +44,6 @@ const char *tr_report_bytes (char *buf, size_t size, double bytes)
         snprintf (buf, size, "%.0f B", bytes);
     else
         snprintf (buf, size, "%.1f %s", bytes, units[u]);
-    return buf;
-}
-
-const char *tr_report_duration (char *buf, size_t size, double seconds)
-{
-    long s = (long)llround (seconds < 0 ? 0 : seconds);
-    long days = s / 86400;
-
-    if (days)
-        snprintf (buf, size, "%ld-%02ld:%02ld:%02ld", days, (s / 3600) % 24,
-                  (s / 60) % 60, s % 60);
-    else
-        snprintf (buf, size, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60,
-                  s % 60);
     return buf;
 }
 
@@ -164,9 +151,9 @@ static void print_summary_lines (FILE *out,
                  sum->gpus);
     if (sum->idle_s > 0 && sum->elapsed_s > 0)
         fprintf (out, "    Idle:          %s of %s (longest stretch %s)\n",
-                 tr_report_duration (b1, sizeof (b1), sum->idle_s),
-                 tr_report_duration (b2, sizeof (b2), sum->elapsed_s),
-                 tr_report_duration (line, sizeof (line),
+                 tr_when_duration (b1, sizeof (b1), sum->idle_s),
+                 tr_when_duration (b2, sizeof (b2), sum->elapsed_s),
+                 tr_when_duration (line, sizeof (line),
                                      sum->idle_longest_s));
     if (!t) {
         tr_diag_defaults (&defaults);
@@ -212,7 +199,7 @@ static void print_step (FILE *out,
                  (int)json_integer_value (json_object_get (oc, "signal")));
     fprintf (out, "\n");
     fprintf (out, "    Elapsed:       %s\n",
-             tr_report_duration (b1, sizeof (b1), elapsed));
+             tr_when_duration (b1, sizeof (b1), elapsed));
 
     fprintf (out, "    CPU time:      %.2f s (user %.2f s, system %.2f s)",
              num (cpu, "total_s"), num (cpu, "user_s"),
@@ -293,7 +280,7 @@ static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
     fprintf (out, "      Step %s on %s: %s", str (step, "step_id"),
              str (row, "node"), str (row, "state"));
     print_exit (out, row);
-    fprintf (out, "; %s, CPU %.2f s", tr_report_duration (b1, sizeof (b1), el),
+    fprintf (out, "; %s, CPU %.2f s", tr_when_duration (b1, sizeof (b1), el),
              cpu);
     if (has (row, "efficiency"))
         fprintf (out, " (%.1f%% of %g core%s)", 100.0 * num (row, "efficiency"),
@@ -437,7 +424,7 @@ static void print_merged (FILE *out,
     fprintf (out, "\n");
     print_nodes (out, step);
     fprintf (out, "    Elapsed:       %s (the longest node)\n",
-             tr_report_duration (b1, sizeof (b1), elapsed));
+             tr_when_duration (b1, sizeof (b1), elapsed));
     fprintf (out,
              "    CPU time:      %.2f s (user %.2f s, system %.2f s), all "
              "nodes [%s, %s]\n",
@@ -992,7 +979,7 @@ static void live_cells (json_t *e, live_row_t row)
         strftime (row[COL_START], 64, "%Y-%m-%dT%H:%M:%S", &tm);
     else
         snprintf (row[COL_START], 64, "-");
-    tr_report_duration (row[COL_ELAPSED], 64,
+    tr_when_duration (row[COL_ELAPSED], 64,
                         num (json_object_get (rec, "time"), "elapsed_s"));
     if (cores < 0)
         snprintf (row[COL_CPU], 64, "-");
@@ -1014,7 +1001,7 @@ static void live_cells (json_t *e, live_row_t row)
     if (age < 100)
         snprintf (row[COL_AGE], 64, "%.0fs", age);
     else
-        tr_report_duration (row[COL_AGE], 64, age);
+        tr_when_duration (row[COL_AGE], 64, age);
 }
 
 int tr_report_live_view (FILE *out, json_t *entries)

@@ -63,8 +63,6 @@ int tr_report_step_summary (json_t *recs,
 /* "1.5 GiB"-style size into buf. */
 const char *tr_report_bytes (char *buf, size_t size, double bytes);
 
-/* "HH:MM:SS" (or "D-HH:MM:SS") into buf. */
-const char *tr_report_duration (char *buf, size_t size, double seconds);
 
 /* Live snapshots: what tracerd writes of each running step under
  * <daemon.state_dir>/live/ (see doc/record-format.md).

@@ -20,8 +20,8 @@
 #include <time.h>
 
 #include "merge.h"
-#include "report.h"
 #include "stepsum.h"
+#include "when.h"
 
 /* String pool: open addressing over interned copies, which live in
  * large chunks so that a million rows do not mean a million mallocs.
@@ -974,7 +974,7 @@ static int fmt_seconds (tr_strbuf_t *sb, double v)
 {
     char buf[64];
 
-    return tr_strbuf_puts (sb, tr_report_duration (buf, sizeof (buf), v));
+    return tr_strbuf_puts (sb, tr_when_duration (buf, sizeof (buf), v));
 }
 
 static int fmt_time (tr_strbuf_t *sb, double ms)

@@ -1105,3 +1105,17 @@ int tr_when_poll_ms (double due, double now)
 {
     return due > now ? (int)ceil ((due - now) * 1000) : 0;
 }
+
+const char *tr_when_duration (char *buf, size_t size, double seconds)
+{
+    long s = (long)llround (seconds < 0 ? 0 : seconds);
+    long days = s / 86400;
+
+    if (days)
+        snprintf (buf, size, "%ld-%02ld:%02ld:%02ld", days, (s / 3600) % 24,
+                  (s / 60) % 60, s % 60);
+    else
+        snprintf (buf, size, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60,
+                  s % 60);
+    return buf;
+}

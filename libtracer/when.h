@@ -145,4 +145,9 @@ double tr_when_monotonic (void);
  */
 int tr_when_poll_ms (double due, double now);
 
+/* A duration as Slurm writes one, "HH:MM:SS" (or "D-HH:MM:SS"),
+ * rounded to the second, into buf.
+ */
+const char *tr_when_duration (char *buf, size_t size, double seconds);
+
 #endif /* !TRACER_WHEN_H */
