@@ -123,13 +123,16 @@ static int mountpoint_read (const char *path, const char *controller,
  * reads were a third of tracerd's CPU at 400 steps): answers are kept
  * while a kept descriptor of the real /proc/self/mountinfo does not
  * report a change (poll(): POLLPRI | POLLERR once per change of the
- * mount table).  A fixture tree's file (tr_fsroot) is read every time.
+ * mount table).  The descriptor is of the process that opened it: a
+ * child (fork) opens its own.  A fixture tree's file (tr_fsroot) is
+ * read every time.
  */
 #define MNT_KEEP 4 /* cgroup2, memory, cpuacct, one more */
 
 static pthread_mutex_t mnt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int fd; /* 0: not opened yet; -1: not kept */
+    pid_t pid; /* the process that opened it */
     char path[PATH_MAX];
     size_t n, next;
     struct {
@@ -147,6 +150,12 @@ static bool mnt_keepable (const char *path)
     struct pollfd pfd;
     struct statfs sf;
 
+    if (mnt_kept.fd != 0 && mnt_kept.pid != getpid ()) {
+        /* inherited: the parent's table, and maybe its namespace */
+        if (mnt_kept.fd > 0)
+            close (mnt_kept.fd);
+        mnt_kept.fd = 0;
+    }
     if (mnt_kept.fd > 0 && strcmp (mnt_kept.path, path) != 0) {
         close (mnt_kept.fd);
         mnt_kept.fd = 0;
@@ -156,6 +165,7 @@ static bool mnt_keepable (const char *path)
     if (mnt_kept.fd == 0) {
         int fd = open (path, O_RDONLY | O_CLOEXEC);
         mnt_kept.n = mnt_kept.next = 0;
+        mnt_kept.pid = getpid ();
         snprintf (mnt_kept.path, sizeof (mnt_kept.path), "%s", path);
         /* 0 marks "not opened": a descriptor 0 is not kept */
         if (fd > 0 && fstatfs (fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)

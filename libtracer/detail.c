@@ -147,12 +147,12 @@ static bool path_under (const char *dir, const char *top)
  * turn, and each may ask about the same parent; one read of
  * /proc/PID/cgroup answers them all.  Kept MEMBER_MEMO_S: a process
  * moved meanwhile is seen as a step's a moment later, as when a step
- * asks a moment earlier.
+ * asks a moment earlier.  Keyed by the file's path (tr_fsroot applied).
  */
 #define MEMBER_MEMO_S 0.1
 
 static _Thread_local struct {
-    pid_t pid;
+    char path[PATH_MAX];
     int rc;
     double at;
     struct tr_cgroup_paths p;
@@ -162,15 +162,19 @@ static int cgroup_member (pid_t pid, void *arg)
 {
     tr_detail_t *d = arg;
     const struct tr_cgroup_paths *p = &member_memo.p;
+    char rel[64], path[PATH_MAX];
     double now;
     tr_error_t error;
 
     if (!d->have_cg)
         return -1;
+    snprintf (rel, sizeof (rel), "/proc/%d/cgroup", (int)pid);
+    if (tr_fsroot_path (path, sizeof (path), rel) < 0)
+        return -1;
     now = tr_when_monotonic ();
-    if (member_memo.pid != pid || now - member_memo.at > MEMBER_MEMO_S
-        || now < member_memo.at) {
-        member_memo.pid = pid;
+    if (strcmp (member_memo.path, path) != 0
+        || now - member_memo.at > MEMBER_MEMO_S || now < member_memo.at) {
+        snprintf (member_memo.path, sizeof (member_memo.path), "%s", path);
         member_memo.at = now;
         member_memo.rc = tr_cgroup_resolve_pid (pid, false,
                                                 &member_memo.p, &error);
