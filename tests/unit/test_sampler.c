@@ -796,7 +796,8 @@ static int mount_change_child (void)
     int rc = 0;
 
     if (unshare (CLONE_NEWNS) < 0
-        || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0
+        /* source and type are ignored here; named for valgrind */
+        || mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0
         || !mkdtemp (dir))
         return 77;
     for (int i = 0; i < 16 && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt))
