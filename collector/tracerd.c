@@ -1819,8 +1819,7 @@ static void on_exit_event (const struct tr_exit *ev, void *arg)
 {
     (void)arg;
     if (xq.n == xq.cap && xq.head > 0) {
-        memmove (xq.ev, xq.ev + xq.head,
-                 (xq.n - xq.head) * sizeof (*xq.ev));
+        memmove (xq.ev, xq.ev + xq.head, (xq.n - xq.head) * sizeof (*xq.ev));
         xq.n -= xq.head;
         xq.head = 0;
     }

@@ -202,8 +202,8 @@ int tr_cgroup_mountpoint (const char *controller, char *buf, size_t size)
         if (!strcmp (mnt_kept.e[i].ctrl, key)) {
             rc = mnt_kept.e[i].rc;
             err = mnt_kept.e[i].err;
-            if (rc == 0 && snprintf (buf, size, "%s", mnt_kept.e[i].mnt)
-                               >= (int)size) {
+            if (rc == 0
+                && snprintf (buf, size, "%s", mnt_kept.e[i].mnt) >= (int)size) {
                 rc = -1;
                 err = ENAMETOOLONG;
             }

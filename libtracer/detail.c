@@ -176,8 +176,8 @@ static int cgroup_member (pid_t pid, void *arg)
         || now - member_memo.at > MEMBER_MEMO_S || now < member_memo.at) {
         snprintf (member_memo.path, sizeof (member_memo.path), "%s", path);
         member_memo.at = now;
-        member_memo.rc = tr_cgroup_resolve_pid (pid, false,
-                                                &member_memo.p, &error);
+        member_memo.rc =
+            tr_cgroup_resolve_pid (pid, false, &member_memo.p, &error);
     }
     if (member_memo.rc < 0)
         return -1;

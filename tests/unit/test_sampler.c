@@ -800,8 +800,8 @@ static int mount_change_child (void)
         || mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0
         || !mkdtemp (dir))
         return 77;
-    for (int i = 0; i < 16 && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt))
-                                  == 0; i++) {
+    for (int i = 0;
+         i < 16 && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0; i++) {
         if (umount2 (mnt, MNT_DETACH) < 0)
             return 7; /* a mount point named again after its unmount */
     }
@@ -820,8 +820,9 @@ static int mount_change_child (void)
                  || strcmp (mnt, dir) != 0)
             rc = 5; /* asked again, unchanged */
         (void)umount2 (dir, MNT_DETACH);
-        if (!rc && (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0
-                    || errno != ENOENT))
+        if (!rc
+            && (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0
+                || errno != ENOENT))
             rc = 6;
     }
     rmdir (dir);
