@@ -1789,24 +1789,87 @@ static void update_exit_filter (void)
 /* Offer each process exit to the active steps; the first that knows
  * the process (or its parent) takes it.
  */
-static void on_exit_event (const struct tr_exit *ev, void *arg)
+static void offer_exit (const struct tr_exit *ev)
 {
-    (void)arg;
     xf.received++;
     for (int i = 0; i < d.nsteps; i++)
         if (tr_step_exit_event (d.steps[i].step, ev) == 1)
             return;
 }
 
-/* Take the process exits the kernel reported.  Events lost to an
+/* Exits read from the kernel wait here, in their order, until they are
+ * offered: reading a batch is cheap, offering it to thousands of steps
+ * is not, so the poll loop offers them in slices of at most
+ * EXIT_SLICE_S and serves clients between slices.  The socket is read
+ * again once fewer than EXIT_QUEUE_READ wait; beyond that the kernel
+ * holds them (its overruns are counted as lost, as before).
+ */
+#define EXIT_SLICE_S 0.02
+#define EXIT_QUEUE_READ 8192
+#define EXIT_QUEUE_KEEP 1024 /* entries kept allocated once empty */
+
+static struct {
+    struct tr_exit *ev;
+    size_t head, n, cap; /* waiting: ev[head .. n-1] */
+} xq;
+
+static void offer_queued (double budget);
+
+static void on_exit_event (const struct tr_exit *ev, void *arg)
+{
+    (void)arg;
+    if (xq.n == xq.cap && xq.head > 0) {
+        memmove (xq.ev, xq.ev + xq.head, (xq.n - xq.head) * sizeof (*xq.ev));
+        xq.n -= xq.head;
+        xq.head = 0;
+    }
+    if (xq.n == xq.cap) {
+        size_t cap = xq.cap ? xq.cap * 2 : 256;
+        struct tr_exit *n = realloc (xq.ev, cap * sizeof (*n));
+        if (!n) {
+            /* no room: the waiting ones first, in order, then this one */
+            offer_queued (-1);
+            offer_exit (ev);
+            return;
+        }
+        xq.ev = n;
+        xq.cap = cap;
+    }
+    xq.ev[xq.n++] = *ev;
+}
+
+/* Offer waiting exits for at most budget seconds (all of them when
+ * budget < 0).
+ */
+static void offer_queued (double budget)
+{
+    double t0 = budget >= 0 ? tr_when_monotonic () : 0;
+
+    while (xq.head < xq.n) {
+        if (budget >= 0 && tr_when_monotonic () - t0 >= budget)
+            return;
+        offer_exit (&xq.ev[xq.head++]);
+    }
+    xq.head = xq.n = 0;
+    if (xq.cap > EXIT_QUEUE_KEEP) {
+        free (xq.ev);
+        xq.ev = NULL;
+        xq.cap = 0;
+    }
+}
+
+static bool exits_waiting (void)
+{
+    return xq.head < xq.n;
+}
+
+/* Read what the kernel reported into the queue.  Events lost to an
  * overrun could have been any step's: every running step is told.
  */
-static void drain_exits (void)
+static void read_exits (void)
 {
     uint64_t lost;
 
-    if (!d.taskstats)
-        return;
     (void)tr_taskstats_read (d.taskstats, on_exit_event, NULL);
     if ((lost = tr_taskstats_lost (d.taskstats)) > d.exits_lost) {
         logmsg (LOG_WARNING, "%llu process exit events lost (receive "
@@ -1817,6 +1880,29 @@ static void drain_exits (void)
             tr_step_exits_lost (d.steps[i].step, lost - d.exits_lost);
         d.exits_lost = lost;
     }
+}
+
+/* Take every process exit the kernel reported so far: before a step's
+ * final reading, all its exits must have been offered.
+ */
+static void drain_exits (void)
+{
+    if (!d.taskstats)
+        return;
+    read_exits ();
+    offer_queued (-1);
+}
+
+/* The poll loop's share: read when the queue is short, then offer for
+ * at most EXIT_SLICE_S.
+ */
+static void drain_exits_slice (bool readable)
+{
+    if (!d.taskstats)
+        return;
+    if (readable && xq.n - xq.head < EXIT_QUEUE_READ)
+        read_exits ();
+    offer_queued (EXIT_SLICE_S);
 }
 
 /* An explicit attach (LSF, PBS, other schedulers' prologues):
@@ -2906,7 +2992,7 @@ int main (int argc, char **argv)
         double now = tr_when_monotonic ();
         double wake;
         int timeout;
-        int nq = nqueries, nc;
+        int nq = nqueries, nc, ready;
 
         for (int i = 0; i < nq; i++) {
             pfd[2 + i].fd = queries[i].q ? tr_jobstate_query_fd (queries[i].q)
@@ -2930,11 +3016,18 @@ int main (int argc, char **argv)
         }
         /* exits are read in batches (tr_taskstats_poll_fd) */
         pfd[1].fd = tr_taskstats_poll_fd (d.taskstats, now, &wake);
+        if (exits_waiting ()) {
+            /* offered in slices: clients are served in between */
+            wake = now;
+            if (xq.n - xq.head >= EXIT_QUEUE_READ)
+                pfd[1].fd = -1;
+        }
         timeout = tr_when_poll_ms (wake, now);
-        if (poll (pfd, (nfds_t)(3 + nq + nc), timeout) > 0) {
-            /* exits first: a task_exit may finish the step they belong to */
-            if (pfd[1].revents & POLLIN)
-                drain_exits ();
+        ready = poll (pfd, (nfds_t)(3 + nq + nc), timeout);
+        /* exits first: a task_exit may finish the step they belong to */
+        if (exits_waiting () || (ready > 0 && (pfd[1].revents & POLLIN)))
+            drain_exits_slice (ready > 0 && (pfd[1].revents & POLLIN));
+        if (ready > 0) {
             /* newest last: serving one moves the last into its place */
             for (int i = nc - 1; i >= 0; i--)
                 if (pfd[3 + nq + i].revents)

@@ -20,8 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
 
 #include "cgroup.h"
 #include "fsroot.h"
@@ -47,16 +54,14 @@ static int read_small (const char *path, char *buf, size_t size)
  * source superopts.  Mount points escape spaces as \040; cgroup mount
  * points do not contain any in practice, and we refuse ones that do.
  */
-int tr_cgroup_mountpoint (const char *controller, char *buf, size_t size)
+static int mountpoint_read (const char *path, const char *controller,
+                            char *buf, size_t size)
 {
-    char path[PATH_MAX];
     FILE *f;
     char *line = NULL;
     size_t cap = 0;
     int rc = -1;
 
-    if (tr_fsroot_path (path, sizeof (path), "/proc/self/mountinfo") < 0)
-        return -1;
     if (!(f = fopen (path, "re")))
         return -1;
     while (getline (&line, &cap, f) > 0) {
@@ -111,6 +116,118 @@ int tr_cgroup_mountpoint (const char *controller, char *buf, size_t size)
         fclose (f);
         errno = saved;
     }
+    return rc;
+}
+
+/* Mount points change rarely, and mountinfo is long on some nodes (its
+ * reads were a third of tracerd's CPU at 400 steps): answers are kept
+ * while a kept descriptor of the real /proc/self/mountinfo does not
+ * report a change (poll(): POLLPRI | POLLERR once per change of the
+ * mount table).  The descriptor is of the process that opened it: a
+ * child (fork) opens its own.  A fixture tree's file (tr_fsroot) is
+ * read every time.
+ */
+#define MNT_KEEP 4 /* cgroup2, memory, cpuacct, one more */
+
+static pthread_mutex_t mnt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int fd; /* 0: not opened yet; -1: not kept */
+    pid_t pid; /* the process that opened it */
+    char path[PATH_MAX];
+    size_t n, next;
+    struct {
+        char ctrl[32];
+        int rc, err;
+        char mnt[PATH_MAX];
+    } e[MNT_KEEP];
+} mnt_kept;
+
+/* With mnt_lock held: whether answers for path may be kept, dropping
+ * them when the mount table changed.
+ */
+static bool mnt_keepable (const char *path)
+{
+    struct pollfd pfd;
+    struct statfs sf;
+
+    if (mnt_kept.fd != 0 && mnt_kept.pid != getpid ()) {
+        /* inherited: the parent's table, and maybe its namespace */
+        if (mnt_kept.fd > 0)
+            close (mnt_kept.fd);
+        mnt_kept.fd = 0;
+    }
+    if (mnt_kept.fd > 0 && strcmp (mnt_kept.path, path) != 0) {
+        close (mnt_kept.fd);
+        mnt_kept.fd = 0;
+    }
+    if (mnt_kept.fd < 0 && strcmp (mnt_kept.path, path) != 0)
+        mnt_kept.fd = 0;
+    if (mnt_kept.fd == 0) {
+        int fd = open (path, O_RDONLY | O_CLOEXEC);
+        mnt_kept.n = mnt_kept.next = 0;
+        mnt_kept.pid = getpid ();
+        snprintf (mnt_kept.path, sizeof (mnt_kept.path), "%s", path);
+        /* 0 marks "not opened": a descriptor 0 is not kept */
+        if (fd > 0 && fstatfs (fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+            mnt_kept.fd = fd;
+        else {
+            if (fd >= 0)
+                close (fd);
+            mnt_kept.fd = -1;
+        }
+        return mnt_kept.fd > 0;
+    }
+    if (mnt_kept.fd < 0)
+        return false;
+    pfd.fd = mnt_kept.fd;
+    pfd.events = POLLPRI;
+    pfd.revents = 0;
+    if (poll (&pfd, 1, 0) != 0)
+        mnt_kept.n = mnt_kept.next = 0; /* changed (or cannot tell) */
+    return true;
+}
+
+int tr_cgroup_mountpoint (const char *controller, char *buf, size_t size)
+{
+    char path[PATH_MAX], mnt[PATH_MAX];
+    const char *key = controller ? controller : "";
+    bool keep;
+    int rc, err;
+
+    if (tr_fsroot_path (path, sizeof (path), "/proc/self/mountinfo") < 0)
+        return -1;
+    pthread_mutex_lock (&mnt_lock);
+    keep = mnt_keepable (path) && strlen (key) < sizeof (mnt_kept.e[0].ctrl);
+    for (size_t i = 0; keep && i < mnt_kept.n; i++)
+        if (!strcmp (mnt_kept.e[i].ctrl, key)) {
+            rc = mnt_kept.e[i].rc;
+            err = mnt_kept.e[i].err;
+            if (rc == 0
+                && snprintf (buf, size, "%s", mnt_kept.e[i].mnt) >= (int)size) {
+                rc = -1;
+                err = ENAMETOOLONG;
+            }
+            pthread_mutex_unlock (&mnt_lock);
+            errno = err;
+            return rc;
+        }
+    rc = mountpoint_read (path, controller, mnt, sizeof (mnt));
+    err = errno;
+    if (keep && (rc == 0 || err == ENOENT)) {
+        size_t i = mnt_kept.n < MNT_KEEP ? mnt_kept.n++ : mnt_kept.next;
+        mnt_kept.next = (i + 1) % MNT_KEEP;
+        snprintf (mnt_kept.e[i].ctrl, sizeof (mnt_kept.e[i].ctrl), "%s", key);
+        mnt_kept.e[i].rc = rc;
+        mnt_kept.e[i].err = err;
+        snprintf (mnt_kept.e[i].mnt, sizeof (mnt_kept.e[i].mnt), "%s",
+                  rc == 0 ? mnt : "");
+    }
+    pthread_mutex_unlock (&mnt_lock);
+    if (rc == 0 && snprintf (buf, size, "%s", mnt) >= (int)size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    errno = err;
     return rc;
 }
 

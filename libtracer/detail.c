@@ -36,6 +36,7 @@
 #include "series.h"
 #include "strbuf.h"
 #include "topology.h"
+#include "when.h"
 
 enum {
     S_PSI_CPU_SOME,
@@ -141,18 +142,49 @@ static bool path_under (const char *dir, const char *top)
  * own cgroup2 mirror is not asked: processes reach it only when tracerd
  * moves them, and their v1 directories say the same.
  */
+/* The cgroups of the pid looked up last, shared by every step of this
+ * thread: a daemon offers an exit to each of its thousands of steps in
+ * turn, and each may ask about the same parent; one read of
+ * /proc/PID/cgroup answers them all.  Kept MEMBER_MEMO_S: a process
+ * moved meanwhile is seen as a step's a moment later, as when a step
+ * asks a moment earlier.  Keyed by the file's path (tr_fsroot applied).
+ */
+#define MEMBER_MEMO_S 0.1
+
+static _Thread_local struct {
+    char path[PATH_MAX];
+    int rc;
+    double at;
+    struct tr_cgroup_paths p;
+} member_memo;
+
 static int cgroup_member (pid_t pid, void *arg)
 {
     tr_detail_t *d = arg;
-    struct tr_cgroup_paths p;
+    const struct tr_cgroup_paths *p = &member_memo.p;
+    char rel[64], path[PATH_MAX];
+    double now;
     tr_error_t error;
 
-    if (!d->have_cg || tr_cgroup_resolve_pid (pid, false, &p, &error) < 0)
+    if (!d->have_cg)
         return -1;
-    return path_under (p.memory, d->cg.memory)
-           || path_under (p.cpuacct, d->cg.cpuacct)
+    snprintf (rel, sizeof (rel), "/proc/%d/cgroup", (int)pid);
+    if (tr_fsroot_path (path, sizeof (path), rel) < 0)
+        return -1;
+    now = tr_when_monotonic ();
+    if (strcmp (member_memo.path, path) != 0
+        || now - member_memo.at > MEMBER_MEMO_S || now < member_memo.at) {
+        snprintf (member_memo.path, sizeof (member_memo.path), "%s", path);
+        member_memo.at = now;
+        member_memo.rc =
+            tr_cgroup_resolve_pid (pid, false, &member_memo.p, &error);
+    }
+    if (member_memo.rc < 0)
+        return -1;
+    return path_under (p->memory, d->cg.memory)
+           || path_under (p->cpuacct, d->cg.cpuacct)
            || (!d->cg.unified_is_mirror
-               && path_under (p.unified, d->cg.unified));
+               && path_under (p->unified, d->cg.unified));
 }
 
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,

@@ -198,6 +198,11 @@ struct tr_procs {
     size_t rhead, rcount;
     struct tr_exit *pending;
     size_t phead, pcount;
+    /* pending[i].ppid, packed: a daemon asks each of thousands of steps
+     * about every unknown exit, and scanning 128 whole events each time
+     * is most of that cost
+     */
+    pid_t pending_ppid[PENDING_MAX];
     tr_procs_member_f member; /* is a live process the step's? */
     void *member_arg;
     struct {
@@ -1638,6 +1643,7 @@ static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
         P->pcount--;
     }
     P->pending[(P->phead + P->pcount) % PENDING_MAX] = *ev;
+    P->pending_ppid[(P->phead + P->pcount) % PENDING_MAX] = ev->ppid;
     P->pcount++;
 }
 
@@ -1670,7 +1676,7 @@ static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
         if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
             return false;
     for (size_t i = 0; i < P->pcount && same + 1 < ADOPT_AFTER; i++)
-        if (P->pending[(P->phead + i) % PENDING_MAX].ppid == ppid)
+        if (P->pending_ppid[(P->phead + i) % PENDING_MAX] == ppid)
             same++;
     if (same + 1 < ADOPT_AFTER)
         return false;
@@ -1711,8 +1717,10 @@ static int resolve_pending (tr_procs_t *P)
                 continue;
             }
             /* compact in place: the kept ones move down in order */
-            if (keep != i)
+            if (keep != i) {
                 P->pending[(P->phead + keep) % PENDING_MAX] = *ev;
+                P->pending_ppid[(P->phead + keep) % PENDING_MAX] = ev->ppid;
+            }
             keep++;
         }
         P->pcount = keep;

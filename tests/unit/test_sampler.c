@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -783,6 +785,79 @@ static void test_delegated_step (void **state)
     tr_step_destroy (step);
 }
 
+/* In a child, in a mount namespace of its own: every cgroup2 mount is
+ * taken away, one is mounted on a new directory and taken away again;
+ * each lookup must see the table as it is now.  Exit 77: cannot be
+ * set up here.
+ */
+static int mount_change_child (void)
+{
+    char dir[] = "/tmp/tracer-cg2.XXXXXX", mnt[PATH_MAX];
+    int rc = 0;
+
+    if (unshare (CLONE_NEWNS) < 0
+        /* source and type are ignored here; named for valgrind */
+        || mount ("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0
+        || !mkdtemp (dir))
+        return 77;
+    for (int i = 0;
+         i < 16 && tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0; i++) {
+        if (umount2 (mnt, MNT_DETACH) < 0)
+            return 7; /* a mount point named again after its unmount */
+    }
+    /* an answer kept over the change would name the old mount again */
+    if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0)
+        rc = 2;
+    else if (errno != ENOENT)
+        rc = 3;
+    else if (mount ("none", dir, "cgroup2", 0, NULL) < 0)
+        rc = 77;
+    else {
+        if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) < 0
+            || strcmp (mnt, dir) != 0)
+            rc = 4;
+        else if (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) < 0
+                 || strcmp (mnt, dir) != 0)
+            rc = 5; /* asked again, unchanged */
+        (void)umount2 (dir, MNT_DETACH);
+        if (!rc
+            && (tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0
+                || errno != ENOENT))
+            rc = 6;
+    }
+    rmdir (dir);
+    return rc;
+}
+
+/* Mount points are kept while the mount table is unchanged: a cgroup2
+ * hierarchy mounted or unmounted afterwards is seen at the next lookup,
+ * in a child whose parent had looked them up already.
+ */
+static void test_mountpoint_change (void **state)
+{
+    char mnt[PATH_MAX];
+    pid_t pid;
+    int status;
+
+    (void)state;
+    tr_fsroot_set (NULL);
+    if (geteuid () != 0) {
+        skip ();
+        return;
+    }
+    (void)tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)); /* kept here */
+    if ((pid = fork ()) == 0)
+        _exit (mount_change_child ());
+    assert_true (pid > 0);
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    if (WEXITSTATUS (status) == 77) {
+        skip ();
+        return;
+    }
+    assert_int_equal (WEXITSTATUS (status), 0);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -806,6 +881,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_exclude, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
+        cmocka_unit_test (test_mountpoint_change),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
