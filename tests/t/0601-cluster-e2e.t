@@ -67,7 +67,7 @@ test_expect_success 'the record carries the task exit status and is signed' '
     grep -q "Memory peak:" view.out
 '
 
-test_expect_success 'records in the store are owned by the job user, mode 0640' '
+test_expect_success 'records in the store belong to their writer (root), mode 0640' '
     f=$(find "$TRACER_CLUSTER_DIR/store" -name "0.$TRACER_NODENAME.json" -path "*/$(cat job1)/*") &&
     test "$(stat -c %a:%u "$f")" = 640:0
 '
