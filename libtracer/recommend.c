@@ -368,22 +368,22 @@ struct group {
     size_t count[K_OTHER + 1];
     size_t total;
     size_t oom_bounds; /* runs that gave an OOM bound */
-    struct vec par, stall, mem, time;
+    struct vec par, stall, thr, mem, time;
     struct vec rcpt, rmem, rtime, rcores, rtasks, rnodes;
     const char *partition;
     struct res cpus, mem_r, time_r;
 };
 
-#define NVECS 10
+#define NVECS 11
 
 static void gather (struct group *g,
                     const tr_stepsum_t **v,
                     size_t k,
                     double *buf)
 {
-    struct vec *vecs[NVECS] = { &g->par,    &g->stall, &g->mem,   &g->time,
-                                &g->rcpt,   &g->rmem,  &g->rtime, &g->rcores,
-                                &g->rtasks, &g->rnodes };
+    struct vec *vecs[NVECS] = { &g->par,    &g->stall, &g->thr,   &g->mem,
+                                &g->time,   &g->rcpt,  &g->rmem,  &g->rtime,
+                                &g->rcores, &g->rtasks, &g->rnodes };
 
     for (size_t i = 0; i < NVECS; i++)
         *vecs[i] = (struct vec){ buf + i * k, 0 };
@@ -407,6 +407,7 @@ static void gather (struct group *g,
                 push (&g->par, r->cpu_s / e / tasks);
                 push (&g->stall,
                       fmax (r->psi_cpu_some_s / e, r->throttled_s / e));
+                push (&g->thr, r->throttled_s / e);
             }
             push (&g->mem, r->mem_peak_bytes);
             push (&g->time, e);
@@ -433,7 +434,16 @@ static void size_cpus (struct group *g, const struct tr_recommend_opts *o)
     c->bound = NAN;
     describe (c, &g->par);
     c->pressure = tr_stats_quantile (g->stall.v, g->stall.n, c->q);
-    c->starved = c->pressure > o->cpu_pressure_max;
+    /* Throttling is the step's own CPU limit.  Waiting for a CPU (PSI)
+     * is starvation only for a step that kept all the cores it asked
+     * for busy at once: one that never ran more than one thread on two
+     * cores waited for the work of others on the node, and more cores
+     * would not have helped it.
+     */
+    c->starved = c->pressure > o->cpu_pressure_max
+                 && (tr_stats_quantile (g->thr.v, g->thr.n, c->q)
+                         > o->cpu_pressure_max
+                     || !(c->peak < c->request - 0.5));
     if (g->par.n) {
         c->recommend = fmax (1, ceil (c->at_q - CPU_TOLERANCE));
         c->basis = "quantile";
