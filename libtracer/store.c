@@ -1414,6 +1414,36 @@ static int rmdir_if_empty (int dirfd, const char *name)
     return -1;
 }
 
+/* Open <cluster>/<sub> (its path in rel) and list its subdirectories:
+ * 1 with *dirfd open and the names to free, 0 where it is no cluster
+ * directory of ours or absent, -1 with error.
+ */
+static int list_cluster_sub (tr_store_t *store,
+                             const char *cluster,
+                             const char *sub,
+                             char rel[PATH_MAX],
+                             int *dirfd,
+                             char ***names,
+                             size_t *n,
+                             tr_error_t *error)
+{
+    int fd;
+
+    if (!tr_record_id_is_safe (cluster)
+        || fmt_path (rel, PATH_MAX, "%s/%s", cluster, sub) < 0)
+        return 0;
+    if ((*dirfd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return 0;
+    fd = dup (*dirfd);
+    if (fd < 0 || list_names (fd, LIST_DIRS, names, n) < 0) {
+        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
+                      strerror (errno));
+        close_keep_errno (*dirfd);
+        return -1;
+    }
+    return 1;
+}
+
 /* The markers of jobs with no record left, then the day directories
  * left empty, of one cluster.
  */
@@ -1426,20 +1456,12 @@ static int prune_days (tr_store_t *store,
     char **days, **marks;
     size_t nd, nm;
     int daysfd, fd;
-    int rc = 0;
+    int rc = list_cluster_sub (store, cluster, "days", rel, &daysfd, &days,
+                               &nd, error);
 
-    if (!tr_record_id_is_safe (cluster)
-        || fmt_path (rel, sizeof (rel), "%s/days", cluster) < 0)
-        return 0; /* not a cluster directory of ours */
-    if ((daysfd = tr_store_open_below (store->rootfd, rel)) < 0)
-        return 0;
-    fd = dup (daysfd);
-    if (fd < 0 || list_names (fd, LIST_DIRS, &days, &nd) < 0) {
-        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
-                      strerror (errno));
-        close_keep_errno (daysfd);
-        return -1;
-    }
+    if (rc <= 0)
+        return rc;
+    rc = 0;
     for (size_t i = 0; i < nd && rc == 0; i++) {
         int dayfd;
 
@@ -1496,20 +1518,12 @@ static int prune_jobs (tr_store_t *store,
     char **buckets, **jobs;
     size_t nb, nj;
     int jobsfd, fd;
-    int rc = 0;
+    int rc = list_cluster_sub (store, cluster, "jobs", rel, &jobsfd,
+                               &buckets, &nb, error);
 
-    if (!tr_record_id_is_safe (cluster)
-        || fmt_path (rel, sizeof (rel), "%s/jobs", cluster) < 0)
-        return 0;
-    if ((jobsfd = tr_store_open_below (store->rootfd, rel)) < 0)
-        return 0;
-    fd = dup (jobsfd);
-    if (fd < 0 || list_names (fd, LIST_DIRS, &buckets, &nb) < 0) {
-        tr_errprintf (error, "list %s/%s: %s", store->root, rel,
-                      strerror (errno));
-        close_keep_errno (jobsfd);
-        return -1;
-    }
+    if (rc <= 0)
+        return rc;
+    rc = 0;
     for (size_t b = 0; b < nb && rc == 0; b++) {
         int bfd = openat (jobsfd, buckets[b],
                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
