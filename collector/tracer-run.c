@@ -552,13 +552,17 @@ int main (int argc, char **argv)
     }
     else
         tr_step_add_task (o.step, 0, pid);
-    /* Every process of the command is in its cgroup2 directory, from
+    /* Every process of the command is in its cgroup directories, from
      * before it execs: there the kernel drops the other processes' exit
-     * records before they reach the listener.  Where it cannot (no BPF,
-     * no cgroup2 directory), every exit is offered as before.
+     * records before they reach the listener (by its cgroup2 directory,
+     * else by its v1 cpuacct or memory one).  Where it cannot (no BPF,
+     * no kernel BTF for a v1 directory), every exit is offered as before.
      */
-    if (cgroup_mode && o.taskstats && cg.unified[0]) {
-        const char *dirs[] = { cg.unified };
+    if (cgroup_mode && o.taskstats
+        && (cg.unified[0] || cg.cpuacct[0] || cg.memory[0])) {
+        const char *dirs[] = { cg.unified[0]   ? cg.unified
+                               : cg.cpuacct[0] ? cg.cpuacct
+                                               : cg.memory };
         (void)tr_taskstats_filter_cgroups (o.taskstats, dirs, 1, &error);
     }
     if (write (pfd[1], "g", 1) != 1) {

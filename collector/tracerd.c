@@ -1638,12 +1638,12 @@ static void sweep_mirrors (double now)
 }
 
 /* The kernel filter on process exits (tr_taskstats_filter_cgroups):
- * while every active step has a cgroup2 directory that holds all its
- * processes (tr_step_cgroup2_dir), the kernel drops every other exit
- * before it is queued, so other jobs' exits cost tracerd nothing.  A
- * step without one (a process tree or set, a v1 step that is not
- * mirrored, a task that could not be moved into the mirror), more than
- * TR_TASKSTATS_FILTER_MAX directories, or a refusal: no filter, every
+ * while every active step has a cgroup directory that holds all its
+ * processes (filter_dir: its cgroup2 directory, else its v1 cpuacct or
+ * memory one), the kernel drops every other exit before it is queued,
+ * so other jobs' exits cost tracerd nothing.  A step without one (a
+ * process tree or set), more than TR_TASKSTATS_FILTER_MAX directories,
+ * or a refusal (no BPF, no kernel BTF for the v1 walk): no filter, every
  * exit delivered.  Widened before a new step's task is released (the
  * step_start reply), narrowed once a retired step's exits were drained;
  * with no step left the last filter stays (the next step sets its own
@@ -1717,6 +1717,27 @@ static bool mirrored (struct active *a)
     return dl >= tl && !strcmp (dir + dl - tl, tail);
 }
 
+/* The directory whose exits a step needs: its cgroup2 one while every
+ * task of it is known to be there, else the v1 one the scheduler put
+ * every task in; NULL with why set when it has none.
+ */
+static const char *filter_dir (struct active *a, char *why, size_t size)
+{
+    const char *dir = tr_step_cgroup2_dir (a->step);
+
+    if (dir && !a->unfiltered)
+        return dir;
+    if ((dir = tr_step_cgroup1_dir (a->step)))
+        return dir;
+    if (a->unfiltered)
+        snprintf (why, size, "step %s may have processes outside its "
+                  "cgroup2 directory", a->key);
+    else
+        snprintf (why, size, "step %s has no cgroup directory of its own",
+                  a->key);
+    return NULL;
+}
+
 static void update_exit_filter (void)
 {
     const char *dirs[TR_TASKSTATS_FILTER_MAX];
@@ -1728,17 +1749,13 @@ static void update_exit_filter (void)
         return;
     why[0] = '\0';
     for (int i = 0; i < d.nsteps && !why[0]; i++) {
-        const char *dir = tr_step_cgroup2_dir (d.steps[i].step);
+        const char *dir = filter_dir (&d.steps[i], why, sizeof (why));
         if (!dir)
-            snprintf (why, sizeof (why), "step %s has no cgroup2 directory "
-                      "of its own", d.steps[i].key);
-        else if (d.steps[i].unfiltered)
-            snprintf (why, sizeof (why), "step %s may have processes "
-                      "outside its cgroup2 directory", d.steps[i].key);
+            break;
         else if (access (dir, F_OK) < 0 && errno == ENOENT)
             continue; /* removed, so empty: no exit of it is to come */
         else if (n == TR_TASKSTATS_FILTER_MAX)
-            snprintf (why, sizeof (why), "more than %d step cgroup2 "
+            snprintf (why, sizeof (why), "more than %d step cgroup "
                       "directories", TR_TASKSTATS_FILTER_MAX);
         else
             dirs[n++] = dir;
@@ -1771,7 +1788,7 @@ static void update_exit_filter (void)
         return;
     }
     logmsg (xf.on ? LOG_DEBUG : LOG_INFO, "process exits: only those in "
-            "the steps' %zu cgroup2 directories delivered (kernel "
+            "the steps' %zu cgroup directories delivered (kernel "
             "filter)", n);
     xf.on = true;
     xf.said_off = false;

@@ -1392,6 +1392,15 @@ const char *tr_step_cgroup2_dir (const tr_step_t *step)
                : NULL;
 }
 
+const char *tr_step_cgroup1_dir (const tr_step_t *step)
+{
+    if (step->mode != ATTACH_CGROUP)
+        return NULL;
+    if (step->cg.cpuacct[0])
+        return step->cg.cpuacct;
+    return step->cg.memory[0] ? step->cg.memory : NULL;
+}
+
 bool tr_step_attached (const tr_step_t *step)
 {
     return step->mode != ATTACH_NONE;

@@ -149,6 +149,13 @@ bool tr_step_in_cgroup (const tr_step_t *step);
  */
 const char *tr_step_cgroup2_dir (const tr_step_t *step);
 
+/* A v1 directory the step is followed through, which holds every
+ * process of it (the scheduler put them there): its cpuacct directory,
+ * else its memory one.  NULL for a step not followed through a cgroup or
+ * with no v1 directory.
+ */
+const char *tr_step_cgroup1_dir (const tr_step_t *step);
+
 bool tr_step_attached (const tr_step_t *step);
 
 int tr_step_ntasks (tr_step_t *step);

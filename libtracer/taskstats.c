@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -58,6 +59,7 @@
 #include <linux/netlink.h>
 #include <linux/taskstats.h>
 
+#include "btf.h"
 #include "cgroup.h"
 #include "taskstats.h"
 #include "when.h"
@@ -509,16 +511,219 @@ static void bpf_ld64 (struct bpf_insn *prog, size_t *n, uint8_t dst,
     bpf_put (prog, n, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
 }
 
+/* Where the running kernel keeps what the v1 part of the filter reads
+ * (from its BTF, once): task_struct.cgroups -> css_set.subsys[id] ->
+ * cgroup_subsys_state.cgroup -> cgroup.{level, ancestors[], kn} ->
+ * kernfs_node.id, the id that is also the directory's inode number on a
+ * 64-bit kernel (kernfs_id_ino).
+ */
+#define TR_KERNEL_BTF "/sys/kernel/btf/vmlinux"
+
+static const struct {
+    const char *name; /* the controller */
+    const char *file; /* a file only its directories have */
+} v1_controllers[] = {
+    { "cpuacct", "cpuacct.usage" },
+    { "memory", "memory.usage_in_bytes" },
+    { "pids", "pids.current" },
+    { "cpuset", "cpuset.cpus" },
+    { "freezer", "freezer.state" },
+    { "devices", "devices.list" },
+};
+#define NV1 (sizeof (v1_controllers) / sizeof (v1_controllers[0]))
+
+static struct {
+    bool tried;
+    int err;         /* 0 when known */
+    char why[200];
+    size_t task_cgroups, set_subsys, css_cgroup, cg_level, cg_ancestors,
+        cg_kn, kn_id;
+    uint32_t nsubsys;
+    int64_t subsys_id[NV1]; /* -1: not in this kernel */
+} klay;
+
+static int layout_member (tr_btf_t *btf, const char *type, const char *m,
+                          size_t *off, size_t want)
+{
+    size_t size;
+    uint32_t ne;
+
+    if (tr_btf_member (btf, type, m, off, &size, &ne) < 0) {
+        snprintf (klay.why, sizeof (klay.why), "kernel BTF: no %s.%s", type,
+                  m);
+        return -1;
+    }
+    if (want && size != want) {
+        snprintf (klay.why, sizeof (klay.why), "kernel BTF: %s.%s is %zu "
+                  "bytes, not %zu", type, m, size, want);
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+static int kernel_layout (tr_error_t *error)
+{
+    if (!klay.tried) {
+        tr_error_t e;
+        tr_btf_t *btf;
+        size_t size;
+        uint32_t ne = 0;
+
+        klay.tried = true;
+        if (!(btf = tr_btf_load (TR_KERNEL_BTF, &e))) {
+            klay.err = errno;
+            snprintf (klay.why, sizeof (klay.why), "%s", tr_error_str (&e));
+        }
+        else {
+            if (layout_member (btf, "task_struct", "cgroups",
+                               &klay.task_cgroups, 8) < 0
+                || layout_member (btf, "cgroup_subsys_state", "cgroup",
+                                  &klay.css_cgroup, 8) < 0
+                || layout_member (btf, "cgroup", "level", &klay.cg_level, 4)
+                       < 0
+                || layout_member (btf, "cgroup", "kn", &klay.cg_kn, 8) < 0
+                || layout_member (btf, "cgroup", "ancestors",
+                                  &klay.cg_ancestors, 0) < 0
+                || layout_member (btf, "kernfs_node", "id", &klay.kn_id, 8)
+                       < 0)
+                klay.err = errno ? errno : ENOENT;
+            else if (tr_btf_member (btf, "css_set", "subsys",
+                                    &klay.set_subsys, &size, &ne) < 0
+                     || ne == 0 || size != (size_t)ne * 8) {
+                klay.err = ENOENT;
+                snprintf (klay.why, sizeof (klay.why),
+                          "kernel BTF: no css_set.subsys array");
+            }
+            klay.nsubsys = ne;
+            for (size_t i = 0; i < NV1; i++) {
+                char en[64];
+                snprintf (en, sizeof (en), "%s_cgrp_id",
+                          v1_controllers[i].name);
+                if (tr_btf_enum_value (btf, "cgroup_subsys_id", en,
+                                       &klay.subsys_id[i]) < 0
+                    || klay.subsys_id[i] < 0
+                    || klay.subsys_id[i] >= (int64_t)ne)
+                    klay.subsys_id[i] = -1;
+            }
+            tr_btf_free (btf);
+        }
+    }
+    if (klay.err) {
+        errno = klay.err;
+        tr_errprintf (error, "%s", klay.why);
+        return -1;
+    }
+    return 0;
+}
+
+/* A v1 directory: its id (inode number), its controller (index into
+ * v1_controllers) and its depth below that hierarchy's mount.
+ */
+static int cgroup1_id (const char *dir, uint64_t *id, int *ctrl, int *level)
+{
+    char mnt[4096], file[4096];
+    struct stat st;
+    size_t mlen;
+    int n = 0;
+
+    if (stat (dir, &st) < 0)
+        return -1;
+    if (!S_ISDIR (st.st_mode) || sizeof (st.st_ino) < sizeof (uint64_t)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *id = (uint64_t)st.st_ino;
+    *ctrl = -1;
+    for (size_t i = 0; i < NV1 && *ctrl < 0; i++) {
+        snprintf (file, sizeof (file), "%s/%s", dir, v1_controllers[i].file);
+        if (access (file, F_OK) == 0)
+            *ctrl = (int)i;
+    }
+    if (*ctrl < 0) {
+        errno = EINVAL; /* a named hierarchy, or one not handled */
+        return -1;
+    }
+    if (tr_cgroup_mountpoint (v1_controllers[*ctrl].name, mnt, sizeof (mnt))
+            < 0
+        || (mlen = strlen (mnt)) == 0 || strncmp (dir, mnt, mlen)
+        || (dir[mlen] != '/' && dir[mlen] != '\0')) {
+        errno = EINVAL; /* not below the controller's own mount */
+        return -1;
+    }
+    for (const char *p = dir + mlen; *p; p++)
+        if (*p != '/' && p[-1] == '/')
+            n++;
+    *level = n;
+    return 0;
+}
+
+/* The program under construction, with forward jumps to labels. */
+struct prog {
+    struct bpf_insn *insn;
+    size_t len, cap;
+    struct {
+        size_t at;
+        int label;
+    } fix[TR_TASKSTATS_FILTER_MAX * 16 + 64];
+    size_t nfix;
+    long label[TR_TASKSTATS_FILTER_MAX * 4 + 8];
+    int nlabel;
+};
+
+static int new_label (struct prog *p)
+{
+    p->label[p->nlabel] = -1;
+    return p->nlabel++;
+}
+
+static void set_label (struct prog *p, int l)
+{
+    p->label[l] = (long)p->len;
+}
+
+/* if (dst op imm) goto label; a register compare when x */
+static void jump (struct prog *p, uint8_t op, uint8_t dst, uint8_t src,
+                  int32_t imm, int label)
+{
+    p->fix[p->nfix].at = p->len;
+    p->fix[p->nfix++].label = label;
+    bpf_put (p->insn, &p->len, BPF_JMP | op | (src ? BPF_X : BPF_K), dst,
+             src, 0, imm);
+}
+
+/* *(fp - 8) = the size bytes at r3 + off; on a fault goto fail; then
+ * dst = what was read (0 ends in fail too, for pointers).
+ */
+static void read_kernel (struct prog *p, int32_t off, int size, uint8_t dst,
+                         int fail)
+{
+    if (off)
+        bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_ADD | BPF_K, 3, 0, 0, off);
+    bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 1, 10, 0, 0);
+    bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_ADD | BPF_K, 1, 0, 0, -8);
+    bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 2, 0, 0, size);
+    bpf_put (p->insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+             BPF_FUNC_probe_read_kernel);
+    jump (p, BPF_JNE, 0, 0, 0, fail);
+    bpf_put (p->insn, &p->len,
+             BPF_LDX | BPF_MEM | (size == 8 ? BPF_DW : BPF_W), dst, 10, -8,
+             0);
+    if (size == 8)
+        jump (p, BPF_JEQ, dst, 0, 0, fail);
+}
+
 int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
                                  const char *const *dirs,
                                  size_t n,
                                  tr_error_t *error)
 {
-    /* per directory: 3 + 6 instructions; around them: 2 + 4 */
-    struct bpf_insn prog[TR_TASKSTATS_FILTER_MAX * 9 + 6];
-    size_t jumps[TR_TASKSTATS_FILTER_MAX * 2], njumps = 0, len = 0;
+    struct bpf_insn insn[TR_TASKSTATS_FILTER_MAX * 40 + 64];
+    struct prog *p = NULL;
     uint64_t ids[TR_TASKSTATS_FILTER_MAX];
-    int levels[TR_TASKSTATS_FILTER_MAX];
+    int levels[TR_TASKSTATS_FILTER_MAX], ctrl[TR_TASKSTATS_FILTER_MAX];
+    bool v1 = false, v2 = false;
+    int accept;
     union bpf_attr attr;
     int pfd;
 
@@ -545,51 +750,146 @@ int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
                       TR_TASKSTATS_FILTER_MAX);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!dirs[i] || cgroup2_id (dirs[i], &ids[i], &levels[i]) < 0) {
-            if (!dirs[i])
+    for (size_t i = 0; i < n; i++) {
+        struct statfs sf;
+        int rc;
+
+        if (!dirs[i]) {
+            errno = EINVAL;
+            rc = -1;
+        }
+        else if ((rc = statfs (dirs[i], &sf)) == 0) {
+            ctrl[i] = -1;
+            if (sf.f_type == CGROUP2_SUPER_MAGIC)
+                rc = cgroup2_id (dirs[i], &ids[i], &levels[i]);
+            else if (sf.f_type == CGROUP_SUPER_MAGIC)
+                rc = cgroup1_id (dirs[i], &ids[i], &ctrl[i], &levels[i]);
+            else {
                 errno = EINVAL;
-            tr_errprintf (error, "taskstats filter: %s: no cgroup2 id (%s)",
+                rc = -1;
+            }
+        }
+        if (rc < 0) {
+            tr_errprintf (error, "taskstats filter: %s: no cgroup id (%s)",
                           dirs[i] ? dirs[i] : "(null)", strerror (errno));
             return -1;
         }
+        if (ctrl[i] >= 0)
+            v1 = true;
+        else
+            v2 = true;
+    }
+    if (v1 && kernel_layout (error) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (ctrl[i] >= 0 && klay.subsys_id[ctrl[i]] < 0) {
+            errno = ENOENT;
+            tr_errprintf (error, "taskstats filter: %s: the kernel has no "
+                          "%s controller", dirs[i],
+                          v1_controllers[ctrl[i]].name);
+            return -1;
+        }
+    if (!(p = calloc (1, sizeof (*p)))) {
+        errno = ENOMEM;
+        tr_errprintf (error, "taskstats filter: out of memory");
+        return -1;
+    }
+    p->insn = insn;
+    accept = new_label (p);
 
-    /* r6 = the exiting task's cgroup2 id; accept it if it is one of the
-     * directories, or if its ancestor at a directory's depth is that
-     * directory; else drop the record (0 bytes kept)
+    /* cgroup2: r6 = the exiting task's cgroup2 id; accept it if it is one
+     * of the directories, or if its ancestor at a directory's depth is
+     * that directory
      */
-    bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
-             BPF_FUNC_get_current_cgroup_id);
-    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
-    for (size_t i = 0; i < n; i++) {
-        bpf_ld64 (prog, &len, 1, ids[i]);
-        jumps[njumps++] = len;
-        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 6, 1, 0, 0);
+    if (v2) {
+        bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_cgroup_id);
+        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
+        for (size_t i = 0; i < n; i++)
+            if (ctrl[i] < 0) {
+                bpf_ld64 (insn, &p->len, 1, ids[i]);
+                jump (p, BPF_JEQ, 6, 1, 0, accept);
+            }
+        for (size_t i = 0; i < n; i++) {
+            if (ctrl[i] >= 0 || levels[i] < 0)
+                continue;
+            bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
+                     levels[i]);
+            bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                     BPF_FUNC_get_current_ancestor_cgroup_id);
+            bpf_ld64 (insn, &p->len, 1, ids[i]);
+            jump (p, BPF_JEQ, 0, 1, 0, accept);
+        }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (levels[i] < 0)
+
+    /* cgroup v1, per controller: r7 = the exiting task's cgroup in that
+     * hierarchy, r8 its level; per depth of a directory, r9 = the id of
+     * its ancestor at that depth, compared with the directories there
+     */
+    for (size_t c = 0; c < NV1; c++) {
+        bool any = false;
+        int next_c;
+
+        for (size_t i = 0; i < n; i++)
+            any = any || ctrl[i] == (int)c;
+        if (!any)
             continue;
-        bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
-                 levels[i]);
-        bpf_put (prog, &len, BPF_JMP | BPF_CALL, 0, 0, 0,
-                 BPF_FUNC_get_current_ancestor_cgroup_id);
-        bpf_ld64 (prog, &len, 1, ids[i]);
-        jumps[njumps++] = len;
-        bpf_put (prog, &len, BPF_JMP | BPF_JEQ | BPF_X, 0, 1, 0, 0);
+        next_c = new_label (p);
+        bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_task);
+        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 0, 0, 0);
+        read_kernel (p, (int32_t)klay.task_cgroups, 8, 3, next_c);
+        read_kernel (p, (int32_t)(klay.set_subsys
+                                  + 8 * (size_t)klay.subsys_id[c]),
+                     8, 3, next_c);
+        read_kernel (p, (int32_t)klay.css_cgroup, 8, 7, next_c);
+        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
+        read_kernel (p, (int32_t)klay.cg_level, 4, 8, next_c);
+        for (size_t i = 0; i < n; i++) {
+            bool first = true;
+            int next_l;
+
+            if (ctrl[i] != (int)c)
+                continue;
+            for (size_t j = 0; j < i; j++)
+                if (ctrl[j] == (int)c && levels[j] == levels[i])
+                    first = false;
+            if (!first)
+                continue; /* that depth is done */
+            next_l = new_label (p);
+            jump (p, BPF_JLT, 8, 0, levels[i], next_l); /* above it */
+            bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
+            read_kernel (p, (int32_t)(klay.cg_ancestors
+                                      + 8 * (size_t)levels[i]),
+                         8, 3, next_l);
+            read_kernel (p, (int32_t)klay.cg_kn, 8, 3, next_l);
+            read_kernel (p, (int32_t)klay.kn_id, 8, 9, next_l);
+            for (size_t j = i; j < n; j++)
+                if (ctrl[j] == (int)c && levels[j] == levels[i]) {
+                    bpf_ld64 (insn, &p->len, 1, ids[j]);
+                    jump (p, BPF_JEQ, 9, 1, 0, accept);
+                }
+            set_label (p, next_l);
+        }
+        set_label (p, next_c);
     }
-    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
-    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    for (size_t i = 0; i < njumps; i++)
-        prog[jumps[i]].off = (int16_t)(len - jumps[i] - 1);
+    /* nothing matched: drop the record (0 bytes kept) */
+    bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+    bpf_put (insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
     /* keep the whole record */
-    bpf_put (prog, &len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
-    bpf_put (prog, &len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    set_label (p, accept);
+    bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
+    bpf_put (insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    for (size_t i = 0; i < p->nfix; i++)
+        insn[p->fix[i].at].off = (int16_t)(p->label[p->fix[i].label]
+                                           - (long)p->fix[i].at - 1);
 
     memset (&attr, 0, sizeof (attr));
     attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-    attr.insns = (uint64_t)(uintptr_t)prog;
-    attr.insn_cnt = (uint32_t)len;
+    attr.insns = (uint64_t)(uintptr_t)insn;
+    attr.insn_cnt = (uint32_t)p->len;
     attr.license = (uint64_t)(uintptr_t) "GPL";
+    free (p);
     if ((pfd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &attr, sizeof (attr)))
         < 0) {
         tr_errprintf (error, "taskstats filter: loading the program: %s",

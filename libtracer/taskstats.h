@@ -111,22 +111,30 @@ int tr_taskstats_fd (tr_taskstats_t *ts);
  */
 int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg);
 
-/* Keep only the exits of processes in the given cgroup2 directories (or
+/* Keep only the exits of processes in the given cgroup directories (or
  * below them), dropping the others in the kernel, before they are queued:
  * a socket filter (eBPF, BPF_PROG_TYPE_SOCKET_FILTER) that runs when the
- * exiting task sends its record and compares that task's cgroup2 id, and
- * its ancestor at each directory's depth, with the directories'.  Every
- * other job's exit then costs this listener nothing.  Use it only where
- * every process that may belong to the listener's steps is in one of the
- * directories (a command placed in its own directory before it execs).
+ * exiting task sends its record.  For a cgroup2 directory it compares
+ * that task's cgroup2 id, and its ancestor at the directory's depth, with
+ * the directory's; for a v1 directory (cpuacct, memory, pids, cpuset,
+ * freezer or devices hierarchy) it reads the task's cgroup in that
+ * hierarchy and its ancestor at the directory's depth from the kernel's
+ * own structures, laid out as the running kernel's BTF
+ * (/sys/kernel/btf/vmlinux) says, and compares its kernfs id, which is
+ * the directory's inode number.  Every other job's exit then costs this
+ * listener nothing.  Use it only where every process that may belong to
+ * the listener's steps is in one of the directories (a command placed in
+ * its own directory before it execs, a scheduler's step directory).
  * n = 0 removes the filter.  A replacement takes effect at once; records
  * already queued are delivered.  Returns 0, or -1 with errno and error
  * text, the listener then unchanged (every exit delivered): a directory
- * that is not on cgroup2 (EINVAL) or has no id (what name_to_handle_at()
- * said), more than TR_TASKSTATS_FILTER_MAX directories (E2BIG), or a
+ * on no cgroup file system or of a v1 hierarchy not handled (EINVAL), or
+ * with no id (what stat() or name_to_handle_at() said), more than
+ * TR_TASKSTATS_FILTER_MAX directories (E2BIG), a v1 directory where the
+ * kernel publishes no BTF or lacks a member the walk reads (ENOENT), or a
  * kernel that refuses the program (no BPF; EPERM without CAP_BPF or
- * CAP_SYS_ADMIN; EINVAL where socket filters may not call the cgroup
- * helpers).
+ * CAP_SYS_ADMIN, or without CAP_PERFMON for a v1 directory; EINVAL where
+ * socket filters may not call the cgroup or kernel-read helpers).
  * NULL ts: -1, EINVAL.
  */
 #define TR_TASKSTATS_FILTER_MAX 64

@@ -4,11 +4,15 @@
  * The taskstats listener's kernel filter (tr_taskstats_filter_cgroups)
  * against the running kernel: with a filter on a cgroup2 directory, the
  * exits of processes in it and below it arrive and those of a process
- * outside do not; without the filter every exit arrives again; and the
- * filter refuses what it cannot compare (a v1 directory, a missing one,
- * too many), leaving the listener as it was (every exit arrives).  Root only, on a host with a cgroup2 mount (skipped
- * otherwise); a kernel that refuses the program skips the filtering
- * cases and says why.
+ * outside do not; the same with v1 directories (cpuacct, memory, at
+ * different depths, beside a cgroup2 one), where the program walks the
+ * exiting task's v1 cgroups as the kernel's BTF lays them out; without
+ * the filter every exit arrives again; and the filter refuses what it
+ * cannot compare (a directory on no cgroup file system, a missing one,
+ * too many), leaving the listener as it was (every exit arrives).  Root
+ * only, on a host with a cgroup2 mount (skipped otherwise; the v1 case
+ * where there are no v1 cpuacct and memory hierarchies); a kernel that
+ * refuses the program skips the filtering cases and says why.
  */
 #include "config.h"
 
@@ -41,6 +45,9 @@ struct seen {
 };
 
 static char dir[PATH_MAX], sub[PATH_MAX];
+/* v1: cpuacct/tracer-test-ts.PID{,/sub}, memory/tracer-test-ts.PID{,/sub} */
+static char cdir[PATH_MAX], csub[PATH_MAX], mdir[PATH_MAX], msub[PATH_MAX];
+static bool have_v1;
 
 static void collect (const struct tr_exit *ev, void *arg)
 {
@@ -72,17 +79,20 @@ static bool has (const struct seen *s, pid_t pid)
 /* A process that ends with code, after joining cgroup (NULL: where it
  * is).  Returns its pid, reaped.
  */
-static pid_t run_in (const char *cgroup, int code)
+static pid_t run_in2 (const char *cgroup, const char *cgroup2, int code)
 {
     int status;
     pid_t pid = fork ();
 
     assert_true (pid >= 0);
     if (pid == 0) {
-        if (cgroup) {
+        const char *join[] = { cgroup, cgroup2 };
+        for (int i = 0; i < 2; i++) {
             char path[PATH_MAX + 16];
             int fd;
-            snprintf (path, sizeof (path), "%s/cgroup.procs", cgroup);
+            if (!join[i])
+                continue;
+            snprintf (path, sizeof (path), "%s/cgroup.procs", join[i]);
             if ((fd = open (path, O_WRONLY | O_CLOEXEC)) < 0
                 || write (fd, "0\n", 2) != 2)
                 _exit (100);
@@ -94,6 +104,11 @@ static pid_t run_in (const char *cgroup, int code)
     assert_true (WIFEXITED (status));
     assert_int_equal (WEXITSTATUS (status), code);
     return pid;
+}
+
+static pid_t run_in (const char *cgroup, int code)
+{
+    return run_in2 (cgroup, NULL, code);
 }
 
 /* Read until every pid of want is seen or 5 s pass, then 0.3 s more
@@ -131,12 +146,34 @@ static int setup (void **state)
     snprintf (sub, sizeof (sub), "%.4000s/sub", dir);
     if (mkdir (dir, 0755) < 0 || mkdir (sub, 0755) < 0)
         return -1;
+    have_v1 = false;
+    if (tr_cgroup_mountpoint ("cpuacct", mnt, sizeof (mnt)) == 0) {
+        snprintf (cdir, sizeof (cdir), "%.4000s/tracer-test-ts.%d", mnt,
+                  (int)getpid ());
+        snprintf (csub, sizeof (csub), "%.4000s/sub", cdir);
+        if (tr_cgroup_mountpoint ("memory", mnt, sizeof (mnt)) == 0) {
+            snprintf (mdir, sizeof (mdir), "%.4000s/tracer-test-ts.%d", mnt,
+                      (int)getpid ());
+            snprintf (msub, sizeof (msub), "%.4000s/sub", mdir);
+            if (mkdir (cdir, 0755) < 0 || mkdir (csub, 0755) < 0
+                || mkdir (mdir, 0755) < 0 || mkdir (msub, 0755) < 0)
+                return -1;
+            have_v1 = true;
+        }
+    }
     return 0;
 }
 
 static int teardown (void **state)
 {
     (void)state;
+    if (have_v1) {
+        const char *v1[] = { csub, cdir, msub, mdir };
+        for (int k = 0; k < 4; k++)
+            for (int i = 0; i < 200 && (rmdir (v1[k]) < 0 && errno == EBUSY);
+                 i++)
+                usleep (10000);
+    }
     /* a reaped task can linger in cgroup2 for a moment */
     for (int i = 0; i < 200 && (rmdir (sub) < 0 && errno == EBUSY); i++)
         usleep (10000);
@@ -190,6 +227,75 @@ static void test_filter_cgroup (void **state)
     free (s);
 }
 
+/* v1 directories of two hierarchies at two depths, beside a cgroup2
+ * one: a process is kept when its cgroup in either hierarchy is one of
+ * the directories or below one, dropped otherwise.
+ */
+static void test_filter_v1 (void **state)
+{
+    tr_error_t err;
+    tr_taskstats_t *ts;
+    struct seen *s = calloc (1, sizeof (*s));
+    const char *dirs[] = { cdir, msub, sub };
+    pid_t cin, cbelow, mtop, mbelow, both, v2, out, again;
+
+    (void)state;
+    assert_non_null (s);
+    if (!have_v1) {
+        free (s);
+        print_message ("# no v1 cpuacct and memory hierarchies\n");
+        skip ();
+    }
+    if (!(ts = tr_taskstats_open (&err)))
+        fail_msg ("tr_taskstats_open: %s", err.text);
+    if (tr_taskstats_filter_cgroups (ts, dirs, 3, &err) < 0) {
+        tr_taskstats_close (ts);
+        free (s);
+        print_message ("# the kernel refused the filter: %s\n", err.text);
+        skip ();
+    }
+    cin = run_in (cdir, 21);       /* the cpuacct directory itself */
+    cbelow = run_in (csub, 22);    /* below it */
+    mtop = run_in (mdir, 23);      /* above the memory directory: out */
+    mbelow = run_in (msub, 24);    /* the memory directory */
+    both = run_in2 (csub, mdir, 25);
+    v2 = run_in (sub, 26);         /* the cgroup2 directory */
+    out = run_in (NULL, 27);
+    {
+        pid_t want[] = { cin, cbelow, mbelow, both, v2 };
+        read_for (ts, s, want, 5);
+    }
+    assert_true (has (s, cin));
+    assert_true (has (s, cbelow));
+    assert_false (has (s, mtop));
+    assert_true (has (s, mbelow));
+    assert_true (has (s, both));
+    assert_true (has (s, v2));
+    assert_false (has (s, out));
+    for (size_t i = 0; i < s->n; i++)
+        if (s->pid[i] == cbelow)
+            assert_int_equal (WEXITSTATUS (s->status[i]), 22);
+
+    /* only the memory one, at depth 2 */
+    {
+        const char *one[] = { msub };
+        pid_t c2, m2;
+        assert_int_equal (tr_taskstats_filter_cgroups (ts, one, 1, &err), 0);
+        c2 = run_in (cdir, 28);
+        m2 = run_in (msub, 29);
+        read_for (ts, s, &m2, 1);
+        assert_true (has (s, m2));
+        assert_false (has (s, c2));
+    }
+    assert_int_equal (tr_taskstats_lost (ts), 0);
+    assert_int_equal (tr_taskstats_filter_cgroups (ts, NULL, 0, &err), 0);
+    again = run_in (NULL, 30);
+    read_for (ts, s, &again, 1);
+    assert_true (has (s, again));
+    tr_taskstats_close (ts);
+    free (s);
+}
+
 static void test_filter_refused (void **state)
 {
     tr_error_t err;
@@ -202,8 +308,9 @@ static void test_filter_refused (void **state)
     (void)state;
     if (!(ts = tr_taskstats_open (&err)))
         fail_msg ("tr_taskstats_open: %s", err.text);
-    /* a v1 hierarchy's ids are not those the kernel compares */
-    if (tr_cgroup_mountpoint ("memory", v1, sizeof (v1)) == 0) {
+    /* a directory on no cgroup file system has no cgroup id */
+    snprintf (v1, sizeof (v1), "/tmp");
+    {
         const char *dirs[] = { v1 };
         errno = 0;
         assert_int_equal (tr_taskstats_filter_cgroups (ts, dirs, 1, &err),
@@ -244,6 +351,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_filter_cgroup, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_filter_v1, setup, teardown),
         cmocka_unit_test_setup_teardown (test_filter_refused, setup,
                                          teardown),
     };
