@@ -122,7 +122,7 @@ static void print_summary_lines (FILE *out,
     double mem = tr_stepsum_frac (sum->psi_mem_some_s, sum);
     double io = tr_stepsum_frac (sum->psi_io_some_s, sum);
     char b1[32], b2[32], line[1024];
-    json_t *findings;
+    json_t *findings, *advice;
 
     if (!isnan (cpu) || !isnan (mem) || !isnan (io)) {
         fprintf (out, "    Stalled:       ");
@@ -159,11 +159,13 @@ static void print_summary_lines (FILE *out,
         tr_diag_defaults (&defaults);
         t = &defaults;
     }
-    if ((findings = tr_diagnose (sum, t))) {
+    advice = opts && opts->advice ? opts->advice (sum, opts->arg) : NULL;
+    if ((findings = tr_diagnose_advised (sum, t, advice))) {
         fprintf (out, "    Diagnosis:     %s\n",
                  tr_diag_line (findings, line, sizeof (line)));
         json_decref (findings);
     }
+    json_decref (advice);
     if (opts && opts->next_time)
         opts->next_time (out, sum, opts->arg);
 }
