@@ -148,6 +148,42 @@ test_expect_success 'no cgroup: no PSI claimed, the process tree is labelled' '
     test "$(jq -r ".summary.pressure.source // \"none\"" tree.json)" != cgroup2-mirror
 '
 
+# Tools as users name them: a multi-command tool (a sh script named
+# samtools on PATH, called as "samtools sort" and "samtools index") and a
+# python script run through "#!/usr/bin/env python3" that touches 64 MiB;
+# the text view gives each tool its peak memory.
+test_expect_success 'tools are named by subcommand and script, with their peak memory' '
+    mkdir -p tbin &&
+    printf "#!/bin/sh\ncase \$1 in sort|index) sleep 0.6 ;; *) exit 2 ;; esac\n" \
+        >tbin/samtools &&
+    cat >tbin/qc.py <<-\EOF &&
+	#!/usr/bin/env python3
+	import time
+	b = bytearray(64 * 1024 * 1024)
+	for i in range(0, len(b), 4096):
+	    b[i] = 1
+	time.sleep(0.6)
+	EOF
+    chmod +x tbin/samtools tbin/qc.py &&
+    PATH=$PWD/tbin:$PATH $RUN -q --no-sign -i 0.1 -o tools.json -- \
+        sh -c "samtools sort x.bam && samtools index x.bam && qc.py" &&
+    jq -c ".tools[] | {name, count, peak_rss_bytes}" tools.json >tools.rows &&
+    test "$(jq ".tools[] | select(.name == \"samtools sort\") | .count" tools.json)" = 1 &&
+    test "$(jq ".tools[] | select(.name == \"samtools index\") | .count" tools.json)" = 1 &&
+    test "$(jq ".tools[] | select(.name == \"qc.py\") | .count" tools.json)" = 1 &&
+    peak=$(jq ".tools[] | select(.name == \"qc.py\") | .peak_rss_bytes" tools.json) &&
+    test "$peak" -ge $((64 * 1024 * 1024)) &&
+    test "$(jq "[.tools[].name | select(. == \"samtools\" or . == \"env\"
+                or startswith(\"python\"))] | length" tools.json)" = 0 &&
+    $REPORT --allow-unsigned tools.json >tools.txt 2>/dev/null &&
+    mib=$(awk -v b="$peak" "BEGIN { printf \"%.1f MiB\", b / 1048576 }") &&
+    grep "^    Tools: " tools.txt >tools.line &&
+    grep -F "qc.py x1 (" tools.line | grep -F "s CPU, peak $mib)" || {
+        cat tools.rows tools.txt >&2
+        false
+    }
+'
+
 test_expect_success 'secrets on command lines are redacted in the tool table' '
     $RUN -q --no-sign -i 0.2 -o red.json -- \
         sh -c "sleep 1; true --password=hunter2 token=abc123" &&
