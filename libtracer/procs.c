@@ -1248,7 +1248,8 @@ static int exit_tool (tr_procs_t *P, const struct tr_exit *ev,
         errno = 0;
         return -1;
     }
-    return tool_named (P, name, name, NULL, 0);
+    /* a comm alone names itself: without arguments no rule adds a word */
+    return tool_get (P, name);
 }
 
 static void boot_time (tr_procs_t *P)
