@@ -184,6 +184,21 @@ test_expect_success 'tools are named by subcommand and script, with their peak m
     }
 '
 
+# The job's arguments are its own data: a subcommand with an escape
+# sequence, and one of 10 kB, name the program only.
+test_expect_success 'hostile arguments name the program only, the record stays small' '
+    printf "#!/bin/sh\nsleep 0.4\n" >tbin/samtools &&
+    big=$(head -c 10240 /dev/zero | tr "\\0" a) &&
+    esc=$(printf "so\033[2Jrt") &&
+    PATH=$PWD/tbin:$PATH $RUN -q --no-sign -i 0.1 -o hostile.json -- \
+        sh -c "samtools \"\$1\"; samtools \"\$2\"" sh "$esc" "$big" &&
+    test "$(jq ".tools[] | select(.name == \"samtools\") | .count" hostile.json)" = 2 &&
+    test "$(jq "[.tools[].name | select(startswith(\"samtools \"))] | length" hostile.json)" = 0 &&
+    test "$(jq "[.tools[].cmdline // \"\" | length] | max" hostile.json)" -le 256 &&
+    test "$(wc -c <hostile.json)" -lt 65536 &&
+    ! grep -q "$(printf "\033")" hostile.json
+'
+
 test_expect_success 'secrets on command lines are redacted in the tool table' '
     $RUN -q --no-sign -i 0.2 -o red.json -- \
         sh -c "sleep 1; true --password=hunter2 token=abc123" &&
