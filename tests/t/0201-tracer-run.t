@@ -184,6 +184,19 @@ test_expect_success 'tools are named by subcommand and script, with their peak m
     }
 '
 
+test_expect_success 'a site names its own multi-command tool in tracer.yaml' '
+    printf "#!/bin/sh\nsleep 0.4\n" >tbin/mytool &&
+    chmod +x tbin/mytool &&
+    printf "tools:\n  subcommands: [mytool]\n" >site.yaml &&
+    PATH=$PWD/tbin:$PATH TRACER_CONF="$PWD/site.yaml" $RUN -q --no-sign -i 0.1 \
+        -o site.json -- mytool build &&
+    test "$(jq ".tools[] | select(.name == \"mytool build\") | .count" site.json)" = 1 &&
+    printf "tools:\n  subcommands:\n    - mytool\n    - /bin/x\n" >bad.yaml &&
+    test_must_fail env TRACER_CONF="$PWD/bad.yaml" $RUN -q --no-sign \
+        -o bad.json -- true 2>bad.err &&
+    grep -F "bad.yaml:4:7: tools.subcommands: '"'"'/bin/x'"'"' is not a program name pattern" bad.err
+'
+
 # The job's arguments are its own data: a subcommand with an escape
 # sequence, and one of 10 kB, name the program only.
 test_expect_success 'hostile arguments name the program only, the record stays small' '
