@@ -100,6 +100,7 @@ struct tr_detail {
 
     bool have_psi;
     struct tr_psi psi[TR_PSI_NRES], psi_prev[TR_PSI_NRES];
+    bool delayacct_checked, delayacct_off; /* kernel.task_delayacct */
 
     bool have_throttle;
     uint64_t nr_throttled, throttled_usec;
@@ -490,6 +491,13 @@ void tr_detail_sample (tr_detail_t *d,
         (void)tr_procs_scan_some (d->procs, pids, npids, budget, same,
                                   now_ms ());
     sample_psi (d, t, dt);
+    /* delay accounting off at the start leaves early exits without
+     * their I/O and memory delay
+     */
+    if (!d->delayacct_checked && !d->have_psi && d->taskstats) {
+        d->delayacct_checked = true;
+        d->delayacct_off = tr_delayacct_state () == 0;
+    }
     sample_cpu_extra (d);
     sample_io (d, t, dt);
     sample_net (d, t, dt);
@@ -584,10 +592,22 @@ static json_t *pressure_json (tr_detail_t *d)
                             true, d->psi);
     if (d->taskstats) {
         uint64_t delay[TR_PSI_NRES];
+        /* Without delay accounting the exits' block I/O and memory
+         * delays are 0 whatever happened: unknown, not 0.  The run-queue
+         * delay is the scheduler's and is kept either way.
+         */
+        if (tr_delayacct_state () == 0)
+            d->delayacct_off = true;
         tr_procs_delays (d->procs, delay);
-        return tr_psi_delay_json (tr_procs_complete (d->procs), delay);
+        return tr_psi_delay_json_known (
+            tr_procs_complete (d->procs), delay,
+            d->delayacct_off ? 1u << TR_PSI_CPU : 7u,
+            d->delayacct_off ? "no per-step cgroup2 directory and delay "
+                               "accounting off (kernel.task_delayacct = 0)"
+                             : NULL);
     }
-    return NULL;
+    return tr_psi_unknown_json ("no per-step cgroup2 directory and no "
+                                "exit records (taskstats)");
 }
 
 static json_t *io_json (tr_detail_t *d)

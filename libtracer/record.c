@@ -97,7 +97,7 @@ static const char *const runq_source_values[] = {
     "taskstats", "schedstat", NULL,
 };
 static const char *const pressure_source_values[] = {
-    "cgroup2", "cgroup2-mirror", "delayacct", NULL,
+    "cgroup2", "cgroup2-mirror", "delayacct", "unknown", NULL,
 };
 static const char *const io_source_values[] = {
     "io.stat", "blkio", "none", NULL,
@@ -799,18 +799,62 @@ static int check_stall (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, stall_members, false, error);
 }
 
+/* unknown: the resources not measured, each once, none also given */
+static int check_stall_unknown (json_t *v, const char *path,
+                                tr_error_t *error)
+{
+    static const char *const names[] = { "cpu", "memory", "io", NULL };
+    size_t i, j;
+    json_t *e;
+    char sub[PATH_BUF];
+
+    if (json_array_size (v) > 3)
+        return invalid (error, "%s: more than 3 entries", path);
+    json_array_foreach (v, i, e)
+    {
+        join_index (sub, sizeof (sub), path, i);
+        if (check_string (e, sub, 16, error) < 0)
+            return -1;
+        for (j = 0; names[j]; j++)
+            if (!strcmp (json_string_value (e), names[j]))
+                break;
+        if (!names[j])
+            return invalid (error, "%s: not cpu, memory or io", sub);
+        for (j = 0; j < i; j++)
+            if (!strcmp (json_string_value (e),
+                         json_string_value (json_array_get (v, j))))
+                return invalid (error, "%s: listed twice", sub);
+    }
+    return 0;
+}
+
 static const struct member pressure_members[] = {
     { "source", M_STR, F_REQ, 0, pressure_source_values, NULL },
     { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
     { "cpu", M_OBJ, 0, 0, NULL, check_stall },
     { "memory", M_OBJ, 0, 0, NULL, check_stall },
     { "io", M_OBJ, 0, 0, NULL, check_stall },
+    { "unknown", M_ARR, 0, 0, NULL, check_stall_unknown },
+    { "reason", M_STR, 0, 256, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
 static int check_pressure (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, pressure_members, false, error);
+    json_t *unknown = json_object_get (v, "unknown");
+    size_t i;
+    json_t *e;
+
+    if (check_object (v, path, pressure_members, false, error) < 0)
+        return -1;
+    /* a resource is measured or unknown, never both */
+    json_array_foreach (unknown, i, e)
+    {
+        if (json_object_get (v, json_string_value (e)))
+            return invalid (error, "%s.%s: both measured and unknown", path,
+                            json_string_value (e));
+    }
+    return 0;
 }
 
 /* io */

@@ -678,6 +678,7 @@ static void from_pressure (json_t *p, tr_stepsum_t *row)
 
     if (!p)
         return;
+    row->stall_delayacct = delay;
     row->psi_cpu_some_s = num_or_nan (get (p, "cpu"), some);
     row->psi_mem_some_s = num_or_nan (get (p, "memory"), some);
     row->psi_io_some_s = num_or_nan (get (p, "io"), some);
@@ -685,6 +686,45 @@ static void from_pressure (json_t *p, tr_stepsum_t *row)
         row->psi_mem_full_s = num_or_nan (get (p, "memory"), "full_s");
         row->psi_io_full_s = num_or_nan (get (p, "io"), "full_s");
     }
+}
+
+int tr_stepsum_stall_text (const tr_stepsum_t *row, char *buf, size_t size)
+{
+    const struct {
+        const char *name;
+        double frac;
+    } res[] = {
+        { "CPU", tr_stepsum_frac (row->psi_cpu_some_s, row) },
+        { "memory", tr_stepsum_frac (row->psi_mem_some_s, row) },
+        { "I/O", tr_stepsum_frac (row->psi_io_some_s, row) },
+    };
+    size_t len = 0;
+    int known = 0;
+
+    if (!buf || size == 0)
+        return 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof (res) / sizeof (res[0]); i++)
+        if (!isnan (res[i].frac))
+            known++;
+    if (known == 0) {
+        snprintf (buf, size, "unknown");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof (res) / sizeof (res[0]) && len < size;
+         i++) {
+        int n;
+        if (isnan (res[i].frac))
+            n = snprintf (buf + len, size - len, "%s%s unknown",
+                          i ? ", " : "", res[i].name);
+        else
+            n = snprintf (buf + len, size - len, "%s%s %.1f%%",
+                          i ? ", " : "", res[i].name, 100 * res[i].frac);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    return known;
 }
 
 static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
@@ -925,6 +965,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->psi_mem_full_s = max2 (dst->psi_mem_full_s, src->psi_mem_full_s);
     dst->psi_io_some_s = max2 (dst->psi_io_some_s, src->psi_io_some_s);
     dst->psi_io_full_s = max2 (dst->psi_io_full_s, src->psi_io_full_s);
+    dst->stall_delayacct = dst->stall_delayacct || src->stall_delayacct;
     dst->read_bytes = add (dst->read_bytes, src->read_bytes);
     dst->write_bytes = add (dst->write_bytes, src->write_bytes);
     dst->rchar = add (dst->rchar, src->rchar);

@@ -131,6 +131,8 @@ typedef struct tr_stepsum {
     double psi_mem_full_s;
     double psi_io_some_s;
     double psi_io_full_s;
+    bool stall_delayacct;       /* the figures are delay accounting's,
+                                 * summed over processes, not PSI */
 
     /* I/O and network */
     double read_bytes;          /* storage, device counters else the
@@ -204,6 +206,14 @@ bool tr_stepsum_tag (const char *tags,
 double tr_stepsum_cpu_eff (const tr_stepsum_t *row);   /* 0..1, or NAN */
 double tr_stepsum_mem_eff (const tr_stepsum_t *row);   /* peak/request */
 double tr_stepsum_frac (double stalled_s, const tr_stepsum_t *row);
+
+/* The stall line of a step for the views: "CPU 3.1%, memory unknown,
+ * I/O 42.0%" (the fraction of the time some task waited, each resource
+ * known or "unknown", never 0 for unknown), or "unknown" when none was
+ * measured.  Written into buf (size bytes, cut to fit).  Returns the
+ * number of resources measured (0 to 3).
+ */
+int tr_stepsum_stall_text (const tr_stepsum_t *row, char *buf, size_t size);
 
 /* Fields, for --format, --helpformat, sorting and JSON.  A field is a
  * number (a member of tr_stepsum_t or a derived value) or a string.
