@@ -458,10 +458,11 @@ static void rule_io_bound (struct diag *d)
 
     if (!io_bound (d))
         return;
-    if (r->stall_delayacct)
-        /* delay accounting sums the waits of every process: it can pass
-         * the run time, and is no share of it
-         */
+    /* delay accounting (no "full" figure, which PSI's io.pressure
+     * always has) sums the waits of every process: it can pass the run
+     * time, and is no share of it
+     */
+    if (isnan (r->psi_io_full_s))
         say (d,
              "I/O-bound: its processes waited for block I/O %s of the "
              "run time in total (delay accounting) while the CPUs were %s "

@@ -678,7 +678,6 @@ static void from_pressure (json_t *p, tr_stepsum_t *row)
 
     if (!p)
         return;
-    row->stall_delayacct = delay;
     row->psi_cpu_some_s = num_or_nan (get (p, "cpu"), some);
     row->psi_mem_some_s = num_or_nan (get (p, "memory"), some);
     row->psi_io_some_s = num_or_nan (get (p, "io"), some);
@@ -965,7 +964,6 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->psi_mem_full_s = max2 (dst->psi_mem_full_s, src->psi_mem_full_s);
     dst->psi_io_some_s = max2 (dst->psi_io_some_s, src->psi_io_some_s);
     dst->psi_io_full_s = max2 (dst->psi_io_full_s, src->psi_io_full_s);
-    dst->stall_delayacct = dst->stall_delayacct || src->stall_delayacct;
     dst->read_bytes = add (dst->read_bytes, src->read_bytes);
     dst->write_bytes = add (dst->write_bytes, src->write_bytes);
     dst->rchar = add (dst->rchar, src->rchar);

@@ -124,15 +124,14 @@ typedef struct tr_stepsum {
     double oom_kills;
 
     /* Pressure: seconds stalled (PSI some/full total, or delay
-     * accounting's delay where that was the source)
+     * accounting's delay where that was the source: then the full
+     * figures are unknown, while PSI's io and memory always have them)
      */
     double psi_cpu_some_s;
     double psi_mem_some_s;
     double psi_mem_full_s;
     double psi_io_some_s;
     double psi_io_full_s;
-    bool stall_delayacct;       /* the figures are delay accounting's,
-                                 * summed over processes, not PSI */
 
     /* I/O and network */
     double read_bytes;          /* storage, device counters else the

@@ -294,7 +294,7 @@ static void test_diagnosis_with_unknown_stall (void **state)
     /* with delay accounting on, the block I/O delay is the evidence */
     rec = step_rec (PRESSURE_DELAY);
     row_of (rec, &row, pool);
-    assert_true (row.stall_delayacct);
+    assert_true (isnan (row.psi_io_full_s));
     assert_non_null (findings = tr_diagnose (&row, NULL));
     assert_non_null (finding_text (findings, TR_DIAG_IO_BOUND));
     assert_non_null (strstr (finding_text (findings, TR_DIAG_IO_BOUND),
