@@ -584,8 +584,14 @@ static int cpu_extra_json (tr_detail_t *d, json_t *cpu)
     return 0;
 }
 
-static json_t *pressure_json (tr_detail_t *d)
+/* summary.pressure; *known gets the resources measured (a bit per enum
+ * tr_psi_resource) and *why the reason for the others.
+ */
+static json_t *pressure_json (tr_detail_t *d, unsigned *known,
+                              const char **why)
 {
+    *known = 7u;
+    *why = NULL;
     if (d->have_psi)
         return tr_psi_json (d->cg.unified_is_mirror ? "cgroup2-mirror"
                                                     : "cgroup2",
@@ -598,16 +604,18 @@ static json_t *pressure_json (tr_detail_t *d)
          */
         if (tr_delayacct_state () == 0)
             d->delayacct_off = true;
+        if (d->delayacct_off) {
+            *known = 1u << TR_PSI_CPU;
+            *why = "no per-step cgroup2 directory and delay accounting "
+                   "off (kernel.task_delayacct = 0)";
+        }
         tr_procs_delays (d->procs, delay);
-        return tr_psi_delay_json_known (
-            tr_procs_complete (d->procs), delay,
-            d->delayacct_off ? 1u << TR_PSI_CPU : 7u,
-            d->delayacct_off ? "no per-step cgroup2 directory and delay "
-                               "accounting off (kernel.task_delayacct = 0)"
-                             : NULL);
+        return tr_psi_delay_json_known (tr_procs_complete (d->procs), delay,
+                                        *known, NULL);
     }
-    return tr_psi_unknown_json ("no per-step cgroup2 directory and no "
-                                "exit records (taskstats)");
+    *known = 0;
+    *why = "no per-step cgroup2 directory and no exit records (taskstats)";
+    return NULL;
 }
 
 static json_t *io_json (tr_detail_t *d)
@@ -675,9 +683,15 @@ int tr_detail_record (tr_detail_t *d, json_t *rec)
         goto nomem;
     if (cpu_extra_json (d, cpu) < 0)
         goto nomem;
-    if ((v = pressure_json (d))
-        && json_object_set_new (summary, "pressure", v) < 0)
-        goto nomem;
+    {
+        unsigned known;
+        const char *why;
+        if ((v = pressure_json (d, &known, &why))
+            && json_object_set_new (summary, "pressure", v) < 0)
+            goto nomem;
+        if (tr_psi_set_unknown (summary, known, why) < 0)
+            goto nomem;
+    }
     if (set_new (summary, "io", io_json (d)) < 0)
         goto nomem;
     if (d->have_net

@@ -664,7 +664,7 @@ static void put_usage (struct html *h, struct hstep *hs)
         {
             json_t *rec = json_array_get (
                 h->recs, (size_t)json_integer_value (get (row, "index")));
-            why = jstr (get (get (rec, "summary"), "pressure"), "reason");
+            why = jstr (get (rec, "summary"), "x_pressure_reason");
             if (*why)
                 break;
         }

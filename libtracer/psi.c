@@ -197,29 +197,6 @@ nomem:
     return NULL;
 }
 
-/* "unknown": the names of the resources not in known (a bit per
- * enum tr_psi_resource), and "reason", when there are any.
- */
-static int set_unknown (json_t *o, unsigned known, const char *reason)
-{
-    json_t *list;
-    int i;
-
-    if ((known & 7u) == 7u)
-        return 0;
-    if (!(list = json_array ())
-        || json_object_set_new (o, "unknown", list) < 0)
-        return -1;
-    for (i = 0; i < TR_PSI_NRES; i++)
-        if (!(known & (1u << i))
-            && json_array_append_new (list, json_string (resource_names[i]))
-                   < 0)
-            return -1;
-    if (reason && json_object_set_new (o, "reason", json_string (reason)) < 0)
-        return -1;
-    return 0;
-}
-
 json_t *tr_psi_delay_json_known (bool exact,
                                  const uint64_t delay_ns[3],
                                  unsigned known,
@@ -228,6 +205,7 @@ json_t *tr_psi_delay_json_known (bool exact,
     json_t *o, *res;
     int i;
 
+    (void)reason;
     if (!delay_ns) {
         errno = EINVAL;
         return NULL;
@@ -242,8 +220,6 @@ json_t *tr_psi_delay_json_known (bool exact,
             || set_seconds (res, "delay_s", delay_ns[i], 1e9) < 0)
             goto nomem;
     }
-    if (set_unknown (o, known, reason) < 0)
-        goto nomem;
     return o;
 nomem:
     json_decref (o);
@@ -256,16 +232,34 @@ json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3])
     return tr_psi_delay_json_known (exact, delay_ns, 7u, NULL);
 }
 
-json_t *tr_psi_unknown_json (const char *reason)
+int tr_psi_set_unknown (json_t *summary, unsigned known, const char *reason)
 {
-    json_t *o;
+    json_t *list;
+    int i;
 
-    if (!(o = frame ("unknown", false)) || set_unknown (o, 0, reason) < 0) {
-        json_decref (o);
-        errno = ENOMEM;
-        return NULL;
+    if (!json_is_object (summary)) {
+        errno = EINVAL;
+        return -1;
     }
-    return o;
+    if ((known & 7u) == 7u)
+        return 0;
+    if (!(list = json_array ())
+        || json_object_set_new (summary, "x_pressure_unknown", list) < 0)
+        goto nomem;
+    for (i = 0; i < TR_PSI_NRES; i++)
+        if (!(known & (1u << i))
+            && json_array_append_new (list, json_string (resource_names[i]))
+                   < 0)
+            goto nomem;
+    if (reason
+        && json_object_set_new (summary, "x_pressure_reason",
+                                json_string (reason))
+               < 0)
+        goto nomem;
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return -1;
 }
 
 int tr_delayacct_state (void)

@@ -82,21 +82,24 @@ json_t *tr_psi_json (const char *source,
 json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3]);
 
 /* The same where some resources were not measured: only those with
- * their bit (1 << enum tr_psi_resource) in known get a member; the
- * others are named in "unknown" (["memory", "io"]) with "reason", a
- * short text saying why (NULL: none).  Unknown is never written as 0.
+ * their bit (1 << enum tr_psi_resource) in known get a member (reason
+ * is not used here; see tr_psi_set_unknown).  Unknown is never written
+ * as 0.
  */
 json_t *tr_psi_delay_json_known (bool exact,
                                  const uint64_t delay_ns[3],
                                  unsigned known,
                                  const char *reason);
 
-/* summary.pressure where no stall could be measured at all:
- *     {"source": "unknown", "exact": false,
- *      "unknown": ["cpu", "memory", "io"], "reason": reason}
- * Returns a new reference, or NULL with errno = ENOMEM.
+/* Name in the record's summary the stalls that were not measured (those
+ * without their bit in known), as the v1 extension members
+ *     "x_pressure_unknown": ["memory", "io"],
+ *     "x_pressure_reason": reason (NULL: left out)
+ * which readers that do not know them ignore.  Nothing is set when
+ * every bit is in known.  Returns 0, or -1 with errno = EINVAL (summary
+ * not an object) or ENOMEM.
  */
-json_t *tr_psi_unknown_json (const char *reason);
+int tr_psi_set_unknown (json_t *summary, unsigned known, const char *reason);
 
 /* Per-task delay accounting, the kernel.task_delayacct sysctl (Linux
  * 5.14 and later; off by default).  Without it the block I/O and memory

@@ -799,7 +799,9 @@ static int check_stall (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, stall_members, false, error);
 }
 
-/* unknown: the resources not measured, each once, none also given */
+/* x_pressure_unknown: the resources whose stall was not measured, each
+ * once (a v1 extension of summary: older readers ignore it)
+ */
 static int check_stall_unknown (json_t *v, const char *path,
                                 tr_error_t *error)
 {
@@ -834,27 +836,12 @@ static const struct member pressure_members[] = {
     { "cpu", M_OBJ, 0, 0, NULL, check_stall },
     { "memory", M_OBJ, 0, 0, NULL, check_stall },
     { "io", M_OBJ, 0, 0, NULL, check_stall },
-    { "unknown", M_ARR, 0, 0, NULL, check_stall_unknown },
-    { "reason", M_STR, 0, 256, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
 static int check_pressure (json_t *v, const char *path, tr_error_t *error)
 {
-    json_t *unknown = json_object_get (v, "unknown");
-    size_t i;
-    json_t *e;
-
-    if (check_object (v, path, pressure_members, false, error) < 0)
-        return -1;
-    /* a resource is measured or unknown, never both */
-    json_array_foreach (unknown, i, e)
-    {
-        if (json_object_get (v, json_string_value (e)))
-            return invalid (error, "%s.%s: both measured and unknown", path,
-                            json_string_value (e));
-    }
-    return 0;
+    return check_object (v, path, pressure_members, false, error);
 }
 
 /* io */
@@ -1041,13 +1028,29 @@ static const struct member summary_members[] = {
     { "network", M_OBJ, 0, 0, NULL, check_network },
     { "gpu", M_OBJ, 0, 0, NULL, check_gpu },
     { "processes", M_OBJ, 0, 0, NULL, check_processes },
+    { "x_pressure_unknown", M_ARR, 0, 0, NULL, check_stall_unknown },
+    { "x_pressure_reason", M_STR, 0, 256, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
 /* The one place with room for extensions: "x_" members, any JSON. */
 static int check_summary (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, summary_members, true, error);
+    json_t *pressure = json_object_get (v, "pressure");
+    json_t *e;
+    size_t i;
+
+    if (check_object (v, path, summary_members, true, error) < 0)
+        return -1;
+    /* a stall is measured or unknown, never both */
+    json_array_foreach (json_object_get (v, "x_pressure_unknown"), i, e)
+    {
+        if (json_object_get (pressure, json_string_value (e)))
+            return invalid (error,
+                            "%s.pressure.%s: both measured and unknown", path,
+                            json_string_value (e));
+    }
+    return 0;
 }
 
 /* tools */
