@@ -611,7 +611,7 @@ static json_t *pressure_json (tr_detail_t *d, unsigned *known,
         }
         tr_procs_delays (d->procs, delay);
         return tr_psi_delay_json_known (tr_procs_complete (d->procs), delay,
-                                        *known, NULL);
+                                        *known);
     }
     *known = 0;
     *why = "no per-step cgroup2 directory and no exit records (taskstats)";

@@ -199,13 +199,11 @@ nomem:
 
 json_t *tr_psi_delay_json_known (bool exact,
                                  const uint64_t delay_ns[3],
-                                 unsigned known,
-                                 const char *reason)
+                                 unsigned known)
 {
     json_t *o, *res;
     int i;
 
-    (void)reason;
     if (!delay_ns) {
         errno = EINVAL;
         return NULL;
@@ -229,7 +227,7 @@ nomem:
 
 json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3])
 {
-    return tr_psi_delay_json_known (exact, delay_ns, 7u, NULL);
+    return tr_psi_delay_json_known (exact, delay_ns, 7u);
 }
 
 int tr_psi_set_unknown (json_t *summary, unsigned known, const char *reason)

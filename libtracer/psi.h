@@ -82,14 +82,13 @@ json_t *tr_psi_json (const char *source,
 json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3]);
 
 /* The same where some resources were not measured: only those with
- * their bit (1 << enum tr_psi_resource) in known get a member (reason
- * is not used here; see tr_psi_set_unknown).  Unknown is never written
- * as 0.
+ * their bit (1 << enum tr_psi_resource) in known get a member; the
+ * others are left out, never written as 0 (tr_psi_set_unknown names
+ * them).
  */
 json_t *tr_psi_delay_json_known (bool exact,
                                  const uint64_t delay_ns[3],
-                                 unsigned known,
-                                 const char *reason);
+                                 unsigned known);
 
 /* Name in the record's summary the stalls that were not measured (those
  * without their bit in known), as the v1 extension members
