@@ -365,8 +365,9 @@ static int summarise (struct rep *r, struct mailer *m)
     if (left () < HISTORY_MIN_LEFT_S)
         h.tried = true;
     for (i = 0; i < set->n; i++) {
-        findings[i] = tr_diagnose (&set->rows[i], &r->conf->diagnosis);
         advice[i] = rep_advice (&set->rows[i], &h);
+        findings[i] = tr_diagnose_advised (&set->rows[i],
+                                           &r->conf->diagnosis, advice[i]);
     }
     j.rows = set->rows;
     j.n = set->n;

@@ -397,6 +397,7 @@ int rep_view (struct rep *r)
     struct rep_history h = { .r = r };
     struct tr_report_view_opts vo = {
         .diag = &r->conf->diagnosis,
+        .advice = rep_advice,
         .next_time = next_time,
         .arg = &h,
     };

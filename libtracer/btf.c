@@ -29,7 +29,7 @@ struct tr_btf {
     size_t size;
     const unsigned char *types; /* type section */
     size_t types_len;
-    const char *strs;           /* string section */
+    const char *strs; /* string section */
     size_t strs_len;
     const struct btf_type **type; /* type[id], id 1 .. ntypes */
     uint32_t ntypes;
@@ -153,8 +153,7 @@ tr_btf_t *tr_btf_parse (const void *data, size_t size, tr_error_t *error)
         }
         if (btf->ntypes + 2 > cap) {
             size_t ncap = cap ? cap * 2 : 1024;
-            const struct btf_type **n = realloc (btf->type,
-                                                 ncap * sizeof (*n));
+            const struct btf_type **n = realloc (btf->type, ncap * sizeof (*n));
             if (!n) {
                 errno = ENOMEM;
                 tr_errprintf (error, "BTF: out of memory");
@@ -271,7 +270,8 @@ static const struct btf_type *resolve (const tr_btf_t *btf, uint32_t id)
 }
 
 /* The size of a resolved type, and its element count for an array. */
-static size_t size_of (const tr_btf_t *btf, const struct btf_type *t,
+static size_t size_of (const tr_btf_t *btf,
+                       const struct btf_type *t,
                        uint32_t *nelems)
 {
     *nelems = 0;
@@ -299,16 +299,21 @@ static size_t size_of (const tr_btf_t *btf, const struct btf_type *t,
     }
 }
 
-static int find_member (const tr_btf_t *btf, const struct btf_type *t,
-                        const char *member, size_t base, int depth,
-                        size_t *offset, size_t *size, uint32_t *nelems)
+static int find_member (const tr_btf_t *btf,
+                        const struct btf_type *t,
+                        const char *member,
+                        size_t base,
+                        int depth,
+                        size_t *offset,
+                        size_t *size,
+                        uint32_t *nelems)
 {
     const struct btf_member *m = (const void *)(t + 1);
     bool kflag = BTF_INFO_KFLAG (t->info);
 
     for (uint32_t i = 0; i < vlen_of (t); i++) {
-        uint32_t bits = kflag ? BTF_MEMBER_BIT_OFFSET (m[i].offset)
-                              : m[i].offset;
+        uint32_t bits =
+            kflag ? BTF_MEMBER_BIT_OFFSET (m[i].offset) : m[i].offset;
         const char *name = name_at (btf, m[i].name_off);
         const struct btf_type *mt = resolve (btf, m[i].type);
 
@@ -326,8 +331,8 @@ static int find_member (const tr_btf_t *btf, const struct btf_type *t,
             && (kind_of (mt) == BTF_KIND_STRUCT
                 || kind_of (mt) == BTF_KIND_UNION)
             && bits % 8 == 0
-            && find_member (btf, mt, member, base + bits / 8, depth + 1,
-                            offset, size, nelems)
+            && find_member (btf, mt, member, base + bits / 8, depth + 1, offset,
+                            size, nelems)
                    == 0)
             return 0;
     }
@@ -335,8 +340,11 @@ static int find_member (const tr_btf_t *btf, const struct btf_type *t,
     return -1;
 }
 
-int tr_btf_member (const tr_btf_t *btf, const char *type,
-                   const char *member, size_t *offset, size_t *size,
+int tr_btf_member (const tr_btf_t *btf,
+                   const char *type,
+                   const char *member,
+                   size_t *offset,
+                   size_t *size,
                    uint32_t *nelems)
 {
     size_t sz;
@@ -368,8 +376,10 @@ int tr_btf_member (const tr_btf_t *btf, const char *type,
     return -1;
 }
 
-int tr_btf_enum_value (const tr_btf_t *btf, const char *type,
-                       const char *name, int64_t *value)
+int tr_btf_enum_value (const tr_btf_t *btf,
+                       const char *type,
+                       const char *name,
+                       int64_t *value)
 {
     if (!btf || !type || !name || !value) {
         errno = EINVAL;
@@ -385,8 +395,7 @@ int tr_btf_enum_value (const tr_btf_t *btf, const char *type,
         for (uint32_t i = 0; i < vlen_of (t); i++) {
             const char *en;
             if (kind_of (t) == BTF_KIND_ENUM) {
-                const struct btf_enum *e = (const struct btf_enum *)(t + 1)
-                                           + i;
+                const struct btf_enum *e = (const struct btf_enum *)(t + 1) + i;
                 if ((en = name_at (btf, e->name_off)) && !strcmp (en, name)) {
                     *value = BTF_INFO_KFLAG (t->info)
                                  ? (int64_t)e->val
@@ -398,8 +407,8 @@ int tr_btf_enum_value (const tr_btf_t *btf, const char *type,
                 const struct btf_enum64 *e =
                     (const struct btf_enum64 *)(t + 1) + i;
                 if ((en = name_at (btf, e->name_off)) && !strcmp (en, name)) {
-                    *value = (int64_t)(((uint64_t)e->val_hi32 << 32)
-                                       | e->val_lo32);
+                    *value =
+                        (int64_t)(((uint64_t)e->val_hi32 << 32) | e->val_lo32);
                     return 0;
                 }
             }

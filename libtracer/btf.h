@@ -35,14 +35,19 @@ void tr_btf_free (tr_btf_t *btf);
  * when not NULL; 0 otherwise).  Returns 0, or -1 with errno ENOENT (no
  * such struct or member) or EINVAL (a bit field).
  */
-int tr_btf_member (const tr_btf_t *btf, const char *type,
-                   const char *member, size_t *offset, size_t *size,
+int tr_btf_member (const tr_btf_t *btf,
+                   const char *type,
+                   const char *member,
+                   size_t *offset,
+                   size_t *size,
                    uint32_t *nelems);
 
 /* The value of enumerator 'name' of enum 'type'.  Returns 0, or -1 with
  * errno ENOENT.
  */
-int tr_btf_enum_value (const tr_btf_t *btf, const char *type,
-                       const char *name, int64_t *value);
+int tr_btf_enum_value (const tr_btf_t *btf,
+                       const char *type,
+                       const char *name,
+                       int64_t *value);
 
 #endif

@@ -27,6 +27,7 @@
 
 #include "conf.h"
 #include "diagnose.h"
+#include "recommend.h"
 #include "stepsum.h"
 #include "strbuf.h"
 
@@ -39,13 +40,11 @@ enum {
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 
-/* Suggested sizes in the texts: a failed or squeezed step gets half as
- * much again, an over-allocated one its peak plus a fifth.  These are
- * one-run estimates; report.recommend sizes requests from many runs.
+/* Sizes in the texts come from the recommendation engine
+ * (tr_recommend_groups), the one that "Next time" and --recommend show:
+ * the view's advice for the step's group, else the engine over this one
+ * run (tr_diagnose_advised).
  */
-#define OOM_GROWTH 1.5
-#define PRESSURE_GROWTH 1.25
-#define SHRINK_HEADROOM 1.2
 
 void tr_diag_defaults (struct tr_diag_thresholds *t)
 {
@@ -116,25 +115,6 @@ static const char *fmt_pct (char *buf, size_t size, double frac)
     return buf;
 }
 
-/* A memory request for --mem: whole GiB from 1G up, else 64M steps,
- * rounded up.
- */
-static double mem_request (double bytes)
-{
-    if (bytes >= GIB)
-        return ceil (bytes / GIB) * GIB;
-    return fmax (1, ceil (bytes / (64 * MIB))) * 64 * MIB;
-}
-
-static const char *fmt_mem_request (char *buf, size_t size, double bytes)
-{
-    if (bytes >= GIB)
-        snprintf (buf, size, "%.0fG", bytes / GIB);
-    else
-        snprintf (buf, size, "%.0fM", bytes / MIB);
-    return buf;
-}
-
 static const char *signal_name (int sig)
 {
     static const char *const names[] = {
@@ -200,7 +180,27 @@ struct diag {
     double limit;     /* memory limit, else the request */
     bool oom;
     bool is_short;
+
+    /* The sizes the texts name: the engine's advice for the step */
+    json_t *advice;      /* a group of tr_recommend_groups, or NULL */
+    char advice_from[48]; /* "from 6 runs", "a one-run estimate" */
 };
+
+/* The advice's recommendation for res ("cpus", "mem"): its value, and
+ * its text in text (size bytes); NAN when there is none.
+ */
+static double advised (const struct diag *d, const char *res, char *text,
+                       size_t size)
+{
+    json_t *o = json_object_get (d->advice, res);
+    json_t *v = json_object_get (o, "recommend");
+    const char *t = json_string_value (json_object_get (o, "text"));
+
+    if (!json_is_number (v) || !t || !*t)
+        return NAN;
+    snprintf (text, size, "%s", t);
+    return json_number_value (v);
+}
 
 /* Text of the finding being built; a failed append sets d->nomem, and
  * the finding is then dropped by add().
@@ -388,11 +388,11 @@ static void rule_oom (struct diag *d)
              fmt_bytes (b1, sizeof (b1), r->mem_peak_bytes));
     base = fmax (d->limit > 0 ? d->limit : 0,
                  r->mem_peak_bytes > 0 ? r->mem_peak_bytes : 0);
-    if (base > 0) {
-        suggest = mem_request (base * OOM_GROWTH);
-        say (d, "; request more memory, e.g. --mem=%s",
-             fmt_mem_request (b1, sizeof (b1), suggest));
-    }
+    suggest = advised (d, "mem", b1, sizeof (b1));
+    if (!(suggest > base))
+        suggest = NAN;
+    if (!isnan (suggest))
+        say (d, "; request more memory: --mem=%s (%s)", b1, d->advice_from);
     else
         say (d, "; request more memory");
     add (d, TR_DIAG_OOM, survived ? TR_DIAG_WARNING : TR_DIAG_CRITICAL,
@@ -432,13 +432,11 @@ static void rule_mem_pressure (struct diag *d)
         say_peak (d);
     }
     say (d, "; the step is slowed by reclaim and close to an OOM kill");
-    if (d->limit > 0) {
-        suggest = mem_request (
-            fmax (d->limit, r->mem_peak_bytes > 0 ? r->mem_peak_bytes : 0)
-            * PRESSURE_GROWTH);
-        say (d, ": request more memory, e.g. --mem=%s",
-             fmt_mem_request (b1, sizeof (b1), suggest));
-    }
+    suggest = advised (d, "mem", b1, sizeof (b1));
+    if (d->limit > 0 && suggest > d->limit)
+        say (d, ": request more memory: --mem=%s (%s)", b1, d->advice_from);
+    else
+        suggest = NAN;
     add (d, TR_DIAG_MEM_PRESSURE, TR_DIAG_WARNING, "psimem", d->psi_mem, "swap",
          r->swap_bytes, "mempeak", r->mem_peak_bytes, "memlimit",
          r->mem_limit_bytes, "reqmem", r->req_mem_bytes, "suggestedmem",
@@ -506,19 +504,40 @@ static void rule_stalled (struct diag *d)
          "elapsed", d->elapsed, NULL);
 }
 
+/* Whether the step's own threads wanted more cores than it had: its CPU
+ * quota throttled it, or it kept every one of two or more cores busy at
+ * once.  Waiting for a CPU otherwise was for other work on the node (or
+ * cannot be told apart from it, on one core): more cores would not help.
+ */
+static bool own_demand (const struct diag *d)
+{
+    const tr_stepsum_t *r = d->row;
+    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
+
+    if (d->throttled > d->t->throttled_fraction)
+        return true;
+    if (!(per_node >= 2))
+        return false;
+    if (isnan (r->cpu_peak_cores))
+        return d->eff >= d->t->cpu_bound_efficiency;
+    return r->cpu_peak_cores >= per_node - 0.5;
+}
+
 static void rule_over_cpu (struct diag *d)
 {
     const tr_stepsum_t *r = d->row;
     double nodes = r->nodes > 1 ? r->nodes : 1;
-    double per_node, need, suggest = NAN;
+    double per_task, suggest = NAN;
     char b1[32];
 
-    /* Waiting for a CPU (pressure) is not having too many of them; nor
-     * is waiting on I/O.  One core cannot be cut further.
+    /* Waiting for a CPU is not having too many of them when the step's
+     * own threads wanted more (own_demand); waiting for others' work on
+     * the node is (a one-thread step on two cores).  Nor is waiting on
+     * I/O.  One core cannot be cut further.
      */
     if (d->is_short || !(d->eff < d->t->low_efficiency)
-        || d->psi_cpu >= d->t->cpu_pressure_starved || io_bound (d)
-        || !(r->req_cores > 1))
+        || (d->psi_cpu >= d->t->cpu_pressure_starved && own_demand (d))
+        || io_bound (d) || !(r->req_cores > 1))
         return;
     say (d,
          "over-allocated CPU: %s efficiency, %.1f of %.0f cores busy on "
@@ -527,17 +546,17 @@ static void rule_over_cpu (struct diag *d)
     if (r->cpu_peak_cores >= 0)
         say (d, ", at most %.1f at once%s", r->cpu_peak_cores,
              nodes > 1 ? " on a node" : "");
-    /* Enough for the busiest moment, where the series saw it. */
-    per_node = r->req_cores / nodes;
-    need = fmax (d->avg_cores / nodes,
-                 r->cpu_peak_cores >= 0 ? r->cpu_peak_cores : 0);
-    if (ceil (need) < per_node) {
-        suggest = fmax (1, ceil (need));
-        say (d, "; about %.0f core%s%s would do", suggest,
-             suggest == 1 ? "" : "s", nodes > 1 ? " per node" : "");
-    }
-    else
+    /* The engine's size, in the request's own terms (cores per task). */
+    per_task = r->req_cpus_per_task > 0 ? r->req_cpus_per_task
+               : r->tasks > 0           ? r->req_cores / r->tasks
+                                        : r->req_cores / nodes;
+    suggest = advised (d, "cpus", b1, sizeof (b1));
+    if (suggest < per_task)
+        say (d, "; --cpus-per-task=%s would do (%s)", b1, d->advice_from);
+    else {
+        suggest = NAN;
         say (d, "; the cores were busy together only in bursts");
+    }
     add (d, TR_DIAG_OVER_CPU, TR_DIAG_WARNING, "cpueff", d->eff, "avgcpus",
          d->avg_cores, "peakcpus", r->cpu_peak_cores, "reqcpus", r->req_cores,
          "psicpu", d->psi_cpu, "suggestedcpus", suggest, NULL);
@@ -563,10 +582,9 @@ static void rule_over_mem (struct diag *d)
          fmt_bytes (b1, sizeof (b1), r->mem_peak_bytes),
          fmt_pct (b2, sizeof (b2), r->mem_peak_bytes / r->req_mem_bytes),
          fmt_bytes (b3, sizeof (b3), r->req_mem_bytes));
-    suggest = mem_request (r->mem_peak_bytes * SHRINK_HEADROOM);
+    suggest = advised (d, "mem", b1, sizeof (b1));
     if (suggest < r->req_mem_bytes)
-        say (d, "; --mem=%s would do",
-             fmt_mem_request (b1, sizeof (b1), suggest));
+        say (d, "; --mem=%s would do (%s)", b1, d->advice_from);
     else
         suggest = NAN;
     add (d, TR_DIAG_OVER_MEM, TR_DIAG_WARNING, "mempeak", r->mem_peak_bytes,
@@ -654,6 +672,7 @@ static void rule_gpu_idle (struct diag *d)
 
 static void rule_cpu_bound (struct diag *d)
 {
+    const tr_stepsum_t *r = d->row;
     bool busy = d->eff >= d->t->cpu_bound_efficiency;
     /* Waiting for a CPU while the step's own cores sit mostly idle is
      * someone else's load or the kernel's (an I/O-bound step shows it),
@@ -661,11 +680,14 @@ static void rule_cpu_bound (struct diag *d)
      */
     bool waiting = d->psi_cpu >= d->t->cpu_pressure
                    && !(d->eff < d->t->low_efficiency);
+    bool own;
+    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
     char b1[32], b2[32];
 
     /* a step waiting on storage is never told to add cores */
     if (d->is_short || !(busy || waiting) || io_bound (d))
         return;
+    own = own_demand (d);
     if (busy && waiting)
         say (d,
              "CPU-bound: the CPUs were %s busy and tasks waited for one "
@@ -676,13 +698,25 @@ static void rule_cpu_bound (struct diag *d)
         say (d, "CPU-bound: the CPUs were %s busy",
              fmt_pct (b1, sizeof (b1), d->eff));
     else
-        say (d,
-             "CPU-bound: tasks waited for a CPU %s of the time (more "
-             "runnable threads than cores)",
+        say (d, "CPU-bound: tasks waited for a CPU %s of the time",
              fmt_pct (b1, sizeof (b1), d->psi_cpu));
-    say (d, "; more cores may help if the program runs in parallel");
+    if (r->cpu_peak_cores >= 0)
+        say (d, ", at most %.1f core%s busy at once", r->cpu_peak_cores,
+             r->cpu_peak_cores == 1 ? "" : "s");
+    if (own && d->throttled > d->t->throttled_fraction)
+        say (d, "; its own threads outran its CPU quota: more cores may "
+                "help");
+    else if (own)
+        say (d, "; its own threads kept all %.0f cores busy at once: more "
+                "cores may help", per_node);
+    else if (r->cpu_peak_cores >= 0 && r->cpu_peak_cores < 1.5)
+        say (d, "; one thread at a time: more cores will not help");
+    else if (waiting)
+        say (d, "; the wait was for other work on the node, not for the "
+                "step's own threads: more cores will not help");
     add (d, TR_DIAG_CPU_BOUND, TR_DIAG_INFO, "cpueff", d->eff, "psicpu",
-         d->psi_cpu, "reqcpus", d->row->req_cores, NULL);
+         d->psi_cpu, "peakcpus", r->cpu_peak_cores, "reqcpus",
+         d->row->req_cores, "throttledfrac", d->throttled, NULL);
 }
 
 static void rule_short (struct diag *d)
@@ -762,6 +796,31 @@ static void rule_incomplete (struct diag *d)
 json_t *tr_diagnose (const tr_stepsum_t *row,
                      const struct tr_diag_thresholds *t)
 {
+    return tr_diagnose_advised (row, t, NULL);
+}
+
+/* The engine over this one run, with the default options. */
+static json_t *one_run_advice (const tr_stepsum_t *row)
+{
+    struct tr_recommend_opts o;
+    tr_stepsum_t one = *row;
+    const tr_stepsum_t *rows[] = { &one };
+    json_t *recs, *g;
+
+    if (!*one.group)
+        one.group = "this step";
+    tr_recommend_opts_default (&o);
+    if (!(recs = tr_recommend_groups (rows, 1, &o, NULL)))
+        return NULL;
+    g = json_incref (json_array_get (json_object_get (recs, "groups"), 0));
+    json_decref (recs);
+    return g;
+}
+
+json_t *tr_diagnose_advised (const tr_stepsum_t *row,
+                             const struct tr_diag_thresholds *t,
+                             json_t *advice)
+{
     struct tr_diag_thresholds defaults;
     struct diag d;
     json_t *out = NULL;
@@ -793,6 +852,22 @@ json_t *tr_diagnose (const tr_stepsum_t *row,
                                      : NAN;
     d.oom = !strcmp (r->state, "oom") || r->oom_kills > 0;
     d.is_short = d.elapsed < t->short_step;
+    if (advice) {
+        json_int_t runs = json_integer_value (
+            json_object_get (json_object_get (advice, "runs"), "total"));
+        d.advice = json_incref (advice);
+        if (runs > 1)
+            snprintf (d.advice_from, sizeof (d.advice_from),
+                      "from %lld runs", (long long)runs);
+        else
+            snprintf (d.advice_from, sizeof (d.advice_from),
+                      "a one-run estimate");
+    }
+    else {
+        d.advice = one_run_advice (row);
+        snprintf (d.advice_from, sizeof (d.advice_from),
+                  "a one-run estimate");
+    }
 
     rule_failed (&d);
     rule_oom (&d);
@@ -834,6 +909,7 @@ json_t *tr_diagnose (const tr_stepsum_t *row,
 out:
     for (size_t i = 0; i < d.n; i++)
         json_decref (d.found[i].obj);
+    json_decref (d.advice);
     tr_strbuf_free (&d.sb);
     if (!out)
         errno = ENOMEM;

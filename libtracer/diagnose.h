@@ -66,6 +66,20 @@ void tr_diag_defaults (struct tr_diag_thresholds *t);
 json_t *tr_diagnose (const tr_stepsum_t *row,
                      const struct tr_diag_thresholds *t);
 
+/* tr_diagnose, with every size its texts name (--mem, --cpus-per-task)
+ * taken from advice: the step group's object of tr_recommend_groups, as
+ * the view shows it under "Next time" (labelled "from N runs"), so that
+ * a diagnosis and its view's advice never disagree.  advice NULL: the
+ * same engine over this row alone with the default options, labelled
+ * "a one-run estimate".  A size is named only where the engine's moves
+ * the way the finding says (less for an over-allocation, more after an
+ * OOM kill or under memory pressure); the finding's evidence then holds
+ * it (suggestedmem, suggestedcpus).
+ */
+json_t *tr_diagnose_advised (const tr_stepsum_t *row,
+                             const struct tr_diag_thresholds *t,
+                             json_t *advice);
+
 /* The summary line of a step: the texts of its most important findings
  * (the critical and warning ones, else the informational ones; at most
  * three, then "(+N more: code,...)"), joined by "; ".  Written into buf

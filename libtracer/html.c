@@ -806,17 +806,20 @@ static void put_diagnosis (struct html *h)
 
 /* Recommendations */
 
-/* One resource of a recommendation group: its current request in the
- * scheduler's spelling, the recommendation's text and its basis.
+/* One resource of a recommendation group: this job's own request in
+ * the scheduler's spelling (not the group's, which pools other jobs'),
+ * the recommendation's text and its basis.
  */
-static void put_rec_row (FILE *out, json_t *r, const char *opt, int kind)
+static void put_rec_row (FILE *out, json_t *r, const char *opt, int kind,
+                         double req)
 {
-    double req = jnum (r, "request");
     char buf[64];
 
     if (!*jstr (r, "text"))
         return;
-    if (kind == 0)
+    if (isnan (req))
+        snprintf (buf, sizeof (buf), "%s", unknown);
+    else if (kind == 0)
         fmt (buf, sizeof (buf), F_G, req);
     else if ((kind == 1 ? tr_recommend_mem_text (buf, sizeof (buf), req)
                         : tr_recommend_time_text (buf, sizeof (buf), req))
@@ -830,6 +833,22 @@ static void put_rec_row (FILE *out, json_t *r, const char *opt, int kind)
     fputs ("</b></td><td>", out);
     put_esc (out, jstr (r, "basis"));
     fputs ("</td></tr>\n", out);
+}
+
+/* This step's own request of resource kind (0 cores per task, 1 memory
+ * per node, 2 time limit), NAN when unknown.
+ */
+static double own_request (const tr_stepsum_t *r, int kind)
+{
+    double tasks = r->tasks > 0 ? r->tasks : r->nodes > 0 ? r->nodes : 1;
+
+    if (kind == 0)
+        return r->req_cpus_per_task > 0 ? r->req_cpus_per_task
+               : r->req_cores > 0       ? r->req_cores / tasks
+                                        : NAN;
+    if (kind == 1)
+        return r->req_mem_bytes > 0 ? r->req_mem_bytes : NAN;
+    return r->time_limit_s > 0 ? r->time_limit_s : NAN;
 }
 
 static void put_rec (struct html *h, struct hstep *hs)
@@ -865,7 +884,8 @@ static void put_rec (struct html *h, struct hstep *hs)
            "Next time</th><th>Basis</th></tr></thead>\n<tbody>\n",
            out);
     for (i = 0; i < 3; i++)
-        put_rec_row (out, get (g, res[i].member), res[i].opt, (int)i);
+        put_rec_row (out, get (g, res[i].member), res[i].opt, (int)i,
+                     own_request (&hs->sum, (int)i));
     fputs ("</tbody></table></div>\n<p class=\"basis\">From ", out);
     fprintf (out, "<span class=\"runs\">%lld run%s</span>",
              (long long)json_integer_value (get (runs, "total")),
@@ -2051,11 +2071,12 @@ int tr_html_job_report (FILE *out,
         struct hstep *hs = &h.hs[i];
 
         hs->step = json_array_get (steps, i);
-        if (tr_report_step_summary (recs, hs->step, pool, &hs->sum) < 0
-            || !(hs->findings = tr_diagnose (&hs->sum, t)))
+        if (tr_report_step_summary (recs, hs->step, pool, &hs->sum) < 0)
             goto done;
         if (o && o->recommend)
             hs->rec = o->recommend (&hs->sum, o->arg);
+        if (!(hs->findings = tr_diagnose_advised (&hs->sum, t, hs->rec)))
+            goto done;
     }
     if (job_nodes (&h) < 0)
         goto done;

@@ -119,7 +119,7 @@ static void print_summary_lines (FILE *out,
     struct tr_diag_thresholds defaults;
     const struct tr_diag_thresholds *t = opts ? opts->diag : NULL;
     char b1[32], b2[32], line[1024];
-    json_t *findings;
+    json_t *findings, *advice;
 
     /* every resource, "unknown" where the node could not measure it */
     if (tr_stepsum_stall_text (sum, line, sizeof (line)) > 0)
@@ -151,11 +151,13 @@ static void print_summary_lines (FILE *out,
         tr_diag_defaults (&defaults);
         t = &defaults;
     }
-    if ((findings = tr_diagnose (sum, t))) {
+    advice = opts && opts->advice ? opts->advice (sum, opts->arg) : NULL;
+    if ((findings = tr_diagnose_advised (sum, t, advice))) {
         fprintf (out, "    Diagnosis:     %s\n",
                  tr_diag_line (findings, line, sizeof (line)));
         json_decref (findings);
     }
+    json_decref (advice);
     if (opts && opts->next_time)
         opts->next_time (out, sum, opts->arg);
 }

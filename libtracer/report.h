@@ -39,6 +39,11 @@ struct tr_diag_thresholds;
 struct tr_stepsum;
 struct tr_report_view_opts {
     const struct tr_diag_thresholds *diag;
+    /* The step group's advice (a group of tr_recommend_groups, a new
+     * reference or NULL): the diagnosis names its sizes, and next_time
+     * shows it, so the two never disagree.
+     */
+    json_t *(*advice) (const struct tr_stepsum *step, void *arg);
     void (*next_time) (FILE *out, const struct tr_stepsum *step, void *arg);
     void *arg;
 };

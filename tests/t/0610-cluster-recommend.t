@@ -140,6 +140,63 @@ test_expect_success 'the job view says what to request next time' '
     grep -q "Next time:.*--cpus-per-task=1" loop.view
 '
 
+# One engine sizes every view: the diagnosis quotes the group's advice,
+# the one "Next time" shows, with the runs it came from.
+test_expect_success 'the diagnosis names the same --mem as Next time, from the same runs' '
+    cat loop.view &&
+    dmem=$(sed -n "s/^ *Diagnosis:.*--mem=\([0-9]*[MG]\) would do (from \([0-9]*\) runs).*/\1/p" loop.view) &&
+    runs=$(sed -n "s/^ *Diagnosis:.*--mem=[0-9]*[MG] would do (from \([0-9]*\) runs).*/\1/p" loop.view) &&
+    nmem=$(sed -n "s/^ *Next time:.*--mem=\([0-9]*[MG]\).*/\1/p" loop.view) &&
+    echo "diagnosis --mem=$dmem from $runs runs; next time --mem=$nmem" &&
+    test -n "$dmem" && test "$dmem" = "$nmem" &&
+    grep -q "Next time:.*($runs runs of " loop.view &&
+    $REPORT -j "$(sed -n 1p list.out | cut -d"|" -f1)" --html -o loop.html &&
+    grep -q -- "--mem=$dmem would do (from $runs runs)" loop.html &&
+    grep -q "^#SBATCH --mem=$dmem$" loop.html
+'
+
+# Two busy loops outside the cluster, at a higher priority, keep both
+# cores loaded: a step of one thread on two cores waits for a CPU
+# (pressure) because of them, not because its own threads wanted more.
+test_expect_success 'a one-thread step on 2 cores of a loaded node is over-allocated, not told to add cores' '
+    { nice -n -10 sh -c "while :; do :; done" & } && l1=$! &&
+    { nice -n -10 sh -c "while :; do :; done" & } && l2=$! &&
+    test_when_finished "kill $l1 $l2 2>/dev/null; true" &&
+    runjob -J single -c 2 --mem=200M sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 50 12)'\''" &&
+    kill $l1 $l2 &&
+    $REPORT -j "$job" >single.view &&
+    cat single.view &&
+    jq -e ".[0].summary.pressure.cpu.some_s > 0.2 * .[0].time.elapsed_s" rec.json &&
+    grep -q "Diagnosis:.*over-allocated CPU.*--cpus-per-task=1 would do" single.view &&
+    ! grep -q "more cores may help" single.view &&
+    $REPORT -S now-1hour --name single --recommend --json >single.json &&
+    jq -e ".groups[0].cpus.recommend == 1" single.json &&
+    jq -e ".groups[0].cpus.starved == false" single.json &&
+    runjob -J single -c 1 --mem=200M sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 50 12)'\''" &&
+    jq -e ".[0].outcome.state == \"completed\"" rec.json &&
+    jq -e ".[0].request.cpus_on_node == 1" rec.json
+'
+
+test_expect_success 'a step whose own two processes keep its 2 cores busy keeps them' '
+    runjob -J multi -c 2 --mem=200M sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; \
+         perl -e '\''$(burn 20 12)'\'' & perl -e '\''$(burn 20 12)'\''; wait" &&
+    $REPORT -j "$job" >multi.view &&
+    cat multi.view &&
+    ! grep -q "cpus-per-task=1 would do" multi.view &&
+    ! grep -q "one thread at a time" multi.view &&
+    $REPORT -S now-1hour --name multi --recommend --json >multi.json &&
+    jq -e ".groups[0].cpus.recommend == 2" multi.json &&
+    cpus=$(jq -r ".groups[0].cpus.text" multi.json) &&
+    mem=$(jq -r ".groups[0].mem.text" multi.json) &&
+    runjob -J multi -c "$cpus" --mem="$mem" sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; \
+         perl -e '\''$(burn 20 12)'\'' & perl -e '\''$(burn 20 12)'\''; wait" &&
+    jq -e ".[0].outcome.state == \"completed\"" rec.json
+'
+
 test_expect_success 'listing JSON, waste and summaries read the same steps' '
     $REPORT -S now-1hour --name loop --json >list.json &&
     jq -e ".format == \"tracer-report-steps\" and .version == 1" list.json &&

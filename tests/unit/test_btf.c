@@ -48,8 +48,12 @@ static void put (struct blob *b, const void *p, size_t n)
     b->tlen += n;
 }
 
-static void type (struct blob *b, const char *name, uint32_t kind,
-                  uint32_t vlen, int kflag, uint32_t size_or_type)
+static void type (struct blob *b,
+                  const char *name,
+                  uint32_t kind,
+                  uint32_t vlen,
+                  int kflag,
+                  uint32_t size_or_type)
 {
     struct btf_type t = {
         .name_off = str (b, name),
@@ -59,10 +63,10 @@ static void type (struct blob *b, const char *name, uint32_t kind,
     put (b, &t, sizeof (t));
 }
 
-static void member (struct blob *b, const char *name, uint32_t t,
-                    uint32_t off)
+static void member (struct blob *b, const char *name, uint32_t t, uint32_t off)
 {
-    struct btf_member m = { .name_off = str (b, name), .type = t,
+    struct btf_member m = { .name_off = str (b, name),
+                            .type = t,
                             .offset = off };
     put (b, &m, sizeof (m));
 }
@@ -76,7 +80,8 @@ static void member (struct blob *b, const char *name, uint32_t t,
 static unsigned char *build (size_t *size)
 {
     struct blob b = { .slen = 1 };
-    struct btf_header h = { .magic = BTF_MAGIC, .version = BTF_VERSION,
+    struct btf_header h = { .magic = BTF_MAGIC,
+                            .version = BTF_VERSION,
                             .hdr_len = sizeof (h) };
     unsigned char *out;
     uint32_t enc = 32; /* BTF_INT_BITS 32 */
@@ -139,18 +144,15 @@ static void test_members (void **state)
 
     (void)state;
     assert_non_null (btf);
-    assert_int_equal (tr_btf_member (btf, "outer", "x", &off, &msize, &ne),
-                      0);
+    assert_int_equal (tr_btf_member (btf, "outer", "x", &off, &msize, &ne), 0);
     assert_int_equal (off, 0);
     assert_int_equal (msize, 4);
     /* through the anonymous union */
-    assert_int_equal (tr_btf_member (btf, "outer", "c", &off, &msize, NULL),
-                      0);
+    assert_int_equal (tr_btf_member (btf, "outer", "c", &off, &msize, NULL), 0);
     assert_int_equal (off, 8);
     assert_int_equal (msize, 4);
     /* and the anonymous struct inside it */
-    assert_int_equal (tr_btf_member (btf, "outer", "b", &off, &msize, &ne),
-                      0);
+    assert_int_equal (tr_btf_member (btf, "outer", "b", &off, &msize, &ne), 0);
     assert_int_equal (off, 16);
     assert_int_equal (msize, 8);
     assert_int_equal (ne, 0);
@@ -171,8 +173,7 @@ static void test_members (void **state)
     assert_int_equal (tr_btf_member (btf, "outer_t", "x", &off, NULL, NULL),
                       -1); /* a typedef's name is not a struct's */
     assert_int_equal (errno, ENOENT);
-    assert_int_equal (tr_btf_member (btf, "bits", "f", &off, NULL, NULL),
-                      -1);
+    assert_int_equal (tr_btf_member (btf, "bits", "f", &off, NULL, NULL), -1);
     assert_int_equal (errno, EINVAL);
     tr_btf_free (btf);
     free (data);
@@ -271,8 +272,8 @@ static void test_kernel (void **state)
     btf = tr_btf_load ("/sys/kernel/btf/vmlinux", &err);
     if (!btf)
         fail_msg ("%s", err.text);
-    assert_int_equal (tr_btf_member (btf, "task_struct", "cgroups", &off,
-                                     &size, NULL),
+    assert_int_equal (tr_btf_member (btf, "task_struct", "cgroups", &off, &size,
+                                     NULL),
                       0);
     assert_int_equal (size, 8);
     assert_true (off > 0);

@@ -25,6 +25,7 @@
 
 #include "conf.h"
 #include "diagnose.h"
+#include "recommend.h"
 #include "stepsum.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -37,11 +38,14 @@ static void healthy (tr_stepsum_t *r)
 {
     tr_stepsum_init (r);
     r->state = "completed";
+    r->group = "align";
     r->complete = 1;
     r->exact = 1;
     r->exit_code = 0;
     r->nodes = 1;
     r->elapsed_s = HOUR;
+    r->start_ms = 1.7e12;
+    r->end_ms = 1.7e12 + HOUR * 1000;
     r->time_limit_s = 2 * HOUR;
     r->req_cores = 4;
     r->cpu_s = 0.75 * 4 * HOUR;
@@ -498,45 +502,69 @@ static const struct text_case text_cases[] = {
     { "OOM sizing", "oom",
       { SET (oom_kills, 2), SET (signal, 9), SET (mem_peak_bytes, 3.93 * GIB) },
       "", "oom", "out of memory: the OOM killer ended 2 processes; the peak "
-      "of 3.9G reached 98% of the 4.0G limit; request more memory, e.g. "
-      "--mem=6G" },
+      "of 3.9G reached 98% of the 4.0G limit; request more memory: "
+      "--mem=5G (a one-run estimate)" },
     { "OOM without a limit or request", "oom",
       { SET (oom_kills, 1), SET (mem_limit_bytes, NAN),
         SET (req_mem_bytes, NAN), SET (mem_peak_bytes, 700 * 1048576.0) },
       "", "oom", "out of memory: the OOM killer ended 1 process at a peak of "
-      "700M; request more memory, e.g. --mem=2G" },
+      "700M; request more memory: --mem=1G (a one-run estimate)" },
     { "OOM survived", NULL, { SET (oom_kills, 1) }, "", "oom",
       "out of memory: the OOM killer ended 1 process but the step completed; "
-      "the peak of 3.0G reached 75% of the 4.0G limit; request more memory, "
-      "e.g. --mem=6G" },
+      "the peak of 3.0G reached 75% of the 4.0G limit; request more memory: "
+      "--mem=5G (a one-run estimate)" },
     { "memory pressure", NULL,
       { SET (psi_mem_some_s, 0.25 * HOUR), SET (swap_bytes, 512 * 1048576.0),
         SET (mem_peak_bytes, 3.9 * GIB) }, "", "mem-pressure",
       "memory pressure: tasks waited for memory 25% of the time, 512M "
       "swapped out, the peak of 3.9G reached 98% of the 4.0G limit; the step "
-      "is slowed by reclaim and close to an OOM kill: request more memory, "
-      "e.g. --mem=5G" },
+      "is slowed by reclaim and close to an OOM kill: request more memory: "
+      "--mem=5G (a one-run estimate)" },
     { "over-cpu", NULL,
       { SET (req_cores, 16), SET (cpu_s, 1.8 * HOUR),
         SET (cpu_peak_cores, 3.2) }, "", "over-cpu",
       "over-allocated CPU: 11% efficiency, 1.8 of 16 cores busy on average, "
-      "at most 3.2 at once; about 4 cores would do" },
+      "at most 3.2 at once; --cpus-per-task=2 would do (a one-run estimate)" },
     { "over-cpu in bursts", NULL,
       { SET (req_cores, 16), SET (cpu_s, 1.8 * HOUR),
         SET (cpu_peak_cores, 16) }, "", "over-cpu",
       "over-allocated CPU: 11% efficiency, 1.8 of 16 cores busy on average, "
-      "at most 16.0 at once; the cores were busy together only in bursts" },
+      "at most 16.0 at once; --cpus-per-task=2 would do (a one-run estimate)" },
+    { "one thread on two cores of a loaded node", NULL,
+      { SET (req_cores, 2), SET (cpu_s, 0.66 * HOUR),
+        SET (psi_cpu_some_s, 0.3 * HOUR), SET (cpu_peak_cores, 1.0) }, "",
+      "over-cpu", "over-allocated CPU: 33% efficiency, 0.7 of 2 cores busy "
+      "on average, at most 1.0 at once; --cpus-per-task=1 would do (a one-run "
+      "estimate)" },
+    { "single-threaded and CPU-bound", NULL,
+      { SET (req_cores, 1), SET (cpu_s, 0.99 * HOUR),
+        SET (psi_cpu_some_s, 0.3 * HOUR), SET (cpu_peak_cores, 1.0) }, "",
+      "cpu-bound", "CPU-bound: the CPUs were 99% busy and tasks waited for "
+      "one 30% of the time, at most 1.0 core busy at once; one thread at a "
+      "time: more cores will not help" },
+    { "waiting for other work on the node", NULL,
+      { SET (cpu_s, 0.6 * 4 * HOUR), SET (psi_cpu_some_s, 0.4 * HOUR),
+        SET (cpu_peak_cores, 2.6) }, "", "cpu-bound",
+      "CPU-bound: tasks waited for a CPU 40% of the time, at most 2.6 cores "
+      "busy at once; the wait was for other work on the node, not for the "
+      "step's own threads: more cores will not help" },
+    { "throttled by its own quota", NULL,
+      { SET (cpu_s, 0.95 * 4 * HOUR), SET (throttled_s, 0.12 * HOUR),
+        SET (cpu_peak_cores, 3.0) }, "", "cpu-bound",
+      "CPU-bound: the CPUs were 95% busy, at most 3.0 cores busy at once; its "
+      "own threads outran its CPU quota: more cores may help" },
     { "over-cpu on two nodes", NULL,
       { SET (nodes, 2), SET (req_cores, 32), SET (cpu_s, 4 * HOUR),
         SET (cpu_peak_cores, 2.5), SET (node_cpu_min_s, 2 * HOUR),
         SET (node_cpu_max_s, 2 * HOUR) }, "", "over-cpu",
       "over-allocated CPU: 12% efficiency, 4.0 of 32 cores busy on average, "
-      "at most 2.5 at once on a node; about 3 cores per node would do" },
+      "at most 2.5 at once on a node; --cpus-per-task=2 would do (a one-run "
+      "estimate)" },
     { "over-mem", NULL,
       { SET (req_mem_bytes, 32 * GIB), SET (mem_limit_bytes, 32 * GIB),
         SET (mem_peak_bytes, 1.2 * GIB) }, "", "over-mem",
       "over-allocated memory: the peak of 1.2G is 4% of the 32G requested; "
-      "--mem=2G would do" },
+      "--mem=1536M would do (a one-run estimate)" },
     { "idle", NULL, { SET (idle_s, 0.7 * HOUR) }, "", "idle",
       "idle 70% of the time (0:42:00 of 1:00:00 without CPU use or storage "
       "I/O): check what it waits for (input from elsewhere, other jobs, the "
@@ -561,13 +589,13 @@ static const struct text_case text_cases[] = {
     { "CPU-bound", NULL,
       { SET (cpu_s, 0.97 * 4 * HOUR), SET (psi_cpu_some_s, 0.3 * HOUR) }, "",
       "cpu-bound", "CPU-bound: the CPUs were 97% busy and tasks waited for "
-      "one 30% of the time; more cores may help if the program runs in "
-      "parallel" },
+      "one 30% of the time, at most 3.5 cores busy at once; its own threads "
+      "kept all 4 cores busy at once: more cores may help" },
     { "CPU-bound by pressure", NULL,
       { SET (cpu_s, 0.6 * 4 * HOUR), SET (psi_cpu_some_s, 0.4 * HOUR) }, "",
-      "cpu-bound", "CPU-bound: tasks waited for a CPU 40% of the time (more "
-      "runnable threads than cores); more cores may help if the program "
-      "runs in parallel" },
+      "cpu-bound", "CPU-bound: tasks waited for a CPU 40% of the time, at "
+      "most 3.5 cores busy at once; its own threads kept all 4 cores busy at "
+      "once: more cores may help" },
     { "short", NULL, { SET (elapsed_s, 4), SET (cpu_s, 2) }, "", "short",
       "short step (4s): its efficiency figures are not reliable at this "
       "length" },
@@ -606,6 +634,59 @@ static void test_texts (void **state)
         json_decref (findings);
     }
     assert_int_equal (bad, 0);
+}
+
+/* The sizes a diagnosis names are the view's advice (tr_recommend_groups
+ * over the step's group, the "Next time" line) when it is given: the
+ * same text, labelled with the runs it came from; and the one-run
+ * estimate is the same engine over the row alone.
+ */
+static void test_advised (void **state)
+{
+    tr_stepsum_t runs[3];
+    const tr_stepsum_t *rows[3];
+    struct tr_recommend_opts o;
+    json_t *recs, *g, *findings, *one;
+    const char *text, *next;
+    char want[128];
+
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        healthy (&runs[i]);
+        runs[i].req_mem_bytes = runs[i].mem_limit_bytes = 32 * GIB;
+        runs[i].mem_peak_bytes = (1.0 + 0.4 * i) * GIB; /* 1.0, 1.4, 1.8G */
+        runs[i].end_ms += i * 1000;
+        rows[i] = &runs[i];
+    }
+    tr_recommend_opts_default (&o);
+    recs = tr_recommend_groups (rows, 3, &o, NULL);
+    assert_non_null (recs);
+    g = json_array_get (json_object_get (recs, "groups"), 0);
+    next = json_string_value (json_object_get (json_object_get (g, "mem"),
+                                               "text"));
+    assert_non_null (next);
+    /* the first run, viewed with its group's advice */
+    findings = tr_diagnose_advised (&runs[0], NULL, g);
+    text = text_of (findings, "over-mem");
+    assert_non_null (text);
+    snprintf (want, sizeof (want), "; --mem=%s would do (from 3 runs)", next);
+    assert_non_null (strstr (text, want));
+    assert_true (evidence (findings, "over-mem", "suggestedmem")
+                 == json_number_value (json_object_get (
+                     json_object_get (g, "mem"), "recommend")));
+    json_decref (findings);
+    /* alone: the engine over this run only */
+    recs = (json_decref (recs), tr_recommend_groups (rows, 1, &o, NULL));
+    one = json_array_get (json_object_get (recs, "groups"), 0);
+    findings = tr_diagnose (&runs[0], NULL);
+    text = text_of (findings, "over-mem");
+    snprintf (want, sizeof (want), "; --mem=%s would do (a one-run "
+              "estimate)", json_string_value (json_object_get (
+                  json_object_get (one, "mem"), "text")));
+    assert_non_null (text);
+    assert_non_null (strstr (text, want));
+    json_decref (findings);
+    json_decref (recs);
 }
 
 /* Most severe first, rule order within a severity. */
@@ -921,6 +1002,7 @@ int main (void)
         cmocka_unit_test (test_rules),
         cmocka_unit_test (test_io_bound_text),
         cmocka_unit_test (test_texts),
+        cmocka_unit_test (test_advised),
         cmocka_unit_test (test_order),
         cmocka_unit_test (test_unknown),
         cmocka_unit_test (test_line),

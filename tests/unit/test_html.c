@@ -582,7 +582,12 @@ static json_t *recommend (const struct tr_stepsum *step, void *arg)
 
 static void test_recommend (void **state)
 {
-    json_t *recs = recs_of ("{}", "{'identity': {'step_id': 'batch'}}", NULL);
+    /* "Now" is this job's own request (3 cores, 2G, 1:30:00), not the
+     * group's, which pools other jobs' (4, 8G, 1:00:00)
+     */
+    json_t *recs = recs_of ("{'request': {'cpus_per_task': 3, 'mem_bytes': "
+                            "2147483648, 'time_limit_s': 5400}}",
+                            "{'identity': {'step_id': 'batch'}}", NULL);
     struct calls calls = { 0 };
     struct tr_html_opts o = { .recommend = recommend, .arg = &calls };
     char *html = render (recs, NULL, &o);
@@ -597,12 +602,12 @@ static void test_recommend (void **state)
     assert_string_equal (calls.steps[1], "0");
     assert_non_null (strstr (batch, "Not enough history"));
     assert_non_null (strstr (zero, "<code>--cpus-per-task</code></th>"
-                                   "<td class=\"num\">4</td><td class=\"num\">"
+                                   "<td class=\"num\">3</td><td class=\"num\">"
                                    "<b>2</b></td><td>quantile</td>"));
-    assert_non_null (strstr (zero, "<td class=\"num\">8G</td>"
+    assert_non_null (strstr (zero, "<td class=\"num\">2G</td>"
                                    "<td class=\"num\"><b>1536M</b></td>"
                                    "<td>oom</td>"));
-    assert_non_null (strstr (zero, "<td class=\"num\">01:00:00</td>"
+    assert_non_null (strstr (zero, "<td class=\"num\">01:30:00</td>"
                                    "<td class=\"num\"><b>00:10:00</b>"));
     assert_non_null (strstr (zero, "7 runs</span> (5 completed)"));
     assert_non_null (strstr (zero, "train/&lt;0&gt;"));
