@@ -807,8 +807,8 @@ static void test_view_single_node (void **state)
                                "killed by SIGKILL (task 0 killed by the OOM "
                                "killer); out of memory: the OOM killer ended "
                                "1 process; the peak of 50M reached 100% of "
-                               "the 50M limit; request more memory, e.g. "
-                               "--mem=128M\n"
+                               "the 50M limit; request more memory: "
+                               "--mem=256M (a one-run estimate)\n"
                                "    Record:        signature valid (uid 0)\n");
     free (text);
 
