@@ -43,6 +43,7 @@
 #include "strbuf.h"
 
 #include "record-fixture.h"
+#include "rmtree.h"
 
 /* A step of 20 s on one core that used 29 % of it (a synchronous
  * writer), with its stall as overlay says.
@@ -315,12 +316,12 @@ static void make_root (char *root, const char *value, const char *mounts)
     char path[PATH_MAX];
     FILE *f;
 
-    snprintf (path, sizeof (path), "%s/proc/sys/kernel", root);
-    {
-        char cmd[PATH_MAX + 32];
-        snprintf (cmd, sizeof (cmd), "mkdir -p '%s' '%s/proc/self'", path,
-                  root);
-        assert_int_equal (system (cmd), 0);
+    static const char *const dirs[] = { "/proc", "/proc/self", "/proc/sys",
+                                        "/proc/sys/kernel" };
+
+    for (size_t i = 0; i < sizeof (dirs) / sizeof (dirs[0]); i++) {
+        snprintf (path, sizeof (path), "%s%s", root, dirs[i]);
+        assert_true (mkdir (path, 0755) == 0 || errno == EEXIST);
     }
     snprintf (path, sizeof (path), "%s%s", root, TR_DELAYACCT_SYSCTL);
     if (*value) {
@@ -351,7 +352,6 @@ static void test_delayacct_off_is_unknown (void **state)
     json_t *rec, *p, *u;
     pid_t none[1];
     size_t n = 0;
-    char cmd[64];
 
     (void)state;
     assert_non_null (mkdtemp (root));
@@ -409,15 +409,13 @@ static void test_delayacct_off_is_unknown (void **state)
     assert_int_equal (errno, ENOENT);
 
     tr_fsroot_set (NULL);
-    snprintf (cmd, sizeof (cmd), "rm -rf '%s'", root);
-    assert_int_equal (system (cmd), 0);
+    assert_int_equal (rmtree (root), 0);
 }
 
 static void test_describe (void **state)
 {
     char root[] = "/tmp/test_stall.XXXXXX";
     tr_strbuf_t sb = TR_STRBUF_INIT;
-    char cmd[64];
 
     (void)state;
     assert_non_null (mkdtemp (root));
@@ -459,8 +457,7 @@ static void test_describe (void **state)
     tr_strbuf_free (&sb);
 
     tr_fsroot_set (NULL);
-    snprintf (cmd, sizeof (cmd), "rm -rf '%s'", root);
-    assert_int_equal (system (cmd), 0);
+    assert_int_equal (rmtree (root), 0);
 }
 
 int main (void)
