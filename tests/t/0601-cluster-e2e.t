@@ -344,9 +344,12 @@ test_expect_success TWO_USERS 'where a user owns their record, a rewrite is name
     grep -q "^$j1\\." after.out && test_must_be_empty after.err
 '
 
-# A step that waits on its disk: dd writing 4 KiB blocks with O_DSYNC
-# (and O_DIRECT: no page cache to fill its memory limit) to the local
-# disk for 12 s, using a fraction of one core.  With the
+# A step that waits on its disk: three dd writing 4 KiB blocks with
+# O_DSYNC (and O_DIRECT: no page cache to fill its memory limit) to the
+# local disk for 12 s, a fraction of a core each.  Three, so that on a
+# node busy with other work (the other test clusters) some task of the
+# step is still waiting on the disk most of the time while the others
+# wait for a CPU.  With the
 # default configuration the node measures its I/O stall (PSI of the
 # step's cgroup2 directory, tracer's mirror directory on a hybrid host,
 # per-task delay accounting on a v1 one): it is I/O-bound, and never told
@@ -355,9 +358,11 @@ io_writer ()
 {
     mkdir -p -m 1777 work &&
     srun --tracer -J "$1" -c 2 --mem=200M sh -c "echo JOB=\$SLURM_JOB_ID >&2; \
-        timeout 12 dd if=/dev/zero of=work/$1.f bs=4k count=10000000 \
-            oflag=direct,dsync 2>/dev/null; true" 2>"$1.err" &&
-    rm -f "work/$1.f" &&
+        for i in 1 2 3; do \
+            timeout 12 dd if=/dev/zero of=work/$1.\$i.f bs=4k \
+                count=10000000 oflag=direct,dsync 2>/dev/null & \
+        done; wait; true" 2>"$1.err" &&
+    rm -f work/$1.*.f &&
     job=$(sed -n "s/^JOB=//p" "$1.err") &&
     wait_record $job &&
     cp rec.json "$1.rec.json" &&
