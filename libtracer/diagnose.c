@@ -457,8 +457,8 @@ static void rule_io_bound (struct diag *d)
     if (!io_bound (d))
         return;
     /* delay accounting (no "full" figure, which PSI's io.pressure
-     * always has) sums the waits of every process: it can pass the run
-     * time, and is no share of it
+     * always has) sums the waits of every process: no share of the
+     * time but a total, capped at the run time
      */
     if (isnan (r->psi_io_full_s))
         say (d,
