@@ -478,6 +478,8 @@ int main (int argc, char **argv)
             .cmdline_max = (size_t)o.conf->cmdline_max,
             .proc_reads = (size_t)o.conf->proc_reads,
             .redact = o.conf->redact,
+            .tool_subcommands = o.conf->tool_subcommands,
+            .tool_interpreters = o.conf->tool_interpreters,
         };
         if (o.conf->taskstats && geteuid () == 0
             && !(o.taskstats = tr_taskstats_open (&error)) && !o.quiet)

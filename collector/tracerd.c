@@ -1512,6 +1512,8 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
         .cmdline_max = (size_t)d.conf->cmdline_max,
         .proc_reads = (size_t)d.conf->proc_reads,
         .redact = d.conf->redact,
+        .tool_subcommands = d.conf->tool_subcommands,
+        .tool_interpreters = d.conf->tool_interpreters,
         .gpu = json_is_string (gpus) && *json_string_value (gpus) ? d.gpu
                                                                    : NULL,
         .gpu_devices = json_string_value (gpus),

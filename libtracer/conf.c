@@ -38,6 +38,7 @@
 #include "error.h"
 #include "hookconf.h"
 #include "path.h"
+#include "tools.h"
 
 /* A configuration file is a few kilobytes; the bound keeps a wrong path
  * (a log file, a device image) from being slurped into memory.
@@ -103,6 +104,8 @@ struct key {
     enum mode_kind mode; /* K_MODE */
     bool add_root;                 /* K_USERS: root is always in the list */
     bool nonempty;                 /* K_USERS: an empty list is an error */
+    bool globs;                    /* K_PATTERNS: program name patterns
+                                      (tools.h), not regular expressions */
     const struct enum_name *enums; /* K_ENUM, NULL-terminated */
     const char *dflt;              /* default as value text; NULL = unset */
     const char *doc_default;       /* default as the docs show it */
@@ -460,6 +463,24 @@ static const struct key schema[] = {
               "case, of secrets in recorded command lines: the last "
               "parenthesized part of a match (else all of it) becomes ***; "
               "[] redacts nothing" },
+    { .section = "tools",
+      .name = "subcommands",
+      .type = K_PATTERNS,
+      .off = F (tool_subcommands),
+      .globs = true,
+      .doc_default = "[]",
+      .desc = "programs (names or shell patterns such as mytool*) named in "
+              "the tool table with their first argument, as samtools sort "
+              "is, besides the built-in rules (doc/tools.md)" },
+    { .section = "tools",
+      .name = "interpreters",
+      .type = K_PATTERNS,
+      .off = F (tool_interpreters),
+      .globs = true,
+      .doc_default = "[]",
+      .desc = "programs (names or shell patterns) named in the tool table by "
+              "the script they run, as python is, besides the built-in "
+              "rules (doc/tools.md)" },
     { .section = "signing",
       .name = "enabled",
       .type = K_BOOL,
@@ -1001,6 +1022,7 @@ static const char *const sections[] = {
     "spool",
     "daemon",
     "sampling",
+    "tools",
     "signing",
     "report",
     "report.diagnosis",
@@ -2136,7 +2158,9 @@ static int parse_patterns (struct parser *p, const struct key *k)
         }
         if (ev.type != YAML_SCALAR_EVENT) {
             fail_key (p, k, &ev.start_mark,
-                      "expected a regular expression, got a %s",
+                      "expected a %s, got a %s",
+                      k->globs ? "program name pattern"
+                               : "regular expression",
                       event_kind (&ev));
             goto error_event;
         }
@@ -2155,7 +2179,15 @@ static int parse_patterns (struct parser *p, const struct key *k)
                       CONF_MAX_PATTERN);
             goto error_event;
         }
-        if ((rc = regcomp (&re, s, REG_EXTENDED | REG_ICASE)) != 0) {
+        if (k->globs && !tr_tools_pattern_ok (s)) {
+            fail_key (p, k, &ev.start_mark,
+                      "'%s' is not a program name pattern: 1 to 64 of "
+                      "A-Z a-z 0-9 . _ + - and * ? [ ] !",
+                      show (p, s));
+            goto error_event;
+        }
+        if (!k->globs
+            && (rc = regcomp (&re, s, REG_EXTENDED | REG_ICASE)) != 0) {
             char why[128];
             regerror (rc, &re, why, sizeof (why));
             fail_key (p, k, &ev.start_mark,
@@ -2163,7 +2195,8 @@ static int parse_patterns (struct parser *p, const struct key *k)
                       show (p, s), why);
             goto error_event;
         }
-        regfree (&re);
+        if (!k->globs)
+            regfree (&re);
         if (!(list[n] = strdup (s))) {
             nomem (p);
             goto error_event;
@@ -2378,8 +2411,9 @@ static int parse_value (struct parser *p, const struct key *k)
                            "missing value (write [] for an empty list)");
         else
             rc = fail_key (p, k, &ev.start_mark,
-                           "expected a list of regular expressions, got a "
-                           "%s",
+                           "expected a list of %s, got a %s",
+                           k->globs ? "program name patterns"
+                                    : "regular expressions",
                            event_kind (&ev));
     }
     else if (k->type == K_PARTITIONS) {

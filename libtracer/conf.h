@@ -186,6 +186,10 @@ typedef struct tr_conf {
     double proc_reads;         /* sampling.proc_reads (default 4) */
     char **redact;             /* sampling.redact, NULL-terminated */
 
+    /* tools: naming rules the site adds (tools.h), NULL-terminated or NULL */
+    char **tool_subcommands;   /* tools.subcommands */
+    char **tool_interpreters;  /* tools.interpreters */
+
     /* signing: */
     bool sign_enabled;         /* signing.enabled (default true) */
     char *munge_socket;        /* signing.munge_socket (NULL = libmunge default) */

@@ -215,6 +215,10 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     memset (&po, 0, sizeof (po));
     po.cmdline_max = opts ? opts->cmdline_max : 256;
     po.redact = opts ? (const char *const *)opts->redact : NULL;
+    if (opts) {
+        po.tool_subcommands = (const char *const *)opts->tool_subcommands;
+        po.tool_interpreters = (const char *const *)opts->tool_interpreters;
+    }
     if (!(d->procs = tr_procs_create (&po, error))) {
         tr_detail_destroy (d);
         return NULL;

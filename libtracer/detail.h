@@ -25,6 +25,9 @@ struct tr_detail_opts {
     bool taskstats;             /* exits arrive through tr_detail_exit */
     size_t cmdline_max;         /* bytes of a command line kept */
     char *const *redact;        /* NULL-terminated patterns, or NULL */
+    /* the site's tool naming rules (tools.h), NULL-terminated or NULL */
+    char *const *tool_subcommands;
+    char *const *tool_interpreters;
     tr_gpu_t *gpu;              /* NULL: no GPUs read */
     const char *gpu_devices;    /* the step's GPUs; NULL: all */
     /* Known processes whose /proc files are reread per sample, in turn;

@@ -504,20 +504,28 @@ static void rule_stalled (struct diag *d)
          "elapsed", d->elapsed, NULL);
 }
 
-/* Whether the step's own threads wanted more cores than it had: its CPU
- * quota throttled it, or it kept every one of two or more cores busy at
- * once.  Waiting for a CPU otherwise was for other work on the node (or
- * cannot be told apart from it, on one core): more cores would not help.
+/* Whether the step's own threads wanted more cores than it had, or all
+ * of them: its CPU quota throttled it, or, on two or more cores a node,
+ * as many of its threads wanted a CPU as it had cores (its demand:
+ * running plus waiting in the run queue, tr_stepsum_cpu_demand; where
+ * that is unknown, the most cores busy at once, else the efficiency).
+ * Waiting for a CPU otherwise was for other work on the node: more
+ * cores would not help.  On one core the two cannot be told apart, and
+ * a one-core step is never told to add cores.
  */
 static bool own_demand (const struct diag *d)
 {
     const tr_stepsum_t *r = d->row;
-    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
+    double nodes = r->nodes > 1 ? r->nodes : 1;
+    double per_node = r->req_cores / nodes;
+    double demand = tr_stepsum_cpu_demand (r) / nodes;
 
     if (d->throttled > d->t->throttled_fraction)
         return true;
     if (!(per_node >= 2))
         return false;
+    if (!isnan (demand))
+        return demand >= per_node - 0.5;
     if (isnan (r->cpu_peak_cores))
         return d->eff >= d->t->cpu_bound_efficiency;
     return r->cpu_peak_cores >= per_node - 0.5;
@@ -546,6 +554,11 @@ static void rule_over_cpu (struct diag *d)
     if (r->cpu_peak_cores >= 0)
         say (d, ", at most %.1f at once%s", r->cpu_peak_cores,
              nodes > 1 ? " on a node" : "");
+    if (tr_stepsum_cpu_demand (r) >= 0)
+        say (d, ", %.1f thread%s wanting one on average%s",
+             tr_stepsum_cpu_demand (r) / nodes,
+             tr_stepsum_cpu_demand (r) / nodes == 1 ? "" : "s",
+             nodes > 1 ? " a node" : "");
     /* The engine's size, in the request's own terms (cores per task). */
     per_task = r->req_cpus_per_task > 0 ? r->req_cpus_per_task
                : r->tasks > 0           ? r->req_cores / r->tasks
@@ -558,8 +571,9 @@ static void rule_over_cpu (struct diag *d)
         say (d, "; the cores were busy together only in bursts");
     }
     add (d, TR_DIAG_OVER_CPU, TR_DIAG_WARNING, "cpueff", d->eff, "avgcpus",
-         d->avg_cores, "peakcpus", r->cpu_peak_cores, "reqcpus", r->req_cores,
-         "psicpu", d->psi_cpu, "suggestedcpus", suggest, NULL);
+         d->avg_cores, "peakcpus", r->cpu_peak_cores, "cpudemand",
+         tr_stepsum_cpu_demand (r) / nodes, "reqcpus", r->req_cores, "psicpu",
+         d->psi_cpu, "suggestedcpus", suggest, NULL);
 }
 
 static void rule_over_mem (struct diag *d)
@@ -674,20 +688,22 @@ static void rule_cpu_bound (struct diag *d)
 {
     const tr_stepsum_t *r = d->row;
     bool busy = d->eff >= d->t->cpu_bound_efficiency;
+    bool own = own_demand (d);
     /* Waiting for a CPU while the step's own cores sit mostly idle is
      * someone else's load or the kernel's (an I/O-bound step shows it),
-     * not a step short of cores.
+     * not a step short of cores, unless its own threads wanted them
+     * (measured: its demand, not a burst of the series).
      */
+    double nodes = r->nodes > 1 ? r->nodes : 1;
+    double per_node = r->req_cores / nodes;
+    double demand = tr_stepsum_cpu_demand (r) / nodes;
     bool waiting = d->psi_cpu >= d->t->cpu_pressure
-                   && !(d->eff < d->t->low_efficiency);
-    bool own;
-    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
+                   && (!(d->eff < d->t->low_efficiency)
+                       || (own && demand >= per_node - 0.5));
     char b1[32], b2[32];
 
-    /* a step waiting on storage is never told to add cores */
-    if (d->is_short || !(busy || waiting) || io_bound (d))
+    if (d->is_short || io_bound (d) || !(busy || waiting))
         return;
-    own = own_demand (d);
     if (busy && waiting)
         say (d,
              "CPU-bound: the CPUs were %s busy and tasks waited for one "
@@ -703,20 +719,29 @@ static void rule_cpu_bound (struct diag *d)
     if (r->cpu_peak_cores >= 0)
         say (d, ", at most %.1f core%s busy at once", r->cpu_peak_cores,
              r->cpu_peak_cores == 1 ? "" : "s");
-    if (own && d->throttled > d->t->throttled_fraction)
+    if (demand >= 0)
+        say (d, ", %.1f thread%s wanting one on average", demand,
+             demand == 1 ? "" : "s");
+    if (d->throttled > d->t->throttled_fraction)
         say (d, "; its own threads outran its CPU quota: more cores may "
                 "help");
+    else if (own && busy)
+        say (d, "; its own threads kept all %.0f cores busy: more cores "
+                "may help", per_node);
     else if (own)
-        say (d, "; its own threads kept all %.0f cores busy at once: more "
-                "cores may help", per_node);
-    else if (r->cpu_peak_cores >= 0 && r->cpu_peak_cores < 1.5)
+        say (d, "; its own threads wanted all %.0f cores but other work on "
+                "the node took them: keep %.0f cores, a less loaded node "
+                "would help", per_node, per_node);
+    else if (demand < 1.5
+             || (isnan (demand) && r->cpu_peak_cores >= 0
+                 && r->cpu_peak_cores < 1.5))
         say (d, "; one thread at a time: more cores will not help");
     else if (waiting)
         say (d, "; the wait was for other work on the node, not for the "
                 "step's own threads: more cores will not help");
     add (d, TR_DIAG_CPU_BOUND, TR_DIAG_INFO, "cpueff", d->eff, "psicpu",
-         d->psi_cpu, "peakcpus", r->cpu_peak_cores, "reqcpus",
-         d->row->req_cores, "throttledfrac", d->throttled, NULL);
+         d->psi_cpu, "peakcpus", r->cpu_peak_cores, "cpudemand", demand,
+         "reqcpus", d->row->req_cores, "throttledfrac", d->throttled, NULL);
 }
 
 static void rule_short (struct diag *d)

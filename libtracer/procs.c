@@ -6,7 +6,10 @@
  * once per process), and taskstats exit events (taskstats.c), which give
  * exact final counters and reveal processes that lived between two scans.
  * Processes are keyed by (pid, start time), so a reused pid is a new
- * process.  Rows are grouped by executable basename.
+ * process.  Rows are grouped by tool name (tools.c): the executable's
+ * base name, or for a program the rule table names from its arguments
+ * (samtools, python, java, env...) the subcommand or script it runs, read
+ * from /proc/PID/cmdline once per process and program.
  *
  * Counting each process's own usage once.  /proc/PID/stat utime+stime are
  * the thread group's own CPU (cutime/cstime, which hold reaped children,
@@ -57,6 +60,7 @@
 #include "procs.h"
 #include "psi.h"
 #include "strbuf.h"
+#include "tools.h"
 
 #define ENDED_MAX 512        /* ended processes kept as entries */
 #define PENDING_MAX 128      /* unattributed exit events held */
@@ -71,6 +75,7 @@
 #define CMDLINE_READ_MAX 8192
 #define THREADS_READ_MAX 1024
 #define NAME_MAX_BYTES 255
+#define ARGV_MAX 256         /* arguments looked at to name a tool */
 #define COMM_BYTES 64
 #define OTHER_NAME "(other)"
 #define EXCLUDED_MAX 64      /* excluded processes and their children */
@@ -161,9 +166,14 @@ struct excluded {
     bool ended;
 };
 
+/* prog: for a program named from its arguments (tools.c), its name and
+ * tool -1: an exit of such a process seen only as an exit event is named
+ * from the program and the event's comm.
+ */
 struct exemap {
     uint64_t dev, ino;
     int tool;
+    char *prog;
 };
 
 /* Compiled redaction patterns, shared by every process table made with
@@ -217,6 +227,9 @@ struct tr_procs {
     int overflow;
     struct exemap *exe;
     size_t nexe;
+    /* the site's tool rules (copies) */
+    char **site_sub, **site_interp;
+    struct tr_tools_site site;
 
     pid_t *roots;
     size_t nroots, rootcap;
@@ -562,23 +575,38 @@ static int tool_get (tr_procs_t *P, const char *name)
     return tool_new (P, name, false);
 }
 
-static int exe_find (tr_procs_t *P, uint64_t dev, uint64_t ino)
+/* The tool of an executable, or -1; *prog (may be NULL) gets the program
+ * name of one named from its arguments (tool -1 then).
+ */
+static int exe_find (tr_procs_t *P, uint64_t dev, uint64_t ino,
+                     const char **prog)
 {
+    if (prog)
+        *prog = NULL;
     for (size_t i = 0; i < P->nexe; i++)
-        if (P->exe[i].ino == ino && P->exe[i].dev == dev)
+        if (P->exe[i].ino == ino && P->exe[i].dev == dev) {
+            if (prog)
+                *prog = P->exe[i].prog;
             return P->exe[i].tool;
+        }
     return -1;
 }
 
-static void exe_add (tr_procs_t *P, uint64_t dev, uint64_t ino, int tool)
+static void exe_add (tr_procs_t *P, uint64_t dev, uint64_t ino, int tool,
+                     const char *prog)
 {
-    if (ino == 0 || P->nexe >= EXEMAP_MAX || exe_find (P, dev, ino) >= 0)
+    if (ino == 0 || P->nexe >= EXEMAP_MAX)
         return;
+    for (size_t i = 0; i < P->nexe; i++)
+        if (P->exe[i].ino == ino && P->exe[i].dev == dev)
+            return;
     if (!P->exe && !(P->exe = calloc (EXEMAP_MAX, sizeof (*P->exe))))
         return; /* a cache: doing without is fine */
+    if (prog && !(P->exe[P->nexe].prog = strdup (prog)))
+        return;
     P->exe[P->nexe].dev = dev;
     P->exe[P->nexe].ino = ino;
-    P->exe[P->nexe].tool = tool;
+    P->exe[P->nexe].tool = prog ? -1 : tool;
     P->nexe++;
 }
 
@@ -1101,17 +1129,52 @@ static void read_runq (struct proc *p, uint64_t nthreads, const char *base,
     p->s_runq_ns = max_u64 (p->s_runq_ns, sum);
 }
 
-/* Name (exe basename, else comm) and, for a tool without one yet, the
- * command line of a process.  Returns the tool or -1 (ENOMEM).
+/* The arguments of a raw /proc/PID/cmdline (NUL-separated, len bytes,
+ * raw[len] readable) into argv (at most ARGV_MAX).  Returns their count.
+ */
+static size_t split_argv (char *raw, size_t len, const char **argv)
+{
+    size_t n = 0;
+
+    raw[len] = '\0';
+    for (size_t i = 0; i < len && n < ARGV_MAX; n++) {
+        argv[n] = raw + i;
+        i += strlen (raw + i) + 1;
+    }
+    return n;
+}
+
+/* The tool of a program (sanitized, not empty) given the process's comm
+ * and arguments (argv NULL: unknown), by the rule table.  Returns the
+ * tool or -1 (ENOMEM).
+ */
+static int tool_named (tr_procs_t *P, const char *prog, const char *comm,
+                       const char *const *argv, size_t argc)
+{
+    char name[NAME_MAX_BYTES + 1];
+
+    tr_tools_name (&P->site, prog, comm, argv, argc, name, sizeof (name));
+    sanitize (name); /* a program name cut in two */
+    if (!name[0])
+        snprintf (name, sizeof (name), "?");
+    return tool_get (P, name);
+}
+
+/* Name (by the rule table, from the exe basename, else comm, and for a
+ * program the table names from its arguments, the command line) and,
+ * for a tool without one yet, the command line of a process.  Returns
+ * the tool or -1 (ENOMEM).
  */
 static int read_identity (tr_procs_t *P, const char *comm, const char *base,
                           size_t blen, char *path)
 {
     char link[PATH_MAX], name[NAME_MAX_BYTES + 1];
     const char *bn = NULL, *src;
+    char *raw = NULL;
+    ssize_t got = -1;
     struct stat sb;
     size_t len;
-    bool have_inode = false;
+    bool have_inode = false, ruled;
     ssize_t n;
     int tool;
 
@@ -1133,19 +1196,60 @@ static int read_identity (tr_procs_t *P, const char *comm, const char *base,
     sanitize (name); /* also a character cut in two */
     if (!name[0])
         snprintf (name, sizeof (name), "?");
-    if ((tool = tool_get (P, name)) < 0)
-        return -1;
-    if (have_inode)
-        exe_add (P, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, tool);
-    if (!P->tools[tool].cmdline && !P->tools[tool].overflow) {
-        char *raw = malloc (CMDLINE_READ_MAX);
-        ssize_t got;
+    ruled = tr_tools_ruled (&P->site, name);
+    /* the command line is read once: for the name and the tool's row */
+    if (ruled && (raw = malloc (CMDLINE_READ_MAX + 1))) {
         memcpy (path + blen, "/cmdline", 9);
-        if (raw && (got = read_file (path, raw, CMDLINE_READ_MAX)) > 0)
-            P->tools[tool].cmdline = cmdline_render (P, raw, (size_t)got);
-        free (raw);
+        got = read_file (path, raw, CMDLINE_READ_MAX);
     }
+    if (ruled) {
+        const char *argv[ARGV_MAX];
+        size_t argc = got > 0 ? split_argv (raw, (size_t)got, argv) : 0;
+        tool = tool_named (P, name, comm, argc ? argv : NULL, argc);
+    }
+    else
+        tool = tool_get (P, name);
+    if (tool < 0) {
+        free (raw);
+        return -1;
+    }
+    if (have_inode)
+        exe_add (P, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, tool,
+                 ruled ? name : NULL);
+    if (!P->tools[tool].cmdline && !P->tools[tool].overflow) {
+        if (!raw && (raw = malloc (CMDLINE_READ_MAX + 1))) {
+            memcpy (path + blen, "/cmdline", 9);
+            got = read_file (path, raw, CMDLINE_READ_MAX);
+        }
+        if (raw && got > 0)
+            P->tools[tool].cmdline = cmdline_render (P, raw, (size_t)got);
+    }
+    free (raw);
     return tool;
+}
+
+/* The tool of a process known from its exit event: its executable's (a
+ * program named from its arguments: by the rule table from the program
+ * and the event's comm), else the comm's.  name is the sanitized comm.
+ * Returns the tool, or -1 (ENOMEM; errno 0: no name).
+ */
+static int exit_tool (tr_procs_t *P, const struct tr_exit *ev,
+                      const char *name)
+{
+    const char *prog = NULL;
+    int tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino, &prog)
+                           : -1;
+
+    if (tool >= 0)
+        return tool;
+    if (prog)
+        return tool_named (P, prog, name, NULL, 0);
+    if (!name[0]) {
+        errno = 0;
+        return -1;
+    }
+    /* a comm alone names itself: without arguments no rule adds a word */
+    return tool_get (P, name);
 }
 
 static void boot_time (tr_procs_t *P)
@@ -1558,12 +1662,10 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
 
         if (!is_parent (P, ev->ppid, start) && !is_root (P, tgid))
             return 0;
-        if (ev->exe_ino)
-            tool = exe_find (P, ev->exe_dev, ev->exe_ino);
         exit_comm (ev, name);
         if (!name[0])
             snprintf (name, sizeof (name), "?");
-        if (tool < 0 && (tool = tool_get (P, name)) < 0)
+        if ((tool = exit_tool (P, ev, name)) < 0)
             return -1;
         other = find_live (P, tgid);
         if (!(p = proc_new (P, tgid, start)))
@@ -1584,10 +1686,10 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
          * execs): the program that ended is the one the event names
          */
         char name[sizeof (ev->comm)];
-        int tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino) : -1;
+        int tool;
 
         exit_comm (ev, name);
-        if (tool < 0 && name[0] && (tool = tool_get (P, name)) < 0)
+        if ((tool = exit_tool (P, ev, name)) < 0 && errno != 0)
             return -1;
         if (tool >= 0) {
             tool_assign (P, p, tool);
@@ -1897,6 +1999,31 @@ static void redact_put (struct redact_set *rs)
     pthread_mutex_unlock (&redact_lock);
 }
 
+static void list_free (char **l)
+{
+    for (size_t i = 0; l && l[i]; i++)
+        free (l[i]);
+    free (l);
+}
+
+/* A copy of a NULL-terminated list of strings, or NULL (ENOMEM). */
+static char **list_copy (const char *const *l)
+{
+    size_t n = 0;
+    char **c;
+
+    while (l[n])
+        n++;
+    if (!(c = calloc (n + 1, sizeof (*c))))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!(c[i] = strdup (l[i]))) {
+            list_free (c);
+            return NULL;
+        }
+    return c;
+}
+
 tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
                              tr_error_t *error)
 {
@@ -1937,6 +2064,13 @@ tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
     }
     P->re = P->rs->re;
     P->nre = P->rs->n;
+    if ((opts && opts->tool_subcommands
+         && !(P->site_sub = list_copy (opts->tool_subcommands)))
+        || (opts && opts->tool_interpreters
+            && !(P->site_interp = list_copy (opts->tool_interpreters))))
+        goto nomem;
+    P->site.subcommands = (const char *const *)P->site_sub;
+    P->site.interpreters = (const char *const *)P->site_interp;
     return P;
 nomem:
     tr_procs_destroy (P);
@@ -1965,6 +2099,10 @@ void tr_procs_destroy (tr_procs_t *P)
         free (P->tools[i].sigs.v);
     }
     redact_put (P->rs);
+    list_free (P->site_sub);
+    list_free (P->site_interp);
+    for (size_t i = 0; P->exe && i < P->nexe; i++)
+        free (P->exe[i].prog);
     free (P->hash);
     free (P->ring);
     free (P->pending);

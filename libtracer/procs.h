@@ -45,6 +45,12 @@ struct tr_procs_opts {
      * "(other)".  0 = TR_PROCS_TOOLS_DEFAULT.
      */
     size_t tools_max;
+    /* A site's tool naming rules (tools.h, tracer.yaml tools.subcommands
+     * and tools.interpreters): NULL-terminated lists of patterns, copied;
+     * NULL: none, the built-in rules only.
+     */
+    const char *const *tool_subcommands;
+    const char *const *tool_interpreters;
 };
 
 /* The default redaction patterns: values given to password, secret,
@@ -133,7 +139,8 @@ void tr_procs_set_lost (tr_procs_t *procs, uint64_t lost);
 typedef int (*tr_procs_member_f) (pid_t pid, void *arg);
 void tr_procs_set_member (tr_procs_t *procs, tr_procs_member_f fn, void *arg);
 
-/* The tools[] array of the record: one row per executable basename,
+/* The tools[] array of the record: one row per tool name (tools.h: the
+ * executable's base name, or the subcommand or script it runs),
  * sorted by cpu_s descending (then count, then name), at most tools_max
  * rows plus one "(other)" row summing the rest.  Live processes count
  * with their latest readings.  Returns a new reference, or NULL with

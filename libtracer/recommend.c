@@ -290,7 +290,7 @@ static json_t *num_object (const struct kv *kv, size_t n)
 /* One resource of one group. */
 struct res {
     double request, recommend, q, at_q, min, median, max, bound;
-    double peak, pressure; /* cpus only, else NAN */
+    double peak, pressure, demand; /* cpus only, else NAN */
     int starved;           /* cpus only: 0 or 1; else -1 */
     const char *basis;
 };
@@ -349,7 +349,8 @@ static json_t *res_json (const struct res *r, const char *text)
                        { "quantile", r->q },      { "at_quantile", r->at_q },
                        { "min", r->min },         { "median", r->median },
                        { "max", r->max },         { "lower_bound", r->bound },
-                       { "peak_cores", r->peak }, { "pressure", r->pressure } };
+                       { "peak_cores", r->peak }, { "pressure", r->pressure },
+                       { "demand", r->demand } };
     json_t *o = NUMS (kv);
 
     if (o
@@ -368,13 +369,13 @@ struct group {
     size_t count[K_OTHER + 1];
     size_t total;
     size_t oom_bounds; /* runs that gave an OOM bound */
-    struct vec par, stall, thr, mem, time;
+    struct vec par, stall, thr, mem, time, dem;
     struct vec rcpt, rmem, rtime, rcores, rtasks, rnodes;
     const char *partition;
     struct res cpus, mem_r, time_r;
 };
 
-#define NVECS 11
+#define NVECS 12
 
 static void gather (struct group *g,
                     const tr_stepsum_t **v,
@@ -383,7 +384,8 @@ static void gather (struct group *g,
 {
     struct vec *vecs[NVECS] = { &g->par,    &g->stall, &g->thr,   &g->mem,
                                 &g->time,   &g->rcpt,  &g->rmem,  &g->rtime,
-                                &g->rcores, &g->rtasks, &g->rnodes };
+                                &g->rcores, &g->rtasks, &g->rnodes,
+                                &g->dem };
 
     for (size_t i = 0; i < NVECS; i++)
         *vecs[i] = (struct vec){ buf + i * k, 0 };
@@ -408,6 +410,8 @@ static void gather (struct group *g,
                 push (&g->stall,
                       fmax (r->psi_cpu_some_s / e, r->throttled_s / e));
                 push (&g->thr, r->throttled_s / e);
+                if (!isnan (tr_stepsum_cpu_demand (r)))
+                    push (&g->dem, tr_stepsum_cpu_demand (r) / tasks);
             }
             push (&g->mem, r->mem_peak_bytes);
             push (&g->time, e);
@@ -435,15 +439,20 @@ static void size_cpus (struct group *g, const struct tr_recommend_opts *o)
     describe (c, &g->par);
     c->pressure = tr_stats_quantile (g->stall.v, g->stall.n, c->q);
     /* Throttling is the step's own CPU limit.  Waiting for a CPU (PSI)
-     * is starvation only for a step that kept all the cores it asked
-     * for busy at once: one that never ran more than one thread on two
-     * cores waited for the work of others on the node, and more cores
-     * would not have helped it.
+     * is starvation only for a step whose own threads wanted all the
+     * cores it asked for (its demand per task, running plus waiting in
+     * the run queue, tr_stepsum_cpu_demand; where a run does not tell
+     * it, the most cores busy at once): one that never had more than
+     * one thread wanting a CPU on two cores waited for the work of
+     * others on the node, and more cores would not have helped it.
      */
+    c->demand = g->dem.n ? tr_stats_quantile (g->dem.v, g->dem.n, c->q) : NAN;
     c->starved = c->pressure > o->cpu_pressure_max
                  && (tr_stats_quantile (g->thr.v, g->thr.n, c->q)
                          > o->cpu_pressure_max
-                     || !(c->peak < c->request - 0.5));
+                     || (g->dem.n == g->par.n && g->dem.n
+                             ? c->demand >= c->request - 0.5
+                             : !(c->peak < c->request - 0.5)));
     if (g->par.n) {
         c->recommend = fmax (1, ceil (c->at_q - CPU_TOLERANCE));
         c->basis = "quantile";
@@ -629,6 +638,7 @@ static json_t *recommend_group (const tr_stepsum_t **v,
     gather (&g, v, k, buf);
     size_cpus (&g, o);
     g.mem_r.peak = g.mem_r.pressure = g.time_r.peak = g.time_r.pressure = NAN;
+    g.mem_r.demand = g.time_r.demand = NAN;
     g.mem_r.starved = g.time_r.starved = -1;
     g.mem_r.q = o->mem_quantile;
     g.mem_r.request = median (&g.rmem);

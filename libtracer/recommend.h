@@ -36,8 +36,13 @@
  * runs is rounded up (0.05 core of tolerance for timer skew) to at least
  * 1.  A step is CPU-starved when, at the same quantile, the larger of
  * psi_cpu_some_s / elapsed_s and throttled_s / elapsed_s is above
- * cpu_pressure_max: its parallelism is what the step got, not what it
- * wanted, so it is never given fewer CPUs than it asked for.
+ * cpu_pressure_max and the step's own threads made it: its throttled
+ * fraction is above cpu_pressure_max, or its demand per task
+ * (tr_stepsum_cpu_demand: CPU time plus run-queue wait over elapsed, at
+ * the quantile; where a run lacks it, cpu_peak_cores) is at least the
+ * request - 0.5.  Its parallelism is then what the step got, not what it
+ * wanted, so it is never given fewer CPUs than it asked for; a step that
+ * waited for others' work on the node is sized by what it used.
  * cpu_peak_cores is not a floor (a burst of one series bucket would pin
  * every request to its maximum); it is reported, with a note when the
  * recommendation is well below it.

@@ -370,6 +370,7 @@ static void print_network (FILE *out, json_t *net)
 static void print_tools (FILE *out, json_t *tools)
 {
     size_t n = json_array_size (tools);
+    char b[32];
     json_t *t;
 
     if (n == 0)
@@ -379,8 +380,16 @@ static void print_tools (FILE *out, json_t *tools)
         t = json_array_get (tools, i);
         fprintf (out, "%s %s x%lld", i ? "," : "", str (t, "name"),
                  ival (t, "count"));
-        if (has (t, "cpu_s"))
+        if (has (t, "cpu_s") && has (t, "peak_rss_bytes"))
+            fprintf (out, " (%.2f s CPU, peak %s)", num (t, "cpu_s"),
+                     tr_report_bytes (b, sizeof (b),
+                                      num (t, "peak_rss_bytes")));
+        else if (has (t, "cpu_s"))
             fprintf (out, " (%.2f s CPU)", num (t, "cpu_s"));
+        else if (has (t, "peak_rss_bytes"))
+            fprintf (out, " (peak %s)",
+                     tr_report_bytes (b, sizeof (b),
+                                      num (t, "peak_rss_bytes")));
     }
     if (n > VIEW_TOOLS)
         fprintf (out, ", and %zu more", n - VIEW_TOOLS);

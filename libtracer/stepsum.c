@@ -444,6 +444,14 @@ double tr_stepsum_cpu_eff (const tr_stepsum_t *row)
     return row->cpu_s / (row->elapsed_s * row->req_cores);
 }
 
+double tr_stepsum_cpu_demand (const tr_stepsum_t *row)
+{
+    if (!(row->elapsed_s > 0) || isnan (row->cpu_s)
+        || isnan (row->runq_wait_s))
+        return NAN;
+    return (row->cpu_s + row->runq_wait_s) / row->elapsed_s;
+}
+
 double tr_stepsum_mem_eff (const tr_stepsum_t *row)
 {
     if (!(row->req_mem_bytes > 0) || isnan (row->mem_peak_bytes))

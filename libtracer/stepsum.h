@@ -205,6 +205,13 @@ bool tr_stepsum_tag (const char *tags,
 double tr_stepsum_cpu_eff (const tr_stepsum_t *row);   /* 0..1, or NAN */
 double tr_stepsum_mem_eff (const tr_stepsum_t *row);   /* peak/request */
 double tr_stepsum_frac (double stalled_s, const tr_stepsum_t *row);
+/* The step's own demand for CPUs: how many of its threads wanted one on
+ * average (running or runnable, waiting in the run queue), summed over
+ * its nodes: (cpu_s + runq_wait_s) / elapsed_s.  Unlike the cores it
+ * got, this does not fall when other work on the node takes the CPUs.
+ * NAN when the run-queue wait or the elapsed time is unknown.
+ */
+double tr_stepsum_cpu_demand (const tr_stepsum_t *row);
 
 /* The stall line of a step for the views: "CPU 3.1%, memory unknown,
  * I/O 42.0%" (the fraction of the time some task waited, each resource

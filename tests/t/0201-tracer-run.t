@@ -148,6 +148,70 @@ test_expect_success 'no cgroup: no PSI claimed, the process tree is labelled' '
     test "$(jq -r ".summary.pressure.source // \"none\"" tree.json)" != cgroup2-mirror
 '
 
+# Tools as users name them: a multi-command tool (a sh script named
+# samtools on PATH, called as "samtools sort" and "samtools index") and a
+# python script run through "#!/usr/bin/env python3" that touches 64 MiB;
+# the text view gives each tool its peak memory.
+test_expect_success 'tools are named by subcommand and script, with their peak memory' '
+    mkdir -p tbin &&
+    printf "#!/bin/sh\ncase \$1 in sort|index) sleep 0.6 ;; *) exit 2 ;; esac\n" \
+        >tbin/samtools &&
+    cat >tbin/qc.py <<-\EOF &&
+	#!/usr/bin/env python3
+	import time
+	b = bytearray(64 * 1024 * 1024)
+	for i in range(0, len(b), 4096):
+	    b[i] = 1
+	time.sleep(0.6)
+	EOF
+    chmod +x tbin/samtools tbin/qc.py &&
+    PATH=$PWD/tbin:$PATH $RUN -q --no-sign -i 0.1 -o tools.json -- \
+        sh -c "samtools sort x.bam && samtools index x.bam && qc.py" &&
+    jq -c ".tools[] | {name, count, peak_rss_bytes}" tools.json >tools.rows &&
+    test "$(jq ".tools[] | select(.name == \"samtools sort\") | .count" tools.json)" = 1 &&
+    test "$(jq ".tools[] | select(.name == \"samtools index\") | .count" tools.json)" = 1 &&
+    test "$(jq ".tools[] | select(.name == \"qc.py\") | .count" tools.json)" = 1 &&
+    peak=$(jq ".tools[] | select(.name == \"qc.py\") | .peak_rss_bytes" tools.json) &&
+    test "$peak" -ge $((64 * 1024 * 1024)) &&
+    test "$(jq "[.tools[].name | select(. == \"samtools\" or . == \"env\"
+                or startswith(\"python\"))] | length" tools.json)" = 0 &&
+    $REPORT --allow-unsigned tools.json >tools.txt 2>/dev/null &&
+    mib=$(awk -v b="$peak" "BEGIN { printf \"%.1f MiB\", b / 1048576 }") &&
+    grep "^    Tools: " tools.txt >tools.line &&
+    grep -F "qc.py x1 (" tools.line | grep -F "s CPU, peak $mib)" || {
+        cat tools.rows tools.txt >&2
+        false
+    }
+'
+
+test_expect_success 'a site names its own multi-command tool in tracer.yaml' '
+    printf "#!/bin/sh\nsleep 0.4\n" >tbin/mytool &&
+    chmod +x tbin/mytool &&
+    printf "tools:\n  subcommands: [mytool]\n" >site.yaml &&
+    PATH=$PWD/tbin:$PATH TRACER_CONF="$PWD/site.yaml" $RUN -q --no-sign -i 0.1 \
+        -o site.json -- mytool build &&
+    test "$(jq ".tools[] | select(.name == \"mytool build\") | .count" site.json)" = 1 &&
+    printf "tools:\n  subcommands:\n    - mytool\n    - /bin/x\n" >bad.yaml &&
+    test_must_fail env TRACER_CONF="$PWD/bad.yaml" $RUN -q --no-sign \
+        -o bad.json -- true 2>bad.err &&
+    grep -F "bad.yaml:4:7: tools.subcommands: '"'"'/bin/x'"'"' is not a program name pattern" bad.err
+'
+
+# The job's arguments are its own data: a subcommand with an escape
+# sequence, and one of 10 kB, name the program only.
+test_expect_success 'hostile arguments name the program only, the record stays small' '
+    printf "#!/bin/sh\nsleep 0.4\n" >tbin/samtools &&
+    big=$(head -c 10240 /dev/zero | tr "\\0" a) &&
+    esc=$(printf "so\033[2Jrt") &&
+    PATH=$PWD/tbin:$PATH $RUN -q --no-sign -i 0.1 -o hostile.json -- \
+        sh -c "samtools \"\$1\"; samtools \"\$2\"" sh "$esc" "$big" &&
+    test "$(jq ".tools[] | select(.name == \"samtools\") | .count" hostile.json)" = 2 &&
+    test "$(jq "[.tools[].name | select(startswith(\"samtools \"))] | length" hostile.json)" = 0 &&
+    test "$(jq "[.tools[].cmdline // \"\" | length] | max" hostile.json)" -le 256 &&
+    test "$(wc -c <hostile.json)" -lt 65536 &&
+    ! grep -q "$(printf "\033")" hostile.json
+'
+
 test_expect_success 'secrets on command lines are redacted in the tool table' '
     $RUN -q --no-sign -i 0.2 -o red.json -- \
         sh -c "sleep 1; true --password=hunter2 token=abc123" &&

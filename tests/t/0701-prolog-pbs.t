@@ -231,13 +231,14 @@ test_expect_success 'hook: request.nodes and CPUs from exec_vnode, at the start'
 
 # The prologue (and the qstat it runs) runs below the job'"'"'s starter,
 # the launch hook'"'"'s pbs_python (and tracer-prolog) in its session:
-# none of them is the job'"'"'s.
+# none of them is the job'"'"'s.  (The emulator'"'"'s hooks run in
+# sched-emu, a python script, which the tool table names by the script.)
 test_expect_success 'tracer'"'"'s own prologue, qstat and pbs_python are not the job'"'"'s tools' '
     for j in 7101 7107; do
         f=$(find store/default/jobs -name 0.$HOST.json | grep -F "/$j.$HOST/0.") &&
         jq -r ".tools[].name" "$f" >tools.$j &&
         grep -qx burn tools.$j &&
-        ! grep -E "^(tracer-prolog|python3.*|qstat|pbs_python)$" tools.$j ||
+        ! grep -E "^(tracer-prolog|python3.*|qstat|pbs_python|sched-emu|tracer\.py)$" tools.$j ||
         return 1
     done
 '
@@ -448,7 +449,7 @@ exact_cpu ()
            and .summary.cpu.user_s + .summary.cpu.system_s
                <= .summary.cpu.total_s + 1e-6
            and ([.tools[] | .exact] | all or .summary.processes.lost > 0)
-           and ([.tools[].name | select(test(\"^(tracer-prolog|qstat|python3.*|pbs_python)$\"))]
+           and ([.tools[].name | select(test(\"^(tracer-prolog|qstat|python3.*|pbs_python|sched-emu|tracer[.]py)$\"))]
                 | length == 0)" \
         rec.json &&
     within "$(jq ".tools[] | select(.name == \"burn\") | .cpu_s" rec.json)" \

@@ -64,6 +64,8 @@ static const char *const all_keys[] = {
     "sampling.cmdline_max",
     "sampling.proc_reads",
     "sampling.redact",
+    "tools.subcommands",
+    "tools.interpreters",
     "signing.enabled",
     "signing.munge_socket",
     "signing.trusted_signers",
@@ -164,6 +166,8 @@ static const char *defaults_json =
     " \"(glpat-[a-z0-9_-]{20,})\","
     " \"(xox[abprs]-[a-z0-9-]+)\","
     " \"(eyj[a-z0-9_-]+\\\\.[a-z0-9_-]+\\\\.[a-z0-9_-]+)\"],"
+    " \"tools.subcommands\": [],"
+    " \"tools.interpreters\": [],"
     " \"signing.enabled\": true,"
     " \"signing.munge_socket\": null,"
     " \"signing.trusted_signers\": [0],"
@@ -336,6 +340,8 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "sampling.cmdline_max", json_real (c->cmdline_max) },
         { "sampling.proc_reads", json_real (c->proc_reads) },
         { "sampling.redact", pattern_array (c->redact) },
+        { "tools.subcommands", pattern_array (c->tool_subcommands) },
+        { "tools.interpreters", pattern_array (c->tool_interpreters) },
         { "signing.enabled", json_boolean (c->sign_enabled) },
         { "signing.munge_socket", str_or_null (c->munge_socket) },
         { "signing.trusted_signers",
@@ -823,6 +829,19 @@ static const struct error_case error_cases[] = {
       "expressions, got a scalar" },
     { "redaction entry empty", "sampling:\n  redact: ['a', '']\n",
       "tracer.yaml:2:17: sampling.redact: empty entry in the list" },
+    { "tool pattern with a slash",
+      "tools:\n  subcommands:\n    - mytool\n    - /usr/bin/x\n",
+      "tracer.yaml:4:7: tools.subcommands: '/usr/bin/x' is not a program "
+      "name pattern: 1 to 64 of A-Z a-z 0-9 . _ + - and * ? [ ] !" },
+    { "tool pattern with a space",
+      "tools:\n  interpreters: ['my scheme']\n",
+      "tracer.yaml:2:18: tools.interpreters: 'my scheme' is not a program "
+      "name pattern: 1 to 64 of A-Z a-z 0-9 . _ + - and * ? [ ] !" },
+    { "tool rules not a list", "tools:\n  subcommands: mytool\n",
+      "tracer.yaml:2:16: tools.subcommands: expected a list of program "
+      "name patterns, got a scalar" },
+    { "tool rules entry empty", "tools:\n  subcommands: [a, '']\n",
+      "tracer.yaml:2:20: tools.subcommands: empty entry in the list" },
     { "redaction entry a map", "sampling:\n  redact: [{a: b}]\n",
       "tracer.yaml:2:12: sampling.redact: expected a regular expression, "
       "got a mapping" },

@@ -590,12 +590,33 @@ static const struct text_case text_cases[] = {
       { SET (cpu_s, 0.97 * 4 * HOUR), SET (psi_cpu_some_s, 0.3 * HOUR) }, "",
       "cpu-bound", "CPU-bound: the CPUs were 97% busy and tasks waited for "
       "one 30% of the time, at most 3.5 cores busy at once; its own threads "
-      "kept all 4 cores busy at once: more cores may help" },
+      "kept all 4 cores busy: more cores may help" },
     { "CPU-bound by pressure", NULL,
       { SET (cpu_s, 0.6 * 4 * HOUR), SET (psi_cpu_some_s, 0.4 * HOUR) }, "",
       "cpu-bound", "CPU-bound: tasks waited for a CPU 40% of the time, at "
-      "most 3.5 cores busy at once; its own threads kept all 4 cores busy at "
-      "once: more cores may help" },
+      "most 3.5 cores busy at once; its own threads wanted all 4 cores but "
+      "other work on the node took them: keep 4 cores, a less loaded node "
+      "would help" },
+    /* A loaded node: two threads of its own each got under half a core,
+     * so at most 1.0 busy at once, but running plus waiting in the run
+     * queue they were 2.0 threads wanting a CPU on two cores: its own
+     * demand, not others' load.
+     */
+    { "two threads squeezed by other work", NULL,
+      { SET (req_cores, 2), SET (cpu_s, 0.8 * HOUR),
+        SET (runq_wait_s, 1.2 * HOUR), SET (psi_cpu_some_s, 0.7 * HOUR),
+        SET (cpu_peak_cores, 1.0) }, "", "cpu-bound",
+      "CPU-bound: tasks waited for a CPU 70% of the time, at most 1.0 core "
+      "busy at once, 2.0 threads wanting one on average; its own threads "
+      "wanted all 2 cores but other work on the node took them: keep 2 "
+      "cores, a less loaded node would help" },
+    { "one thread squeezed by other work", NULL,
+      { SET (req_cores, 2), SET (cpu_s, 0.5 * HOUR),
+        SET (runq_wait_s, 0.5 * HOUR), SET (psi_cpu_some_s, 0.5 * HOUR),
+        SET (cpu_peak_cores, 0.7) }, "", "over-cpu",
+      "over-allocated CPU: 25% efficiency, 0.5 of 2 cores busy on average, "
+      "at most 0.7 at once, 1.0 thread wanting one on average; "
+      "--cpus-per-task=1 would do (a one-run estimate)" },
     { "short", NULL, { SET (elapsed_s, 4), SET (cpu_s, 2) }, "", "short",
       "short step (4s): its efficiency figures are not reliable at this "
       "length" },

@@ -749,8 +749,8 @@ static void test_view_two_nodes (void **state)
                       "[io.stat] on 2 of 2 nodes\n");
     assert_has (text, "\n    Network:       received 11 B, sent 22 B in the "
                       "step's own namespace on 2 nodes\n");
-    assert_has (text, "\n    Tools:         a.out x4 (285.00 s CPU), sh x1 "
-                      "(1.00 s CPU)\n");
+    assert_has (text, "\n    Tools:         a.out x4 (285.00 s CPU, peak "
+                      "900 B), sh x1 (1.00 s CPU)\n");
     assert_has (text, "\n    Records:       complete on every node; CPU and "
                       "memory exact on every node\n");
     assert_has (text, n2);
@@ -798,7 +798,8 @@ static void test_view_single_node (void **state)
                                "page cache + kernel "
                                "memory charged to the step cgroup\n"
                                "    Tasks:         1\n"
-                               "    Tools:         python3 x1 (0.10 s CPU)\n"
+                               "    Tools:         python3 x1 (0.10 s CPU, "
+                               "peak 49.0 MiB)\n"
                                "    Stalled:       unknown (not measured on "
                                "this node)\n"
                                "    Idle:          00:00:02 of 00:00:04 "
@@ -819,7 +820,8 @@ static void test_view_single_node (void **state)
     assert_has (text, "    Tasks:         1\n"
                       "    Nodes:         node1; 1 of 3 nodes reported, NO "
                       "RECORD from 2 (node index 1, 2)\n"
-                      "    Tools:         python3 x1 (0.10 s CPU)\n");
+                      "    Tools:         python3 x1 (0.10 s CPU, peak "
+                      "49.0 MiB)\n");
     assert_has (text, "\n    Diagnosis:     killed for lack of memory");
     assert_has (text, "\n    Record:        signature valid (uid 0)\n");
     free (text);

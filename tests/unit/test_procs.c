@@ -152,6 +152,8 @@ static struct tr_exit mkexit (pid_t pid, pid_t tgid, pid_t ppid,
 }
 
 /* Two fixture readings of a step, no exit events:
+ * (the rows of bash and python3 are named by the scripts they run, job.sh
+ * and train.py: tools.c)
  * scan1: bash 100 (task), python3 101 (3 threads), dd 102, 103 listed but
  *        gone, 104 "my (weird) prog" with an empty io file and no exe.
  * scan2: bash has reaped dd 102 and python3 (its io now includes their
@@ -188,7 +190,7 @@ static void test_scan_sampled (void **state)
     /* sorted by CPU, then count, then name */
     {
         static const char *const order[] = {
-            "python3.11", "dd", "bash", "my (weird) prog", "sleep",
+            "train.py", "dd", "job.sh", "my (weird) prog", "sleep",
         };
         for (size_t i = 0; i < 5; i++)
             assert_string_equal (
@@ -197,7 +199,7 @@ static void test_scan_sampled (void **state)
                 order[i]);
     }
     /* pid 101 was reused: two processes, two rows */
-    assert_non_null (r = row (tools, "python3.11"));
+    assert_non_null (r = row (tools, "train.py"));
     assert_int_equal (ival (r, "count"), 1);
     assert_true (rval (r, "cpu_s") > 3.099 && rval (r, "cpu_s") < 3.101);
     assert_int_equal (ival (r, "peak_rss_bytes"), 100000 * 1024);
@@ -225,7 +227,7 @@ static void test_scan_sampled (void **state)
     assert_int_equal (ival (r, "first_start_unix_ms"), START_MS (1200));
     assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
                          "dd if=/dev/zero of=out bs=1M count=5");
-    assert_non_null (r = row (tools, "bash"));
+    assert_non_null (r = row (tools, "job.sh"));
     assert_true (rval (r, "cpu_s") > 1.299 && rval (r, "cpu_s") < 1.301);
     assert_int_equal (ival (r, "read_bytes"), 4392);
     assert_int_equal (ival (r, "write_bytes"), 0);
@@ -310,7 +312,7 @@ static void test_scan_with_exit (void **state)
         /* dd 105 still runs */
         assert_false (json_is_true (json_object_get (r, "exact")));
         assert_int_equal (ival (r, "last_end_unix_ms"), BOOT_MS + 150000);
-        assert_non_null (r = row (tools, "bash"));
+        assert_non_null (r = row (tools, "job.sh"));
         assert_int_equal (ival (r, "read_bytes"), 1200);
         assert_tools_valid (tools);
         json_decref (tools);
@@ -461,7 +463,7 @@ static void test_exit_pid_reuse (void **state)
     assert_int_equal (tr_procs_count (p), 4);
     assert_non_null (tools = tr_procs_tools_json (p));
     assert_null (row (tools, "old"));
-    assert_non_null (r = row (tools, "python3.11"));
+    assert_non_null (r = row (tools, "train.py"));
     assert_true (json_is_true (json_object_get (r, "exact")));
     assert_true (rval (r, "cpu_s") > 3.099 && rval (r, "cpu_s") < 3.101);
     assert_int_equal (ival (json_object_get (r, "exit_codes"), "2"), 1);
@@ -484,7 +486,7 @@ static void test_cmdline_redaction (void **state)
         { "echo", "echo caf\xc3\xa9 \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
                   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
                   "\xc3\xa9\xc3\xa9" },
-        { "env", "env DB_PASSWORD=*** run ??" },
+        { "run", "env DB_PASSWORD=*** run ??" },
         /* the binary was deleted: " (deleted)" is not part of the name */
         { "app", "app" },
     };
@@ -1201,7 +1203,7 @@ static void test_tools_max (void **state)
     assert_string_equal (
         json_string_value (json_object_get (json_array_get (tools, 0),
                                             "name")),
-        "python3.11");
+        "train.py");
     assert_string_equal (
         json_string_value (json_object_get (json_array_get (tools, 1),
                                             "name")),
@@ -1282,6 +1284,125 @@ static void fake_files (int pid,
     fake_put (rel, schedstat);
     snprintf (rel, sizeof (rel), "/proc/%d/cmdline", pid);
     fake_put (rel, "x");
+}
+
+/* A process of the fake /proc running the program fake_root/bin/prog
+ * (an exe link to a file there, made once) with the NUL-separated
+ * arguments args (len bytes).  Returns the program's inode.
+ */
+static struct stat fake_proc (int pid, const char *comm, const char *prog,
+                              const char *args, size_t len)
+{
+    char rel[64], path[PATH_MAX], target[PATH_MAX];
+    struct stat sb;
+    FILE *f;
+
+    snprintf (rel, sizeof (rel), "/bin/%s", prog);
+    snprintf (target, sizeof (target), "%s%s", fake_root, rel);
+    if (stat (target, &sb) < 0)
+        fake_put (rel, "#!/bin/false\n");
+    assert_int_equal (stat (target, &sb), 0);
+    fake_stat (pid, comm, "100", "1", "500", "25");
+    fake_files (pid, "2048", "0", "1000 3000000 5\n");
+    snprintf (path, sizeof (path), "%s/proc/%d/exe", fake_root, pid);
+    assert_int_equal (symlink (target, path), 0);
+    snprintf (path, sizeof (path), "%s/proc/%d/cmdline", fake_root, pid);
+    assert_non_null (f = fopen (path, "w"));
+    assert_int_equal (fwrite (args, 1, len, f), len);
+    assert_int_equal (fclose (f), 0);
+    return sb;
+}
+
+#define ARGS(s) s, sizeof (s) - 1
+
+/* Tools named by the rule table from the command line (tools.c): two
+ * samtools subcommands, the gatk launcher (a python script), picard by
+ * java -jar, a script through env; a hostile command line names the
+ * program only.  A process of such a program seen only by its exit event
+ * is named from the program and its comm, never by another process's
+ * arguments: the executable does not say which subcommand ran.
+ */
+static void test_tool_names (void **state)
+{
+    static const pid_t pids[] = { 400, 401, 402, 403, 404, 405 };
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t t = now_ms ();
+    struct stat sam, py;
+    struct tr_exit ev;
+    json_t *tools, *r;
+    char *hostile = malloc (10300);
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (hostile);
+    snprintf (fake_root, sizeof (fake_root), "/tmp/tracer-procs.XXXXXX");
+    assert_non_null (mkdtemp (fake_root));
+    fake_put ("/proc/stat", "cpu  1 2 3 4\nbtime 1000\nprocesses 9\n");
+    sam = fake_proc (400, "samtools", "samtools",
+                     ARGS ("samtools\0sort\0-o\0x.bam\0in.bam\0"));
+    fake_proc (401, "samtools", "samtools",
+               ARGS ("samtools\0index\0x.bam\0"));
+    py = fake_proc (402, "python3", "python3.11",
+                    ARGS ("python3\0/opt/gatk/gatk\0HaplotypeCaller\0-R\0"
+                          "r.fa\0"));
+    fake_proc (403, "java", "java",
+               ARGS ("java\0-Xmx1g\0-jar\0/opt/picard.jar\0"
+                     "MarkDuplicates\0I=x.bam\0"));
+    fake_proc (404, "python3", "python3.11",
+               ARGS ("/usr/bin/env\0python3\0./qc.py\0"));
+    /* a 10 kB first argument with control characters */
+    memcpy (hostile, "samtools", 9);
+    memset (hostile + 9, 'a', 10240);
+    hostile[100] = '\x1b';
+    hostile[9 + 10240] = '\0';
+    fake_proc (405, "samtools", "samtools", hostile, 9 + 10241);
+    tr_fsroot_set (fake_root);
+    assert_int_equal (tr_procs_scan (p, pids, 6, t), 6);
+    tr_fsroot_set (NULL);
+    tr_procs_add_root (p, 400);
+    /* children of 400 seen only at their exit */
+    ev = mkexit (410, 410, 400, "samtools", true, t - 50, t);
+    ev.exe_dev = (uint64_t)sam.st_dev;
+    ev.exe_ino = (uint64_t)sam.st_ino;
+    assert_int_equal (tr_procs_exit (p, &ev), 1);
+    ev = mkexit (411, 411, 400, "myscript.py", true, t - 50, t);
+    ev.exe_dev = (uint64_t)py.st_dev;
+    ev.exe_ino = (uint64_t)py.st_ino;
+    assert_int_equal (tr_procs_exit (p, &ev), 1);
+    ev = mkexit (412, 412, 400, "python3", true, t - 50, t);
+    ev.exe_dev = (uint64_t)py.st_dev;
+    ev.exe_ino = (uint64_t)py.st_ino;
+    assert_int_equal (tr_procs_exit (p, &ev), 1);
+
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_non_null (r = row (tools, "samtools sort"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_int_equal (ival (r, "peak_rss_bytes"), 2048 * 1024);
+    assert_string_equal (json_string_value (json_object_get (r, "cmdline")),
+                         "samtools sort -o x.bam in.bam");
+    assert_non_null (r = row (tools, "samtools index"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_non_null (r = row (tools, "gatk HaplotypeCaller"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_non_null (r = row (tools, "picard MarkDuplicates"));
+    assert_non_null (r = row (tools, "qc.py"));
+    /* the hostile one and the exit-only samtools: the program */
+    assert_non_null (r = row (tools, "samtools"));
+    assert_int_equal (ival (r, "count"), 2);
+    assert_true (json_string_length (json_object_get (r, "cmdline"))
+                 <= TR_PROCS_CMDLINE_DEFAULT);
+    assert_non_null (r = row (tools, "myscript.py"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_non_null (r = row (tools, "python3.11"));
+    assert_int_equal (ival (r, "count"), 1);
+    assert_null (row (tools, "python3"));
+    assert_null (row (tools, "java"));
+    assert_null (row (tools, "env"));
+    assert_int_equal (json_array_size (tools), 8);
+    assert_tools_valid (tools);
+    json_decref (tools);
+    free (hostile);
+    checked_destroy (p);
 }
 
 /* Counters that cannot be negative, written negative (a corrupt or
@@ -1654,6 +1775,7 @@ int main (void)
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
         cmocka_unit_test_teardown (test_negative_counters, fake_teardown),
+        cmocka_unit_test_teardown (test_tool_names, fake_teardown),
         cmocka_unit_test (test_taskstats_exits),
         cmocka_unit_test (test_short_children),
         cmocka_unit_test_teardown (test_adopt_parent, reset_fsroot),

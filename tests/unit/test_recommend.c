@@ -346,16 +346,23 @@ static void test_cpu_starved (void **state)
      * at most 2.2 at once, it waited for others' work on the node.  Its
      * own limit's throttling starves it whatever it ran at once.
      */
+    /* Where a run tells its demand (running plus run-queue wait, per
+     * task), that decides instead of the peak: 2,000 s of CPU and 1,900 s
+     * of waiting in 1,000 s wanted 3.9 of the four cores although at most
+     * 2.2 were busy at once (others took them); 2,000 + 300 s wanted 2.3.
+     */
     static const struct {
-        double psi, throttled, peak, want;
+        double psi, throttled, peak, runq, want;
         const char *basis;
         bool starved;
     } cases[] = {
-        { 0.01, NAN, 2.2, 2, "quantile", false },
-        { 0.30, NAN, 3.9, 4, "starved", true },
-        { 0.30, NAN, 2.2, 2, "quantile", false },
-        { NAN, 0.25, 2.2, 4, "starved", true },
-        { 0.05, 0.05, 3.9, 2, "quantile", false },
+        { 0.01, NAN, 2.2, NAN, 2, "quantile", false },
+        { 0.30, NAN, 3.9, NAN, 4, "starved", true },
+        { 0.30, NAN, 2.2, NAN, 2, "quantile", false },
+        { NAN, 0.25, 2.2, NAN, 4, "starved", true },
+        { 0.05, 0.05, 3.9, NAN, 2, "quantile", false },
+        { 0.30, NAN, 2.2, 1900, 4, "starved", true },
+        { 0.30, NAN, 3.9, 300, 2, "quantile", false },
     };
     (void)state;
     for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
@@ -368,6 +375,7 @@ static void test_cpu_starved (void **state)
             row->psi_cpu_some_s = cases[c].psi * 1000;
             row->throttled_s = cases[c].throttled * 1000;
             row->cpu_peak_cores = cases[c].peak;
+            row->runq_wait_s = cases[c].runq;
         }
         recs = recommend (&r, NULL);
         g = at (recs, "groups.0");
