@@ -123,8 +123,13 @@ static void print_summary_lines (FILE *out,
 
     /* every resource, "unknown" where the node could not measure it */
     if (tr_stepsum_stall_text (sum, line, sizeof (line)) > 0)
-        fprintf (out, "    Stalled:       %s of the time (some task "
-                 "waiting%s)\n", line,
+        /* delay accounting has no "full" figure: its delays are the
+         * processes' summed, capped at the run time
+         */
+        fprintf (out, "    Stalled:       %s of the time (%s%s)\n", line,
+                 isnan (sum->psi_io_full_s) && !isnan (sum->psi_cpu_some_s)
+                     ? "delay accounting: the processes' delays summed"
+                     : "some task waiting",
                  sum->nodes > 1 ? ", the worst node" : "");
     else
         fprintf (out, "    Stalled:       unknown (not measured on this "

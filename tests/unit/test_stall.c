@@ -185,7 +185,8 @@ static void test_views_show_unknown (void **state)
     /* text view */
     s = render (text_view, recs);
     assert_non_null (strstr (s, "Stalled:       CPU 3.0%, memory unknown, "
-                                "I/O unknown of the time"));
+                                "I/O unknown of the time (delay accounting: "
+                                "the processes' delays summed)"));
     assert_no_zero_stall (s);
     free (s);
 
