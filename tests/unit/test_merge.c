@@ -800,6 +800,8 @@ static void test_view_single_node (void **state)
                                "    Tasks:         1\n"
                                "    Tools:         python3 x1 (0.10 s CPU, "
                                "peak 49.0 MiB)\n"
+                               "    Stalled:       unknown (not measured on "
+                               "this node)\n"
                                "    Idle:          00:00:02 of 00:00:04 "
                                "(longest stretch 00:00:01)\n"
                                "    Diagnosis:     killed for lack of memory: "
