@@ -51,7 +51,10 @@ test_expect_success 'the installed programs read /etc/tracer/tracer.yaml' '
         "$p" --help >help.out &&
         grep -q "(default /etc/tracer/tracer.yaml)" help.out || return 1
     done &&
-    grep -q "^ExecStart=/usr/sbin/tracerd -f$" /lib/systemd/system/tracerd.service
+    grep -q "^ExecStart=/usr/sbin/tracerd -f$" /lib/systemd/system/tracerd.service &&
+    /usr/sbin/tracerd --check-config >check.out &&
+    echo "/etc/tracer/tracer.yaml: OK" >expect &&
+    test_cmp expect check.out
 '
 
 test_expect_success 'the plugin lies in Slurm'"'"'s own PluginDir' '
