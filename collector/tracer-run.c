@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -47,6 +48,7 @@ enum { EXIT_FAIL = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 static struct {
     tr_conf_t *conf;
     const char *output;
+    char default_output[128];
     bool to_store;
     bool no_cgroup;
     bool no_sign;
@@ -71,7 +73,7 @@ static void usage (FILE *f)
              "       tracer-run [OPTIONS] --demo[=SPEC]\n"
              "Trace one command and write its tracer record.\n\n"
              "  -o, --output=FILE     write the record to FILE (default "
-             "tracer-run.<id>.json)\n"
+             "tracer-COMMAND.DATE-TIME.PID.json)\n"
              "      --store           write the record to the configured "
              "store\n"
              "  -i, --interval=SEC    sampling interval (default from the "
@@ -259,11 +261,37 @@ static json_t *make_identity (char *job_id, size_t size)
     return id;
 }
 
+/* The default output name, in the current directory:
+ * tracer-<command>.<YYYYmmdd-HHMMSS>.<pid>.json, the command's base name
+ * (or "demo") kept to letters, digits and ._-+ (anything else is '_'),
+ * the local time it started, and tracer-run's pid, so that runs of the
+ * same command list together, in order, and never share a name.
+ */
+static void make_default_output (const char *command)
+{
+    const char *base = strrchr (command, '/');
+    char cmd[65], when[32] = "0";
+    time_t now = time (NULL);
+    struct tm tm;
+    size_t n = 0;
+
+    for (base = base ? base + 1 : command; *base && n < sizeof (cmd) - 1;
+         base++)
+        cmd[n++] = isalnum ((unsigned char)*base) || strchr ("._-+", *base)
+                       ? *base
+                       : '_';
+    cmd[n] = '\0';
+    if (localtime_r (&now, &tm))
+        strftime (when, sizeof (when), "%Y%m%d-%H%M%S", &tm);
+    snprintf (o.default_output, sizeof (o.default_output),
+              "tracer-%s.%s.%d.json", n ? cmd : "command", when,
+              (int)getpid ());
+}
+
 static int write_record (json_t *rec, const char *job_id)
 {
     tr_error_t error;
-    char name[PATH_MAX];
-    const char *path = o.output;
+    const char *path = o.output ? o.output : o.default_output;
     char *text;
     int rc;
 
@@ -279,10 +307,6 @@ static int write_record (json_t *rec, const char *job_id)
         msg ("record stored in %s (tracer-report -j %s)", o.conf->store_path,
              job_id);
         return 0;
-    }
-    if (!path) {
-        snprintf (name, sizeof (name), "tracer-run.%s.json", job_id);
-        path = name;
     }
     if (!(text = tr_record_dumps (rec))) {
         msg ("serializing the record: %s", strerror (errno));
@@ -466,6 +490,7 @@ int main (int argc, char **argv)
     }
     if (o.interval <= 0)
         o.interval = o.conf->interval_s;
+    make_default_output (o.demo ? "demo" : argv[optind]);
 
     if (!(o.id = make_identity (job_id, sizeof (job_id)))
         || !(o.step = tr_step_create (o.id, NULL, o.tags, "tracer-run",
@@ -633,7 +658,8 @@ int main (int argc, char **argv)
     else if (!o.conf->sign_enabled)
         tr_sign_mark_unsigned (rec, "signing disabled by configuration");
     else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0)
-        msg ("record left unsigned: %s", error.text);
+        msg ("record left unsigned (tracer-report reads it with "
+             "--allow-unsigned): %s", error.text);
     if (tr_record_validate (rec, &error) < 0)
         msg ("warning: record does not validate: %s", tr_error_str (&error));
     if (write_record (rec, job_id) < 0 && rc == 0)

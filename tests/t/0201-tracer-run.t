@@ -92,6 +92,39 @@ test_expect_success 'an unsigned record is refused unless asked for' '
     grep -q "unsigned" err
 '
 
+test_expect_success 'a record file read where no store exists: nothing on stderr' '
+    printf "store:\n  path: %s/no-store\n" "$PWD" >nostore.yaml &&
+    TRACER_CONF=$PWD/nostore.yaml $REPORT --allow-unsigned demo.json \
+        >view.out 2>view.err &&
+    grep -q "tracer-run demo" view.out &&
+    test_must_be_empty view.err
+'
+
+test_expect_success 'a store named with --store that is not there is still named' '
+    $REPORT --allow-unsigned --store="$PWD/no-store" demo.json \
+        >view.out 2>view.err &&
+    grep -q "no-store" view.err
+'
+
+test_expect_success 'default output name: tracer-<command>.<date-time>.<pid>.json' '
+    mkdir -p names && (
+        cd names &&
+        printf "#!/bin/sh\n" >"odd name*" &&
+        chmod +x "odd name*" &&
+        $RUN -q --no-sign -- sh -c true &&
+        $RUN -q --no-sign -- "./odd name*" &&
+        $RUN -q --no-sign --demo=cpu=0.1 >/dev/null
+    ) &&
+    ls names >names.ls &&
+    test "$(grep -c "\.json\$" names.ls)" = 3 &&
+    grep -qx "tracer-sh\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    grep -qx "tracer-odd_name_\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    grep -qx "tracer-demo\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    for f in names/tracer-*.json; do
+        $REPORT --allow-unsigned --json "$f" >/dev/null || return 1
+    done
+'
+
 # tracer-run without a cgroup, at the default interval and settings: a
 # CPU-heavy last second (after three short children) and a 1-second
 # command.  The step total, the tool table's sum (exit records) and user
