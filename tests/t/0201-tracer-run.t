@@ -136,7 +136,7 @@ test_expect_success 'quickstart without munged: the unsigned record explained, n
     QUICKSTART_NO_INSTALL=1 TMPDIR=$PWD/qs-tmp TRACER_CONF=$PWD/qs.yaml \
         TRACER_BUILDDIR=$B "$QS" >qs.out 2>qs.err &&
     test_must_be_empty qs.err &&
-    grep -q "^quickstart: the record is unsigned, as expected here: no munged" qs.out &&
+    grep -q "^quickstart: the demo.s record is unsigned, as expected here: no munged" qs.out &&
     ! grep -q "^quickstart:.*Did you start munged" qs.out &&
     ! grep -q "^tracer-run:" qs.out &&
     ! grep -q "^{" qs.out &&
@@ -180,7 +180,7 @@ test_expect_success MUNGED 'quickstart with a munged: the record is signed, and 
         TRACER_BUILDDIR=$B "$QS" >qss.out 2>qss.err &&
     munged_stop &&
     test_must_be_empty qss.err &&
-    grep -q "^quickstart: the record is signed with MUNGE" qss.out &&
+    grep -q "^quickstart: the demo.s record is signed with MUNGE" qss.out &&
     ! grep -q "unsigned" qss.out &&
     grep -q "^quickstart: the record is " qss.out
 '
