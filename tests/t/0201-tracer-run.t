@@ -170,6 +170,25 @@ test_expect_success 'quickstart ends with three commands to try, and they work' 
     ls next/tracer-sleep.*.json
 '
 
+test_expect_success ROOT,TRACERTEST 'quickstart without root: no apt, the process tree, said in words' '
+    mkdir qs-user && chmod 1777 qs-user &&
+    setpriv --reuid=tracertest --regid=tracertest --init-groups \
+        env QUICKSTART_NO_INSTALL=1 "TMPDIR=$PWD/qs-user" \
+        "TRACER_CONF=$PWD/qs.yaml" "TRACER_BUILDDIR=$B" "$QS" >qsu.out 2>qsu.err &&
+    test_must_be_empty qsu.err &&
+    grep -q "^quickstart: tracer-run could not give the demo a cgroup of its own" qsu.out &&
+    ! grep -q "page cache" qsu.out &&
+    grep -q "user tracertest" qsu.out &&
+    grep -q "^quickstart: the record is $PWD/qs-user/tracer-quickstart\..*/demo\.json " qsu.out
+'
+
+test_expect_success ROOT,TRACERTEST 'quickstart not as root, to install: refused, exit 2' '
+    test_expect_code 2 setpriv --reuid=tracertest --regid=tracertest \
+        --init-groups "$QS" >qsr.out 2>qsr.err &&
+    grep -q "^quickstart: run as root" qsr.err &&
+    test_must_be_empty qsr.out
+'
+
 test -x /usr/sbin/munged && test_set_prereq MUNGED
 test_expect_success MUNGED 'quickstart with a munged: the record is signed, and says so' '
     munged_start &&
