@@ -339,7 +339,13 @@ static int write_record (json_t *rec, const char *job_id)
         msg ("%s: %s", path, tr_error_str (&error));
         return -1;
     }
-    msg ("record written to %s", path);
+    {
+        const char *scheme = json_string_value (
+            json_object_get (json_object_get (rec, "signature"), "scheme"));
+        bool unsigned_rec = !scheme || strcmp (scheme, "none") == 0;
+        msg ("record written to %s (see it with: tracer-report%s %s)", path,
+             unsigned_rec ? " --allow-unsigned" : "", path);
+    }
     return 0;
 }
 
@@ -658,8 +664,7 @@ int main (int argc, char **argv)
     else if (!o.conf->sign_enabled)
         tr_sign_mark_unsigned (rec, "signing disabled by configuration");
     else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0)
-        msg ("record left unsigned (tracer-report reads it with "
-             "--allow-unsigned): %s", error.text);
+        msg ("record left unsigned: %s", error.text);
     if (tr_record_validate (rec, &error) < 0)
         msg ("warning: record does not validate: %s", tr_error_str (&error));
     if (write_record (rec, job_id) < 0 && rc == 0)

@@ -106,6 +106,13 @@ test_expect_success 'a store named with --store that is not there is still named
     grep -q "no-store" view.err
 '
 
+test_expect_success 'tracer-run says where the record went and how to read it' '
+    $RUN --no-sign -- true 2>hint.err &&
+    f=$(sed -n "s/^tracer-run: record written to \(tracer-true\.[0-9-]*\.[0-9]*\.json\) (see it with: tracer-report --allow-unsigned \1)\$/\1/p" hint.err) &&
+    test -f "$f" &&
+    $REPORT --allow-unsigned "$f" >/dev/null
+'
+
 test_expect_success 'default output name: tracer-<command>.<date-time>.<pid>.json' '
     mkdir -p names && (
         cd names &&
