@@ -547,6 +547,10 @@ int main (int argc, char **argv)
         return finish (EXIT_FAIL);
     }
 
+    if (o.demo)
+        msg ("the demo prints its own account of what it used on standard "
+             "output, one JSON line (cpu_s, maxrss_bytes, touched_bytes), "
+             "to compare with the record");
     if ((pid = fork ()) < 0) {
         msg ("fork: %s", strerror (errno));
         return finish (EXIT_FAIL);

@@ -113,6 +113,13 @@ test_expect_success 'tracer-run says where the record went and how to read it' '
     $REPORT --allow-unsigned "$f" >/dev/null
 '
 
+test_expect_success 'the demo says what its JSON line is; the line alone is on stdout' '
+    $RUN --no-sign --demo=cpu=0.1 -o d2.json >d2.out 2>d2.err &&
+    grep -q "^tracer-run: the demo prints its own account of what it used on standard output, one JSON line" d2.err &&
+    test "$(wc -l <d2.out)" = 1 &&
+    jq -e ".cpu_s > 0 and .maxrss_bytes > 0" d2.out
+'
+
 test_expect_success 'default output name: tracer-<command>.<date-time>.<pid>.json' '
     mkdir -p names && (
         cd names &&
