@@ -323,6 +323,8 @@ const tr_field_t tr_stepsum_fields[] = {
     { "swap", TR_FIELD_BYTES, 8, "swap in use at the end", M (swap_bytes) },
     { "oomkills", TR_FIELD_COUNT, 4, "processes killed by the OOM killer",
       M (oom_kills) },
+    { "memrise", TR_FIELD_BYTES, 8, "how fast memory rose to its peak, "
+      "per second", M (mem_rise_Bps) },
     { "psicpu", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
       "for a CPU", D (f_psi_cpu) },
     { "psimem", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
@@ -671,6 +673,40 @@ static void series_idle (json_t *series, double elapsed, tr_stepsum_t *row)
     row->idle_longest_s = longest;
 }
 
+/* How fast memory was still rising when it reached its peak: the slope
+ * of the series' mem_bytes maxima over the last quarter (at least one
+ * bucket) of the buckets up to the first that holds the peak, in bytes
+ * per second.  A step killed by the OOM killer while growing peaks at
+ * the kill (its memory is freed after), so this is the rate it was
+ * growing at when it was killed.  NAN when the peak is in the first
+ * bucket or there is no memory series.
+ */
+static void series_mem_rise (json_t *series, tr_stepsum_t *row)
+{
+    json_t *t = get (series, "t_s");
+    json_t *mx = get (get (get (series, "metrics"), "mem_bytes"), "max");
+    size_t n = json_array_size (t), peak = 0, first;
+    double t0, t1;
+
+    row->mem_rise_Bps = NAN;
+    if (n < 2 || json_array_size (mx) != n)
+        return;
+    for (size_t i = 1; i < n; i++)
+        if (json_number_value (json_array_get (mx, i))
+            > json_number_value (json_array_get (mx, peak)))
+            peak = i;
+    if (peak == 0)
+        return;
+    first = peak - ((peak + 1) / 4 > 1 ? (peak + 1) / 4 : 1);
+    t0 = json_number_value (json_array_get (t, first));
+    t1 = json_number_value (json_array_get (t, peak));
+    if (!(t1 > t0))
+        return;
+    row->mem_rise_Bps = (json_number_value (json_array_get (mx, peak))
+                         - json_number_value (json_array_get (mx, first)))
+                        / (t1 - t0);
+}
+
 static void from_pressure (json_t *p, tr_stepsum_t *row)
 {
     bool delay = !strcmp (str_or_empty (p, "source"), "delayacct");
@@ -835,6 +871,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     from_io_net_gpu (sum, row);
     row->nprocs = num_or_nan (get (sum, "processes"), "count");
     series_idle (get (rec, "series"), row->elapsed_s, row);
+    series_mem_rise (get (rec, "series"), row);
     return 0;
 }
 
@@ -919,6 +956,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->mem_limit_bytes = max2 (dst->mem_limit_bytes, src->mem_limit_bytes);
     dst->swap_bytes = add (dst->swap_bytes, src->swap_bytes);
     dst->oom_kills = add (dst->oom_kills, src->oom_kills);
+    dst->mem_rise_Bps = max2 (dst->mem_rise_Bps, src->mem_rise_Bps);
     /* stall time: the worst node, as a fraction of the step's time */
     dst->psi_cpu_some_s = max2 (dst->psi_cpu_some_s, src->psi_cpu_some_s);
     dst->psi_mem_some_s = max2 (dst->psi_mem_some_s, src->psi_mem_some_s);

@@ -122,6 +122,10 @@ typedef struct tr_stepsum {
     double mem_limit_bytes;
     double swap_bytes;
     double oom_kills;
+    double mem_rise_Bps;        /* how fast memory still rose when it
+                                 * reached its peak, bytes per second
+                                 * (series); an OOM-killed step: at the
+                                 * kill */
 
     /* Pressure: seconds stalled (PSI some/full total, or delay
      * accounting's delay where that was the source)

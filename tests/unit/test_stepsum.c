@@ -57,6 +57,8 @@ static void test_from_record (void **state)
     /* buckets 0, 3, 4 are below 0.05 cores; 4 ends at 4.25 s */
     assert_true (fabs (row.idle_s - 2.25) < 1e-9);
     assert_true (fabs (row.idle_longest_s - 1.25) < 1e-9);
+    /* memory peaks in bucket 2 (freed after the kill): 30M to 50M in 1 s */
+    assert_true (fabs (row.mem_rise_Bps - 20971520) < 1e-6);
     assert_true (fabs (tr_stepsum_cpu_eff (&row) - 0.1000001 / 8.5) < 1e-9);
     assert_true (tr_stepsum_mem_eff (&row) == 1.0);
     /* the same text is the same pointer */
