@@ -427,17 +427,24 @@ static const char *step_label (const struct tr_mail_job *j, size_t i,
     return r->step_id;
 }
 
-/* The headline: "Job 22 (name) failed: OUT_OF_MEMORY, exit code 0". */
+/* The headline: "Job 22 (name) failed: OUT_OF_MEMORY" (states as
+ * tr_merge_state_name names them, or Slurm's own).
+ */
 static void headline (const struct tr_mail_job *j, const struct job_totals *t,
                       char *buf, size_t size)
 {
     const struct tr_mail_event *ev = j->ev;
     const char *name = ev && *ev->name ? ev->name
                        : j->n             ? j->rows[0].job_name : "";
-    const char *state = ev && *ev->state ? ev->state : t->state;
+    const char *state =
+        ev && *ev->state ? ev->state : tr_merge_state_name (t->state, NAN);
     char ec[32] = "";
 
-    if (ev && ev->exit_code >= 0)
+    /* Slurm says "OUT_OF_MEMORY, ExitCode 0" for a job whose task the
+     * OOM killer took: that 0 is no exit code, leave it out.
+     */
+    if (ev && ev->exit_code >= 0
+        && !(ev->exit_code == 0 && !strcmp (state, TR_MERGE_STATE_OOM)))
         snprintf (ec, sizeof (ec), ", exit code %ld", ev->exit_code);
     snprintf (buf, size, "%s %s%s%s%s %s %s%s",
               ev && ev->array_summary ? "Array job" : "Job",
@@ -557,15 +564,16 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
     fprintf (out, "  (cores used: CPU time over run time; memory: the exact "
              "peak of the largest node)\n");
 
-    fprintf (out, "\nSteps:\n  %-12s %-10s %10s %6s %11s %6s\n", "Step",
+    fprintf (out, "\nSteps:\n  %-12s %-13s %10s %6s %11s %6s\n", "Step",
              "State", "Elapsed", "CPU", "Mem peak", "Mem");
     for (size_t i = 0; i < j->n; i++) {
         const tr_stepsum_t *r = &j->rows[i];
         char d[32], e[32];
 
-        fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n",
+        fprintf (out, "  %-12s %-13s %10s %6s %11s %6s\n",
                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
-                 pr (&rg, r->state), dur_or_dash (a, sizeof (a), r->elapsed_s),
+                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
+                 dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
                  bytes_or_dash (b, sizeof (b), r->mem_peak_bytes),
@@ -693,7 +701,8 @@ int tr_mail_digest (FILE *out,
     fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
              f, t, n ? " on cluster " : "", n ? pr (&rg, rows[0]->cluster) : "");
     fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
-             "%zu out of memory, %zu timed out, %zu cancelled, %zu other.\n",
+             "%zu " TR_MERGE_STATE_OOM ", %zu timed out, %zu cancelled, "
+             "%zu other.\n",
              pr (&rg, user), jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
              count[0], count[1], count[2], count[3], count[4], count[5]);
     fprintf (out, "CPU: %.1f core-hours allocated, %.1f used (%s).\n",
@@ -716,7 +725,8 @@ int tr_mail_digest (FILE *out,
             break;
         }
         fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
-                 pr (&rg, r->step_id), pr (&rg, r->state),
+                 pr (&rg, r->step_id),
+                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
                  pr (&rg, r->job_name), pr (&rg, r->reason));
     }
     if (waste) {

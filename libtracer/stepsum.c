@@ -273,8 +273,9 @@ const tr_field_t tr_stepsum_fields[] = {
     { "nodesexpected", TR_FIELD_COUNT, 6, "nodes the scheduler gave the "
       "job", M (nodes_expected) },
     { "ntasks", TR_FIELD_COUNT, 6, "tasks seen", M (tasks) },
-    { "state", TR_FIELD_STR, 10, "completed, failed, cancelled, timeout, "
-      "oom, incomplete, running, unknown (the worst node)", M (state) },
+    { "state", TR_FIELD_STR, 13, "completed, failed, cancelled, timeout, "
+      "OUT_OF_MEMORY, incomplete, running, unknown (the worst node)",
+      M (state) },
     { "exitcode", TR_FIELD_COUNT, 4, "exit code (the largest node's)",
       M (exit_code) },
     { "signal", TR_FIELD_COUNT, 4, "signal that ended the step",
@@ -434,6 +435,8 @@ const char *tr_stepsum_str (const tr_stepsum_t *row,
         return "";
     if (f->str)
         return f->str (row, buf, size);
+    if (f->offset == offsetof (tr_stepsum_t, state))
+        return tr_merge_state_name (row->state, row->oom_kills);
     return *str_member ((tr_stepsum_t *)row, f);
 }
 
@@ -821,7 +824,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
                       row->step_name, row->tags);
     INTERN (group, group);
-    INTERN (state, str_or_empty (oc, "state"));
+    INTERN (state, tr_merge_record_state (rec));
     INTERN (reason, str_or_empty (oc, "reason"));
     INTERN (gpus, str_or_empty (req, "gpus"));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))

@@ -115,7 +115,7 @@ test_expect_success 'the OOM run is listed and diagnosed as such' '
     $REPORT -S now-1hour --name grow -s OOM -P -n -o state,diagnosis \
         >oom.out &&
     test $(wc -l <oom.out) = 1 &&
-    grep -q "^oom|.*oom" oom.out
+    grep -q "^OUT_OF_MEMORY|.*oom" oom.out
 '
 
 test_expect_success 'a step that waits on its disk is I/O-bound, not short of CPUs' '

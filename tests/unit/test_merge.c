@@ -784,7 +784,7 @@ static void test_view_single_node (void **state)
                                "  Cluster vm, scheduler slurm, user testuser "
                                "(uid 1000), account "
                                "research, partition debug\n"
-                               "  Step 0 on node1 (python3): oom, exit code 0, "
+                               "  Step 0 on node1 (python3): OUT_OF_MEMORY, exit code 0, "
                                "signal 9\n"
                                "    Elapsed:       00:00:04\n"
                                "    CPU time:      0.10 s (user 0.10 s, system "
