@@ -254,7 +254,7 @@ bool tr_mail_address_ok (const char *addr)
  */
 struct job_totals {
     double start_ms, end_ms, elapsed_s;
-    double cpu_s, cores, mem_peak, mem_req, time_limit_s;
+    double cpu_s, cores, mem_peak, mem_req, time_limit_s, time_unlimited;
     const char *state;
     const char *nodes;
 };
@@ -274,6 +274,7 @@ static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
 
     t->start_ms = t->end_ms = t->elapsed_s = NAN;
     t->cpu_s = t->cores = t->mem_peak = t->mem_req = t->time_limit_s = NAN;
+    t->time_unlimited = NAN;
     t->state = "";
     t->nodes = "";
     for (size_t i = 0; i < j->n; i++) {
@@ -290,6 +291,7 @@ static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
         t->mem_req = nmax (t->mem_req, nmax (r->req_mem_bytes,
                                              r->mem_limit_bytes));
         t->time_limit_s = nmax (t->time_limit_s, r->time_limit_s);
+        t->time_unlimited = nmax (t->time_unlimited, r->time_unlimited);
         if (!*t->state
             || tr_merge_state_rank (r->state) > tr_merge_state_rank (t->state))
             t->state = r->state;
@@ -398,6 +400,16 @@ static const char *dur_or_dash (char *buf, size_t size, double v)
     if (isnan (v))
         return snprintf (buf, size, "-"), buf;
     return tr_when_duration (buf, size, v);
+}
+
+/* A job's time limit: UNLIMITED where it had none. */
+static const char *limit_or_dash (char *buf,
+                                  size_t size,
+                                  const struct job_totals *t)
+{
+    if (t->time_unlimited == 1)
+        return snprintf (buf, size, TR_STEPSUM_UNLIMITED), buf;
+    return dur_or_dash (buf, size, t->time_limit_s);
 }
 
 /* The user's name, else "uid N" (records may carry only the uid). */
@@ -558,7 +570,7 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
              bytes_or_dash (b, sizeof (b), t.mem_peak),
              pct (c, sizeof (c), t.mem_peak, t.mem_req));
     fprintf (out, "  %-8s %14s %14s %11s\n", "Time",
-             dur_or_dash (a, sizeof (a), t.time_limit_s),
+             limit_or_dash (a, sizeof (a), &t),
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              pct (c, sizeof (c), t.elapsed_s, t.time_limit_s));
     fprintf (out, "  (cores used: CPU time over run time; memory: the exact "
@@ -848,7 +860,7 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
     bar_row (out, "Memory", bytes_or_dash (a, sizeof (a), t.mem_req),
              bytes_or_dash (b, sizeof (b), t.mem_peak),
              t.mem_req > 0 ? t.mem_peak / t.mem_req : NAN);
-    bar_row (out, "Time", dur_or_dash (a, sizeof (a), t.time_limit_s),
+    bar_row (out, "Time", limit_or_dash (a, sizeof (a), &t),
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              t.time_limit_s > 0 ? t.elapsed_s / t.time_limit_s : NAN);
     fputs ("</table></div>\n", out);

@@ -378,6 +378,7 @@ struct group {
     size_t total;
     size_t oom_bounds; /* runs that gave an OOM bound */
     size_t oom_streak; /* OOM runs since the last completed run */
+    size_t unlimited;  /* runs with no time limit */
     const tr_stepsum_t *last_oom; /* the newest of those */
     /* the OOM sizing's evidence (NAN when unknown) */
     double oom_rate, oom_at_s, oom_expect_s, oom_factor, oom_project;
@@ -413,6 +414,8 @@ static void gather (struct group *g,
         push (&g->rcpt, known (r->req_cpus_per_task, r->req_cores / tasks));
         push (&g->rmem, r->req_mem_bytes);
         push (&g->rtime, r->time_limit_s);
+        if (r->time_unlimited == 1)
+            g->unlimited++;
         push (&g->rcores, known (r->req_cores, r->req_cpus_per_task * tasks));
         push (&g->rtasks, tasks);
         push (&g->rnodes, r->nodes >= 1 ? r->nodes : 1);
@@ -592,6 +595,14 @@ static int group_notes (json_t *notes,
         && note (notes, "%zu run%s timed out at up to %s: time set above",
                  g->count[K_TIMEOUT], g->count[K_TIMEOUT] == 1 ? "" : "s", b2))
         return -1;
+    if (g->unlimited * 2 > g->total && !isnan (g->time_r.recommend)
+        && note (notes, "time: no limit asked (" TR_STEPSUM_UNLIMITED
+                        "); sized from the time used"))
+        return -1;
+    if (g->unlimited * 2 > g->total && isnan (g->time_r.recommend)
+        && note (notes, "time: no limit asked (" TR_STEPSUM_UNLIMITED
+                        ") and no completed run: no time to recommend"))
+        return -1;
     if (used == 0)
         return note (notes, "no completed run: resources with no other "
                             "evidence keep the request");
@@ -700,7 +711,7 @@ static json_t *group_json (struct group *g,
                          { "timeout", (double)g->count[K_TIMEOUT] },
                          { "oom", (double)g->count[K_OOM] },
                          { "other", (double)g->count[K_OTHER] } };
-    json_t *notes = json_array (), *mem;
+    json_t *notes = json_array (), *mem, *tobj;
 
     if (!isnan (g->cpus.recommend))
         snprintf (ctext, sizeof (ctext), "%.0f", g->cpus.recommend);
@@ -711,6 +722,12 @@ static json_t *group_json (struct group *g,
         return NULL;
     }
     mem = res_json (&g->mem_r, mtext);
+    tobj = res_json (&g->time_r, ttext);
+    if (tobj && g->unlimited * 2 > g->total
+        && json_object_set_new (tobj, "unlimited", json_true ())) {
+        json_decref (tobj);
+        tobj = NULL;
+    }
     if (mem && g->last_oom) {
         struct kv kv[] = { { "oom_streak", (double)g->oom_streak },
                            { "oom_factor", g->oom_factor },
@@ -730,8 +747,8 @@ static json_t *group_json (struct group *g,
     return json_pack ("{s:s s:s* s:s s:o s:o s:o s:o s:o s:o}", "group", name,
                       "partition", *g->partition ? g->partition : NULL,
                       "confidence", conf[level], "runs", NUMS (runs), "cpus",
-                      res_json (&g->cpus, ctext), "mem", mem, "time",
-                      res_json (&g->time_r, ttext), "savings",
+                      res_json (&g->cpus, ctext), "mem", mem, "time", tobj,
+                      "savings",
                       savings_json (g, o, priced), "notes", notes);
 }
 
@@ -757,7 +774,8 @@ static json_t *recommend_group (const tr_stepsum_t **v,
               tr_recommend_mem_round);
     size_oom (&g, o, tr_recommend_mem_round);
     g.time_r.q = o->time_quantile;
-    g.time_r.request = median (&g.rtime);
+    /* most runs had no limit: the request is UNLIMITED, never sized */
+    g.time_r.request = g.unlimited * 2 > g.total ? NAN : median (&g.rtime);
     size_res (&g.time_r, &g.time, o->time_margin, o->time_min_s, "timeout",
               tr_recommend_time_round);
     obj = group_json (&g, v[0]->group, o, priced);

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "jobstate.h"
 #include "merge.h"
 #include "stepsum.h"
 #include "when.h"
@@ -287,6 +288,8 @@ const tr_field_t tr_stepsum_fields[] = {
       M (elapsed_s) },
     { "timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
       M (time_limit_s) },
+    { "timeunlimited", TR_FIELD_COUNT, 4, "1 when the job had no time "
+      "limit", M (time_unlimited) },
     { "reqcpus", TR_FIELD_COUNT, 7, "cores allocated, all nodes",
       M (req_cores) },
     { "cpuspertask", TR_FIELD_COUNT, 5, "--cpus-per-task",
@@ -846,6 +849,15 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     if (!(row->req_mem_bytes > 0))
         row->req_mem_bytes = NAN;
     row->time_limit_s = num_or_nan (req, "time_limit_s");
+    /* Slurm gives a job that asked for no limit, in a partition without
+     * one, 365 days: that is no limit either
+     */
+    if (!strcmp (str_or_empty (req, "time_limit"), "UNLIMITED")
+        || (!strcmp (row->scheduler, "slurm")
+            && row->time_limit_s == TR_JOBSTATE_YEAR_S)) {
+        row->time_limit_s = NAN;
+        row->time_unlimited = 1;
+    }
 
     row->start_ms = num_or_nan (t, "start_unix_ms");
     row->end_ms = num_or_nan (t, "end_unix_ms");
@@ -936,6 +948,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->req_cores = add_all (dst->req_cores, src->req_cores);
     dst->req_mem_bytes = max2 (dst->req_mem_bytes, src->req_mem_bytes);
     dst->time_limit_s = max2 (dst->time_limit_s, src->time_limit_s);
+    dst->time_unlimited = max2 (dst->time_unlimited, src->time_unlimited);
     dst->start_ms = min2 (dst->start_ms, src->start_ms);
     dst->end_ms = isnan (dst->end_ms) || isnan (src->end_ms)
                       ? NAN : max2 (dst->end_ms, src->end_ms);
@@ -1041,6 +1054,9 @@ int tr_stepsum_format (tr_strbuf_t *sb,
     if (f->kind == TR_FIELD_STR)
         return tr_strbuf_puts (sb, tr_stepsum_str (row, f, buf,
                                                    sizeof (buf)));
+    if (row->time_unlimited == 1
+        && f->offset == offsetof (tr_stepsum_t, time_limit_s))
+        return tr_strbuf_puts (sb, TR_STEPSUM_UNLIMITED);
     v = tr_stepsum_num (row, f);
     if (isnan (v) || isinf (v))
         return 0;
@@ -1100,6 +1116,9 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
                 continue;
             v = json_string_nocheck (s);
         }
+        else if (row->time_unlimited == 1
+                 && f->offset == offsetof (tr_stepsum_t, time_limit_s))
+            v = json_string (TR_STEPSUM_UNLIMITED);
         else {
             double d = tr_stepsum_num (row, f);
 

@@ -485,6 +485,50 @@ static void test_oom_growth_note (void **state)
     json_decref (recs);
 }
 
+/* Unlimited time is never recommended: a group whose runs asked for no
+ * limit is sized from the time its completed runs used, and one with no
+ * completed run gets no time at all (not 365 days); the table says
+ * UNLIMITED, the sbatch output leaves --time out.
+ */
+static void test_unlimited (void **state)
+{
+    struct runs r = { .n = 0 };
+    json_t *recs, *g;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        add (&r, "a/batch", "failed")->time_unlimited = 1;
+    for (int i = 0; i < 3; i++)
+        run (&r, "b/batch", 1, GiB, NAN, 100, 100 * MiB, 600 + 60 * i)
+            ->time_unlimited = 1;
+    recs = recommend (&r, NULL);
+    g = at (recs, "groups.0");
+    assert_string_equal (sv (g, "group"), "a/batch");
+    assert_true (json_is_true (at (g, "time.unlimited")));
+    assert_null (json_object_get (at (g, "time"), "recommend"));
+    assert_null (json_object_get (at (g, "time"), "request"));
+    assert_true (has_note (g, "time: no limit asked (UNLIMITED) and no "
+                              "completed run: no time to recommend"));
+    g = at (recs, "groups.1");
+    /* p95 of 600, 660, 720 s is 714 s; +25% = 892.5 s: 15 minutes */
+    assert_int_equal (dv (g, "time.recommend"), 900);
+    assert_string_equal (sv (g, "time.basis"), "quantile");
+    assert_true (has_note (g, "time: no limit asked (UNLIMITED); sized from "
+                              "the time used"));
+    out = print_to_string (tr_recommend_print_sbatch, recs);
+    assert_null (strstr (out, "365"));
+    assert_non_null (strstr (out, "#SBATCH --time=00:15:00\n"));
+    /* only group b has a time line */
+    assert_null (strstr (strstr (out, "--time=") + 1, "--time="));
+    free (out);
+    out = print_to_string (tr_recommend_print_table, recs);
+    assert_non_null (strstr (out, "UNLIMITED -> -"));
+    assert_non_null (strstr (out, "UNLIMITED -> 00:15:00"));
+    free (out);
+    json_decref (recs);
+}
+
 /* A step that kept 2 of its 4 CPUs busy is shrunk to 2, unless it was
  * CPU-starved (pressure or throttling above 10% of its run time).
  */
@@ -1192,6 +1236,7 @@ int main (void)
         cmocka_unit_test (test_oom_bound),
         cmocka_unit_test (test_oom_growth),
         cmocka_unit_test (test_oom_growth_note),
+        cmocka_unit_test (test_unlimited),
         cmocka_unit_test (test_cpu_starved),
         cmocka_unit_test (test_cpu_rounding),
         cmocka_unit_test (test_cpu_per_task),
