@@ -196,8 +196,10 @@ const char *tr_merge_record_state (json_t *rec)
     if (num (mem, "oom_kill_events") > 0)
         return "oom";
     json_array_foreach (json_object_get (oc, "tasks"), i, t)
+    {
         if (json_is_true (json_object_get (t, "oom_killed")))
             return "oom";
+    }
     return state;
 }
 

@@ -12,7 +12,8 @@ OOM-killed is recommended more than the limit it died at.  A step that
 waits on its disk is diagnosed I/O-bound and is not told to take more
 CPUs.  Steps whose memory keeps growing to 1.5x, 3x and 8x the 64M limit
 that kills them complete within two reruns of the advice, and the kill
-shows as OUT_OF_MEMORY in the view, listing, filter and JSON.  The
+shows as OUT_OF_MEMORY in the view, listing, filter and JSON.  A job
+with no time limit is UNLIMITED and is recommended the time it used.  The
 listing, its filters and formats read the same records.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
@@ -187,6 +188,38 @@ test_expect_success 'an OOM kill is OUT_OF_MEMORY in the view, listing, filter a
     $REPORT -S now-1hour --name oom3 -s OOM --json >oomv.json &&
     jq -e "[.steps[] | select(.state == \"OUT_OF_MEMORY\")] | length >= 1" \
         oomv.json
+'
+
+test_expect_success 'no time limit is UNLIMITED in the record and the listing' '
+    runjob -J unl -t UNLIMITED sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 2" &&
+    jq -e ".[0].request.time_limit == \"UNLIMITED\"" rec.json &&
+    jq -e ".[0].request | has(\"time_limit_s\") | not" rec.json &&
+    # no --time in a partition without MaxTime: Slurm says 365 days
+    runjob -J unl sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 2" &&
+    jq -e ".[0].request.time_limit == \"UNLIMITED\"" rec.json &&
+    test_might_fail runjob -J unlfail sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exit 3" &&
+    $REPORT -S now-1hour --name unl -P -n -o jobid,timelimit >unl.list &&
+    cat unl.list &&
+    test $(grep -c "|UNLIMITED$" unl.list) = 2 &&
+    $REPORT -S now-1hour --name unl --json >unl.json &&
+    jq -e "[.steps[] | select(.timelimit == \"UNLIMITED\")] | length == 2" \
+        unl.json
+'
+
+test_expect_success 'no time limit is never recommended: used time, else nothing' '
+    for fmt in sbatch nextflow snakemake table json; do
+        $REPORT -S now-1hour --name unl,unlfail --recommend \
+            --output=$fmt >unl.$fmt || return 1
+        ! grep -e "365" -e "525600" unl.$fmt || return 1
+    done &&
+    cat unl.sbatch unl.table &&
+    sed -n "/^# group unl\//,/^\$/p" unl.sbatch >unl.ok &&
+    grep -q "^#SBATCH --time=00:05:00$" unl.ok &&
+    sed -n "/^# group unlfail\//,/^\$/p" unl.sbatch >unl.bad &&
+    test -s unl.bad && ! grep -q -e "--time" unl.bad &&
+    grep -q "UNLIMITED -> 00:05:00" unl.table &&
+    jq -e "[.groups[] | select(.time.unlimited)] | length == 2" unl.json
 '
 
 test_expect_success 'a step that waits on its disk is I/O-bound, not short of CPUs' '
