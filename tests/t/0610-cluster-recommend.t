@@ -10,8 +10,8 @@ most 512 MB and at most 5 minutes, and the step runs again with exactly
 that.  A step whose memory grows from run to run until one run is
 OOM-killed is recommended more than the limit it died at.  A step that
 waits on its disk is diagnosed I/O-bound and is not told to take more
-CPUs.  Steps whose memory keeps growing to 1.5x, 3x and 8x the 64M limit
-that kills them complete within two reruns of the advice, and the kill
+CPUs.  Steps whose memory keeps growing to 1.5x, 3x and 8x the 256M
+limit that kills them complete within two reruns of the advice, and the kill
 shows as OUT_OF_MEMORY in the view, listing, filter and JSON.  A job
 with no time limit is UNLIMITED and is recommended the time it used.  The
 listing, its filters and formats read the same records.'
@@ -123,21 +123,24 @@ test_expect_success 'the OOM run is listed and diagnosed as such' '
     grep -q "^OUT_OF_MEMORY|.*oom" oom.out
 '
 
-# growjob NAME MEM NEED: a step that grows 32M a second to NEED (then
+# growjob NAME MEM NEED: a step that grows 128M a second to NEED (then
 # holds it 1 s), run with --mem=MEM and a one-minute limit; state in st.
+# The limit that kills it first is 256M, above the 256M floor of the
+# advice, so that the floor does not do the work.
 growjob ()
 {
     test_might_fail runjob -J "$1" --mem="$2" -t 1 sh -c \
-        "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN mem=$3,grow=32M,hold=1" &&
+        "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN mem=$3,grow=128M,hold=1" &&
     st=$(jq -r ".[0].outcome.state" rec.json)
 }
 
-# converge NAME NEED: killed at 64M, then rerun with the advice until it
+# converge NAME NEED: killed at 256M, then rerun with the advice until it
 # completes; the reruns it took in reruns.NAME.
 converge ()
 {
-    growjob "$1" 64M "$2" && test "$st" = oom &&
+    growjob "$1" 256M "$2" && test "$st" = oom &&
     echo "$job" >oomjob.$1 &&
+    $REPORT -S now-1hour --name "$1" --recommend --json >advice.$1.json &&
     n=0 &&
     while test "$st" != completed && test $n -lt 3; do
         n=$((n + 1)) &&
@@ -152,15 +155,15 @@ converge ()
 }
 
 test_expect_success 'OOM that grows to 1.5x the limit: completes within two reruns' '
-    converge oom15 96M
+    converge oom15 384M
 '
 
 test_expect_success 'OOM that grows to 3x the limit: completes within two reruns' '
-    converge oom3 192M
+    converge oom3 768M
 '
 
 test_expect_success 'OOM that grows to 8x the limit: completes within two reruns' '
-    converge oom8 512M
+    converge oom8 2G
 '
 
 test_expect_success 'the advice after the kill states its evidence' '
@@ -169,7 +172,12 @@ test_expect_success 'the advice after the kill states its evidence' '
         oom8.json &&
     $REPORT -S now-1hour --name oom8 -s OOM --json >oom8.list.json &&
     jq -e ".steps | length >= 1" oom8.list.json &&
-    jq -e ".steps[0].memrise > 8 * 1048576" oom8.list.json
+    jq -e ".steps[0].memrise > 32 * 1048576" oom8.list.json &&
+    jq -e ".groups[0].mem.oom_growth_Bps > 32 * 1048576" advice.oom8.json &&
+    jq -e ".groups[0].mem.basis == \"oom\"" advice.oom8.json &&
+    jq -e "[.groups[0].notes[] |
+            select(startswith(\"after OOM at 256M: memory still rising\"))] |
+           length == 1" advice.oom8.json
 '
 
 test_expect_success 'an OOM kill is OUT_OF_MEMORY in the view, listing, filter and JSON' '
