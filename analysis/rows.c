@@ -304,7 +304,7 @@ const char *rep_diag_codes (const tr_stepsum_t *row, void *arg)
 }
 
 #define DEFAULT_FORMAT                                                     \
-    "jobstep%-16,jobname%-14,user%-9,state%-10,elapsed,reqcpus%5,cpueff,"  \
+    "jobstep%-16,jobname%-14,user%-9,state%-13,elapsed,reqcpus%5,cpueff,"  \
     "reqmem,mempeak,memeff,diagnosis%-24"
 
 static int list_json (struct rep *r, tr_rowset_t *set)

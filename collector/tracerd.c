@@ -2037,6 +2037,7 @@ static json_t *trusted_request (json_t *id, json_t *req, json_t *msg)
     }
     (void)json_object_del (req, "gpus");
     (void)json_object_del (req, "time_limit_s");
+    (void)json_object_del (req, "time_limit");
     return req;
 }
 

@@ -1514,8 +1514,8 @@ static void print_group (FILE *out, const char *by, json_t *grp)
     fprintf (out, "  %-13s", "States:");
     json_object_foreach (states, k, v)
     {
-        fprintf (out, "%s%s %" JSON_INTEGER_FORMAT, sep, k,
-                 json_integer_value (v));
+        fprintf (out, "%s%s %" JSON_INTEGER_FORMAT, sep,
+                 tr_merge_state_name (k, NAN), json_integer_value (v));
         sep = ", ";
     }
     fputc ('\n', out);

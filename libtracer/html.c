@@ -380,7 +380,7 @@ static const char *state_class (const char *state)
 static void put_state (FILE *out, const char *state)
 {
     fprintf (out, "<span class=\"state %s\">", state_class (state));
-    put_esc (out, state);
+    put_esc (out, tr_merge_state_name (state, NAN));
     fputs ("</span>", out);
 }
 
@@ -647,7 +647,9 @@ static void put_usage (struct html *h, struct hstep *hs)
     fprintf (out,
              "</tr>\n<tr class=\"time\"><th>Time</th><td class=\"num\">"
              "%s</td><td class=\"num\">%s</td>",
-             fmt (b1, sizeof (b1), F_DUR, s->time_limit_s),
+             s->time_unlimited == 1
+                 ? TR_STEPSUM_UNLIMITED
+                 : fmt (b1, sizeof (b1), F_DUR, s->time_limit_s),
              fmt (b2, sizeof (b2), F_DUR, s->elapsed_s));
     put_share (out, s->time_limit_s > 0 ? s->elapsed_s / s->time_limit_s : NAN,
                0.9);

@@ -165,6 +165,9 @@ int tr_jobstate_parse_line (const char *line,
     memcpy (limit, bar + 1, n);
     limit[n] = '\0';
     out->time_limit_s = tr_jobstate_parse_limit (limit);
+    if (!strcmp (limit, "UNLIMITED") || !strcmp (limit, "INFINITE")
+        || out->time_limit_s == TR_JOBSTATE_YEAR_S)
+        out->time_limit_s = TR_JOBSTATE_UNLIMITED;
     /* older two-field output ends here */
     p = bar + 1 + strcspn (bar + 1, "|\n");
     if (*p != '|')
@@ -202,6 +205,12 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job)
         json_decref (o);
         o = NULL;
     }
+    if (o && job->time_limit_s == TR_JOBSTATE_UNLIMITED
+        && json_object_set_new (o, "time_limit", json_string ("UNLIMITED"))
+               < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     if (!o)
         errno = ENOMEM;
     return o;
@@ -215,7 +224,8 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
 
     json_object_foreach (fields, key, v)
     {
-        json_t *to = strcmp (key, "time_limit_s") ? identity : request;
+        json_t *to = strcmp (key, "time_limit_s") && strcmp (key, "time_limit")
+                         ? identity : request;
         if (!strcmp (key, "gres_nodes"))
             continue;
         if (to && json_object_set (to, key, v) < 0) {

@@ -26,13 +26,20 @@
 
 struct tr_jobstate {
     char state[32];       /* squeue's state: RUNNING, TIMEOUT, CANCELLED... */
-    long time_limit_s;    /* -1 unknown or unlimited */
+    long time_limit_s;    /* -1 unknown, TR_JOBSTATE_UNLIMITED unlimited */
     /* "" when squeue did not say (older output, "(null)": no accounting) */
     char account[TR_JOBSTATE_TEXT];
     char partition[TR_JOBSTATE_TEXT];
     char qos[TR_JOBSTATE_TEXT];
     char job_name[TR_JOBSTATE_TEXT];   /* the rest of the line: any text */
 };
+
+/* time_limit_s of a job with no time limit: squeue's UNLIMITED or
+ * INFINITE, or exactly 365 days, which is what Slurm (22.05) gives a job
+ * that asked for no limit in a partition without one (YEAR_MINUTES).
+ */
+#define TR_JOBSTATE_UNLIMITED (-2L)
+#define TR_JOBSTATE_YEAR_S 31536000L
 
 /* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%j` output.
  * The fields after the time limit may be missing (then "").  The job
@@ -57,7 +64,8 @@ const char *tr_jobstate_outcome (const char *sched_state);
 
 /* The controller's identity fields as a new object: "account",
  * "partition", "qos", "job_name" (each only when known) and
- * "time_limit_s" (when >= 0).  NULL on ENOMEM.
+ * "time_limit_s" (when >= 0) or "time_limit": "UNLIMITED" (when
+ * TR_JOBSTATE_UNLIMITED).  NULL on ENOMEM.
  */
 json_t *tr_jobstate_fields (const struct tr_jobstate *job);
 

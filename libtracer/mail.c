@@ -254,7 +254,7 @@ bool tr_mail_address_ok (const char *addr)
  */
 struct job_totals {
     double start_ms, end_ms, elapsed_s;
-    double cpu_s, cores, mem_peak, mem_req, time_limit_s;
+    double cpu_s, cores, mem_peak, mem_req, time_limit_s, time_unlimited;
     const char *state;
     const char *nodes;
 };
@@ -274,6 +274,7 @@ static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
 
     t->start_ms = t->end_ms = t->elapsed_s = NAN;
     t->cpu_s = t->cores = t->mem_peak = t->mem_req = t->time_limit_s = NAN;
+    t->time_unlimited = NAN;
     t->state = "";
     t->nodes = "";
     for (size_t i = 0; i < j->n; i++) {
@@ -290,6 +291,7 @@ static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
         t->mem_req = nmax (t->mem_req, nmax (r->req_mem_bytes,
                                              r->mem_limit_bytes));
         t->time_limit_s = nmax (t->time_limit_s, r->time_limit_s);
+        t->time_unlimited = nmax (t->time_unlimited, r->time_unlimited);
         if (!*t->state
             || tr_merge_state_rank (r->state) > tr_merge_state_rank (t->state))
             t->state = r->state;
@@ -400,6 +402,16 @@ static const char *dur_or_dash (char *buf, size_t size, double v)
     return tr_when_duration (buf, size, v);
 }
 
+/* A job's time limit: UNLIMITED where it had none. */
+static const char *limit_or_dash (char *buf,
+                                  size_t size,
+                                  const struct job_totals *t)
+{
+    if (t->time_unlimited == 1)
+        return snprintf (buf, size, TR_STEPSUM_UNLIMITED), buf;
+    return dur_or_dash (buf, size, t->time_limit_s);
+}
+
 /* The user's name, else "uid N" (records may carry only the uid). */
 static const char *user_of (const tr_stepsum_t *r, char *buf, size_t size)
 {
@@ -427,17 +439,24 @@ static const char *step_label (const struct tr_mail_job *j, size_t i,
     return r->step_id;
 }
 
-/* The headline: "Job 22 (name) failed: OUT_OF_MEMORY, exit code 0". */
+/* The headline: "Job 22 (name) failed: OUT_OF_MEMORY" (states as
+ * tr_merge_state_name names them, or Slurm's own).
+ */
 static void headline (const struct tr_mail_job *j, const struct job_totals *t,
                       char *buf, size_t size)
 {
     const struct tr_mail_event *ev = j->ev;
     const char *name = ev && *ev->name ? ev->name
                        : j->n             ? j->rows[0].job_name : "";
-    const char *state = ev && *ev->state ? ev->state : t->state;
+    const char *state =
+        ev && *ev->state ? ev->state : tr_merge_state_name (t->state, NAN);
     char ec[32] = "";
 
-    if (ev && ev->exit_code >= 0)
+    /* Slurm says "OUT_OF_MEMORY, ExitCode 0" for a job whose task the
+     * OOM killer took: that 0 is no exit code, leave it out.
+     */
+    if (ev && ev->exit_code >= 0
+        && !(ev->exit_code == 0 && !strcmp (state, TR_MERGE_STATE_OOM)))
         snprintf (ec, sizeof (ec), ", exit code %ld", ev->exit_code);
     snprintf (buf, size, "%s %s%s%s%s %s %s%s",
               ev && ev->array_summary ? "Array job" : "Job",
@@ -551,21 +570,22 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
              bytes_or_dash (b, sizeof (b), t.mem_peak),
              pct (c, sizeof (c), t.mem_peak, t.mem_req));
     fprintf (out, "  %-8s %14s %14s %11s\n", "Time",
-             dur_or_dash (a, sizeof (a), t.time_limit_s),
+             limit_or_dash (a, sizeof (a), &t),
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              pct (c, sizeof (c), t.elapsed_s, t.time_limit_s));
     fprintf (out, "  (cores used: CPU time over run time; memory: the exact "
              "peak of the largest node)\n");
 
-    fprintf (out, "\nSteps:\n  %-12s %-10s %10s %6s %11s %6s\n", "Step",
+    fprintf (out, "\nSteps:\n  %-12s %-13s %10s %6s %11s %6s\n", "Step",
              "State", "Elapsed", "CPU", "Mem peak", "Mem");
     for (size_t i = 0; i < j->n; i++) {
         const tr_stepsum_t *r = &j->rows[i];
         char d[32], e[32];
 
-        fprintf (out, "  %-12s %-10s %10s %6s %11s %6s\n",
+        fprintf (out, "  %-12s %-13s %10s %6s %11s %6s\n",
                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
-                 pr (&rg, r->state), dur_or_dash (a, sizeof (a), r->elapsed_s),
+                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
+                 dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
                  bytes_or_dash (b, sizeof (b), r->mem_peak_bytes),
@@ -702,7 +722,8 @@ int tr_mail_digest (FILE *out,
     fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
              f, t, n ? " on cluster " : "", n ? pr (&rg, rows[0]->cluster) : "");
     fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
-             "%zu out of memory, %zu timed out, %zu cancelled, %zu other.\n",
+             "%zu " TR_MERGE_STATE_OOM ", %zu timed out, %zu cancelled, "
+             "%zu other.\n",
              pr (&rg, user), jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
              count[0], count[1], count[2], count[3], count[4], count[5]);
     fprintf (out, "CPU: %.1f core-hours allocated, %.1f used (%s).\n",
@@ -725,7 +746,8 @@ int tr_mail_digest (FILE *out,
             break;
         }
         fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
-                 pr (&rg, r->step_id), pr (&rg, r->state),
+                 pr (&rg, r->step_id),
+                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
                  pr (&rg, r->job_name), pr (&rg, r->reason));
     }
     if (waste) {
@@ -847,7 +869,7 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
     bar_row (out, "Memory", bytes_or_dash (a, sizeof (a), t.mem_req),
              bytes_or_dash (b, sizeof (b), t.mem_peak),
              t.mem_req > 0 ? t.mem_peak / t.mem_req : NAN);
-    bar_row (out, "Time", dur_or_dash (a, sizeof (a), t.time_limit_s),
+    bar_row (out, "Time", limit_or_dash (a, sizeof (a), &t),
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              t.time_limit_s > 0 ? t.elapsed_s / t.time_limit_s : NAN);
     fputs ("</table></div>\n", out);

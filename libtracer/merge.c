@@ -174,6 +174,35 @@ int tr_merge_state_rank (const char *state)
     return 2; /* "unknown" */
 }
 
+const char *tr_merge_state_name (const char *state, double oom_kills)
+{
+    if (!state)
+        return "";
+    if (!strcmp (state, "oom") || (!strcmp (state, "failed") && oom_kills > 0))
+        return TR_MERGE_STATE_OOM;
+    return state;
+}
+
+const char *tr_merge_record_state (json_t *rec)
+{
+    json_t *oc = json_object_get (rec, "outcome");
+    json_t *mem = json_object_get (json_object_get (rec, "summary"), "memory");
+    const char *state = str (oc, "state");
+    json_t *t;
+    size_t i;
+
+    if (strcmp (state, "failed"))
+        return state;
+    if (num (mem, "oom_kill_events") > 0)
+        return "oom";
+    json_array_foreach (json_object_get (oc, "tasks"), i, t)
+    {
+        if (json_is_true (json_object_get (t, "oom_killed")))
+            return "oom";
+    }
+    return state;
+}
+
 double tr_merge_request_cores (json_t *request)
 {
     if (has (request, "cpus_on_node"))
@@ -573,7 +602,7 @@ static json_t *make_row (json_t *rec, size_t idx, bool counted)
     row =
         json_pack ("{s:I s:s s:b s:s s:b s:f s:f s:I s:I}", "index",
                    (json_int_t)idx, "node", str (id, "node"), "counted",
-                   counted, "state", str (oc, "state"), "complete",
+                   counted, "state", tr_merge_record_state (rec), "complete",
                    json_is_true (json_object_get (oc, "complete")), "elapsed_s",
                    el, "cpu_total_s", num (cpu, "total_s"), "mem_peak_bytes",
                    inum (mem, "peak_bytes"), "tasks", ntasks);
@@ -622,7 +651,7 @@ static int add_record (json_t *step,
     json_t *oc = json_object_get (rec, "outcome");
     double cores = tr_merge_request_cores (req), el = rec_elapsed (tm);
     json_int_t peak = inum (mem, "peak_bytes");
-    int rank = tr_merge_state_rank (str (oc, "state"));
+    int rank = tr_merge_state_rank (tr_merge_record_state (rec));
     json_t *v;
     size_t i;
 
@@ -663,7 +692,7 @@ static int add_record (json_t *step,
     t->tasks += (json_int_t)json_array_size (json_object_get (oc, "tasks"));
     if (rank > t->worst) {
         t->worst = rank;
-        t->state = str (oc, "state");
+        t->state = tr_merge_record_state (rec);
     }
     if (has (oc, "exit_code")
         && (!t->have_exit || inum (oc, "exit_code") > t->exit_code)) {

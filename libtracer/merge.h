@@ -39,6 +39,20 @@ int tr_merge_cmp_identity (json_t *ra, json_t *rb);
  */
 int tr_merge_state_rank (const char *state);
 
+/* The name every view shows for a step's state: Slurm's OUT_OF_MEMORY
+ * for a step the OOM killer ended ("oom", or "failed" with oom_kills > 0:
+ * a shell whose child it killed), else state itself ("" for NULL).
+ * oom_kills may be NAN (unknown).  The one place a view asks.
+ */
+#define TR_MERGE_STATE_OOM "OUT_OF_MEMORY"
+const char *tr_merge_state_name (const char *state, double oom_kills);
+
+/* A record's outcome state, with "failed" read as "oom" when the OOM
+ * killer killed one of its tasks (summary.memory.oom_kill_events, or a
+ * task's oom_killed): the state rows, steps and filters work on.
+ */
+const char *tr_merge_record_state (json_t *rec);
+
 /* Cores the scheduler granted a step on one node (a record's request
  * object): request.cpus_on_node, else cpus_per_task * tasks_on_node,
  * else 0 for "unknown".

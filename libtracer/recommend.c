@@ -33,6 +33,15 @@
  */
 #define CPU_TOLERANCE 0.05
 
+/* After an OOM kill with no completed run since, memory is at least the
+ * limit it died at times 2 per OOM kill in a row (2, 4, 8, then 16 at
+ * most): each further OOM at least doubles.  What the memory series
+ * says (how fast it still grew at the kill, over the time the step had
+ * left) may raise that, up to OOM_PROJECT_MAX times the limit.
+ */
+#define OOM_STREAK_MAX 4
+#define OOM_PROJECT_MAX 16.0
+
 enum kind { K_COMPLETED, K_FAILED, K_CANCELLED, K_TIMEOUT, K_OOM, K_OTHER };
 
 void tr_recommend_opts_default (struct tr_recommend_opts *o)
@@ -369,6 +378,12 @@ struct group {
     size_t count[K_OTHER + 1];
     size_t total;
     size_t oom_bounds; /* runs that gave an OOM bound */
+    size_t oom_streak; /* OOM runs since the last completed run */
+    size_t unlimited;  /* runs with no time limit */
+    const tr_stepsum_t *last_oom; /* the newest of those */
+    /* the OOM sizing's evidence (NAN when unknown) */
+    double oom_rate, oom_at_s, oom_expect_s, oom_factor, oom_project;
+    const char *oom_expect_from; /* "completed runs", "time limit" */
     struct vec par, stall, thr, mem, time, dem;
     struct vec rcpt, rmem, rtime, rcores, rtasks, rnodes;
     const char *partition;
@@ -401,6 +416,8 @@ static void gather (struct group *g,
         push (&g->rcpt, known (r->req_cpus_per_task, r->req_cores / tasks));
         push (&g->rmem, r->req_mem_bytes);
         push (&g->rtime, r->time_limit_s);
+        if (r->time_unlimited == 1)
+            g->unlimited++;
         push (&g->rcores, known (r->req_cores, r->req_cpus_per_task * tasks));
         push (&g->rtasks, tasks);
         push (&g->rnodes, r->nodes >= 1 ? r->nodes : 1);
@@ -422,9 +439,66 @@ static void gather (struct group *g,
 
             g->mem_r.bound = fmax (g->mem_r.bound, fmax (b, r->mem_peak_bytes));
             g->oom_bounds++;
+            if (kind != K_COMPLETED) {
+                g->oom_streak++;
+                g->last_oom = r;
+            }
+        }
+        if (kind == K_COMPLETED) {
+            g->oom_streak = 0;
+            g->last_oom = NULL;
         }
         if (kind == K_TIMEOUT)
             g->time_r.bound = fmax (g->time_r.bound, fmax (r->time_limit_s, e));
+    }
+}
+
+/* Memory after OOM kills with no completed run since: at least the
+ * bound times 2^streak; more where the newest OOM run's memory was still
+ * rising at the kill: the bound plus that rate over the time the step
+ * had left (the median elapsed of completed runs, else its time limit,
+ * else as long again as it ran), with the headroom, at most
+ * OOM_PROJECT_MAX times the bound.  A step that grows steadily is then
+ * sized for its whole run in one go.
+ */
+static void size_oom (struct group *g,
+                      const struct tr_recommend_opts *o,
+                      double (*round) (double))
+{
+    struct res *m = &g->mem_r;
+    const tr_stepsum_t *r = g->last_oom;
+    double b = m->bound, want, expect = median (&g->time);
+    size_t k = g->oom_streak < OOM_STREAK_MAX ? g->oom_streak : OOM_STREAK_MAX;
+
+    g->oom_rate = g->oom_at_s = g->oom_expect_s = NAN;
+    g->oom_factor = g->oom_project = NAN;
+    g->oom_expect_from = NULL;
+    if (!r || !(b > 0))
+        return;
+    g->oom_factor = (double)(1u << k);
+    want = b * g->oom_factor;
+    g->oom_rate = r->mem_rise_Bps;
+    g->oom_at_s = r->elapsed_s;
+    if (expect > g->oom_at_s)
+        g->oom_expect_from = "completed runs";
+    else if (isfinite (r->time_limit_s) && r->time_limit_s > g->oom_at_s) {
+        expect = r->time_limit_s;
+        g->oom_expect_from = "time limit";
+    }
+    else
+        expect = NAN;
+    g->oom_expect_s = expect;
+    if (g->oom_rate > 0 && g->oom_at_s > 0) {
+        double left = isnan (expect) ? g->oom_at_s : expect - g->oom_at_s;
+
+        g->oom_project = fmin ((b + g->oom_rate * left) * (1 + o->mem_headroom),
+                               b * OOM_PROJECT_MAX);
+        want = fmax (want, g->oom_project);
+    }
+    want = round (want);
+    if (!(m->recommend >= want)) {
+        m->recommend = want;
+        m->basis = "oom";
     }
 }
 
@@ -469,6 +543,39 @@ static void size_cpus (struct group *g, const struct tr_recommend_opts *o)
     c->recommend = req;
 }
 
+/* "after OOM at 64M: memory still rising 32.0 MB/s at the kill, 2 s
+ * into a run expected to take 60 s (time limit): projected 1.9G; 1 OOM
+ * in a row: at least 2x" */
+static int oom_note (json_t *notes, const struct group *g, const char *at)
+{
+    char rise[160] = "", proj[32] = "";
+
+    if (g->oom_rate > 0 && !isnan (g->oom_expect_s))
+        snprintf (rise, sizeof (rise),
+                  "memory still rising %.1f MB/s at the kill, %.0f s into a "
+                  "run expected to take %.0f s (%s)",
+                  g->oom_rate / 1e6, g->oom_at_s, g->oom_expect_s,
+                  g->oom_expect_from);
+    else if (g->oom_rate > 0)
+        snprintf (rise, sizeof (rise),
+                  "memory still rising %.1f MB/s at the kill, %.0f s in "
+                  "(no expected run time: as long again assumed)",
+                  g->oom_rate / 1e6, g->oom_at_s);
+    else
+        snprintf (rise, sizeof (rise), "%s",
+                  isnan (g->oom_rate) ? "no memory growth rate known"
+                                      : "memory no longer rising at the kill");
+    if (!isnan (g->oom_project)
+        && !tr_recommend_mem_text (proj, sizeof (proj), g->oom_project))
+        return note (notes, "after OOM at %s: %s: projected %s (at most "
+                     "%.0fx); %zu OOM%s in a row: at least %.0fx", at, rise,
+                     proj, OOM_PROJECT_MAX, g->oom_streak,
+                     g->oom_streak == 1 ? "" : "s", g->oom_factor);
+    return note (notes, "after OOM at %s: %s; %zu OOM%s in a row: at least "
+                 "%.0fx", at, rise, g->oom_streak,
+                 g->oom_streak == 1 ? "" : "s", g->oom_factor);
+}
+
 static int group_notes (json_t *notes,
                         const struct group *g,
                         const struct tr_recommend_opts *o)
@@ -491,9 +598,19 @@ static int group_notes (json_t *notes,
         && note (notes, "%zu run%s OOM-killed at up to %s: memory set above",
                  g->oom_bounds, g->oom_bounds == 1 ? "" : "s", b1))
         return -1;
+    if (g->last_oom && !isnan (g->oom_factor) && oom_note (notes, g, b1))
+        return -1;
     if (!tr_recommend_time_text (b2, sizeof (b2), g->time_r.bound)
         && note (notes, "%zu run%s timed out at up to %s: time set above",
                  g->count[K_TIMEOUT], g->count[K_TIMEOUT] == 1 ? "" : "s", b2))
+        return -1;
+    if (g->unlimited * 2 > g->total && !isnan (g->time_r.recommend)
+        && note (notes, "time: no limit asked (" TR_STEPSUM_UNLIMITED
+                        "); sized from the time used"))
+        return -1;
+    if (g->unlimited * 2 > g->total && isnan (g->time_r.recommend)
+        && note (notes, "time: no limit asked (" TR_STEPSUM_UNLIMITED
+                        ") and no completed run: no time to recommend"))
         return -1;
     if (used == 0)
         return note (notes, "no completed run: resources with no other "
@@ -603,7 +720,7 @@ static json_t *group_json (struct group *g,
                          { "timeout", (double)g->count[K_TIMEOUT] },
                          { "oom", (double)g->count[K_OOM] },
                          { "other", (double)g->count[K_OTHER] } };
-    json_t *notes = json_array ();
+    json_t *notes = json_array (), *mem, *tobj;
 
     if (!isnan (g->cpus.recommend))
         snprintf (ctext, sizeof (ctext), "%.0f", g->cpus.recommend);
@@ -613,13 +730,34 @@ static json_t *group_json (struct group *g,
         json_decref (notes);
         return NULL;
     }
+    mem = res_json (&g->mem_r, mtext);
+    tobj = res_json (&g->time_r, ttext);
+    if (tobj && g->unlimited * 2 > g->total
+        && json_object_set_new (tobj, "unlimited", json_true ())) {
+        json_decref (tobj);
+        tobj = NULL;
+    }
+    if (mem && g->last_oom) {
+        struct kv kv[] = { { "oom_streak", (double)g->oom_streak },
+                           { "oom_factor", g->oom_factor },
+                           { "oom_growth_Bps", g->oom_rate },
+                           { "oom_elapsed_s", g->oom_at_s },
+                           { "oom_expected_s", g->oom_expect_s },
+                           { "oom_projected", g->oom_project } };
+
+        for (size_t i = 0; i < sizeof (kv) / sizeof (kv[0]); i++)
+            if (set_num (mem, kv[i].k, kv[i].v)) {
+                json_decref (mem);
+                mem = NULL;
+                break;
+            }
+    }
     /* "o" references are stolen, even when json_pack fails */
     return json_pack ("{s:s s:s* s:s s:o s:o s:o s:o s:o s:o}", "group", name,
                       "partition", *g->partition ? g->partition : NULL,
                       "confidence", conf[level], "runs", NUMS (runs), "cpus",
-                      res_json (&g->cpus, ctext), "mem",
-                      res_json (&g->mem_r, mtext), "time",
-                      res_json (&g->time_r, ttext), "savings",
+                      res_json (&g->cpus, ctext), "mem", mem, "time", tobj,
+                      "savings",
                       savings_json (g, o, priced), "notes", notes);
 }
 
@@ -644,8 +782,10 @@ static json_t *recommend_group (const tr_stepsum_t **v,
     g.mem_r.request = median (&g.rmem);
     size_res (&g.mem_r, &g.mem, o->mem_headroom, o->mem_min_bytes, "oom",
               tr_recommend_mem_round);
+    size_oom (&g, o, tr_recommend_mem_round);
     g.time_r.q = o->time_quantile;
-    g.time_r.request = median (&g.rtime);
+    /* most runs had no limit: the request is UNLIMITED, never sized */
+    g.time_r.request = g.unlimited * 2 > g.total ? NAN : median (&g.rtime);
     size_res (&g.time_r, &g.time, o->time_margin, o->time_min_s, "timeout",
               tr_recommend_time_round);
     obj = group_json (&g, v[0]->group, o, priced);

@@ -50,7 +50,14 @@
  * Memory (--mem, per node) is the mem_quantile of mem_peak_bytes times
  * (1 + mem_headroom), at least an OOM bound times (1 + mem_headroom) and
  * mem_min_bytes, rounded up with tr_recommend_mem_round and strictly
- * above any OOM bound.  Time (--time) is the same with elapsed_s,
+ * above any OOM bound.  After OOM kills with no completed run since (a
+ * "streak" of them), memory is at least the bound times 2 per OOM in a
+ * row (2, 4, 8, at most 16), and where the newest OOM run's memory was
+ * still rising at the kill (mem_rise_Bps), at least the bound plus that
+ * rate over the time it had left (the median elapsed of completed runs,
+ * else its time limit, else as long again as it ran), times
+ * (1 + mem_headroom), at most 16 times the bound: a step that grows
+ * steadily is sized for its whole run at once.  Time (--time) is the same with elapsed_s,
  * time_margin, timeouts, time_min_s and tr_recommend_time_round.  A
  * resource with no used run and no bound keeps the current request.
  *
@@ -128,6 +135,14 @@ void tr_recommend_opts_default (struct tr_recommend_opts *o);
  *       min, median, max   the same measure over the used runs
  *       lower_bound  mem: the largest OOM limit; time: the largest
  *                    timeout (no headroom added)
+ *     mem also has, after OOM kills with no completed run since
+ *       oom_streak       OOM runs in a row
+ *       oom_factor       the least growth over the bound (2^streak)
+ *       oom_growth_Bps   how fast the newest one's memory still rose
+ *       oom_elapsed_s    when it was killed
+ *       oom_expected_s   how long it was expected to run
+ *       oom_projected    bound + rate * time left, with the headroom
+ *                        (at most 16x the bound)
  *     cpus also has
  *       peak_cores   the largest cpu_peak_cores of the used runs
  *       pressure     the stalled fraction at cpu_quantile

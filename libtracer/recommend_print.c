@@ -320,6 +320,8 @@ static void fill_rec (json_t *g, char (*c)[CELL])
         json_t *o = json_object_get (g, res[r]);
 
         cell (a, jnum (o, "request"), (enum cell)r, -1);
+        if (json_is_true (json_object_get (o, "unlimited")))
+            snprintf (a, sizeof (a), "%s", TR_STEPSUM_UNLIMITED);
         cell (b, jnum (o, "recommend"), (enum cell)r, -1);
         snprintf (c[3 + r], CELL, "%s -> %s", a, b);
         cell (c[6 + r], jnum (json_object_get (g, "savings"), sav[r]), C_NUM,

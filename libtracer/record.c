@@ -81,6 +81,7 @@ static const char *const scheduler_values[] = {
     "slurm", "pbs", "torque", "lsf", "none", NULL,
 };
 static const char *const kind_values[] = { "final", "snapshot", NULL };
+static const char *const time_limit_values[] = { "UNLIMITED", NULL };
 static const char *const cgroup_mode_values[] = {
     "v1", "v2", "hybrid", "none", NULL,
 };
@@ -574,6 +575,7 @@ static const struct member request_members[] = {
     { "cores", M_STR, 0, 0, NULL, check_cpu_list },
     { "mem_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
     { "time_limit_s", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "time_limit", M_STR, 0, 0, time_limit_values, NULL },
     { "gpus", M_STR, 0, 1024, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };

@@ -189,7 +189,8 @@ static void print_step (FILE *out,
     fprintf (out, "  Step %s on %s", str (id, "step_id"), str (id, "node"));
     if (has (id, "step_name"))
         fprintf (out, " (%s)", str (id, "step_name"));
-    fprintf (out, ": %s", str (oc, "state"));
+    fprintf (out, ": %s",
+             tr_merge_state_name (tr_merge_record_state (rec), NAN));
     if (has (oc, "exit_code"))
         fprintf (out, ", exit code %d",
                  (int)json_integer_value (json_object_get (oc, "exit_code")));
@@ -277,7 +278,8 @@ static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
      * reads (and greps) the same
      */
     fprintf (out, "      Step %s on %s: %s", str (step, "step_id"),
-             str (row, "node"), str (row, "state"));
+             str (row, "node"),
+             tr_merge_state_name (str (row, "state"), NAN));
     print_exit (out, row);
     fprintf (out, "; %s, CPU %.2f s", tr_when_duration (b1, sizeof (b1), el),
              cpu);
@@ -427,7 +429,7 @@ static void print_merged (FILE *out,
         fprintf (out, "%lld node%s", reported, reported == 1 ? "" : "s");
     if (has (step, "step_name"))
         fprintf (out, " (%s)", str (step, "step_name"));
-    fprintf (out, ": %s", str (step, "state"));
+    fprintf (out, ": %s", tr_merge_state_name (str (step, "state"), NAN));
     print_exit (out, step);
     fprintf (out, "\n");
     print_nodes (out, step);

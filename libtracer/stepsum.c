@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "jobstate.h"
 #include "merge.h"
 #include "stepsum.h"
 #include "when.h"
@@ -273,8 +274,9 @@ const tr_field_t tr_stepsum_fields[] = {
     { "nodesexpected", TR_FIELD_COUNT, 6, "nodes the scheduler gave the "
       "job", M (nodes_expected) },
     { "ntasks", TR_FIELD_COUNT, 6, "tasks seen", M (tasks) },
-    { "state", TR_FIELD_STR, 10, "completed, failed, cancelled, timeout, "
-      "oom, incomplete, running, unknown (the worst node)", M (state) },
+    { "state", TR_FIELD_STR, 13, "completed, failed, cancelled, timeout, "
+      "OUT_OF_MEMORY, incomplete, running, unknown (the worst node)",
+      M (state) },
     { "exitcode", TR_FIELD_COUNT, 4, "exit code (the largest node's)",
       M (exit_code) },
     { "signal", TR_FIELD_COUNT, 4, "signal that ended the step",
@@ -286,6 +288,8 @@ const tr_field_t tr_stepsum_fields[] = {
       M (elapsed_s) },
     { "timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
       M (time_limit_s) },
+    { "timeunlimited", TR_FIELD_COUNT, 4, "1 when the job had no time "
+      "limit", M (time_unlimited) },
     { "reqcpus", TR_FIELD_COUNT, 7, "cores allocated, all nodes",
       M (req_cores) },
     { "cpuspertask", TR_FIELD_COUNT, 5, "--cpus-per-task",
@@ -323,6 +327,8 @@ const tr_field_t tr_stepsum_fields[] = {
     { "swap", TR_FIELD_BYTES, 8, "swap in use at the end", M (swap_bytes) },
     { "oomkills", TR_FIELD_COUNT, 4, "processes killed by the OOM killer",
       M (oom_kills) },
+    { "memrise", TR_FIELD_BYTES, 8, "how fast memory rose to its peak, "
+      "per second", M (mem_rise_Bps) },
     { "psicpu", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
       "for a CPU", D (f_psi_cpu) },
     { "psimem", TR_FIELD_FRACTION, 7, "fraction of time some task waited "
@@ -432,6 +438,8 @@ const char *tr_stepsum_str (const tr_stepsum_t *row,
         return "";
     if (f->str)
         return f->str (row, buf, size);
+    if (f->offset == offsetof (tr_stepsum_t, state))
+        return tr_merge_state_name (row->state, row->oom_kills);
     return *str_member ((tr_stepsum_t *)row, f);
 }
 
@@ -679,6 +687,40 @@ static void series_idle (json_t *series, double elapsed, tr_stepsum_t *row)
     row->idle_longest_s = longest;
 }
 
+/* How fast memory was still rising when it reached its peak: the slope
+ * of the series' mem_bytes maxima over the last quarter (at least one
+ * bucket) of the buckets up to the first that holds the peak, in bytes
+ * per second.  A step killed by the OOM killer while growing peaks at
+ * the kill (its memory is freed after), so this is the rate it was
+ * growing at when it was killed.  NAN when the peak is in the first
+ * bucket or there is no memory series.
+ */
+static void series_mem_rise (json_t *series, tr_stepsum_t *row)
+{
+    json_t *t = get (series, "t_s");
+    json_t *mx = get (get (get (series, "metrics"), "mem_bytes"), "max");
+    size_t n = json_array_size (t), peak = 0, first;
+    double t0, t1;
+
+    row->mem_rise_Bps = NAN;
+    if (n < 2 || json_array_size (mx) != n)
+        return;
+    for (size_t i = 1; i < n; i++)
+        if (json_number_value (json_array_get (mx, i))
+            > json_number_value (json_array_get (mx, peak)))
+            peak = i;
+    if (peak == 0)
+        return;
+    first = peak - ((peak + 1) / 4 > 1 ? (peak + 1) / 4 : 1);
+    t0 = json_number_value (json_array_get (t, first));
+    t1 = json_number_value (json_array_get (t, peak));
+    if (!(t1 > t0))
+        return;
+    row->mem_rise_Bps = (json_number_value (json_array_get (mx, peak))
+                         - json_number_value (json_array_get (mx, first)))
+                        / (t1 - t0);
+}
+
 static void from_pressure (json_t *p, tr_stepsum_t *row)
 {
     bool delay = !strcmp (str_or_empty (p, "source"), "delayacct");
@@ -832,7 +874,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
                       row->step_name, row->tags);
     INTERN (group, group);
-    INTERN (state, str_or_empty (oc, "state"));
+    INTERN (state, tr_merge_record_state (rec));
     INTERN (reason, str_or_empty (oc, "reason"));
     INTERN (gpus, str_or_empty (req, "gpus"));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))
@@ -854,6 +896,15 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     if (!(row->req_mem_bytes > 0))
         row->req_mem_bytes = NAN;
     row->time_limit_s = num_or_nan (req, "time_limit_s");
+    /* Slurm gives a job that asked for no limit, in a partition without
+     * one, 365 days: that is no limit either
+     */
+    if (!strcmp (str_or_empty (req, "time_limit"), "UNLIMITED")
+        || (!strcmp (row->scheduler, "slurm")
+            && row->time_limit_s == TR_JOBSTATE_YEAR_S)) {
+        row->time_limit_s = NAN;
+        row->time_unlimited = 1;
+    }
 
     row->start_ms = num_or_nan (t, "start_unix_ms");
     row->end_ms = num_or_nan (t, "end_unix_ms");
@@ -882,6 +933,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     from_io_net_gpu (sum, row);
     row->nprocs = num_or_nan (get (sum, "processes"), "count");
     series_idle (get (rec, "series"), row->elapsed_s, row);
+    series_mem_rise (get (rec, "series"), row);
     return 0;
 }
 
@@ -943,6 +995,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->req_cores = add_all (dst->req_cores, src->req_cores);
     dst->req_mem_bytes = max2 (dst->req_mem_bytes, src->req_mem_bytes);
     dst->time_limit_s = max2 (dst->time_limit_s, src->time_limit_s);
+    dst->time_unlimited = max2 (dst->time_unlimited, src->time_unlimited);
     dst->start_ms = min2 (dst->start_ms, src->start_ms);
     dst->end_ms = isnan (dst->end_ms) || isnan (src->end_ms)
                       ? NAN : max2 (dst->end_ms, src->end_ms);
@@ -966,6 +1019,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->mem_limit_bytes = max2 (dst->mem_limit_bytes, src->mem_limit_bytes);
     dst->swap_bytes = add (dst->swap_bytes, src->swap_bytes);
     dst->oom_kills = add (dst->oom_kills, src->oom_kills);
+    dst->mem_rise_Bps = max2 (dst->mem_rise_Bps, src->mem_rise_Bps);
     /* stall time: the worst node, as a fraction of the step's time */
     dst->psi_cpu_some_s = max2 (dst->psi_cpu_some_s, src->psi_cpu_some_s);
     dst->psi_mem_some_s = max2 (dst->psi_mem_some_s, src->psi_mem_some_s);
@@ -1047,6 +1101,9 @@ int tr_stepsum_format (tr_strbuf_t *sb,
     if (f->kind == TR_FIELD_STR)
         return tr_strbuf_puts (sb, tr_stepsum_str (row, f, buf,
                                                    sizeof (buf)));
+    if (row->time_unlimited == 1
+        && f->offset == offsetof (tr_stepsum_t, time_limit_s))
+        return tr_strbuf_puts (sb, TR_STEPSUM_UNLIMITED);
     v = tr_stepsum_num (row, f);
     if (isnan (v) || isinf (v))
         return 0;
@@ -1106,6 +1163,9 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
                 continue;
             v = json_string_nocheck (s);
         }
+        else if (row->time_unlimited == 1
+                 && f->offset == offsetof (tr_stepsum_t, time_limit_s))
+            v = json_string (TR_STEPSUM_UNLIMITED);
         else {
             double d = tr_stepsum_num (row, f);
 

@@ -52,6 +52,9 @@ const char *tr_strpool_intern_n (tr_strpool_t *pool,
  * those two are configurable.
  */
 #define TR_STEPSUM_IDLE_CORES 0.05
+
+/* How every view writes the time limit of a job that has none. */
+#define TR_STEPSUM_UNLIMITED "UNLIMITED"
 #define TR_STEPSUM_IDLE_IO_BPS 65536.0
 
 typedef struct tr_stepsum {
@@ -92,7 +95,10 @@ typedef struct tr_stepsum {
     double req_cpus_per_task;
     double req_cores;           /* cores granted, summed over the nodes */
     double req_mem_bytes;       /* per node */
-    double time_limit_s;
+    double time_limit_s;        /* NAN when unknown or unlimited */
+    double time_unlimited;      /* 1 when the job had no time limit
+                                 * (request.time_limit "UNLIMITED", or a
+                                 * Slurm limit of exactly 365 days) */
 
     /* Time (ms since the epoch) */
     double start_ms;
@@ -122,6 +128,10 @@ typedef struct tr_stepsum {
     double mem_limit_bytes;
     double swap_bytes;
     double oom_kills;
+    double mem_rise_Bps;        /* how fast memory still rose when it
+                                 * reached its peak, bytes per second
+                                 * (series); an OOM-killed step: at the
+                                 * kill */
 
     /* Pressure: seconds stalled (PSI some/full total, or delay
      * accounting's delay where that was the source: then the full
@@ -262,7 +272,8 @@ const char *tr_stepsum_str (const tr_stepsum_t *row,
 /* A field's value as text: human form (bytes as "1.5G", durations as
  * [D-]HH:MM:SS, times as YYYY-MM-DDTHH:MM:SS local, fractions as
  * "12.5%") or, with raw, the exact form for machines (plain numbers,
- * seconds, ms).  Unknown values are "".  Appends to sb; -1 on ENOMEM.
+ * seconds, ms).  Unknown values are "".  The time limit of a job with
+ * none is "UNLIMITED" (also in tr_stepsum_to_json).  Appends to sb; -1 on ENOMEM.
  */
 int tr_stepsum_format (tr_strbuf_t *sb,
                        const tr_stepsum_t *row,

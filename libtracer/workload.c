@@ -91,6 +91,10 @@ int tr_workload_parse (const char *spec,
                 rc = parse_secs (eq + 1, &r.child_cpu_s);
             else if (!strcmp (item, "mem"))
                 rc = parse_size (eq + 1, &r.mem_bytes);
+            else if (!strcmp (item, "grow"))
+                rc = parse_size (eq + 1, &r.grow_bps);
+            else if (!strcmp (item, "hold"))
+                rc = parse_secs (eq + 1, &r.hold_s);
             else if (!strcmp (item, "write"))
                 rc = parse_size (eq + 1, &r.write_bytes);
             else if (!strcmp (item, "alive"))
@@ -225,9 +229,24 @@ int tr_workload_run (const struct tr_workload *w, FILE *out)
     if (w->mem_bytes) {
         if (!(mem = malloc (w->mem_bytes)))
             return -1;
-        /* touch every page so it is really charged */
-        for (uint64_t i = 0; i < w->mem_bytes; i += (uint64_t)page)
+        /* touch every page so it is really charged; with grow, at that
+         * many bytes per second: a slice, then 50 ms of sleep
+         */
+        uint64_t slice = w->grow_bps / 20 / (uint64_t)page;
+
+        for (uint64_t i = 0; i < w->mem_bytes; i += (uint64_t)page) {
             mem[i] = (char)i;
+            if (w->grow_bps && (i / (uint64_t)page + 1) % (slice ? slice : 1)
+                                   == 0)
+                nanosleep (&(struct timespec){ 0, 50000000 }, NULL);
+        }
+        if (w->hold_s > 0) {
+            double s = w->hold_s;
+            struct timespec ts = { (time_t)s, (long)((s - floor (s)) * 1e9) };
+
+            while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+                ;
+        }
     }
     for (int i = 0; i < w->children; i++) {
         pid_t pid = fork ();

@@ -14,7 +14,10 @@
  * SPEC: comma-separated cpu=SECONDS, mem=SIZE (K/M/G suffixes),
  * write=SIZE, children=N (each burns child_cpu=SECONDS), threads=N (the
  * cpu burn runs in N threads at once, each for cpu=SECONDS), alive=N
- * (N idle children, all alive during the cpu burn, then released).
+ * (N idle children, all alive during the cpu burn, then released),
+ * grow=SIZE (mem is touched at SIZE bytes per second, as a step whose
+ * memory keeps growing, instead of at once), hold=SECONDS (then sleep
+ * that long holding it).
  */
 struct tr_workload {
     double cpu_s;
@@ -24,6 +27,8 @@ struct tr_workload {
     double child_cpu_s;
     int threads;
     int alive;
+    uint64_t grow_bps;
+    double hold_s;
 };
 
 #define TR_WORKLOAD_DEMO "cpu=1,mem=64M,write=16M,children=4,child_cpu=0.1"

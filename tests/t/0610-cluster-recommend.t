@@ -10,7 +10,11 @@ most 512 MB and at most 5 minutes, and the step runs again with exactly
 that.  A step whose memory grows from run to run until one run is
 OOM-killed is recommended more than the limit it died at.  A step that
 waits on its disk is diagnosed I/O-bound and is not told to take more
-CPUs.  The listing, its filters and formats read the same records.'
+CPUs.  Steps whose memory keeps growing to 1.5x, 3x and 8x the 256M
+limit that kills them complete within two reruns of the advice, and the kill
+shows as OUT_OF_MEMORY in the view, listing, filter and JSON.  A job
+with no time limit is UNLIMITED and is recommended the time it used.  The
+listing, its filters and formats read the same records.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -18,6 +22,7 @@ export SHARNESS_TEST_SRCDIR
 
 B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 REPORT=$B/analysis/tracer-report
+BURN=$B/tests/burn
 
 require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
@@ -115,7 +120,114 @@ test_expect_success 'the OOM run is listed and diagnosed as such' '
     $REPORT -S now-1hour --name grow -s OOM -P -n -o state,diagnosis \
         >oom.out &&
     test $(wc -l <oom.out) = 1 &&
-    grep -q "^oom|.*oom" oom.out
+    grep -q "^OUT_OF_MEMORY|.*oom" oom.out
+'
+
+# growjob NAME MEM NEED: a step that grows 128M a second to NEED (then
+# holds it 1 s), run with --mem=MEM and a one-minute limit; state in st.
+# The limit that kills it first is 256M, above the 256M floor of the
+# advice, so that the floor does not do the work.
+growjob ()
+{
+    test_might_fail runjob -J "$1" --mem="$2" -t 1 sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec $BURN mem=$3,grow=128M,hold=1" &&
+    st=$(jq -r ".[0].outcome.state" rec.json)
+}
+
+# converge NAME NEED: killed at 256M, then rerun with the advice until it
+# completes; the reruns it took in reruns.NAME.
+converge ()
+{
+    growjob "$1" 256M "$2" && test "$st" = oom &&
+    echo "$job" >oomjob.$1 &&
+    $REPORT -S now-1hour --name "$1" --recommend --json >advice.$1.json &&
+    n=0 &&
+    while test "$st" != completed && test $n -lt 3; do
+        n=$((n + 1)) &&
+        $REPORT -S now-1hour --name "$1" --recommend --output=sbatch \
+            >adv.$1 &&
+        mem=$(sed -n "s/^#SBATCH --mem=//p" adv.$1) &&
+        echo "$1 rerun $n: --mem=$mem" &&
+        growjob "$1" "$mem" "$2" || return 1
+    done &&
+    echo $n >reruns.$1 &&
+    test "$st" = completed && test $n -le 2
+}
+
+test_expect_success 'OOM that grows to 1.5x the limit: completes within two reruns' '
+    converge oom15 384M
+'
+
+test_expect_success 'OOM that grows to 3x the limit: completes within two reruns' '
+    converge oom3 768M
+'
+
+test_expect_success 'OOM that grows to 8x the limit: completes within two reruns' '
+    converge oom8 2G
+'
+
+test_expect_success 'the advice after the kill states its evidence' '
+    $REPORT -S now-1hour --name oom8 --recommend --json >oom8.json &&
+    jq -e ".groups[0].runs.oom == 1 and .groups[0].runs.completed >= 1" \
+        oom8.json &&
+    $REPORT -S now-1hour --name oom8 -s OOM --json >oom8.list.json &&
+    jq -e ".steps | length >= 1" oom8.list.json &&
+    jq -e ".steps[0].memrise > 32 * 1048576" oom8.list.json &&
+    jq -e ".groups[0].mem.oom_growth_Bps > 32 * 1048576" advice.oom8.json &&
+    jq -e ".groups[0].mem.basis == \"oom\"" advice.oom8.json &&
+    jq -e "[.groups[0].notes[] |
+            select(startswith(\"after OOM at 256M: memory still rising\"))] |
+           length == 1" advice.oom8.json
+'
+
+test_expect_success 'an OOM kill is OUT_OF_MEMORY in the view, listing, filter and JSON' '
+    job=$(cat oomjob.oom3) &&
+    $REPORT -j "$job" >oomv.out &&
+    grep "Step 0" oomv.out &&
+    grep -q "Step 0 on .*: OUT_OF_MEMORY" oomv.out &&
+    ! grep -q "exit code 137" oomv.out &&
+    $REPORT -S now-1hour --name oom3 -P -n -o jobid,state >oomv.list &&
+    grep -qx "$job|OUT_OF_MEMORY" oomv.list &&
+    $REPORT -S now-1hour --name oom3 -s OUT_OF_MEMORY -P -n -o jobid \
+        >oomv.filter &&
+    grep -qx "$job" oomv.filter &&
+    $REPORT -S now-1hour --name oom3 -s oom -P -n -o jobid >oomv.filter2 &&
+    test_cmp oomv.filter oomv.filter2 &&
+    $REPORT -S now-1hour --name oom3 -s OOM --json >oomv.json &&
+    jq -e "[.steps[] | select(.state == \"OUT_OF_MEMORY\")] | length >= 1" \
+        oomv.json
+'
+
+test_expect_success 'no time limit is UNLIMITED in the record and the listing' '
+    runjob -J unl -t UNLIMITED sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 2" &&
+    jq -e ".[0].request.time_limit == \"UNLIMITED\"" rec.json &&
+    jq -e ".[0].request | has(\"time_limit_s\") | not" rec.json &&
+    # no --time in a partition without MaxTime: Slurm says 365 days
+    runjob -J unl sh -c "echo JOB=\$SLURM_JOB_ID >&2; sleep 2" &&
+    jq -e ".[0].request.time_limit == \"UNLIMITED\"" rec.json &&
+    test_might_fail runjob -J unlfail sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exit 3" &&
+    $REPORT -S now-1hour --name unl -P -n -o jobid,timelimit >unl.list &&
+    cat unl.list &&
+    test $(grep -c "|UNLIMITED$" unl.list) = 2 &&
+    $REPORT -S now-1hour --name unl --json >unl.json &&
+    jq -e "[.steps[] | select(.timelimit == \"UNLIMITED\")] | length == 2" \
+        unl.json
+'
+
+test_expect_success 'no time limit is never recommended: used time, else nothing' '
+    for fmt in sbatch nextflow snakemake table json; do
+        $REPORT -S now-1hour --name unl,unlfail --recommend \
+            --output=$fmt >unl.$fmt || return 1
+        ! grep -e "365" -e "525600" unl.$fmt || return 1
+    done &&
+    cat unl.sbatch unl.table &&
+    sed -n "/^# group unl\//,/^\$/p" unl.sbatch >unl.ok &&
+    grep -q "^#SBATCH --time=00:05:00$" unl.ok &&
+    sed -n "/^# group unlfail\//,/^\$/p" unl.sbatch >unl.bad &&
+    test -s unl.bad && ! grep -q -e "--time" unl.bad &&
+    grep -q "UNLIMITED -> 00:05:00" unl.table &&
+    jq -e "[.groups[] | select(.time.unlimited)] | length == 2" unl.json
 '
 
 test_expect_success 'a step that waits on its disk is I/O-bound, not short of CPUs' '

@@ -67,7 +67,7 @@ test_expect_success 'start the cluster with MailProg=tracer-mail' '
     chmod 0755 "$jobs"/*.sh
 '
 
-test_expect_success 'a completed job: the summary, with the report attached' '
+test_expect_success 'a completed job: the summary, with the report attached; no time limit is UNLIMITED' '
     jobs=$(cat jobs.dir) &&
     submit --tracer -c 2 --mem=400M --mail-type=END,FAIL "$jobs/ok.sh" &&
     mail_for $job &&
@@ -81,6 +81,8 @@ test_expect_success 'a completed job: the summary, with the report attached' '
     grep "^  Cores  *2 " m.$job.1.text &&
     grep "^  Memory  *400.0 MiB  *[0-9.]* MiB  *[0-9]*%$" m.$job.1.text &&
     grep "^  batch  *completed " m.$job.1.text &&
+    grep "^  Time  *UNLIMITED  *00:00:0[0-9]" m.$job.1.text &&
+    ! grep "365-00:00:00" m.$job.1.text m.$job.1.html &&
     grep "^Next time" m.$job.1.text &&
     grep -e "--mem=" m.$job.1.text &&
     grep "attached (job-$job.html)" m.$job.1.text &&
@@ -102,15 +104,16 @@ test_expect_success 'a failed job: the summary says it failed, and why' '
     grep "\[critical\] failed" m.$job.1.text
 '
 
-test_expect_success 'an OOM-killed job: the summary says so, and asks for more memory' '
+test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and asks for more memory' '
     jobs=$(cat jobs.dir) &&
     submit --tracer --mem=150M --mail-type=END,FAIL "$jobs/oom.sh" &&
     mail_for $job &&
     cat m.$job.1.text &&
     grep "^Subject: Slurm Job_id=$job Name=oom.sh Failed, .*OUT_OF_MEMORY" \
         m.$job.1.headers &&
-    grep "failed: OUT_OF_MEMORY" m.$job.1.text &&
-    grep "^  batch  *failed .* 100%$" m.$job.1.text &&
+    grep "failed: OUT_OF_MEMORY$" m.$job.1.text &&
+    ! grep "OUT_OF_MEMORY, exit code 0" m.$job.1.text &&
+    grep "^  batch  *OUT_OF_MEMORY .* 100%$" m.$job.1.text &&
     grep "\[critical\] out of memory: the OOM killer ended 1 process" \
         m.$job.1.text &&
     mem=$(grep "^  batch  *--cpus-per-task" m.$job.1.text |
@@ -173,7 +176,8 @@ test_expect_success 'tracer-report --digest mails each user a digest' '
     $REPORT --digest=print -S now-1hour >digest.out 2>digest.err &&
     cat digest.err digest.out &&
     grep "^Subject: tracer digest for tracertest$" digest.out &&
-    grep "completed, [1-9][0-9]* failed, [1-9][0-9]* out of memory" digest.out &&
+    grep "completed, [1-9][0-9]* failed, [1-9][0-9]* OUT_OF_MEMORY" digest.out &&
+    grep "^  [0-9]*\.batch  OUT_OF_MEMORY " digest.out &&
     $REPORT --digest -S now-1hour 2>digest.err &&
     grep "1 digest sent" digest.err &&
     wait_for "grep -q \"^Subject: tracer digest for tracertest\" $MBOX" 30 &&

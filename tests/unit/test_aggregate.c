@@ -767,7 +767,7 @@ static void test_summary_array (void **state)
     text = capture_summary (s);
     assert_text (text,
                  "Array job 100 on c1: 6 rows, 6 tasks\n"
-                 "  States:      completed 3, failed 1, timeout 1, oom 1\n"
+                 "  States:      completed 3, failed 1, timeout 1, OUT_OF_MEMORY 1\n"
                  "  Elapsed:     min 00:00:10, mean 00:01:20, max 00:05:00,"
                  " p50 00:00:33, p90 00:03:15\n"
                  "  CPU eff.:    min 10.0%, mean 35.0%, max 60.0%\n"

@@ -208,7 +208,7 @@ static void test_sections (void **state)
     /* the header and the summary of the fixture's job */
     assert_non_null (strstr (html, "<h1>Job 24 <span class=\"jobname\">"
                                    "r\xc3\xa9sum\xc3\xa9-train</span></h1>"));
-    assert_non_null (strstr (html, ">oom</span>"));
+    assert_non_null (strstr (html, ">OUT_OF_MEMORY</span>"));
     assert_non_null (strstr (html, "<dt>User</dt><dd>testuser</dd>"));
     assert_non_null (strstr (html, "<dt>Nodes</dt><dd>node1</dd>"));
     assert_non_null (strstr (html, "2 cores</td>"));

@@ -58,6 +58,21 @@ static void test_lines (void **state)
     assert_int_equal (j.time_limit_s, 60);
     assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED", &j, NULL),
                       0);
+    assert_int_equal (j.time_limit_s, TR_JOBSTATE_UNLIMITED);
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|INFINITE", &j, NULL),
+                      0);
+    assert_int_equal (j.time_limit_s, TR_JOBSTATE_UNLIMITED);
+    /* Slurm 22.05's limit for a job that asked for none */
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|365-00:00:00", &j,
+                                              NULL),
+                      0);
+    assert_int_equal (j.time_limit_s, TR_JOBSTATE_UNLIMITED);
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|364-23:59:59", &j,
+                                              NULL),
+                      0);
+    assert_int_equal (j.time_limit_s, 31535999);
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|NOT_SET", &j, NULL),
+                      0);
     assert_int_equal (j.time_limit_s, -1);
     assert_int_equal (tr_jobstate_parse_line ("RUNNING 1:00", &j, &error),
                       -1);
@@ -94,6 +109,28 @@ static void test_fields (void **state)
     assert_null (json_object_get (f, "qos"));
     assert_int_equal (json_integer_value (json_object_get (f, "time_limit_s")),
                       600);
+    assert_null (json_object_get (f, "time_limit"));
+    json_decref (f);
+
+    /* no limit: "time_limit": "UNLIMITED", never a number */
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED|a|p|q|n",
+                                              &j, &error),
+                      0);
+    assert_non_null (f = tr_jobstate_fields (&j));
+    assert_null (json_object_get (f, "time_limit_s"));
+    assert_string_equal (json_string_value (json_object_get (f, "time_limit")),
+                         "UNLIMITED");
+    {
+        json_t *id = json_object (), *req = json_object ();
+
+        assert_int_equal (tr_jobstate_apply_fields (f, id, req), 0);
+        assert_string_equal (
+            json_string_value (json_object_get (req, "time_limit")),
+            "UNLIMITED");
+        assert_null (json_object_get (id, "time_limit"));
+        json_decref (id);
+        json_decref (req);
+    }
     json_decref (f);
 
     /* a name with a newline goes on, up to the next answer's line */

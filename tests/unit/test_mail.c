@@ -1857,14 +1857,14 @@ static void test_digest (void **state)
                                  "2026-01-08 00:00, as tracer recorded "
                                  "them on cluster c1.\n\n"));
     assert_non_null (strstr (s, "User alice: 3 jobs, 4 steps: 2 completed, "
-                                "1 failed, 1 out of memory, 0 timed out, 0 "
+                                "1 failed, 1 OUT_OF_MEMORY, 0 timed out, 0 "
                                 "cancelled, 0 other.\n"));
     assert_non_null (strstr (s, "CPU: 4.0 core-hours allocated, 1.0 used "
                                 "(25%).\n"));
     assert_non_null (strstr (s, "\nSteps that did not complete:\n"));
     assert_non_null (strstr (s, "  11.batch  failed "));
     assert_non_null (strstr (s, "NonZeroExitCode"));
-    assert_non_null (strstr (s, "  12.0  oom "));
+    assert_non_null (strstr (s, "  12.0  OUT_OF_MEMORY "));
     assert_null (strstr (s, "10.batch"));
     assert_null (strstr (s, "10.extern"));
     free (s);

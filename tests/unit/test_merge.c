@@ -784,7 +784,8 @@ static void test_view_single_node (void **state)
                                "  Cluster vm, scheduler slurm, user testuser "
                                "(uid 1000), account "
                                "research, partition debug\n"
-                               "  Step 0 on node1 (python3): oom, exit code 0, "
+                               "  Step 0 on node1 (python3): OUT_OF_MEMORY, "
+                               "exit code 0, "
                                "signal 9\n"
                                "    Elapsed:       00:00:04\n"
                                "    CPU time:      0.10 s (user 0.10 s, system "
@@ -809,7 +810,7 @@ static void test_view_single_node (void **state)
                                "killer); out of memory: the OOM killer ended "
                                "1 process; the peak of 50M reached 100% of "
                                "the 50M limit; request more memory: "
-                               "--mem=256M (a one-run estimate)\n"
+                               "--mem=1G (a one-run estimate)\n"
                                "    Record:        signature valid (uid 0)\n");
     free (text);
 

@@ -293,16 +293,18 @@ static void test_closed_loop (void **state)
 }
 
 /* Memory grows run after run and the last run is OOM-killed at its 2G
- * limit: the recommendation must be above 2G, also with no headroom.
+ * limit: the recommendation must be above 2G, also with no headroom, and
+ * after an OOM kill at least twice the limit (the series says nothing
+ * about growth here).
  */
 static void test_oom_bound (void **state)
 {
     static const struct {
         double headroom, want;
     } cases[] = {
-        { 0.20, 2560 * MiB }, /* 2G * 1.2 = 2.4G, rounded to 2.5G */
-        { 0.0, 2560 * MiB },  /* exactly 2G would die again */
-        { 1.0, 4 * GiB },
+        { 0.20, 4 * GiB }, /* 2G * 1.2 = 2.4G, but one OOM: 2x */
+        { 0.0, 4 * GiB },  /* exactly 2G would die again */
+        { 3.0, 8 * GiB },  /* 2G * 4 */
     };
     (void)state;
     for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
@@ -332,8 +334,199 @@ static void test_oom_bound (void **state)
         assert_int_equal (dv (g, "runs.used"), 4);
         assert_int_equal (dv (g, "runs.total"), 5);
         assert_true (has_note (g, "1 run OOM-killed at up to 2G"));
+        assert_true (has_note (g, "after OOM at 2G: no memory growth rate "
+                                  "known; 1 OOM in a row: at least 2x"));
+        assert_int_equal (dv (g, "mem.oom_factor"), 2);
         json_decref (recs);
     }
+}
+
+/* A step whose memory grows at rate bps until it holds need bytes, then
+ * runs to the end of its work (end_s in all), is run with limit bytes
+ * and rerun with what tracer-report recommends until it completes.  The
+ * number of reruns that took; the first recommendation in *first.
+ */
+static int reruns_to_complete (double limit,
+                               double need,
+                               double bps,
+                               double end_s,
+                               double time_limit_s,
+                               bool series,
+                               double *first)
+{
+    struct runs r = { .n = 0 };
+    double mem = limit;
+
+    for (int rerun = 0; rerun <= 6; rerun++) {
+        tr_stepsum_t *row;
+        json_t *recs;
+
+        if (mem > need) {
+            row = add (&r, "grow/0", "completed");
+            row->mem_peak_bytes = need;
+            row->elapsed_s = end_s;
+            row->cpu_s = end_s;
+        }
+        else {
+            row = add (&r, "grow/0", "oom");
+            row->mem_peak_bytes = mem;
+            row->mem_limit_bytes = mem;
+            row->oom_kills = 1;
+            row->elapsed_s = mem / bps;
+            row->cpu_s = row->elapsed_s;
+            if (series)
+                row->mem_rise_Bps = bps;
+        }
+        row->req_mem_bytes = mem;
+        row->req_cpus_per_task = row->req_cores = 1;
+        row->time_limit_s = time_limit_s;
+        if (mem > need)
+            return rerun;
+        recs = recommend (&r, NULL);
+        mem = dv (recs, "groups.0.mem.recommend");
+        assert_string_equal (sv (recs, "groups.0.mem.basis"), "oom");
+        json_decref (recs);
+        if (rerun == 0)
+            *first = mem;
+    }
+    return 99;
+}
+
+/* OOM recovery converges: a step that keeps growing until killed needs
+ * 1.5x, 3x and 8x the limit that killed it; with the memory series'
+ * growth rate at the kill and a time limit (or earlier completed runs)
+ * tracer's advice gets it to complete in at most two reruns, never by
+ * +20% a step.  Without a growth rate it still at least doubles per OOM.
+ */
+static void test_oom_growth (void **state)
+{
+    static const double factor[] = { 1.5, 3, 8 };
+    static const struct {
+        double limit, bps, time_limit_s;
+        bool series;
+        int max_reruns_8x;
+    } cases[] = {
+        /* 2G limit, 50 MB/s, 10 minutes allowed */
+        { 2 * GiB, 50e6, 600, true, 2 },
+        /* the test cluster's case: 64M limit, 16 MB/s, 1 minute */
+        { 64 * MiB, 16 * MiB, 60, true, 2 },
+        /* no time limit known: as long again as it ran */
+        { 2 * GiB, 50e6, NAN, true, 3 },
+        /* no series: doubling only */
+        { 2 * GiB, 50e6, 600, false, 3 },
+    };
+    (void)state;
+    for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++)
+        for (size_t f = 0; f < 3; f++) {
+            double limit = cases[c].limit, need = factor[f] * limit, first;
+            int n = reruns_to_complete (limit, need, cases[c].bps,
+                                        need / cases[c].bps + 5,
+                                        cases[c].time_limit_s,
+                                        cases[c].series, &first);
+
+            if (n > (f == 2 ? cases[c].max_reruns_8x : 2))
+                fail_msg ("case %zu, need %.1fx: %d reruns (first %.0fM)", c,
+                          factor[f], n, first / MiB);
+            /* never less than doubling, never the old +20% */
+            assert_true (first >= 2 * limit);
+            assert_true (first <= 16 * limit || first <= 256 * MiB);
+        }
+}
+
+/* The basis is stated: the rate, how far in, the expectation and its
+ * source; a completed run's elapsed time is preferred to the limit.
+ */
+static void test_oom_growth_note (void **state)
+{
+    struct runs r = { .n = 0 };
+    tr_stepsum_t *row;
+    json_t *recs, *g;
+
+    (void)state;
+    run (&r, "grow/0", 1, 4 * GiB, 3600, 100, 3 * GiB, 100);
+    row = add (&r, "grow/0", "oom");
+    row->req_mem_bytes = row->mem_limit_bytes = row->mem_peak_bytes = 2 * GiB;
+    row->time_limit_s = 3600;
+    row->elapsed_s = 50;
+    row->mem_rise_Bps = 40e6;
+    row->oom_kills = 1;
+    recs = recommend (&r, NULL);
+    g = at (recs, "groups.0");
+    /* (2G + 40 MB/s * 50 s) * 1.2 = 4.98 GB, rounded to 5G */
+    assert_int_equal (dv (g, "mem.recommend"), 5 * GiB);
+    assert_float_equal (dv (g, "mem.oom_growth_Bps"), 40e6, 1e-6);
+    assert_int_equal (dv (g, "mem.oom_expected_s"), 100);
+    assert_int_equal (dv (g, "mem.oom_streak"), 1);
+    assert_true (has_note (g, "after OOM at 2G: memory still rising 40.0 MB/s "
+                              "at the kill, 50 s into a run expected to take "
+                              "100 s (completed runs): projected"));
+    json_decref (recs);
+
+    /* a second OOM in a row, memory flat at the kill: 4x */
+    row = add (&r, "grow/0", "oom");
+    row->req_mem_bytes = row->mem_limit_bytes = row->mem_peak_bytes = 5 * GiB;
+    row->elapsed_s = 90;
+    row->mem_rise_Bps = 0;
+    row->oom_kills = 1;
+    recs = recommend (&r, NULL);
+    g = at (recs, "groups.0");
+    assert_int_equal (dv (g, "mem.recommend"), 20 * GiB);
+    assert_true (has_note (g, "memory no longer rising at the kill; 2 OOMs "
+                              "in a row: at least 4x"));
+    json_decref (recs);
+
+    /* a completed run after them: sized from it again, above the bound */
+    run (&r, "grow/0", 1, 20 * GiB, 3600, 100, 6 * GiB, 100);
+    recs = recommend (&r, NULL);
+    g = at (recs, "groups.0");
+    assert_null (json_object_get (at (g, "mem"), "oom_factor"));
+    assert_true (dv (g, "mem.recommend") > 6 * GiB);
+    assert_true (dv (g, "mem.recommend") <= 8 * GiB);
+    json_decref (recs);
+}
+
+/* Unlimited time is never recommended: a group whose runs asked for no
+ * limit is sized from the time its completed runs used, and one with no
+ * completed run gets no time at all (not 365 days); the table says
+ * UNLIMITED, the sbatch output leaves --time out.
+ */
+static void test_unlimited (void **state)
+{
+    struct runs r = { .n = 0 };
+    json_t *recs, *g;
+    char *out;
+
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        add (&r, "a/batch", "failed")->time_unlimited = 1;
+    for (int i = 0; i < 3; i++)
+        run (&r, "b/batch", 1, GiB, NAN, 100, 100 * MiB, 600 + 60 * i)
+            ->time_unlimited = 1;
+    recs = recommend (&r, NULL);
+    g = at (recs, "groups.0");
+    assert_string_equal (sv (g, "group"), "a/batch");
+    assert_true (json_is_true (at (g, "time.unlimited")));
+    assert_null (json_object_get (at (g, "time"), "recommend"));
+    assert_null (json_object_get (at (g, "time"), "request"));
+    assert_true (has_note (g, "time: no limit asked (UNLIMITED) and no "
+                              "completed run: no time to recommend"));
+    g = at (recs, "groups.1");
+    /* p95 of 600, 660, 720 s is 714 s; +25% = 892.5 s: 15 minutes */
+    assert_int_equal (dv (g, "time.recommend"), 900);
+    assert_string_equal (sv (g, "time.basis"), "quantile");
+    assert_true (has_note (g, "time: no limit asked (UNLIMITED); sized from "
+                              "the time used"));
+    out = print_to_string (tr_recommend_print_sbatch, recs);
+    assert_null (strstr (out, "365"));
+    assert_non_null (strstr (out, "#SBATCH --time=00:15:00\n"));
+    /* only group b has a time line */
+    assert_null (strstr (strstr (out, "--time=") + 1, "--time="));
+    free (out);
+    out = print_to_string (tr_recommend_print_table, recs);
+    assert_non_null (strstr (out, "UNLIMITED -> -"));
+    assert_non_null (strstr (out, "UNLIMITED -> 00:15:00"));
+    free (out);
+    json_decref (recs);
 }
 
 /* A step that kept 2 of its 4 CPUs busy is shrunk to 2, unless it was
@@ -1049,6 +1242,9 @@ int main (void)
         cmocka_unit_test (test_rounding),
         cmocka_unit_test (test_closed_loop),
         cmocka_unit_test (test_oom_bound),
+        cmocka_unit_test (test_oom_growth),
+        cmocka_unit_test (test_oom_growth_note),
+        cmocka_unit_test (test_unlimited),
         cmocka_unit_test (test_cpu_starved),
         cmocka_unit_test (test_cpu_rounding),
         cmocka_unit_test (test_cpu_per_task),

@@ -57,6 +57,8 @@ static void test_from_record (void **state)
     /* buckets 0, 3, 4 are below 0.05 cores; 4 ends at 4.25 s */
     assert_true (fabs (row.idle_s - 2.25) < 1e-9);
     assert_true (fabs (row.idle_longest_s - 1.25) < 1e-9);
+    /* memory peaks in bucket 2 (freed after the kill): 30M to 50M in 1 s */
+    assert_true (fabs (row.mem_rise_Bps - 20971520) < 1e-6);
     assert_true (fabs (tr_stepsum_cpu_eff (&row) - 0.1000001 / 8.5) < 1e-9);
     assert_true (tr_stepsum_mem_eff (&row) == 1.0);
     /* the same text is the same pointer */
@@ -299,12 +301,58 @@ static void test_pool (void **state)
     tr_strpool_destroy (pool);
 }
 
+/* A job with no time limit: request.time_limit "UNLIMITED", or Slurm's
+ * 365 days, is UNLIMITED in the listing and its JSON, never 365-00:00:00.
+ */
+static void test_unlimited (void **state)
+{
+    tr_strpool_t *pool = tr_strpool_create ();
+    const tr_field_t *f = tr_stepsum_field ("timelimit");
+    json_t *rec = load_fixture ("basic.json"), *req, *o;
+    tr_stepsum_t row;
+
+    (void)state;
+    req = json_object_get (rec, "request");
+    for (int c = 0; c < 3; c++) {
+        tr_strbuf_t sb = { 0 };
+
+        json_object_del (req, "time_limit_s");
+        json_object_del (req, "time_limit");
+        if (c == 0)
+            json_object_set_new (req, "time_limit", json_string ("UNLIMITED"));
+        else
+            json_object_set_new (req, "time_limit_s",
+                                 json_integer (c == 1 ? 31536000 : 31535940));
+        assert_int_equal (tr_stepsum_from_record (&row, rec, "unsigned",
+                                                  "x.json", pool), 0);
+        assert_int_equal (tr_stepsum_format (&sb, &row, f, false), 0);
+        o = tr_stepsum_to_json (&row);
+        if (c < 2) {
+            assert_true (row.time_unlimited == 1);
+            assert_true (isnan (row.time_limit_s));
+            assert_string_equal (tr_strbuf_str (&sb), "UNLIMITED");
+            assert_string_equal (
+                json_string_value (json_object_get (o, "timelimit")),
+                "UNLIMITED");
+        }
+        else {
+            assert_true (isnan (row.time_unlimited));
+            assert_string_equal (tr_strbuf_str (&sb), "364-23:59:00");
+        }
+        json_decref (o);
+        tr_strbuf_free (&sb);
+    }
+    json_decref (rec);
+    tr_strpool_destroy (pool);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_from_record), cmocka_unit_test (test_group),
         cmocka_unit_test (test_merge),       cmocka_unit_test (test_fields),
         cmocka_unit_test (test_tsv),         cmocka_unit_test (test_pool),
+        cmocka_unit_test (test_unlimited),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
