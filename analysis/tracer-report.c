@@ -71,7 +71,7 @@ static void usage (FILE *f)
              "      --recommend       what to request next time, per step "
              "group\n"
              "      --output=FORM     table, sbatch, pbs, lsf, nextflow, "
-             "snakemake (7),\n"
+             "snakemake (7, 8),\n"
              "                        snakemake8 or json\n"
              "      --last=N          the newest N runs of each group\n"
              "      --regressions     runs that drifted from their history\n"

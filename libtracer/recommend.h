@@ -185,10 +185,11 @@ int tr_recommend_time_text (char *buf, size_t size, double seconds);
  *              the process's fully qualified name: each '_' of the job
  *              name's process part as "[_:]" (Nextflow writes ':' as '_'
  *              in job names)
- *   snakemake  a Snakemake 7 profile's "set-resources:" list of
+ *   snakemake  a profile's "set-resources:" list of
  *              "RULE:RESOURCE=VALUE" (cpus_per_task, mem_mb, runtime in
- *              minutes)
+ *              minutes), which Snakemake 7 and 8 read
  *   snakemake8 the same as Snakemake 8's mapping of rules to resources
+ *              (Snakemake 7 refuses it)
  *   json       the object itself, indented, keys sorted
  * The workflow formats (sbatch, pbs, lsf, nextflow, snakemake) name a
  * group by the part before its last '/' (the process or rule), leave out

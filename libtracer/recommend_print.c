@@ -327,7 +327,8 @@ static void nextflow_group (FILE *out, const struct wf_rec *r, const char *name)
  * read them: cpus_per_task, mem_mb (MiB, as Slurm's --mem), runtime
  * (minutes).  Snakemake 7 takes a profile's set-resources as a list of
  * RULE:RESOURCE=VALUE, as on its command line (a mapping there is
- * "Unparseable"); Snakemake 8 as a mapping of rules to resources.
+ * "Unparseable"); Snakemake 8 takes that list as it is, or a mapping of
+ * rules to resources, which it turns into that list.
  */
 static void snakemake_group (FILE *out,
                              const struct wf_rec *r,
@@ -393,11 +394,10 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
     if (!groups)
         return -1;
     if (wf == WF_SNAKEMAKE)
-        fputs ("# Snakemake 7 profile (config.yaml); "
-               "--output=snakemake8 for Snakemake 8\n", out);
+        fputs ("# Snakemake 7 and 8 profile (config.yaml)\n", out);
     else if (wf == WF_SNAKEMAKE8)
-        fputs ("# Snakemake 8 profile (config.yaml); "
-               "--output=snakemake for Snakemake 7\n", out);
+        fputs ("# Snakemake 8 profile (config.v8+.yaml); "
+               "Snakemake 7 refuses it\n", out);
     json_array_foreach (groups, i, g)
     {
         json_t *runs = json_object_get (g, "runs");

@@ -672,8 +672,7 @@ static void test_formats (void **state)
           "process {\n"
           "}\n" },
         { "snakemake", tr_recommend_print_snakemake,
-          "# Snakemake 7 profile (config.yaml); --output=snakemake8 for "
-          "Snakemake 8\n"
+          "# Snakemake 7 and 8 profile (config.yaml)\n"
           "# left out: group ALIGN/batch (not a Snakemake rule)\n"
           "# left out: group QC/batch (not a Snakemake rule)\n"
           "set-resources: []\n" },
@@ -794,13 +793,12 @@ static void test_format_names (void **state)
     r.n = 0;
     recs = recommend (&r, NULL);
     out = print_to_string (tr_recommend_print_snakemake, recs);
-    assert_string_equal (out, "# Snakemake 7 profile (config.yaml); "
-                              "--output=snakemake8 for Snakemake 8\n"
+    assert_string_equal (out, "# Snakemake 7 and 8 profile (config.yaml)\n"
                               "set-resources: []\n");
     free (out);
     out = print_to_string (tr_recommend_print_snakemake8, recs);
-    assert_string_equal (out, "# Snakemake 8 profile (config.yaml); "
-                              "--output=snakemake for Snakemake 7\n"
+    assert_string_equal (out, "# Snakemake 8 profile (config.v8+.yaml); "
+                              "Snakemake 7 refuses it\n"
                               "set-resources: {}\n");
     free (out);
     out = print_to_string (tr_recommend_print_nextflow, recs);
