@@ -231,6 +231,14 @@ static tr_rowset_t *history_of (struct rep_history *h,
     if (h->tried)
         return h->set;
     h->tried = true;
+    /* A record file read where no store was ever made (a laptop, a
+     * copied record): no history, and nothing to say about it.  A store
+     * named with --store, or one that is there but cannot be read, is
+     * named on stderr below.
+     */
+    if (!h->r->store_path && access (h->r->conf->store_path, F_OK) < 0
+        && errno == ENOENT)
+        return NULL;
     if (!(h->set = tr_rowset_create ()))
         return NULL;
     if (rep_collect (h->r, &q, true, h->set) != EXIT_OK) {

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -47,6 +48,7 @@ enum { EXIT_FAIL = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 static struct {
     tr_conf_t *conf;
     const char *output;
+    char default_output[128];
     bool to_store;
     bool no_cgroup;
     bool no_sign;
@@ -71,7 +73,7 @@ static void usage (FILE *f)
              "       tracer-run [OPTIONS] --demo[=SPEC]\n"
              "Trace one command and write its tracer record.\n\n"
              "  -o, --output=FILE     write the record to FILE (default "
-             "tracer-run.<id>.json)\n"
+             "tracer-COMMAND.DATE-TIME.PID.json)\n"
              "      --store           write the record to the configured "
              "store\n"
              "  -i, --interval=SEC    sampling interval (default from the "
@@ -259,11 +261,37 @@ static json_t *make_identity (char *job_id, size_t size)
     return id;
 }
 
+/* The default output name, in the current directory:
+ * tracer-<command>.<YYYYmmdd-HHMMSS>.<pid>.json, the command's base name
+ * (or "demo") kept to letters, digits and ._-+ (anything else is '_'),
+ * the local time it started, and tracer-run's pid, so that runs of the
+ * same command list together, in order, and never share a name.
+ */
+static void make_default_output (const char *command)
+{
+    const char *base = strrchr (command, '/');
+    char cmd[65], when[32] = "0";
+    time_t now = time (NULL);
+    struct tm tm;
+    size_t n = 0;
+
+    for (base = base ? base + 1 : command; *base && n < sizeof (cmd) - 1;
+         base++)
+        cmd[n++] = isalnum ((unsigned char)*base) || strchr ("._-+", *base)
+                       ? *base
+                       : '_';
+    cmd[n] = '\0';
+    if (localtime_r (&now, &tm))
+        strftime (when, sizeof (when), "%Y%m%d-%H%M%S", &tm);
+    snprintf (o.default_output, sizeof (o.default_output),
+              "tracer-%s.%s.%d.json", n ? cmd : "command", when,
+              (int)getpid ());
+}
+
 static int write_record (json_t *rec, const char *job_id)
 {
     tr_error_t error;
-    char name[PATH_MAX];
-    const char *path = o.output;
+    const char *path = o.output ? o.output : o.default_output;
     char *text;
     int rc;
 
@@ -279,10 +307,6 @@ static int write_record (json_t *rec, const char *job_id)
         msg ("record stored in %s (tracer-report -j %s)", o.conf->store_path,
              job_id);
         return 0;
-    }
-    if (!path) {
-        snprintf (name, sizeof (name), "tracer-run.%s.json", job_id);
-        path = name;
     }
     if (!(text = tr_record_dumps (rec))) {
         msg ("serializing the record: %s", strerror (errno));
@@ -315,7 +339,13 @@ static int write_record (json_t *rec, const char *job_id)
         msg ("%s: %s", path, tr_error_str (&error));
         return -1;
     }
-    msg ("record written to %s", path);
+    {
+        const char *scheme = json_string_value (
+            json_object_get (json_object_get (rec, "signature"), "scheme"));
+        bool unsigned_rec = !scheme || strcmp (scheme, "none") == 0;
+        msg ("record written to %s (see it with: tracer-report%s %s)", path,
+             unsigned_rec ? " --allow-unsigned" : "", path);
+    }
     return 0;
 }
 
@@ -466,6 +496,7 @@ int main (int argc, char **argv)
     }
     if (o.interval <= 0)
         o.interval = o.conf->interval_s;
+    make_default_output (o.demo ? "demo" : argv[optind]);
 
     if (!(o.id = make_identity (job_id, sizeof (job_id)))
         || !(o.step = tr_step_create (o.id, NULL, o.tags, "tracer-run",
@@ -518,6 +549,10 @@ int main (int argc, char **argv)
         return finish (EXIT_FAIL);
     }
 
+    if (o.demo)
+        msg ("the demo prints its own account of what it used on standard "
+             "output, one JSON line (cpu_s, maxrss_bytes, touched_bytes), "
+             "to compare with the record");
     if ((pid = fork ()) < 0) {
         msg ("fork: %s", strerror (errno));
         return finish (EXIT_FAIL);

@@ -41,10 +41,12 @@
 #include "libtracer/gpu.h"
 #include "libtracer/path.h"
 #include "libtracer/proto.h"
+#include "libtracer/psi.h"
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 #include "libtracer/jobstate.h"
 #include "libtracer/sign.h"
+#include "libtracer/strbuf.h"
 #include "libtracer/store.h"
 #include "libtracer/taskstats.h"
 #include "libtracer/when.h"
@@ -1479,6 +1481,16 @@ static void finish_step (struct active *a)
     write_record (a->key, rec);
 }
 
+/* sampling.psi_mirror: true tries everywhere (and logs where there is
+ * no hybrid tree); auto only where the host is hybrid.
+ */
+static bool mirror_wanted (void)
+{
+    return d.conf->psi_mirror == TR_PSI_MIRROR_ON
+           || (d.conf->psi_mirror == TR_PSI_MIRROR_AUTO
+               && tr_cgroup_host_layout () == TR_CGROUP_HYBRID);
+}
+
 /* A step's cgroup2 mirror directory name: its key, '/' made '@'. */
 static void mirror_name (const char *key, char *buf, size_t size)
 {
@@ -2166,16 +2178,18 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
             return;
         }
     }
-    else if (d.conf->psi_mirror) {
+    else if (mirror_wanted ()) {
         struct tr_cgroup_paths mp;
         char name[600];
         memset (&mp, 0, sizeof (mp));
         mirror_name (key, name, sizeof (name));
         if (tr_cgroup_mirror_attach (name, (pid_t)pid, &mp, &error) < 0) {
+            int err = errno;
             /* ENOTSUP: no hybrid host, the task is in its step's own */
-            a->unfiltered = a->unfiltered || errno != ENOTSUP;
-            logmsg (LOG_WARNING, "step %s: no per-step cgroup2 directory: "
-                    "%s", key, tr_error_str (&error));
+            a->unfiltered = a->unfiltered || err != ENOTSUP;
+            if (err != ENOTSUP || d.conf->psi_mirror == TR_PSI_MIRROR_ON)
+                logmsg (LOG_WARNING, "step %s: no per-step cgroup2 "
+                        "directory: %s", key, tr_error_str (&error));
         }
     }
     if (!attach
@@ -2838,6 +2852,49 @@ static void on_signal (int sig)
         got_term = 1;
 }
 
+/* sampling.delayacct: per-task delay accounting gives the I/O and
+ * memory stall of steps without a cgroup2 directory of their own.
+ * tracerd turns it on where that is asked for, says so, and never turns
+ * it off (other tools may rely on it).  Then the log says what this
+ * host measures of a step's stall.
+ */
+static void apply_delayacct (void)
+{
+    int layout = tr_cgroup_host_layout ();
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    tr_error_t error;
+    const char *line, *nl;
+    int rc, lost;
+
+    if (d.conf->taskstats
+        && tr_delayacct_wanted (d.conf->delayacct, layout,
+                                d.conf->psi_mirror)) {
+        rc = tr_delayacct_enable (&error);
+        if (rc > 0)
+            logmsg (LOG_NOTICE, "turned on per-task delay accounting "
+                    "(kernel.task_delayacct = 1) for the I/O and memory "
+                    "stall of steps on this %s host (sampling.delayacct: "
+                    "%s)", tr_cgroup_layout_name (layout),
+                    d.conf->delayacct == TR_DELAYACCT_ON ? "on" : "auto");
+        else if (rc < 0)
+            logmsg (LOG_WARNING, "%s: the I/O and memory stall of steps "
+                    "will be unknown", tr_error_str (&error));
+    }
+    if ((lost = tr_stall_describe (d.conf->delayacct, d.conf->psi_mirror,
+                                   d.conf->taskstats, &sb)) < 0) {
+        tr_strbuf_free (&sb);
+        return;
+    }
+    for (line = tr_strbuf_str (&sb); *line; line = nl + 1) {
+        if (!(nl = strchr (line, '\n')))
+            break;
+        logmsg (lost > 0 && !strncmp (line, "stall:", 6) ? LOG_WARNING
+                                                          : LOG_INFO,
+                "%.*s", (int)(nl - line), line);
+    }
+    tr_strbuf_free (&sb);
+}
+
 static void reload (void)
 {
     tr_conf_t *conf;
@@ -2850,6 +2907,7 @@ static void reload (void)
     d.conf = conf;
     open_log ();
     logmsg (LOG_NOTICE, "configuration reloaded from %s", d.conf_path);
+    apply_delayacct ();
 }
 
 /* Every step keeps its cgroup files open: 2,000 steps need more than
@@ -2944,7 +3002,13 @@ int main (int argc, char **argv)
         return 2;
     }
     if (check) {
+        tr_strbuf_t sb = TR_STRBUF_INIT;
         printf ("%s: OK\n", d.conf_path);
+        /* what this host measures with it, and what it cannot */
+        if (tr_stall_describe (d.conf->delayacct, d.conf->psi_mirror,
+                               d.conf->taskstats, &sb) >= 0)
+            fputs (tr_strbuf_str (&sb), stdout);
+        tr_strbuf_free (&sb);
         return 0;
     }
     if (open_log () < 0)
@@ -2962,6 +3026,7 @@ int main (int argc, char **argv)
         signal (SIGPIPE, SIG_IGN);
     }
     raise_fd_limit ();
+    apply_delayacct ();
     if (open_spool () < 0 || open_socket () < 0)
         return 1;
     {
@@ -3069,7 +3134,7 @@ int main (int argc, char **argv)
         forward_spool (now);
         reap_ended (now);
         trim_memory (now);
-        if (d.conf->psi_mirror)
+        if (mirror_wanted ())
             sweep_mirrors (now);
         if (fwd.pending && fwd.pid < 0 && d.next_forward < next_sample
             && d.next_forward > now)

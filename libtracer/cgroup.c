@@ -641,6 +641,34 @@ static int hybrid_unified (char *mnt, size_t size)
     return 0;
 }
 
+enum tr_cgroup_layout tr_cgroup_host_layout (void)
+{
+    char mnt[PATH_MAX];
+    bool v2 = tr_cgroup_mountpoint (NULL, mnt, sizeof (mnt)) == 0;
+    bool v1 = tr_cgroup_mountpoint ("memory", mnt, sizeof (mnt)) == 0
+              || tr_cgroup_mountpoint ("cpuacct", mnt, sizeof (mnt)) == 0;
+
+    return v1 && v2 ? TR_CGROUP_HYBRID
+           : v2     ? TR_CGROUP_V2
+           : v1     ? TR_CGROUP_V1
+                    : TR_CGROUP_NONE;
+}
+
+const char *tr_cgroup_layout_name (enum tr_cgroup_layout layout)
+{
+    switch (layout) {
+    case TR_CGROUP_V1:
+        return "cgroup v1";
+    case TR_CGROUP_V2:
+        return "cgroup v2";
+    case TR_CGROUP_HYBRID:
+        return "hybrid";
+    case TR_CGROUP_NONE:
+        break;
+    }
+    return "none";
+}
+
 /* A single path component: no '/', not "." or "..". */
 static bool is_component (const char *name)
 {

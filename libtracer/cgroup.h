@@ -105,6 +105,23 @@ int tr_cgroup_parse_keys (const char *text,
                           int64_t *values,
                           size_t n);
 
+/* How the host's cgroups are laid out (tr_cgroup_host_layout). */
+enum tr_cgroup_layout {
+    TR_CGROUP_NONE = 0,   /* no cgroup hierarchy mounted */
+    TR_CGROUP_V1 = 1,     /* v1 controllers only */
+    TR_CGROUP_V2 = 2,     /* the unified hierarchy only */
+    TR_CGROUP_HYBRID = 3, /* v1 controllers plus a cgroup2 tree */
+};
+
+/* The layout of this host's cgroups, from /proc/self/mountinfo: a v1
+ * memory or cpuacct controller and/or a cgroup2 mount.  Never fails
+ * (TR_CGROUP_NONE when mountinfo cannot be read).
+ */
+enum tr_cgroup_layout tr_cgroup_host_layout (void);
+
+/* Its name: "none", "cgroup v1", "cgroup v2" or "hybrid". */
+const char *tr_cgroup_layout_name (enum tr_cgroup_layout layout);
+
 /* On a hybrid host (v1 controllers plus a controller-less cgroup2 tree),
  * give a step a cgroup2 directory of its own, <cgroup2>/tracer/<name>,
  * and move pid into it: the kernel then keeps per-step pressure (PSI)

@@ -158,6 +158,21 @@ static const struct enum_name mail_tracings[] = {
     { NULL, 0 },
 };
 
+/* The values are conf.h's TR_PSI_MIRROR_* and TR_DELAYACCT_*. */
+static const struct enum_name psi_mirrors[] = {
+    { "false", TR_PSI_MIRROR_OFF },
+    { "true", TR_PSI_MIRROR_ON },
+    { "auto", TR_PSI_MIRROR_AUTO },
+    { NULL, 0 },
+};
+
+static const struct enum_name delayaccts[] = {
+    { "off", TR_DELAYACCT_OFF },
+    { "on", TR_DELAYACCT_ON },
+    { "auto", TR_DELAYACCT_AUTO },
+    { NULL, 0 },
+};
+
 /* The values are store.h's TR_STORE_ACCESS_*. */
 static const struct enum_name job_accesses[] = {
     { "owner", 0 },
@@ -380,14 +395,30 @@ static const struct key schema[] = {
               "sample /proc only" },
     { .section = "sampling",
       .name = "psi_mirror",
-      .type = K_BOOL,
+      .type = K_ENUM,
       .off = F (psi_mirror),
-      .dflt = "false",
-      .doc_default = "false",
+      .enums = psi_mirrors,
+      .dflt = "auto",
+      .doc_default = "auto",
       .desc = "on hybrid cgroup hosts, move each task into a directory of "
               "its own under the cgroup2 tree (tracer/...) for per-step "
               "pressure and CPU; on systemd hosts this takes job processes "
-              "out of slurmd's unit" },
+              "out of slurmd's unit; auto: wherever a hybrid host has the "
+              "controller-less cgroup2 tree mounted, true: also log where "
+              "it has none, false: never" },
+    { .section = "sampling",
+      .name = "delayacct",
+      .type = K_ENUM,
+      .off = F (delayacct),
+      .enums = delayaccts,
+      .dflt = "auto",
+      .doc_default = "auto",
+      .desc = "per-task delay accounting (kernel.task_delayacct), the "
+              "source of I/O and memory stall where a step has no cgroup2 "
+              "directory of its own: auto turns it on (and logs it) on "
+              "hosts where steps have none (cgroup v1, or hybrid with "
+              "psi_mirror false), on turns it on everywhere, off leaves "
+              "the kernel setting alone" },
     { .section = "sampling",
       .name = "gpu",
       .type = K_BOOL,

@@ -105,6 +105,20 @@ enum {
     TR_MAIL_TRACING_ALL,       /* every job is traced */
 };
 
+/* sampling.psi_mirror */
+enum {
+    TR_PSI_MIRROR_OFF = 0,  /* never */
+    TR_PSI_MIRROR_ON = 1,   /* on hybrid hosts; log where there is none */
+    TR_PSI_MIRROR_AUTO = 2, /* on hybrid hosts, quietly elsewhere */
+};
+
+/* sampling.delayacct: kernel.task_delayacct */
+enum {
+    TR_DELAYACCT_OFF = 0,  /* leave the kernel setting alone */
+    TR_DELAYACCT_ON = 1,   /* turn it on */
+    TR_DELAYACCT_AUTO = 2, /* turn it on where steps have no cgroup2 PSI */
+};
+
 struct tr_conf_mail {
     char *sendmail;          /* mail.sendmail */
     char *from;              /* mail.from ("": the MTA's default) */
@@ -161,7 +175,11 @@ typedef struct tr_conf {
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */
     double snapshot_interval_s; /* sampling.snapshot_interval (0 = none) */
     bool taskstats;            /* sampling.taskstats (default true) */
-    bool psi_mirror;           /* sampling.psi_mirror (default false) */
+    /* sampling.psi_mirror: TR_PSI_MIRROR_* (default auto); non-zero
+     * means "mirror where the host is hybrid"
+     */
+    int psi_mirror;
+    int delayacct;             /* sampling.delayacct: TR_DELAYACCT_* */
     bool gpu;                  /* sampling.gpu (default true) */
     char *nvml_library;        /* sampling.nvml_library (NULL = default) */
     double cmdline_max;        /* sampling.cmdline_max (bytes, default 256) */

@@ -100,6 +100,7 @@ struct tr_detail {
 
     bool have_psi;
     struct tr_psi psi[TR_PSI_NRES], psi_prev[TR_PSI_NRES];
+    bool delayacct_checked, delayacct_off; /* kernel.task_delayacct */
 
     bool have_throttle;
     uint64_t nr_throttled, throttled_usec;
@@ -494,6 +495,13 @@ void tr_detail_sample (tr_detail_t *d,
         (void)tr_procs_scan_some (d->procs, pids, npids, budget, same,
                                   now_ms ());
     sample_psi (d, t, dt);
+    /* delay accounting off at the start leaves early exits without
+     * their I/O and memory delay
+     */
+    if (!d->delayacct_checked && !d->have_psi && d->taskstats) {
+        d->delayacct_checked = true;
+        d->delayacct_off = tr_delayacct_state () == 0;
+    }
     sample_cpu_extra (d);
     sample_io (d, t, dt);
     sample_net (d, t, dt);
@@ -580,17 +588,37 @@ static int cpu_extra_json (tr_detail_t *d, json_t *cpu)
     return 0;
 }
 
-static json_t *pressure_json (tr_detail_t *d)
+/* summary.pressure; *known gets the resources measured (a bit per enum
+ * tr_psi_resource) and *why the reason for the others.
+ */
+static json_t *pressure_json (tr_detail_t *d, unsigned *known,
+                              const char **why)
 {
+    *known = 7u;
+    *why = NULL;
     if (d->have_psi)
         return tr_psi_json (d->cg.unified_is_mirror ? "cgroup2-mirror"
                                                     : "cgroup2",
                             true, d->psi);
     if (d->taskstats) {
         uint64_t delay[TR_PSI_NRES];
+        /* Without delay accounting the exits' block I/O and memory
+         * delays are 0 whatever happened: unknown, not 0.  The run-queue
+         * delay is the scheduler's and is kept either way.
+         */
+        if (tr_delayacct_state () == 0)
+            d->delayacct_off = true;
+        if (d->delayacct_off) {
+            *known = 1u << TR_PSI_CPU;
+            *why = "no per-step cgroup2 directory and delay accounting "
+                   "off (kernel.task_delayacct = 0)";
+        }
         tr_procs_delays (d->procs, delay);
-        return tr_psi_delay_json (tr_procs_complete (d->procs), delay);
+        return tr_psi_delay_json_known (tr_procs_complete (d->procs), delay,
+                                        *known);
     }
+    *known = 0;
+    *why = "no per-step cgroup2 directory and no exit records (taskstats)";
     return NULL;
 }
 
@@ -659,9 +687,15 @@ int tr_detail_record (tr_detail_t *d, json_t *rec)
         goto nomem;
     if (cpu_extra_json (d, cpu) < 0)
         goto nomem;
-    if ((v = pressure_json (d))
-        && json_object_set_new (summary, "pressure", v) < 0)
-        goto nomem;
+    {
+        unsigned known;
+        const char *why;
+        if ((v = pressure_json (d, &known, &why))
+            && json_object_set_new (summary, "pressure", v) < 0)
+            goto nomem;
+        if (tr_psi_set_unknown (summary, known, why) < 0)
+            goto nomem;
+    }
     if (set_new (summary, "io", io_json (d)) < 0)
         goto nomem;
     if (d->have_net

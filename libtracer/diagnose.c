@@ -7,8 +7,11 @@
  * can act on.  The distinction that matters most is why a step's CPUs
  * were idle: waiting on storage (more cores will not help), on nothing
  * (cores were over-allocated) or on a CPU quota (throttled).  PSI is
- * what tells these apart; without it (cgroup v1 hosts without
- * sampling.psi_mirror) only the efficiency rules can fire.
+ * what tells these apart; where a step has no cgroup2 directory (cgroup
+ * v1 hosts, hybrid ones with sampling.psi_mirror false) per-task delay
+ * accounting's block I/O delay stands in for it.  An unmeasured stall
+ * is NAN, never 0: the rules that need it do not fire, and no text
+ * claims it was 0.
  */
 #include "config.h"
 
@@ -453,11 +456,23 @@ static void rule_io_bound (struct diag *d)
 
     if (!io_bound (d))
         return;
-    say (d,
-         "I/O-bound: tasks waited for I/O %s of the time while the CPUs "
-         "were %s busy",
-         fmt_pct (b1, sizeof (b1), d->psi_io),
-         fmt_pct (b2, sizeof (b2), d->eff));
+    /* delay accounting (no "full" figure, which PSI's io.pressure
+     * always has) sums the waits of every process: no share of the
+     * time but a total, capped at the run time
+     */
+    if (isnan (r->psi_io_full_s))
+        say (d,
+             "I/O-bound: its processes waited for block I/O %s of the "
+             "run time in total (delay accounting) while the CPUs were %s "
+             "busy",
+             fmt_pct (b1, sizeof (b1), d->psi_io),
+             fmt_pct (b2, sizeof (b2), d->eff));
+    else
+        say (d,
+             "I/O-bound: tasks waited for I/O %s of the time while the "
+             "CPUs were %s busy",
+             fmt_pct (b1, sizeof (b1), d->psi_io),
+             fmt_pct (b2, sizeof (b2), d->eff));
     if (r->read_bytes >= 0 && r->write_bytes >= 0)
         say (d, " (read %s, wrote %s)",
              fmt_bytes (b1, sizeof (b1), r->read_bytes),
@@ -762,6 +777,14 @@ static void rule_ok (struct diag *d)
     else if (r->mem_peak_bytes >= 0)
         say (d, "%speak memory %s", sep,
              fmt_bytes (b1, sizeof (b1), r->mem_peak_bytes));
+    /* idle CPUs with an unmeasured stall: no evidence of none */
+    if (!(d->eff < d->t->low_efficiency))
+        ;
+    else if (isnan (d->psi_io) && isnan (d->psi_mem))
+        say (d, " (I/O and memory stall unknown: not measured on this "
+                "node)");
+    else if (isnan (d->psi_io))
+        say (d, " (I/O stall unknown: not measured on this node)");
     add (d, TR_DIAG_OK, TR_DIAG_INFO, "cpueff", d->eff, "mempeak",
          r->mem_peak_bytes, "reqmem", r->req_mem_bytes, NULL);
 }

@@ -653,6 +653,35 @@ static void put_usage (struct html *h, struct hstep *hs)
                0.9);
     fputs ("</tr>\n", out);
 
+    /* Stall: what the node measured, "unknown" where it could not */
+    {
+        char stall[160];
+        const char *why = NULL;
+        size_t k;
+        json_t *row;
+        /* the first node's reason (rows index the records) */
+        json_array_foreach (get (step, "rows"), k, row)
+        {
+            json_t *rec = json_array_get (
+                h->recs, (size_t)json_integer_value (get (row, "index")));
+            why = jstr (get (rec, "summary"), "x_pressure_reason");
+            if (*why)
+                break;
+        }
+        tr_stepsum_stall_text (s, stall, sizeof (stall));
+        fprintf (out, "<tr class=\"stall\"><th>Stalled</th><td "
+                      "class=\"num\">%s</td><td class=\"num\"",
+                 unknown);
+        if (why && *why) {
+            fputs (" title=\"", out);
+            put_esc (out, why);
+            fputs ("\"", out);
+        }
+        fputs (">", out);
+        put_esc (out, stall);
+        fprintf (out, "</td><td class=\"num\">%s</td></tr>\n", unknown);
+    }
+
     if (s->gpus_used > 0 || *s->gpus) {
         /* request.gpus is the devices' index list, not a count */
         fputs ("<tr class=\"gpu\"><th>GPUs</th><td class=\"num\">", out);

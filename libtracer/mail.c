@@ -593,6 +593,15 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
                       nmax (r->req_mem_bytes, r->mem_limit_bytes)));
     }
 
+    /* Stall as measured; "unknown" where the node could not, never 0 % */
+    fprintf (out, "\nStalled (some task waiting):\n");
+    for (size_t i = 0; i < j->n; i++) {
+        char st[160];
+        tr_stepsum_stall_text (&j->rows[i], st, sizeof (st));
+        fprintf (out, "  %-12s %s\n",
+                 pr (&rg, step_label (j, i, lab, sizeof (lab))), st);
+    }
+
     fprintf (out, "\nDiagnosis:\n");
     for (size_t i = 0; i < j->n; i++) {
         json_t *list, *f;
@@ -858,6 +867,18 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              t.time_limit_s > 0 ? t.elapsed_s / t.time_limit_s : NAN);
     fputs ("</table></div>\n", out);
+
+    /* Stall as measured; "unknown" where the node could not, never 0 % */
+    fputs ("<p id=\"stall\">Stalled (some task waiting):", out);
+    for (size_t i = 0; i < j->n; i++) {
+        char st[160];
+        tr_stepsum_stall_text (&j->rows[i], st, sizeof (st));
+        fputs (i ? "; " : " ", out);
+        esc (out, step_label (j, i, lab, sizeof (lab)));
+        fputs (": ", out);
+        esc (out, st);
+    }
+    fputs ("</p>\n", out);
 
     fputs ("<h3 style=\"font-size:15px\">Diagnosis</h3>\n<ul id=\"diagnosis"
            "\">\n", out);

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "cgroup.h"
+#include "conf.h"
 #include "fsroot.h"
 #include "psi.h"
 
@@ -195,7 +197,9 @@ nomem:
     return NULL;
 }
 
-json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3])
+json_t *tr_psi_delay_json_known (bool exact,
+                                 const uint64_t delay_ns[3],
+                                 unsigned known)
 {
     json_t *o, *res;
     int i;
@@ -207,6 +211,8 @@ json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3])
     if (!(o = frame ("delayacct", exact)))
         goto nomem;
     for (i = 0; i < TR_PSI_NRES; i++) {
+        if (!(known & (1u << i)))
+            continue;
         if (!(res = json_object ())
             || json_object_set_new (o, resource_names[i], res) < 0
             || set_seconds (res, "delay_s", delay_ns[i], 1e9) < 0)
@@ -217,4 +223,180 @@ nomem:
     json_decref (o);
     errno = ENOMEM;
     return NULL;
+}
+
+json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3])
+{
+    return tr_psi_delay_json_known (exact, delay_ns, 7u);
+}
+
+int tr_psi_set_unknown (json_t *summary, unsigned known, const char *reason)
+{
+    json_t *list;
+    int i;
+
+    if (!json_is_object (summary)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((known & 7u) == 7u)
+        return 0;
+    if (!(list = json_array ())
+        || json_object_set_new (summary, "x_pressure_unknown", list) < 0)
+        goto nomem;
+    for (i = 0; i < TR_PSI_NRES; i++)
+        if (!(known & (1u << i))
+            && json_array_append_new (list, json_string (resource_names[i]))
+                   < 0)
+            goto nomem;
+    if (reason
+        && json_object_set_new (summary, "x_pressure_reason",
+                                json_string (reason))
+               < 0)
+        goto nomem;
+    return 0;
+nomem:
+    errno = ENOMEM;
+    return -1;
+}
+
+int tr_delayacct_state (void)
+{
+    char *text = tr_fsroot_read_text (TR_DELAYACCT_SYSCTL, 64);
+    int on;
+
+    if (!text)
+        return -1;
+    if (text[0] == '0' || text[0] == '1')
+        on = text[0] == '1';
+    else {
+        errno = EINVAL;
+        on = -1;
+    }
+    free (text);
+    return on;
+}
+
+int tr_delayacct_enable (tr_error_t *error)
+{
+    char path[PATH_MAX];
+    int state = tr_delayacct_state ();
+    int fd;
+
+    if (state == 1)
+        return 0;
+    if (state < 0)
+        return tr_errprintf (error, "kernel.task_delayacct: %s",
+                             strerror (errno));
+    if (tr_fsroot_path (path, sizeof (path), TR_DELAYACCT_SYSCTL) < 0)
+        return tr_errprintf (error, "kernel.task_delayacct: %s",
+                             strerror (errno));
+    if ((fd = open (path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return tr_errprintf (error, "cannot set kernel.task_delayacct: %s",
+                             strerror (errno));
+    if (write (fd, "1\n", 2) != 2) {
+        int err = errno;
+        close (fd);
+        errno = err;
+        return tr_errprintf (error, "cannot set kernel.task_delayacct: %s",
+                             strerror (errno));
+    }
+    if (close (fd) < 0)
+        return tr_errprintf (error, "cannot set kernel.task_delayacct: %s",
+                             strerror (errno));
+    return 1;
+}
+
+bool tr_delayacct_wanted (int delayacct, int layout, int psi_mirror)
+{
+    if (delayacct == TR_DELAYACCT_ON)
+        return true;
+    if (delayacct != TR_DELAYACCT_AUTO)
+        return false;
+    return layout == TR_CGROUP_V1
+           || (layout == TR_CGROUP_HYBRID && psi_mirror == TR_PSI_MIRROR_OFF);
+}
+
+int tr_stall_describe (int delayacct, int psi_mirror, bool taskstats,
+                       tr_strbuf_t *out)
+{
+    enum tr_cgroup_layout layout = tr_cgroup_host_layout ();
+    int state = tr_delayacct_state ();
+    int err = errno;
+    const char *why;
+    int rc;
+
+    if (tr_strbuf_printf (out, "cgroups: %s\n", tr_cgroup_layout_name (layout))
+        < 0)
+        return -1;
+    if (layout == TR_CGROUP_V2)
+        rc = tr_strbuf_puts (out, "stall: CPU, memory and I/O pressure (PSI) "
+                                  "of each step's own cgroup2 directory\n");
+    else if (layout == TR_CGROUP_HYBRID && psi_mirror != TR_PSI_MIRROR_OFF)
+        rc = tr_strbuf_puts (out, "stall: CPU, memory and I/O pressure (PSI) "
+                                  "of a cgroup2 directory tracer makes for "
+                                  "each step (sampling.psi_mirror)\n");
+    else
+        rc = 1;
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        return 0;
+
+    /* No per-step PSI: the stall is per-task delay accounting or nothing */
+    why = layout == TR_CGROUP_V1     ? "a cgroup v1 host"
+          : layout == TR_CGROUP_NONE ? "no cgroup hierarchy mounted"
+                                     : "a hybrid host with "
+                                       "sampling.psi_mirror: false";
+    if (!taskstats) {
+        if (tr_strbuf_printf (out,
+                              "stall: unknown: no per-step pressure (%s) "
+                              "and no exit records (sampling.taskstats: "
+                              "false): CPU, memory and I/O stall cannot be "
+                              "measured\n",
+                              why)
+            < 0)
+            return -1;
+        return 3;
+    }
+    if (state == 1 || (state < 0 && err == ENOENT)) {
+        if (tr_strbuf_printf (out,
+                              "stall: CPU run-queue, memory and I/O delay "
+                              "of the step's processes from per-task delay "
+                              "accounting (%s); no per-step pressure (%s)\n",
+                              state == 1 ? "kernel.task_delayacct = 1"
+                                         : "a kernel before 5.14, where it "
+                                           "is on unless booted with "
+                                           "nodelayacct",
+                              why)
+            < 0)
+            return -1;
+        return 0;
+    }
+    if (state == 0 && tr_delayacct_wanted (delayacct, layout, psi_mirror)) {
+        if (tr_strbuf_printf (out,
+                              "stall: delay accounting is off "
+                              "(kernel.task_delayacct = 0): tracerd turns "
+                              "it on at start (sampling.delayacct: %s) for "
+                              "the memory and I/O delay of the step's "
+                              "processes; no per-step pressure (%s)\n",
+                              delayacct == TR_DELAYACCT_ON ? "on" : "auto",
+                              why)
+            < 0)
+            return -1;
+        return 0;
+    }
+    if (tr_strbuf_printf (out,
+                          "stall: memory and I/O stall unknown: no per-step "
+                          "pressure (%s) and %s; CPU run-queue delay from "
+                          "taskstats only\n",
+                          why,
+                          state == 0 ? "delay accounting is off "
+                                       "(kernel.task_delayacct = 0, "
+                                       "sampling.delayacct: off)"
+                                     : "the state of delay accounting "
+                                       "cannot be read")
+        < 0)
+        return -1;
+    return 2;
 }

@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "error.h"
+#include "strbuf.h"
+
 /* Pressure stall information: the cumulative "total=" stall times of a
  * PSI file (cpu.pressure, memory.pressure, io.pressure of a cgroup2
  * directory, or /proc/pressure/<resource>), in microseconds.
@@ -77,5 +80,58 @@ json_t *tr_psi_json (const char *source,
  * Returns a new reference, or NULL with errno = EINVAL or ENOMEM.
  */
 json_t *tr_psi_delay_json (bool exact, const uint64_t delay_ns[3]);
+
+/* The same where some resources were not measured: only those with
+ * their bit (1 << enum tr_psi_resource) in known get a member; the
+ * others are left out, never written as 0 (tr_psi_set_unknown names
+ * them).
+ */
+json_t *tr_psi_delay_json_known (bool exact,
+                                 const uint64_t delay_ns[3],
+                                 unsigned known);
+
+/* Name in the record's summary the stalls that were not measured (those
+ * without their bit in known), as the v1 extension members
+ *     "x_pressure_unknown": ["memory", "io"],
+ *     "x_pressure_reason": reason (NULL: left out)
+ * which readers that do not know them ignore.  Nothing is set when
+ * every bit is in known.  Returns 0, or -1 with errno = EINVAL (summary
+ * not an object) or ENOMEM.
+ */
+int tr_psi_set_unknown (json_t *summary, unsigned known, const char *reason);
+
+/* Per-task delay accounting, the kernel.task_delayacct sysctl (Linux
+ * 5.14 and later; off by default).  Without it the block I/O and memory
+ * delays of taskstats exit records are 0 whatever happened; the CPU
+ * run-queue delay is kept either way.
+ */
+#define TR_DELAYACCT_SYSCTL "/proc/sys/kernel/task_delayacct"
+
+/* Whether delay accounting is on, through the fsroot: 1 on, 0 off, or
+ * -1 with errno (ENOENT: no such sysctl, a kernel before 5.14, where it
+ * is on unless booted with nodelayacct).
+ */
+int tr_delayacct_state (void);
+
+/* Turn delay accounting on (root).  Returns 1 when it was off and is now
+ * on, 0 when it was on already, or -1 with errno and error set.
+ */
+int tr_delayacct_enable (tr_error_t *error);
+
+/* Whether sampling.delayacct (conf.h TR_DELAYACCT_*) asks tracerd to
+ * turn delay accounting on, on a host of this cgroup layout (cgroup.h)
+ * with sampling.psi_mirror psi_mirror: on, always; auto, where steps get
+ * no cgroup2 directory of their own (v1, or hybrid without the mirror).
+ */
+bool tr_delayacct_wanted (int delayacct, int layout, int psi_mirror);
+
+/* What this host can measure of a step's stall (pressure) with conf's
+ * settings, and what it cannot and why, as lines of text ending in
+ * '\n' for tracerd --check-config, appended to out.  Returns the number
+ * of kinds of stall that cannot be measured on some steps (0: all of
+ * them can), or -1 with errno = ENOMEM.
+ */
+int tr_stall_describe (int delayacct, int psi_mirror, bool taskstats,
+                       tr_strbuf_t *out);
 
 #endif /* !TRACER_PSI_H */

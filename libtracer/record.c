@@ -97,7 +97,7 @@ static const char *const runq_source_values[] = {
     "taskstats", "schedstat", NULL,
 };
 static const char *const pressure_source_values[] = {
-    "cgroup2", "cgroup2-mirror", "delayacct", NULL,
+    "cgroup2", "cgroup2-mirror", "delayacct", "unknown", NULL,
 };
 static const char *const io_source_values[] = {
     "io.stat", "blkio", "none", NULL,
@@ -799,6 +799,37 @@ static int check_stall (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, stall_members, false, error);
 }
 
+/* x_pressure_unknown: the resources whose stall was not measured, each
+ * once (a v1 extension of summary: older readers ignore it)
+ */
+static int check_stall_unknown (json_t *v, const char *path,
+                                tr_error_t *error)
+{
+    static const char *const names[] = { "cpu", "memory", "io", NULL };
+    size_t i, j;
+    json_t *e;
+    char sub[PATH_BUF];
+
+    if (json_array_size (v) > 3)
+        return invalid (error, "%s: more than 3 entries", path);
+    json_array_foreach (v, i, e)
+    {
+        join_index (sub, sizeof (sub), path, i);
+        if (check_string (e, sub, 16, error) < 0)
+            return -1;
+        for (j = 0; names[j]; j++)
+            if (!strcmp (json_string_value (e), names[j]))
+                break;
+        if (!names[j])
+            return invalid (error, "%s: not cpu, memory or io", sub);
+        for (j = 0; j < i; j++)
+            if (!strcmp (json_string_value (e),
+                         json_string_value (json_array_get (v, j))))
+                return invalid (error, "%s: listed twice", sub);
+    }
+    return 0;
+}
+
 static const struct member pressure_members[] = {
     { "source", M_STR, F_REQ, 0, pressure_source_values, NULL },
     { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
@@ -997,13 +1028,29 @@ static const struct member summary_members[] = {
     { "network", M_OBJ, 0, 0, NULL, check_network },
     { "gpu", M_OBJ, 0, 0, NULL, check_gpu },
     { "processes", M_OBJ, 0, 0, NULL, check_processes },
+    { "x_pressure_unknown", M_ARR, 0, 0, NULL, check_stall_unknown },
+    { "x_pressure_reason", M_STR, 0, 256, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
 /* The one place with room for extensions: "x_" members, any JSON. */
 static int check_summary (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, summary_members, true, error);
+    json_t *pressure = json_object_get (v, "pressure");
+    json_t *e;
+    size_t i;
+
+    if (check_object (v, path, summary_members, true, error) < 0)
+        return -1;
+    /* a stall is measured or unknown, never both */
+    json_array_foreach (json_object_get (v, "x_pressure_unknown"), i, e)
+    {
+        if (json_object_get (pressure, json_string_value (e)))
+            return invalid (error,
+                            "%s.pressure.%s: both measured and unknown", path,
+                            json_string_value (e));
+    }
+    return 0;
 }
 
 /* tools */

@@ -118,25 +118,22 @@ static void print_summary_lines (FILE *out,
 {
     struct tr_diag_thresholds defaults;
     const struct tr_diag_thresholds *t = opts ? opts->diag : NULL;
-    double cpu = tr_stepsum_frac (sum->psi_cpu_some_s, sum);
-    double mem = tr_stepsum_frac (sum->psi_mem_some_s, sum);
-    double io = tr_stepsum_frac (sum->psi_io_some_s, sum);
     char b1[32], b2[32], line[1024];
     json_t *findings, *advice;
 
-    if (!isnan (cpu) || !isnan (mem) || !isnan (io)) {
-        fprintf (out, "    Stalled:       ");
-        if (!isnan (cpu))
-            fprintf (out, "CPU %.1f%%", 100 * cpu);
-        if (!isnan (mem))
-            fprintf (out, "%smemory %.1f%%", isnan (cpu) ? "" : ", ",
-                     100 * mem);
-        if (!isnan (io))
-            fprintf (out, "%sI/O %.1f%%", isnan (cpu) && isnan (mem)
-                                              ? "" : ", ", 100 * io);
-        fprintf (out, " of the time (some task waiting%s)\n",
+    /* every resource, "unknown" where the node could not measure it */
+    if (tr_stepsum_stall_text (sum, line, sizeof (line)) > 0)
+        /* delay accounting has no "full" figure: its delays are the
+         * processes' summed, capped at the run time
+         */
+        fprintf (out, "    Stalled:       %s of the time (%s%s)\n", line,
+                 isnan (sum->psi_io_full_s) && !isnan (sum->psi_cpu_some_s)
+                     ? "delay accounting: the processes' delays summed"
+                     : "some task waiting",
                  sum->nodes > 1 ? ", the worst node" : "");
-    }
+    else
+        fprintf (out, "    Stalled:       unknown (not measured on this "
+                 "node)\n");
     if (sum->gpus_used > 0) {
         fprintf (out, "    GPUs:          %.0f, utilisation %.0f%% on "
                  "average", sum->gpus_used, sum->gpu_util_mean_pct);

@@ -695,6 +695,45 @@ static void from_pressure (json_t *p, tr_stepsum_t *row)
     }
 }
 
+int tr_stepsum_stall_text (const tr_stepsum_t *row, char *buf, size_t size)
+{
+    const struct {
+        const char *name;
+        double frac;
+    } res[] = {
+        { "CPU", tr_stepsum_frac (row->psi_cpu_some_s, row) },
+        { "memory", tr_stepsum_frac (row->psi_mem_some_s, row) },
+        { "I/O", tr_stepsum_frac (row->psi_io_some_s, row) },
+    };
+    size_t len = 0;
+    int known = 0;
+
+    if (!buf || size == 0)
+        return 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof (res) / sizeof (res[0]); i++)
+        if (!isnan (res[i].frac))
+            known++;
+    if (known == 0) {
+        snprintf (buf, size, "unknown");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof (res) / sizeof (res[0]) && len < size;
+         i++) {
+        int n;
+        if (isnan (res[i].frac))
+            n = snprintf (buf + len, size - len, "%s%s unknown",
+                          i ? ", " : "", res[i].name);
+        else
+            n = snprintf (buf + len, size - len, "%s%s %.1f%%",
+                          i ? ", " : "", res[i].name, 100 * res[i].frac);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    return known;
+}
+
 static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
 {
     json_t *io = get (sum, "io"), *proc = get (io, "proc");

@@ -124,7 +124,8 @@ typedef struct tr_stepsum {
     double oom_kills;
 
     /* Pressure: seconds stalled (PSI some/full total, or delay
-     * accounting's delay where that was the source)
+     * accounting's delay where that was the source: then the full
+     * figures are unknown, while PSI's io and memory always have them)
      */
     double psi_cpu_some_s;
     double psi_mem_some_s;
@@ -211,6 +212,14 @@ double tr_stepsum_frac (double stalled_s, const tr_stepsum_t *row);
  * NAN when the run-queue wait or the elapsed time is unknown.
  */
 double tr_stepsum_cpu_demand (const tr_stepsum_t *row);
+
+/* The stall line of a step for the views: "CPU 3.1%, memory unknown,
+ * I/O 42.0%" (the fraction of the time some task waited, each resource
+ * known or "unknown", never 0 for unknown), or "unknown" when none was
+ * measured.  Written into buf (size bytes, cut to fit).  Returns the
+ * number of resources measured (0 to 3).
+ */
+int tr_stepsum_stall_text (const tr_stepsum_t *row, char *buf, size_t size);
 
 /* Fields, for --format, --helpformat, sorting and JSON.  A field is a
  * number (a member of tr_stepsum_t or a derived value) or a string.

@@ -106,6 +106,42 @@ test_expect_success 'TRACER_CONF names the file' '
     grep -q "bad.yaml:2:3" err
 '
 
+# --check-config says what a host measures of a step's stall and what it
+# cannot, and why.  A fixture fsroot stands for a cgroup v1 host with
+# delay accounting off (the kernel default since 5.14).
+stall_root ()
+{
+    mkdir -p "$1/proc/self" "$1/proc/sys/kernel" &&
+    printf "%s\n" \
+        "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory" \
+        "31 25 0:27 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct" \
+        >"$1/proc/self/mountinfo" &&
+    echo "$2" >"$1/proc/sys/kernel/task_delayacct"
+}
+test_expect_success 'check-config names the stall a v1 host cannot measure, and why' '
+    stall_root v1off 0 &&
+    printf "sampling:\n  delayacct: off\n" >da-off.yaml &&
+    TRACER_FSROOT=$PWD/v1off $B/collector/tracerd --check-config \
+        -c da-off.yaml >out &&
+    cat out &&
+    grep -q ": OK" out &&
+    grep -q "^cgroups: cgroup v1$" out &&
+    grep -q "^stall: memory and I/O stall unknown: no per-step pressure (a cgroup v1 host) and delay accounting is off (kernel.task_delayacct = 0, sampling.delayacct: off)" out &&
+    printf "sampling:\n  taskstats: false\n" >ts-off.yaml &&
+    TRACER_FSROOT=$PWD/v1off $B/collector/tracerd --check-config \
+        -c ts-off.yaml >out &&
+    grep -q "^stall: unknown: .*CPU, memory and I/O stall cannot be measured" out
+'
+test_expect_success 'check-config: by default tracerd turns delay accounting on where steps have no PSI' '
+    TRACER_FSROOT=$PWD/v1off $B/collector/tracerd --check-config \
+        -c $S/etc/tracer.yaml >out &&
+    grep -q "^stall: delay accounting is off (kernel.task_delayacct = 0): tracerd turns it on at start (sampling.delayacct: auto)" out &&
+    stall_root v1on 1 &&
+    TRACER_FSROOT=$PWD/v1on $B/collector/tracerd --check-config \
+        -c $S/etc/tracer.yaml >out &&
+    grep -q "^stall: CPU run-queue, memory and I/O delay .* (kernel.task_delayacct = 1)" out
+'
+
 # tracerd runs as root and its file says whom to serve and whose
 # signatures to trust: it must be root's alone.  The users' programs
 # read their own files and do not ask.

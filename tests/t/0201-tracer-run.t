@@ -92,6 +92,167 @@ test_expect_success 'an unsigned record is refused unless asked for' '
     grep -q "unsigned" err
 '
 
+test_expect_success 'a record file read where no store exists: nothing on stderr' '
+    printf "store:\n  path: %s/no-store\n" "$PWD" >nostore.yaml &&
+    TRACER_CONF=$PWD/nostore.yaml $REPORT --allow-unsigned demo.json \
+        >view.out 2>view.err &&
+    grep -q "tracer-run demo" view.out &&
+    test_must_be_empty view.err
+'
+
+test_expect_success 'a store named with --store that is not there is still named' '
+    $REPORT --allow-unsigned --store="$PWD/no-store" demo.json \
+        >view.out 2>view.err &&
+    grep -q "no-store" view.err
+'
+
+test_expect_success 'tracer-run says where the record went and how to read it' '
+    $RUN --no-sign -- true 2>hint.err &&
+    f=$(sed -n "s/^tracer-run: record written to \(tracer-true\.[0-9-]*\.[0-9]*\.json\) (see it with: tracer-report --allow-unsigned \1)\$/\1/p" hint.err) &&
+    test -f "$f" &&
+    $REPORT --allow-unsigned "$f" >/dev/null
+'
+
+test_expect_success 'the demo says what its JSON line is; the line alone is on stdout' '
+    $RUN --no-sign --demo=cpu=0.1 -o d2.json >d2.out 2>d2.err &&
+    grep -q "^tracer-run: the demo prints its own account of what it used on standard output, one JSON line" d2.err &&
+    test "$(wc -l <d2.out)" = 1 &&
+    jq -e ".cpu_s > 0 and .maxrss_bytes > 0" d2.out
+'
+
+test_expect_success 'default output name: tracer-<command>.<date-time>.<pid>.json' '
+    mkdir -p names && (
+        cd names &&
+        printf "#!/bin/sh\n" >"odd name*" &&
+        chmod +x "odd name*" &&
+        $RUN -q --no-sign -- sh -c true &&
+        $RUN -q --no-sign -- "./odd name*" &&
+        $RUN -q --no-sign --demo=cpu=0.1 >/dev/null
+    ) &&
+    ls names >names.ls &&
+    test "$(grep -c "\.json\$" names.ls)" = 3 &&
+    grep -qx "tracer-sh\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    grep -qx "tracer-odd_name_\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    grep -qx "tracer-demo\.[0-9]\{8\}-[0-9]\{6\}\.[0-9]*\.json" names.ls &&
+    for f in names/tracer-*.json; do
+        $REPORT --allow-unsigned --json "$f" >/dev/null || return 1
+    done
+'
+
+# tools/quickstart, the README's first command, on a tree already built
+# (QUICKSTART_NO_INSTALL: no apt), as a new user reads it.
+QS=$TRACER_SRCDIR/tools/quickstart
+printf "store:\n  path: %s/no-store\nsigning:\n  munge_socket: %s/no-munged.sock\n" \
+    "$PWD" "$PWD" >qs.yaml
+
+test_expect_success 'quickstart without munged: the unsigned record explained, no raw error' '
+    mkdir qs-tmp &&
+    QUICKSTART_NO_INSTALL=1 TMPDIR=$PWD/qs-tmp TRACER_CONF=$PWD/qs.yaml \
+        TRACER_BUILDDIR=$B "$QS" >qs.out 2>qs.err &&
+    test_must_be_empty qs.err &&
+    grep -q "^quickstart: the demo.s record is unsigned, as expected here: no munged" qs.out &&
+    ! grep -q "^quickstart:.*Did you start munged" qs.out &&
+    ! grep -q "^tracer-run:" qs.out &&
+    ! grep -q "^{" qs.out &&
+    grep -q "^quickstart: the demo counted itself [0-9.]* CPU-seconds and a [0-9]* MiB peak" qs.out &&
+    if grep -q "could not give the demo a cgroup" qs.out
+    then ! grep -q "page cache" qs.out
+    else grep -q "its memory peak also counts the page cache" qs.out
+    fi &&
+    grep -q "^Job run\.[0-9.]* \"tracer-run demo\"" qs.out
+'
+
+test_expect_success 'quickstart keeps the record and its logs in a directory of its own' '
+    dir=$(echo "$PWD"/qs-tmp/tracer-quickstart.*) &&
+    test -d "$dir" &&
+    grep -qx "quickstart: the record is $dir/demo.json (format: doc/record-format.md)" qs.out &&
+    grep -qx "quickstart: logs: $dir" qs.out &&
+    test -s "$dir/tracer-run.log" &&
+    jq -e ".cpu_s > 0" "$dir/demo-own.json" &&
+    $REPORT --allow-unsigned --json "$dir/demo.json" >/dev/null &&
+    test "$(ls qs-tmp | wc -l)" = 1
+'
+
+test_expect_success 'quickstart ends with three commands to try, and they work' '
+    dir=$(echo "$PWD"/qs-tmp/tracer-quickstart.*) &&
+    sed -n "/^Next, try:/,\$s/^  \(\/.*\)/\1/p" qs.out >next.sh &&
+    rm -f "$dir/job.html" &&
+    test "$(wc -l <next.sh)" = 3 &&
+    grep -q "/analysis/tracer-report --allow-unsigned .*/demo\.json --html -o .*/job\.html\$" next.sh &&
+    grep -q "/collector/tracer-run --view -- " next.sh &&
+    mkdir next && (
+        cd next &&
+        TRACER_CONF=$PWD/../qs.yaml sh -e ../next.sh >next.out 2>next.err
+    ) &&
+    grep -q "<html" "$dir/job.html" &&
+    ls next/tracer-sleep.*.json
+'
+
+test_expect_success ROOT,TRACERTEST 'quickstart without root: no apt, the process tree, said in words' '
+    mkdir qs-user && chmod 1777 qs-user &&
+    setpriv --reuid=tracertest --regid=tracertest --init-groups \
+        env QUICKSTART_NO_INSTALL=1 "TMPDIR=$PWD/qs-user" \
+        "TRACER_CONF=$PWD/qs.yaml" "TRACER_BUILDDIR=$B" "$QS" >qsu.out 2>qsu.err &&
+    test_must_be_empty qsu.err &&
+    grep -q "^quickstart: tracer-run could not give the demo a cgroup of its own" qsu.out &&
+    ! grep -q "page cache" qsu.out &&
+    grep -q "user tracertest" qsu.out &&
+    grep -q "^quickstart: the record is $PWD/qs-user/tracer-quickstart\..*/demo\.json " qsu.out
+'
+
+test_expect_success ROOT,TRACERTEST 'quickstart not as root, to install: refused, exit 2' '
+    test_expect_code 2 setpriv --reuid=tracertest --regid=tracertest \
+        --init-groups "$QS" >qsr.out 2>qsr.err &&
+    grep -q "^quickstart: run as root" qsr.err &&
+    test_must_be_empty qsr.out
+'
+
+test -x /usr/sbin/munged && test_set_prereq MUNGED
+test_expect_success MUNGED 'quickstart with a munged: the record is signed, and says so' '
+    munged_start &&
+    printf "store:\n  path: %s/no-store\nsigning:\n  munge_socket: %s\n" \
+        "$PWD" "$MUNGE_SOCKET" >qs-signed.yaml &&
+    mkdir qs-signed &&
+    QUICKSTART_NO_INSTALL=1 TMPDIR=$PWD/qs-signed TRACER_CONF=$PWD/qs-signed.yaml \
+        TRACER_BUILDDIR=$B "$QS" >qss.out 2>qss.err &&
+    munged_stop &&
+    test_must_be_empty qss.err &&
+    grep -q "^quickstart: the demo.s record is signed with MUNGE" qss.out &&
+    ! grep -q "unsigned" qss.out &&
+    grep -q "^quickstart: the record is " qss.out
+'
+
+test_expect_success 'apt-get-wait: waits for a package lock another apt holds, and says so' '
+    mkdir -p fakeapt &&
+    cat >fakeapt/apt-get <<-\EOF &&
+	#!/bin/sh
+	n=$(cat tries 2>/dev/null || echo 0)
+	echo $((n + 1)) >tries
+	if test "$n" -lt "$LOCKED_TRIES"; then
+	    echo "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 4242 (apt-get)" >&2
+	    exit 100
+	fi
+	echo "apt-get $*"
+	EOF
+	chmod +x fakeapt/apt-get &&
+    LOCKED_TRIES=2 PATH="$PWD/fakeapt:$PATH" \
+        "$TRACER_SRCDIR/tools/apt-get-wait" update -q >apt.out 2>apt.err &&
+    test "$(cat tries)" = 3 &&
+    grep -q "^apt-get-wait: waiting (up to 300 s) for another apt or dpkg to release the package lock (held by process 4242 (apt-get))" apt.out &&
+    grep -q "^apt-get -o DPkg::Lock::Timeout=5 update -q\$" apt.out &&
+    grep -q "^apt-get-wait: the package lock is free again" apt.out &&
+    test_must_be_empty apt.err
+'
+
+test_expect_success 'apt-get-wait: a lock held too long fails with apt-get status, saying why' '
+    rm -f tries &&
+    test_expect_code 100 env LOCKED_TRIES=1000 TRACER_APT_LOCK_WAIT=1 \
+        "PATH=$PWD/fakeapt:$PATH" \
+        "$TRACER_SRCDIR/tools/apt-get-wait" install -y x >apt.out 2>apt.err &&
+    grep -q "^apt-get-wait: the package lock is still held after 1 s" apt.out &&
+    grep -q "Could not get lock" apt.err
+'
+
 # tracer-run without a cgroup, at the default interval and settings: a
 # CPU-heavy last second (after three short children) and a 1-second
 # command.  The step total, the tool table's sum (exit records) and user

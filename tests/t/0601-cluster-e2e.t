@@ -344,8 +344,71 @@ test_expect_success TWO_USERS 'where a user owns their record, a rewrite is name
     grep -q "^$j1\\." after.out && test_must_be_empty after.err
 '
 
-# With the default configuration every Slurm step has a cgroup directory
-# of its own (cgroup2 on a cgroup2 host, the v1 cpuacct or memory one on
+# A step that waits on its disk: three dd writing 4 KiB blocks with
+# O_DSYNC (and O_DIRECT: no page cache to fill its memory limit) to the
+# local disk for 12 s, a fraction of a core each.  Three, so that on a
+# node busy with other work (the other test clusters) some task of the
+# step is still waiting on the disk most of the time while the others
+# wait for a CPU.  With the
+# default configuration the node measures its I/O stall (PSI of the
+# step's cgroup2 directory, tracer's mirror directory on a hybrid host,
+# per-task delay accounting on a v1 one): it is I/O-bound, and never told
+# that more cores may help.
+io_writer ()
+{
+    mkdir -p -m 1777 work &&
+    srun --tracer -J "$1" -c 2 --mem=200M sh -c "echo JOB=\$SLURM_JOB_ID >&2; \
+        for i in 1 2 3; do \
+            timeout 12 dd if=/dev/zero of=work/$1.\$i.f bs=4k \
+                count=10000000 oflag=direct,dsync 2>/dev/null & \
+        done; wait; true" 2>"$1.err" &&
+    rm -f work/$1.*.f &&
+    job=$(sed -n "s/^JOB=//p" "$1.err") &&
+    wait_record $job &&
+    cp rec.json "$1.rec.json" &&
+    $REPORT -j "$job" >"$1.view" &&
+    cat "$1.view" &&
+    $REPORT -S now-1hour --name "$1" --json >"$1.json" &&
+    jq -c ".steps[0].diagnosis" "$1.json"
+}
+
+# the job view, the listing's JSON findings: io-bound, no cpu-bound, no
+# "more cores may help"
+io_bound_checks ()
+{
+    grep -q "Diagnosis:.*I/O-bound" "$1.view" &&
+    grep -q "more cores will not help" "$1.view" &&
+    ! grep -q "more cores may help" "$1.view" &&
+    jq -e "[.steps[0].diagnosis[].code] | index(\"io-bound\") != null" "$1.json" &&
+    jq -e "[.steps[0].diagnosis[].code] | index(\"cpu-bound\") == null" "$1.json" &&
+    ! grep -q "Stalled:.*I/O 0.0%" "$1.view"
+}
+
+test_expect_success 'default settings: a synchronous writer is I/O-bound, not told to take more cores' '
+    io_writer iowait &&
+    jq -e ".[0].summary.pressure.io" iowait.rec.json &&
+    jq -e ".[0].summary.x_pressure_unknown == null" iowait.rec.json &&
+    io_bound_checks iowait
+'
+
+# psi_mirror false on a hybrid host leaves steps in v1 directories only,
+# as on a v1 host: tracerd turns delay accounting on (delayacct: auto)
+# and the block I/O delay of the writer's exit records is the evidence.
+test_expect_success 'psi_mirror false: tracerd turns delay accounting on, and the writer is I/O-bound from its block I/O delay' '
+    printf "sampling:\n  psi_mirror: false\n" >>"$TRACER_CLUSTER_DIR/etc/tracer.yaml" &&
+    tracerd_stop && tracerd_start &&
+    wait_log "$(tracerd_log)" "stall: CPU run-queue, memory and I/O delay of the step.s processes from per-task delay accounting (kernel.task_delayacct = 1)" &&
+    test "$(cat /proc/sys/kernel/task_delayacct)" = 1 &&
+    io_writer iowait2 &&
+    test "$(jq -r ".[0].summary.pressure.source" iowait2.rec.json)" = delayacct &&
+    jq -e ".[0].summary.x_pressure_unknown == null" iowait2.rec.json &&
+    jq -e ".[0].summary.pressure.io.delay_s > 2.4" iowait2.rec.json &&
+    io_bound_checks iowait2 &&
+    grep -q "waited for block I/O .* (delay accounting)" iowait2.view
+'
+
+# With psi_mirror false (the test before) every Slurm step has a cgroup
+# directory of its own (cgroup2 on a cgroup2 host, the v1 cpuacct or memory one on
 # a hybrid or v1 host): the kernel drops the node's other exits before
 # tracerd receives them, and the step's own all arrive.
 test_expect_success 'exit filter: 200 short children of a step counted, 1,000 exits outside it not received' '

@@ -340,4 +340,26 @@ test_expect_success 'tracer-report(1) documents every field of --helpformat' '
     test $rc = 0
 '
 
+# The bash completion (etc/completion/tracer.bash) reads each program's
+# --help: it offers every long option of the option table.
+for p in collector/tracer-run analysis/tracer-report collector/tracerd; do
+    name=${p##*/}
+    test_expect_success "bash completion offers every long option of $name" '
+        long_options "$src/$p.c" | sed "s/^/--/" | LC_ALL=C sort -u >want &&
+        test -s want &&
+        fn=$(sed -n "s/^complete -F \(_[a-z_]*\) $name\$/\1/p" \
+            "$src/etc/completion/tracer.bash") &&
+        test -n "$fn" &&
+        PATH=$TRACER_BUILDDIR/${p%/*}:$PATH bash -c "
+            . \"$src/etc/completion/tracer.bash\"
+            COMP_WORDS=($name --); COMP_CWORD=1; $fn
+            printf \"%s\\n\" \"\${COMPREPLY[@]}\"" >got.raw &&
+        sed "s/=\$//" got.raw | LC_ALL=C sort -u >got &&
+        comm -23 want got >missing &&
+        if test -s missing; then
+            echo "completion of $name lacks:" && cat missing && false
+        fi
+    '
+done
+
 test_done

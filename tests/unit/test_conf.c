@@ -58,6 +58,7 @@ static const char *const all_keys[] = {
     "sampling.snapshot_interval",
     "sampling.taskstats",
     "sampling.psi_mirror",
+    "sampling.delayacct",
     "sampling.gpu",
     "sampling.nvml_library",
     "sampling.cmdline_max",
@@ -147,7 +148,8 @@ static const char *defaults_json =
     " \"sampling.interval\": 1,"
     " \"sampling.snapshot_interval\": 30,"
     " \"sampling.taskstats\": true,"
-    " \"sampling.psi_mirror\": false,"
+    " \"sampling.psi_mirror\": 2,"
+    " \"sampling.delayacct\": 2,"
     " \"sampling.gpu\": true,"
     " \"sampling.nvml_library\": null,"
     " \"sampling.cmdline_max\": 256,"
@@ -331,7 +333,8 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "sampling.interval", json_real (c->interval_s) },
         { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
         { "sampling.taskstats", json_boolean (c->taskstats) },
-        { "sampling.psi_mirror", json_boolean (c->psi_mirror) },
+        { "sampling.psi_mirror", json_integer (c->psi_mirror) },
+        { "sampling.delayacct", json_integer (c->delayacct) },
         { "sampling.gpu", json_boolean (c->gpu) },
         { "sampling.nvml_library", str_or_null (c->nvml_library) },
         { "sampling.cmdline_max", json_real (c->cmdline_max) },
@@ -1108,9 +1111,11 @@ static const struct valid_case valid_cases[] = {
       "{\"sampling.redact\": [\"pin=([0-9]+)\"]}" },
     { "sampling switches",
       "sampling:\n  taskstats: false\n  psi_mirror: true\n  gpu: false\n"
+      "  delayacct: off\n"
       "  nvml_library: /opt/nvidia/lib/libnvidia-ml.so.1\n"
       "  snapshot_interval: 0\n  cmdline_max: 0\n",
-      "{\"sampling.taskstats\": false, \"sampling.psi_mirror\": true,"
+      "{\"sampling.taskstats\": false, \"sampling.psi_mirror\": 1,"
+      " \"sampling.delayacct\": 0,"
       " \"sampling.gpu\": false,"
       " \"sampling.nvml_library\": \"/opt/nvidia/lib/libnvidia-ml.so.1\","
       " \"sampling.snapshot_interval\": 0, \"sampling.cmdline_max\": 0}" },

@@ -414,6 +414,7 @@ static void test_io_bound_text (void **state)
     healthy (&r);
     r.cpu_s = 0.22 * 4 * HOUR;
     r.psi_io_some_s = 0.45 * HOUR;
+    r.psi_io_full_s = 0.3 * HOUR; /* PSI: io.pressure has "full" */
     r.read_bytes = 120 * GIB;
     r.write_bytes = 30 * GIB;
     findings = diagnose (&r);

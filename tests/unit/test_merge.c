@@ -800,14 +800,16 @@ static void test_view_single_node (void **state)
                                "    Tasks:         1\n"
                                "    Tools:         python3 x1 (0.10 s CPU, "
                                "peak 49.0 MiB)\n"
+                               "    Stalled:       unknown (not measured on "
+                               "this node)\n"
                                "    Idle:          00:00:02 of 00:00:04 "
                                "(longest stretch 00:00:01)\n"
                                "    Diagnosis:     killed for lack of memory: "
                                "killed by SIGKILL (task 0 killed by the OOM "
                                "killer); out of memory: the OOM killer ended "
                                "1 process; the peak of 50M reached 100% of "
-                               "the 50M limit; request more memory, e.g. "
-                               "--mem=128M\n"
+                               "the 50M limit; request more memory: "
+                               "--mem=256M (a one-run estimate)\n"
                                "    Record:        signature valid (uid 0)\n");
     free (text);
 
