@@ -319,14 +319,28 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     runs = json_integer_value (json_object_get (json_object_get (g, "runs"),
                                                 "total"));
     if (g && (cpus || mem || t)) {
+        const char *s = step->scheduler ? step->scheduler : "";
         char args[256];
 
+        fprintf (out, "    Next time:    ");
         /* in the words of the scheduler that ran the step */
-        if (tr_recommend_args (args, sizeof (args), step->scheduler,
-                               advice_num (g, "cpus"), advice_num (g, "mem"),
-                               advice_num (g, "time")) < 0)
-            args[0] = '\0';
-        fprintf (out, "    Next time:     %s", args);
+        if (!strcmp (s, "pbs") || !strcmp (s, "torque")
+            || !strcmp (s, "lsf")) {
+            if (tr_recommend_args (args, sizeof (args), s,
+                                   advice_num (g, "cpus"),
+                                   advice_num (g, "mem"),
+                                   advice_num (g, "time")) < 0)
+                args[0] = '\0';
+            fprintf (out, " %s", args);
+        }
+        else {
+            if (cpus)
+                fprintf (out, " --cpus-per-task=%s", cpus);
+            if (mem)
+                fprintf (out, " --mem=%s", mem);
+            if (t)
+                fprintf (out, " --time=%s", t);
+        }
         fprintf (out, " (%lld run%s of %s, %s confidence)\n",
                  (long long)runs, runs == 1 ? "" : "s", step->group,
                  conf ? conf : "low");

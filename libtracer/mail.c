@@ -483,22 +483,44 @@ static const char *advice_text (json_t *g, const char *what)
                                                "text"));
 }
 
-/* Advice g as request options of the scheduler that ran row r
- * (tr_recommend_args) into buf; "" when they do not fit.
+/* Advice g as request options of the scheduler that ran row r into
+ * buf: Slurm's from the advice's texts, another scheduler's from its
+ * values (tr_recommend_args); "" when they do not fit.
  */
 static const char *advice_args (char *buf, size_t size, json_t *g,
                                 const tr_stepsum_t *r)
 {
+    static const char *res[] = { "cpus", "mem", "time" };
+    static const char *opt[] = { "--cpus-per-task=", "--mem=", "--time=" };
+    const char *s = r->scheduler ? r->scheduler : "";
     double v[3];
-    const char *res[] = { "cpus", "mem", "time" };
+    size_t len = 0;
 
+    buf[0] = '\0';
+    if (strcmp (s, "pbs") && strcmp (s, "torque") && strcmp (s, "lsf")) {
+        for (int i = 0; i < 3; i++) {
+            const char *t = advice_text (g, res[i]);
+            int n;
+
+            if (!t)
+                continue;
+            n = snprintf (buf + len, size - len, "%s%s%s", len ? " " : "",
+                          opt[i], t);
+            if (n < 0 || (size_t)n >= size - len) {
+                buf[0] = '\0';
+                break;
+            }
+            len += (size_t)n;
+        }
+        return buf;
+    }
     for (int i = 0; i < 3; i++) {
         json_t *n = json_object_get (json_object_get (g, res[i]),
                                      "recommend");
 
         v[i] = json_is_number (n) ? json_number_value (n) : NAN;
     }
-    if (tr_recommend_args (buf, size, r->scheduler, v[0], v[1], v[2]) < 0)
+    if (tr_recommend_args (buf, size, s, v[0], v[1], v[2]) < 0)
         buf[0] = '\0';
     return buf;
 }
