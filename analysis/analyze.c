@@ -103,8 +103,14 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
         rc = tr_recommend_print_sbatch (stdout, recs);
     else if (!strcmp (out, "nextflow"))
         rc = tr_recommend_print_nextflow (stdout, recs);
+    else if (!strcmp (out, "pbs"))
+        rc = tr_recommend_print_pbs (stdout, recs);
+    else if (!strcmp (out, "lsf"))
+        rc = tr_recommend_print_lsf (stdout, recs);
     else if (!strcmp (out, "snakemake"))
         rc = tr_recommend_print_snakemake (stdout, recs);
+    else if (!strcmp (out, "snakemake8"))
+        rc = tr_recommend_print_snakemake8 (stdout, recs);
     else
         rc = tr_recommend_print_json (stdout, recs);
     json_decref (recs);
@@ -200,6 +206,18 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
     error.text[0] = '\0';
     if (r->mode == MODE_SUMMARY)
         rc = summary (r, rows, n, &error);
+    else if (r->mode == MODE_RECOMMEND && n == 0) {
+        /* an empty table would read as "nothing to change" */
+        if (r->admin && !r->all_users && !r->q.nusers && !r->q.jobs)
+            rep_err ("no runs to recommend from: only your own (uid %u) "
+                     "jobs are read; -a for every user's, -u USER for "
+                     "one user's\n", (unsigned)r->q.uid);
+        else
+            rep_err ("no runs to recommend from in this period and "
+                     "selection\n");
+        free (rows);
+        return EXIT_RUNTIME;
+    }
     else if (r->mode == MODE_RECOMMEND)
         rc = recommend (r, rows, n, &error);
     else if (r->mode == MODE_REGRESS)

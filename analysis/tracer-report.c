@@ -70,8 +70,9 @@ static void usage (FILE *f)
              "job name\n"
              "      --recommend       what to request next time, per step "
              "group\n"
-             "      --output=FORM     table, sbatch, nextflow, snakemake or "
-             "json\n"
+             "      --output=FORM     table, sbatch, pbs, lsf, nextflow, "
+             "snakemake (7, 8),\n"
+             "                        snakemake8 or json\n"
              "      --last=N          the newest N runs of each group\n"
              "      --regressions     runs that drifted from their history\n"
              "      --waste           allocated against used, and cost\n"
@@ -311,10 +312,11 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_RECOMMEND);
     case OPT_OUTPUT:
         if (strcmp (arg, "table") && strcmp (arg, "sbatch")
+            && strcmp (arg, "pbs") && strcmp (arg, "lsf")
             && strcmp (arg, "nextflow") && strcmp (arg, "snakemake")
-            && strcmp (arg, "json"))
-            return bad ("--output: '%s' is not table, sbatch, nextflow, "
-                        "snakemake or json", arg);
+            && strcmp (arg, "snakemake8") && strcmp (arg, "json"))
+            return bad ("--output: '%s' is not table, sbatch, pbs, lsf, "
+                        "nextflow, snakemake, snakemake8 or json", arg);
         r->output = arg;
         return EXIT_OK;
     case OPT_LAST:

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,14 @@ json_t *rep_advice (const struct tr_stepsum *step, void *arg)
     return g;
 }
 
+/* The recommended value of resource res in advice g, NAN if none. */
+static double advice_num (json_t *g, const char *res)
+{
+    json_t *v = json_object_get (json_object_get (g, res), "recommend");
+
+    return json_is_number (v) ? json_number_value (v) : NAN;
+}
+
 /* "Next time:" from the runs of the step's group, this one included. */
 static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
 {
@@ -310,13 +319,28 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     runs = json_integer_value (json_object_get (json_object_get (g, "runs"),
                                                 "total"));
     if (g && (cpus || mem || t)) {
+        const char *s = step->scheduler ? step->scheduler : "";
+        char args[256];
+
         fprintf (out, "    Next time:    ");
-        if (cpus)
-            fprintf (out, " --cpus-per-task=%s", cpus);
-        if (mem)
-            fprintf (out, " --mem=%s", mem);
-        if (t)
-            fprintf (out, " --time=%s", t);
+        /* in the words of the scheduler that ran the step */
+        if (!strcmp (s, "pbs") || !strcmp (s, "torque")
+            || !strcmp (s, "lsf")) {
+            if (tr_recommend_args (args, sizeof (args), s,
+                                   advice_num (g, "cpus"),
+                                   advice_num (g, "mem"),
+                                   advice_num (g, "time")) < 0)
+                args[0] = '\0';
+            fprintf (out, " %s", args);
+        }
+        else {
+            if (cpus)
+                fprintf (out, " --cpus-per-task=%s", cpus);
+            if (mem)
+                fprintf (out, " --mem=%s", mem);
+            if (t)
+                fprintf (out, " --time=%s", t);
+        }
         fprintf (out, " (%lld run%s of %s, %s confidence)\n",
                  (long long)runs, runs == 1 ? "" : "s", step->group,
                  conf ? conf : "low");

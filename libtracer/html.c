@@ -856,14 +856,17 @@ static double own_request (const tr_stepsum_t *r, int kind)
 static void put_rec (struct html *h, struct hstep *hs)
 {
     static const struct {
-        const char *member, *opt;
+        const char *member, *opt, *pbs, *lsf;
     } res[] = {
-        { "cpus", "--cpus-per-task" },
-        { "mem", "--mem" },
-        { "time", "--time" },
+        { "cpus", "--cpus-per-task", "ncpus", "-n" },
+        { "mem", "--mem", "mem", "rusage[mem]" },
+        { "time", "--time", "walltime", "-W" },
     };
     FILE *out = h->out;
     json_t *g = hs->rec, *runs = get (g, "runs"), *note;
+    const char *sched = hs->sum.scheduler ? hs->sum.scheduler : "";
+    bool pbs = !strcmp (sched, "pbs") || !strcmp (sched, "torque");
+    bool lsf = !strcmp (sched, "lsf");
     bool any = false;
     size_t i;
 
@@ -886,7 +889,8 @@ static void put_rec (struct html *h, struct hstep *hs)
            "Next time</th><th>Basis</th></tr></thead>\n<tbody>\n",
            out);
     for (i = 0; i < 3; i++)
-        put_rec_row (out, get (g, res[i].member), res[i].opt, (int)i,
+        put_rec_row (out, get (g, res[i].member),
+                     pbs ? res[i].pbs : lsf ? res[i].lsf : res[i].opt, (int)i,
                      own_request (&hs->sum, (int)i));
     fputs ("</tbody></table></div>\n<p class=\"basis\">From ", out);
     fprintf (out, "<span class=\"runs\">%lld run%s</span>",
@@ -897,17 +901,33 @@ static void put_rec (struct html *h, struct hstep *hs)
     put_esc (out, jstr (g, "group"));
     fputs ("</q>; confidence <span class=\"confidence\">", out);
     put_esc (out, *jstr (g, "confidence") ? jstr (g, "confidence") : "low");
-    fputs ("</span>.</p>\n<pre class=\"sbatch\"><code>", out);
-    for (i = 0; i < 3; i++) {
-        const char *t = jstr (get (g, res[i].member), "text");
+    if (pbs || lsf) {
+        /* the job script line of the scheduler that ran the step */
+        char args[256];
 
-        if (!*t)
-            continue;
-        fprintf (out, "#SBATCH %s=", res[i].opt);
-        put_esc (out, t);
-        fputs ("\n", out);
+        if (tr_recommend_args (args, sizeof (args), sched,
+                               jnum (get (g, "cpus"), "recommend"),
+                               jnum (get (g, "mem"), "recommend"),
+                               jnum (get (g, "time"), "recommend")) < 0)
+            args[0] = '\0';
+        fprintf (out, "</span>.</p>\n<pre class=\"%s\"><code>%s ",
+                 pbs ? "pbs" : "lsf", pbs ? "#PBS" : "#BSUB");
+        put_esc (out, args);
+        fputs ("\n</code></pre>\n", out);
     }
-    fputs ("</code></pre>\n", out);
+    else {
+        fputs ("</span>.</p>\n<pre class=\"sbatch\"><code>", out);
+        for (i = 0; i < 3; i++) {
+            const char *t = jstr (get (g, res[i].member), "text");
+
+            if (!*t)
+                continue;
+            fprintf (out, "#SBATCH %s=", res[i].opt);
+            put_esc (out, t);
+            fputs ("\n", out);
+        }
+        fputs ("</code></pre>\n", out);
+    }
     if (json_array_size (get (g, "notes"))) {
         fputs ("<ul class=\"notes\">\n", out);
         json_array_foreach (get (g, "notes"), i, note)

@@ -502,6 +502,48 @@ static const char *advice_text (json_t *g, const char *what)
                                                "text"));
 }
 
+/* Advice g as request options of the scheduler that ran row r into
+ * buf: Slurm's from the advice's texts, another scheduler's from its
+ * values (tr_recommend_args); "" when they do not fit.
+ */
+static const char *advice_args (char *buf, size_t size, json_t *g,
+                                const tr_stepsum_t *r)
+{
+    static const char *res[] = { "cpus", "mem", "time" };
+    static const char *opt[] = { "--cpus-per-task=", "--mem=", "--time=" };
+    const char *s = r->scheduler ? r->scheduler : "";
+    double v[3];
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (strcmp (s, "pbs") && strcmp (s, "torque") && strcmp (s, "lsf")) {
+        for (int i = 0; i < 3; i++) {
+            const char *t = advice_text (g, res[i]);
+            int n;
+
+            if (!t)
+                continue;
+            n = snprintf (buf + len, size - len, "%s%s%s", len ? " " : "",
+                          opt[i], t);
+            if (n < 0 || (size_t)n >= size - len) {
+                buf[0] = '\0';
+                break;
+            }
+            len += (size_t)n;
+        }
+        return buf;
+    }
+    for (int i = 0; i < 3; i++) {
+        json_t *n = json_object_get (json_object_get (g, res[i]),
+                                     "recommend");
+
+        v[i] = json_is_number (n) ? json_number_value (n) : NAN;
+    }
+    if (tr_recommend_args (buf, size, s, v[0], v[1], v[2]) < 0)
+        buf[0] = '\0';
+    return buf;
+}
+
 /* One-line copies of what a job controls (names, states, reasons, the
  * subject) for the text of a summary or a digest: a line break in a job
  * name must not start a line of its own (tr_strbuf_printable escapes).
@@ -539,7 +581,7 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 {
     struct pr_ring rg = { 0 };
     struct job_totals t;
-    char line[512], a[64], b[64], c[64], lab[160];
+    char line[512], a[64], b[64], c[64], lab[160], args[256];
     bool any;
 
     job_totals (j, &t);
@@ -636,12 +678,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
         any = true;
         fprintf (out, "  %-12s",
                  pr (&rg, step_label (j, i, lab, sizeof (lab))));
-        if (cpus)
-            fprintf (out, " --cpus-per-task=%s", cpus);
-        if (mem)
-            fprintf (out, " --mem=%s", mem);
-        if (tm)
-            fprintf (out, " --time=%s", tm);
+        fprintf (out, " %s", advice_args (args, sizeof (args), g,
+                                          &j->rows[i]));
         fprintf (out, "   (%lld run%s, %s confidence)\n", (long long)runs,
                  runs == 1 ? "" : "s", conf ? conf : "low");
     }
@@ -828,7 +866,7 @@ static void bar_row (FILE *out, const char *what, const char *asked,
 int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
 {
     struct job_totals t;
-    char line[512], a[64], b[64], lab[160];
+    char line[512], a[64], b[64], lab[160], args[256];
     const char *th = "<th style=\"text-align:left;padding:2px 8px;"
                      "border-bottom:2px solid #999\">";
 
@@ -924,19 +962,8 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
             continue;
         fputs ("<li>", out);
         esc (out, step_label (j, i, lab, sizeof (lab)));
-        fputs (": <code>", out);
-        if (cpus) {
-            fputs (" --cpus-per-task=", out);
-            esc (out, cpus);
-        }
-        if (mem) {
-            fputs (" --mem=", out);
-            esc (out, mem);
-        }
-        if (tm) {
-            fputs (" --time=", out);
-            esc (out, tm);
-        }
+        fputs (": <code> ", out);
+        esc (out, advice_args (args, sizeof (args), g, &j->rows[i]));
         fputs ("</code></li>\n", out);
     }
     fputs ("</ul>\n<p>", out);

@@ -761,6 +761,29 @@ static json_t *group_json (struct group *g,
                       savings_json (g, o, priced), "notes", notes);
 }
 
+/* The workflow manager that named a row's job, from the job name its
+ * cluster mode gives it: Nextflow's grid executors "nf-NAME_(TAG)",
+ * Snakemake's cluster mode the job script "snakejob.RULE.N.sh"
+ * (tr_stepsum_group takes the group from the same names); NULL for any
+ * other job, and for a group set by a "group" tag.
+ */
+static const char *workflow_of (const tr_stepsum_t *r)
+{
+    const char *name = r->job_name ? r->job_name : "";
+    const char *dot;
+    char tag[8];
+
+    if (r->tags && tr_stepsum_tag (r->tags, "group", tag, sizeof (tag))
+        && *tag)
+        return NULL;
+    if (!strncmp (name, "nf-", 3) && name[3])
+        return "nextflow";
+    if (!strncmp (name, "snakejob.", 9) && (dot = strchr (name + 9, '.'))
+        && dot > name + 9)
+        return "snakemake";
+    return NULL;
+}
+
 static json_t *recommend_group (const tr_stepsum_t **v,
                                 size_t k,
                                 const struct tr_recommend_opts *o,
@@ -789,6 +812,12 @@ static json_t *recommend_group (const tr_stepsum_t **v,
     size_res (&g.time_r, &g.time, o->time_margin, o->time_min_s, "timeout",
               tr_recommend_time_round);
     obj = group_json (&g, v[0]->group, o, priced);
+    if (obj && workflow_of (v[0])
+        && json_object_set_new (obj, "workflow",
+                                json_string (workflow_of (v[0])))) {
+        json_decref (obj);
+        obj = NULL;
+    }
     free (buf);
     return obj;
 }

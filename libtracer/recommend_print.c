@@ -2,9 +2,9 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * Recommendations and regressions (recommend.c) written for people and
- * for the tools they paste them into: an aligned table, #SBATCH lines, a
- * Nextflow config block, a Snakemake profile's set-resources mapping and
- * JSON.  Everything here reads the documented JSON, so these formatters
+ * for the tools they paste them into: an aligned table, #SBATCH, #PBS and
+ * #BSUB lines, a Nextflow config block, a Snakemake 7 or 8 profile's
+ * set-resources and JSON.  Everything here reads the documented JSON, so these formatters
  * see exactly what --json users see.
  */
 #include "config.h"
@@ -86,16 +86,13 @@ static bool wf_pick (json_t *groups, size_t i, char *name, size_t size)
     return true;
 }
 
-/* s in quotes q, with q and \ escaped (Groovy and YAML). */
-static void put_quoted (FILE *out, const char *s, char q)
+/* A group name in a comment line: a line break (which would end the
+ * comment and let a job's name write configuration) as '?'.
+ */
+static void put_comment (FILE *out, const char *s)
 {
-    fputc (q, out);
-    for (; *s; s++) {
-        if (*s == q || *s == '\\')
-            fputc ('\\', out);
-        fputc (*s, out);
-    }
-    fputc (q, out);
+    for (; *s; s++)
+        fputc (*s == '\n' || *s == '\r' ? '?' : *s, out);
 }
 
 /* The recommended values of a group (NAN when unknown). */
@@ -115,6 +112,171 @@ static void sbatch_group (FILE *out, const struct wf_rec *r)
         fprintf (out, "#SBATCH --time=%s\n", buf);
 }
 
+/* PBS sizes: whole MiB rounded up, "Ngb" when a whole number of GiB,
+ * else "Nmb" (PBS counts them in powers of 1024).
+ */
+static int pbs_mem (char *buf, size_t size, double bytes)
+{
+    char m[32];
+    size_t len;
+
+    if (tr_recommend_mem_text (m, sizeof (m), bytes) < 0)
+        return -1;
+    len = strlen (m);
+    if ((size_t)snprintf (buf, size, "%.*s%s", (int)(len - 1), m,
+                          m[len - 1] == 'G' ? "gb" : "mb") >= size) {
+        errno = ERANGE;
+        return -1;
+    }
+    return 0;
+}
+
+/* PBS walltime "HH:MM:SS" (hours past 24 as they are) and LSF's -W
+ * "H:MM" (minutes rounded up), or -1 when unknown.
+ */
+static int hms_text (char *buf, size_t size, double seconds, bool lsf)
+{
+    long long s;
+
+    if (isnan (seconds) || seconds < 0 || seconds > 1e12) {
+        errno = EINVAL;
+        return -1;
+    }
+    s = (long long)ceil (seconds);
+    if (lsf)
+        s = (s + 59) / 60 * 60;
+    if ((size_t)(lsf ? snprintf (buf, size, "%lld:%02lld", s / 3600,
+                                 s / 60 % 60)
+                     : snprintf (buf, size, "%02lld:%02lld:%02lld", s / 3600,
+                                 s / 60 % 60, s % 60))
+        >= size) {
+        errno = ERANGE;
+        return -1;
+    }
+    return 0;
+}
+
+/* The resource part of PBS's "-l select=1:ncpus=N:mem=M" (one chunk:
+ * the job's steps run on one node), or "" when neither is known.
+ */
+static void pbs_select (char *buf, size_t size, const struct wf_rec *r)
+{
+    char m[32];
+    int n = 0;
+
+    buf[0] = '\0';
+    if (isnan (r->cpus) && pbs_mem (m, sizeof (m), r->mem) < 0)
+        return;
+    n = snprintf (buf, size, "select=1");
+    if (!isnan (r->cpus) && n >= 0 && (size_t)n < size)
+        n += snprintf (buf + n, size - (size_t)n, ":ncpus=%.0f", r->cpus);
+    if (!pbs_mem (m, sizeof (m), r->mem) && n >= 0 && (size_t)n < size)
+        (void)snprintf (buf + n, size - (size_t)n, ":mem=%s", m);
+}
+
+static void pbs_group (FILE *out, const struct wf_rec *r)
+{
+    char buf[96];
+
+    pbs_select (buf, sizeof (buf), r);
+    if (*buf)
+        fprintf (out, "#PBS -l %s\n", buf);
+    if (!hms_text (buf, sizeof (buf), r->time, false))
+        fprintf (out, "#PBS -l walltime=%s\n", buf);
+}
+
+/* LSF: -n slots, a memory reservation in MB (units stated, so that
+ * LSF_UNIT_FOR_LIMITS does not matter) and -W hours:minutes.
+ */
+static void lsf_group (FILE *out, const struct wf_rec *r)
+{
+    char buf[32];
+
+    if (!isnan (r->cpus))
+        fprintf (out, "#BSUB -n %.0f\n", r->cpus);
+    if (!isnan (r->mem) && r->mem >= 0 && r->mem <= 1e18)
+        fprintf (out, "#BSUB -R \"rusage[mem=%.0fMB]\"\n",
+                 ceil (r->mem / MIB));
+    if (!hms_text (buf, sizeof (buf), r->time, true))
+        fprintf (out, "#BSUB -W %s\n", buf);
+}
+
+/* Appends " "-separated text to buf; false once it did not fit. */
+static bool add (char *buf, size_t size, size_t *len, const char *text)
+{
+    int n = snprintf (buf + *len, size - *len, "%s%s", *len ? " " : "",
+                      text);
+
+    if (n < 0 || (size_t)n >= size - *len)
+        return false;
+    *len += (size_t)n;
+    return true;
+}
+
+int tr_recommend_args (char *buf,
+                       size_t size,
+                       const char *scheduler,
+                       double cpus,
+                       double mem,
+                       double time)
+{
+    struct wf_rec r = { cpus, mem, time };
+    bool pbs = scheduler && (!strcmp (scheduler, "pbs")
+                             || !strcmp (scheduler, "torque"));
+    bool lsf = scheduler && !strcmp (scheduler, "lsf");
+    char t[96], a[128];
+    size_t len = 0;
+    bool ok = size > 0;
+
+    if (ok)
+        buf[0] = '\0';
+    if (ok && pbs) {
+        pbs_select (t, sizeof (t), &r);
+        if (*t) {
+            snprintf (a, sizeof (a), "-l %s", t);
+            ok = add (buf, size, &len, a);
+        }
+        if (ok && !hms_text (t, sizeof (t), time, false)) {
+            snprintf (a, sizeof (a), "-l walltime=%s", t);
+            ok = add (buf, size, &len, a);
+        }
+    }
+    else if (ok && lsf) {
+        if (!isnan (cpus)) {
+            snprintf (a, sizeof (a), "-n %.0f", cpus);
+            ok = add (buf, size, &len, a);
+        }
+        if (ok && !isnan (mem) && mem >= 0 && mem <= 1e18) {
+            snprintf (a, sizeof (a), "-R \"rusage[mem=%.0fMB]\"",
+                      ceil (mem / MIB));
+            ok = add (buf, size, &len, a);
+        }
+        if (ok && !hms_text (t, sizeof (t), time, true)) {
+            snprintf (a, sizeof (a), "-W %s", t);
+            ok = add (buf, size, &len, a);
+        }
+    }
+    else if (ok) {
+        if (!isnan (cpus)) {
+            snprintf (a, sizeof (a), "--cpus-per-task=%.0f", cpus);
+            ok = add (buf, size, &len, a);
+        }
+        if (ok && !tr_recommend_mem_text (t, sizeof (t), mem)) {
+            snprintf (a, sizeof (a), "--mem=%s", t);
+            ok = add (buf, size, &len, a);
+        }
+        if (ok && !tr_recommend_time_text (t, sizeof (t), time)) {
+            snprintf (a, sizeof (a), "--time=%s", t);
+            ok = add (buf, size, &len, a);
+        }
+    }
+    if (!ok) {
+        errno = ERANGE;
+        return -1;
+    }
+    return 0;
+}
+
 /* Nextflow's memory ("512 MB", "2 GB": its units are powers of 1024)
  * and duration ("5m", "1h 15m", "1d 2h", as its Duration prints them).
  */
@@ -122,9 +284,21 @@ static void nextflow_group (FILE *out, const struct wf_rec *r, const char *name)
 {
     double mib = ceil (r->mem / MIB);
 
-    fputs ("    withName: ", out);
-    put_quoted (out, name, '\'');
-    fputs (" {\n", out);
+    /* The group is the job name's process part: Nextflow's grid
+     * executors write the task name with ':' (and ' ', '/', ...) as '_',
+     * so NFCORE_RNASEQ:RNASEQ:STAR_ALIGN ran as
+     * nf-NFCORE_RNASEQ_RNASEQ_STAR_ALIGN_(tag).  Which '_' was a ':' is
+     * lost; "[_:]" in place of each matches the fully qualified name,
+     * which withName (a regular expression matched against the whole
+     * simple and fully qualified name) is tried on.
+     */
+    fputs ("    withName: '", out);
+    for (const char *p = name; *p; p++)
+        if (*p == '_')
+            fputs ("[_:]", out);
+        else
+            fputc (*p, out);
+    fputs ("' {\n", out);
     if (!isnan (r->cpus))
         fprintf (out, "        cpus = %.0f\n", r->cpus);
     if (!isnan (mib) && fmod (mib, 1024) == 0)
@@ -148,43 +322,82 @@ static void nextflow_group (FILE *out, const struct wf_rec *r, const char *name)
     fputs ("    }\n", out);
 }
 
-/* Snakemake's SLURM executor resources: mem_mb (MiB, as Slurm's --mem),
- * runtime (minutes), cpus_per_task.  Rule names are identifiers; any
- * other name is quoted.
+/* Snakemake resources, as its SLURM executor (7's --slurm, 8's plugin)
+ * and a cluster command ("sbatch -c {resources.cpus_per_task} ...")
+ * read them: cpus_per_task, mem_mb (MiB, as Slurm's --mem), runtime
+ * (minutes).  Snakemake 7 takes a profile's set-resources as a list of
+ * RULE:RESOURCE=VALUE, as on its command line (a mapping there is
+ * "Unparseable"); Snakemake 8 takes that list as it is, or a mapping of
+ * rules to resources, which it turns into that list.
  */
 static void snakemake_group (FILE *out,
                              const struct wf_rec *r,
-                             const char *name)
+                             const char *name,
+                             bool v8)
 {
-    static const char *plain = "abcdefghijklmnopqrstuvwxyz"
-                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    const char *res[] = { "cpus_per_task", "mem_mb", "runtime" };
+    double v[] = { r->cpus, ceil (r->mem / MIB), ceil (r->time / 60) };
 
-    fputs ("  ", out);
-    if (strspn (name, plain) == strlen (name))
-        fputs (name, out);
-    else
-        put_quoted (out, name, '"');
-    fputs (":\n", out);
-    if (!isnan (r->cpus))
-        fprintf (out, "    cpus_per_task: %.0f\n", r->cpus);
-    if (!isnan (r->mem))
-        fprintf (out, "    mem_mb: %.0f\n", ceil (r->mem / MIB));
-    if (!isnan (r->time))
-        fprintf (out, "    runtime: %.0f\n", ceil (r->time / 60));
+    if (v8)
+        fprintf (out, "  %s:\n", name);
+    for (int i = 0; i < 3; i++) {
+        if (isnan (v[i]))
+            continue;
+        if (v8)
+            fprintf (out, "    %s: %.0f\n", res[i], v[i]);
+        else
+            fprintf (out, "  - \"%s:%s=%.0f\"\n", name, res[i], v[i]);
+    }
 }
 
-enum wf { WF_SBATCH, WF_NEXTFLOW, WF_SNAKEMAKE };
+enum wf { WF_SBATCH, WF_NEXTFLOW, WF_SNAKEMAKE, WF_SNAKEMAKE8, WF_PBS,
+          WF_LSF };
+
+/* A process or rule name: an identifier (what Nextflow and Snakemake
+ * accept, and what needs no quoting in their configurations).
+ */
+static bool identifier (const char *s)
+{
+    static const char *word = "abcdefghijklmnopqrstuvwxyz"
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+
+    return *s && !(*s >= '0' && *s <= '9') && strspn (s, word) == strlen (s);
+}
+
+/* Whether group g goes into a workflow manager's configuration: only a
+ * group that ran as one of its processes or rules.
+ */
+static bool wf_fits (enum wf wf, json_t *g, const char *name)
+{
+    const char *w = jstr (g, "workflow");
+
+    if (wf == WF_NEXTFLOW)
+        return !strcmp (w, "nextflow") && identifier (name);
+    if (wf == WF_SNAKEMAKE || wf == WF_SNAKEMAKE8)
+        return !strcmp (w, "snakemake") && identifier (name);
+    return true;
+}
 
 static int print_wf (FILE *out, json_t *recs, enum wf wf)
 {
-    static const char *head[] = { "", "process {\n", "set-resources:\n" };
-    static const char *comment[] = { "# ", "    // ", "  # " };
+    static const char *head[] = { "", "process {\n", "set-resources:\n",
+                                  "set-resources:\n", "", "" };
+    static const char *comment[] = { "# ", "    // ", "  # ", "  # ", "# ",
+                                     "# " };
+    static const char *what[] = { "", "a Nextflow process",
+                                  "a Snakemake rule", "a Snakemake rule",
+                                  "", "" };
     json_t *groups = array_of (recs, "groups"), *g;
     char name[256];
     size_t i, n = 0;
 
     if (!groups)
         return -1;
+    if (wf == WF_SNAKEMAKE)
+        fputs ("# Snakemake 7 and 8 profile (config.yaml)\n", out);
+    else if (wf == WF_SNAKEMAKE8)
+        fputs ("# Snakemake 8 profile (config.v8+.yaml); "
+               "Snakemake 7 refuses it\n", out);
     json_array_foreach (groups, i, g)
     {
         json_t *runs = json_object_get (g, "runs");
@@ -195,11 +408,20 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
 
         if (!wf_pick (groups, i, name, sizeof (name)))
             continue;
+        if (!wf_fits (wf, g, name)) {
+            fprintf (out, "%sleft out: group ", wf == WF_NEXTFLOW ? "// "
+                                                                   : "# ");
+            put_comment (out, jstr (g, "group"));
+            fprintf (out, " (not %s)\n", what[wf]);
+            continue;
+        }
         if (n++ == 0)
             fputs (head[wf], out);
-        else if (wf == WF_SBATCH)
+        else if (wf == WF_SBATCH || wf == WF_PBS || wf == WF_LSF)
             fputc ('\n', out);
-        fprintf (out, "%sgroup %s (%.0f", comment[wf], jstr (g, "group"), used);
+        fprintf (out, "%sgroup ", comment[wf]);
+        put_comment (out, jstr (g, "group"));
+        fprintf (out, " (%.0f", used);
         if (used != total)
             fprintf (out, " of %.0f runs used", total);
         else
@@ -207,14 +429,20 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
         fprintf (out, ", %s confidence)\n", jstr (g, "confidence"));
         if (wf == WF_SBATCH)
             sbatch_group (out, &r);
+        else if (wf == WF_PBS)
+            pbs_group (out, &r);
+        else if (wf == WF_LSF)
+            lsf_group (out, &r);
         else if (wf == WF_NEXTFLOW)
             nextflow_group (out, &r, name);
         else
-            snakemake_group (out, &r, name);
+            snakemake_group (out, &r, name, wf == WF_SNAKEMAKE8);
     }
     if (wf == WF_NEXTFLOW)
         fputs (n ? "}\n" : "process {\n}\n", out);
     if (wf == WF_SNAKEMAKE && !n)
+        fputs ("set-resources: []\n", out);
+    if (wf == WF_SNAKEMAKE8 && !n)
         fputs ("set-resources: {}\n", out);
     return finish (out);
 }
@@ -222,6 +450,16 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
 int tr_recommend_print_sbatch (FILE *out, json_t *recs)
 {
     return print_wf (out, recs, WF_SBATCH);
+}
+
+int tr_recommend_print_pbs (FILE *out, json_t *recs)
+{
+    return print_wf (out, recs, WF_PBS);
+}
+
+int tr_recommend_print_lsf (FILE *out, json_t *recs)
+{
+    return print_wf (out, recs, WF_LSF);
 }
 
 int tr_recommend_print_nextflow (FILE *out, json_t *recs)
@@ -232,6 +470,11 @@ int tr_recommend_print_nextflow (FILE *out, json_t *recs)
 int tr_recommend_print_snakemake (FILE *out, json_t *recs)
 {
     return print_wf (out, recs, WF_SNAKEMAKE);
+}
+
+int tr_recommend_print_snakemake8 (FILE *out, json_t *recs)
+{
+    return print_wf (out, recs, WF_SNAKEMAKE8);
 }
 
 int tr_recommend_print_json (FILE *out, json_t *recs)

@@ -52,6 +52,18 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
     test_expect_code 2 $B/analysis/tracer-report --store=. --output=xml \
         2>err
 '
+test_expect_success '--recommend with no runs says so on stderr and exits 1' '
+    test_expect_code 1 $B/analysis/tracer-report --store=. --recommend \
+        --output=snakemake >out 2>err &&
+    test_must_be_empty out &&
+    grep -q "no runs to recommend from" err
+'
+test "$(id -u)" = 0 && test_set_prereq ROOT
+test_expect_success ROOT '--recommend as root without -a or -u names them' '
+    test_expect_code 1 $B/analysis/tracer-report --store=. --recommend \
+        2>err &&
+    grep -q "only your own (uid 0) jobs are read; -a for every user" err
+'
 test_expect_success 'tracer-report refuses a job id with a path in it' '
     test_expect_code 2 $B/analysis/tracer-report --store=. -j ../../etc 2>err &&
     grep -q "is not a valid job id" err

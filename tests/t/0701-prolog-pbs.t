@@ -135,6 +135,31 @@ test_expect_success 'tracer-report shows it like a Slurm job' '
     test "$(jq -r ".[0].identity.job_id" list.json)" = 7101.$HOST
 '
 
+# Advice for a PBS job is in PBS's words, and what it says is what a
+# PBS job gets: its "-l" resources given to the emulated job come back
+# as the job's request, as tracer's PBS prologue reads them.
+test_expect_success 'the job view advises -l select=... in PBS words; the advice runs as a PBS job' '
+    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    grep "Next time:" view >next &&
+    grep -Eq "Next time: +-l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b -l walltime=[0-9]{2}:[0-9]{2}:[0-9]{2} \(" next &&
+    ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
+    $REPORT $UNSIGNED -u tracertest -S now-1day --name burnjob --recommend \
+        --output=pbs >rec.pbs &&
+    grep -Eqx "#PBS -l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b" rec.pbs &&
+    grep -Eqx "#PBS -l walltime=[0-9]{2}:[0-9]{2}:[0-9]{2}" rec.pbs &&
+    res=$(sed -n "s/^#PBS -l //p" rec.pbs | paste -sd, -) &&
+    ncpus=$(echo "$res" | sed "s/.*ncpus=\([0-9]*\).*/\1/") &&
+    $REPORT $UNSIGNED -u tracertest -S now-1day --name burnjob --recommend \
+        --json >rec.json.pbs &&
+    pbsjob 7150 classic/mom_priv --resources "$res" -- "$BURN" cpu=1,mem=16M &&
+    test "$(jq -r .result out.json)" = ran &&
+    batch_wait_record 7150.$HOST &&
+    jq -e --argjson c "$ncpus" --slurpfile r rec.json.pbs "
+        .request.cpus_on_node == \$c
+        and .request.mem_bytes == \$r[0].groups[0].mem.recommend
+        and .request.time_limit_s == \$r[0].groups[0].time.recommend" rec.json
+'
+
 test_expect_success 'classic: a job that exits 3 is failed, exit code 3' '
     pbsjob 7102 classic/mom_priv -- /bin/sh -c "exit 3" &&
     test "$(jq .job.exit_status out.json)" = 3 &&

@@ -167,6 +167,15 @@ test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
     grep -q "Step 0 on $HOST: completed, exit code 0" view
 '
 
+test_expect_success 'lsf: the job view advises in LSF words (-n, rusage[mem], -W), torque in PBS words' '
+    grep "Next time:" view >next &&
+    grep -Eq "Next time: +-n [0-9]+ -R \"rusage\[mem=[0-9]+MB\]\"( -W [0-9]+:[0-9]{2})? \(" next &&
+    ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
+    $REPORT $UNSIGNED -j 7201.$HOST >tview &&
+    grep -Eq "Next time: +-l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b( -l walltime=[0-9:]+)? \(" tview &&
+    ! grep "Next time:" tview | grep -q -- "--cpus-per-task"
+'
+
 test_expect_success 'lsf: LSB_JOBEXIT_STAT of exit 3: failed, exit code 3' '
     lsfjob 7251 -- /bin/sh -c "exit 3" &&
     batch_wait_record 7251 &&

@@ -580,6 +580,58 @@ static json_t *recommend (const struct tr_stepsum *step, void *arg)
                   " 'notes': ['peak <5> cores']}");
 }
 
+/* Advice for step "0" with the recommended values themselves. */
+static json_t *recommend_values (const struct tr_stepsum *step, void *arg)
+{
+    (void)arg;
+    if (strcmp (step->step_id, "0"))
+        return NULL;
+    return parse ("{'group': 'train/0', 'confidence': 'low',"
+                  " 'runs': {'total': 1, 'used': 1},"
+                  " 'cpus': {'text': '1', 'recommend': 1, 'request': 2,"
+                  "  'basis': 'quantile'},"
+                  " 'mem': {'text': '512M', 'recommend': 536870912,"
+                  "  'request': 2147483648, 'basis': 'quantile'},"
+                  " 'time': {'text': '00:05:00', 'recommend': 300,"
+                  "  'request': 3600, 'basis': 'quantile'},"
+                  " 'notes': []}");
+}
+
+/* A PBS or LSF job is advised in its own scheduler's words. */
+static void test_recommend_scheduler (void **state)
+{
+    static const struct {
+        const char *sched, *opt, *line;
+    } cases[] = {
+        { "pbs", "<code>ncpus</code></th>",
+          "<pre class=\"pbs\"><code>#PBS -l select=1:ncpus=1:mem=512mb "
+          "-l walltime=00:05:00\n</code></pre>" },
+        { "lsf", "<code>-n</code></th>",
+          "<pre class=\"lsf\"><code>#BSUB -n 1 -R "
+          "&quot;rusage[mem=512MB]&quot; -W 0:05\n</code></pre>" },
+    };
+    struct tr_html_opts o = { .recommend = recommend_values };
+
+    (void)state;
+    for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
+        char rec[128];
+        json_t *recs;
+        char *html;
+
+        snprintf (rec, sizeof (rec), "{'identity': {'scheduler': '%s'}}",
+                  cases[c].sched);
+        recs = recs_of (rec, NULL);
+        html = render (recs, NULL, &o);
+        if (!strstr (html, cases[c].opt) || !strstr (html, cases[c].line))
+            fail_msg ("%s: no %s or %s in\n%s", cases[c].sched, cases[c].opt,
+                      cases[c].line, html);
+        assert_null (strstr (html, "#SBATCH"));
+        assert_null (strstr (html, "--cpus-per-task"));
+        free (html);
+        json_decref (recs);
+    }
+}
+
 static void test_recommend (void **state)
 {
     /* "Now" is this job's own request (3 cores, 2G, 1:30:00), not the
@@ -791,6 +843,7 @@ int main (void)
         cmocka_unit_test (test_einval),
         cmocka_unit_test (test_write_error),
         cmocka_unit_test (test_recommend),
+        cmocka_unit_test (test_recommend_scheduler),
         cmocka_unit_test (test_notes),
         cmocka_unit_test (test_timeline),
         cmocka_unit_test (test_steps),

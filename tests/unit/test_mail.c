@@ -737,6 +737,44 @@ static void job_fx_fini (struct job_fx *fx)
     }
 }
 
+/* A PBS or LSF job's mail advises in its scheduler's words, from the
+ * recommended values.
+ */
+static void test_summary_scheduler (void **state)
+{
+    static const struct {
+        const char *sched, *want;
+    } cases[] = {
+        { "pbs", "-l select=1:ncpus=2:mem=3gb -l walltime=01:00:00" },
+        { "lsf", "-n 2 -R \"rusage[mem=3072MB]\" -W 1:00" },
+    };
+
+    (void)state;
+    for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
+        struct job_fx fx;
+        char *s;
+
+        job_fx_init (&fx, "effjob", "Asked for 1.0 GiB, used 256.0 MiB.");
+        fx.rows[0].scheduler = cases[c].sched;
+        json_object_set_new (json_object_get (fx.advice[0], "cpus"),
+                             "recommend", json_integer (2));
+        json_object_set_new (json_object_get (fx.advice[0], "mem"),
+                             "recommend", json_integer (3221225472));
+        json_object_set_new (json_object_get (fx.advice[0], "time"),
+                             "recommend", json_integer (3600));
+        s = render (tr_mail_summary_text, &fx.j);
+        if (!strstr (s, cases[c].want) || strstr (s, "--cpus-per-task"))
+            fail_msg ("%s: no %s in\n%s", cases[c].sched, cases[c].want, s);
+        free (s);
+        s = render (tr_mail_summary_html, &fx.j);
+        assert_null (strstr (s, "--mem="));
+        assert_non_null (strstr (s, c ? "-n 2 -R &quot;rusage[mem=3072MB]"
+                                      : "-l select=1:ncpus=2:mem=3gb"));
+        free (s);
+        job_fx_fini (&fx);
+    }
+}
+
 static void test_summary_text (void **state)
 {
     struct job_fx fx;
@@ -1934,6 +1972,7 @@ int main (void)
         cmocka_unit_test (test_worth_no_rows),
         cmocka_unit_test (test_summary_text),
         cmocka_unit_test (test_summary_html),
+        cmocka_unit_test (test_summary_scheduler),
         cmocka_unit_test (test_summary_html_escapes),
         cmocka_unit_test (test_base64_vectors),
         cmocka_unit_test (test_base64_lines),

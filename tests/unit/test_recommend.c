@@ -858,33 +858,17 @@ static void test_formats (void **state)
           "#SBATCH --cpus-per-task=1\n"
           "#SBATCH --mem=768M\n"
           "#SBATCH --time=00:05:00\n" },
+        /* jobs no workflow manager named: left out of its config */
         { "nextflow", tr_recommend_print_nextflow,
+          "// left out: group ALIGN/batch (not a Nextflow process)\n"
+          "// left out: group QC/batch (not a Nextflow process)\n"
           "process {\n"
-          "    // group ALIGN/batch (5 runs, medium confidence)\n"
-          "    withName: 'ALIGN' {\n"
-          "        cpus = 1\n"
-          "        memory = '256 MB'\n"
-          "        time = '5m'\n"
-          "    }\n"
-          "    // group QC/batch (1 run, low confidence)\n"
-          "    withName: 'QC' {\n"
-          "        cpus = 1\n"
-          "        memory = '768 MB'\n"
-          "        time = '5m'\n"
-          "    }\n"
           "}\n" },
         { "snakemake", tr_recommend_print_snakemake,
-          "set-resources:\n"
-          "  # group ALIGN/batch (5 runs, medium confidence)\n"
-          "  ALIGN:\n"
-          "    cpus_per_task: 1\n"
-          "    mem_mb: 256\n"
-          "    runtime: 5\n"
-          "  # group QC/batch (1 run, low confidence)\n"
-          "  QC:\n"
-          "    cpus_per_task: 1\n"
-          "    mem_mb: 768\n"
-          "    runtime: 5\n" },
+          "# Snakemake 7 and 8 profile (config.yaml)\n"
+          "# left out: group ALIGN/batch (not a Snakemake rule)\n"
+          "# left out: group QC/batch (not a Snakemake rule)\n"
+          "set-resources: []\n" },
         { "table", tr_recommend_print_table,
           "GROUP         RUNS  CONF    CPUS    MEM         "
           "TIME                  CORE-H  GIB-H  MONEY\n"
@@ -963,8 +947,8 @@ static void test_format_json (void **state)
 }
 
 /* Workflow names: a numbered step gives way to the batch step of the
- * same name; a name that is not a plain YAML key is quoted; no group
- * gives an empty mapping.
+ * same name; a name that is not a rule's or process's name is left out
+ * with a note; no group gives an empty list or mapping.
  */
 static void test_format_names (void **state)
 {
@@ -973,25 +957,42 @@ static void test_format_names (void **state)
     char *out;
 
     (void)state;
-    run (&r, "a b/0", 2, 4 * GiB, 600, 100, 600e6, 100);
-    run (&r, "a b/batch", 1, GiB, 600, 100, 300e6, 100);
-    run (&r, "it's/2", 1, GiB, 600, 100, 300e6, 100);
+    run (&r, "a b/0", 2, 4 * GiB, 600, 100, 600e6, 100)->job_name =
+        "snakejob.a b.1.sh";
+    run (&r, "a b/batch", 1, GiB, 600, 100, 300e6, 100)->job_name =
+        "snakejob.a b.1.sh";
+    run (&r, "map/0", 2, 4 * GiB, 600, 100, 600e6, 100)->job_name =
+        "snakejob.map.2.sh";
+    run (&r, "map/batch", 1, GiB, 600, 100, 300e6, 100)->job_name =
+        "snakejob.map.2.sh";
+    run (&r, "it's/2", 1, GiB, 600, 100, 300e6, 100)->job_name = "nf-it's_(1)";
     recs = recommend (&r, NULL);
     out = print_to_string (tr_recommend_print_snakemake, recs);
-    assert_non_null (strstr (out, "  \"a b\":\n    cpus_per_task: 1\n"
-                                  "    mem_mb: 512\n"));
-    assert_null (strstr (out, "a b/0"));
-    assert_non_null (strstr (out, "  \"it's\":\n"));
+    assert_non_null (strstr (out, "# left out: group a b/batch "
+                                  "(not a Snakemake rule)\n"));
+    assert_non_null (strstr (out, "  - \"map:cpus_per_task=1\"\n"
+                                  "  - \"map:mem_mb=512\"\n"));
+    assert_null (strstr (out, "/0"));
+    assert_non_null (strstr (out, "# left out: group it's/2 "
+                                  "(not a Snakemake rule)\n"));
     free (out);
     out = print_to_string (tr_recommend_print_nextflow, recs);
-    assert_non_null (strstr (out, "    withName: 'it\\'s' {\n"));
+    assert_non_null (strstr (out, "// left out: group it's/2 "
+                                  "(not a Nextflow process)\n"));
+    assert_null (strstr (out, "withName"));
     free (out);
     json_decref (recs);
 
     r.n = 0;
     recs = recommend (&r, NULL);
     out = print_to_string (tr_recommend_print_snakemake, recs);
-    assert_string_equal (out, "set-resources: {}\n");
+    assert_string_equal (out, "# Snakemake 7 and 8 profile (config.yaml)\n"
+                              "set-resources: []\n");
+    free (out);
+    out = print_to_string (tr_recommend_print_snakemake8, recs);
+    assert_string_equal (out, "# Snakemake 8 profile (config.v8+.yaml); "
+                              "Snakemake 7 refuses it\n"
+                              "set-resources: {}\n");
     free (out);
     out = print_to_string (tr_recommend_print_nextflow, recs);
     assert_string_equal (out, "process {\n}\n");

@@ -1,0 +1,118 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='a real Snakemake workflow on a real cluster, resized by tracer
+
+A two-rule Snakemake workflow whose rules ask 2 CPUs, 1G and an hour but
+use one core briefly and little memory runs three times on the test
+cluster, each rule a Slurm job through "sbatch --tracer" (Snakemake'"'"'s
+cluster mode, as Debian'"'"'s Snakemake 7 offers it).  tracer-report
+--recommend --output=snakemake writes a profile that this Snakemake
+accepts; rerun with it, every job completes with the smaller allocation.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+require_or_skip "snakemake (tools/install-deps)" command -v snakemake
+
+# Each rule holds about 30 MB and keeps one core busy for 2 s.
+cat >Snakefile <<'EOF'
+rule all:
+    input: "sorted.txt"
+
+rule count_words:
+    output: "counts.txt"
+    resources: cpus_per_task=2, mem_mb=1024, runtime=60
+    shell: "perl -e 'my $x = \"a\" x (30 * 1048576); my $t = time + 2; 1 while time < $t;' && echo 3 words >{output}"
+
+rule sort_words:
+    input: "counts.txt"
+    output: "sorted.txt"
+    resources: cpus_per_task=2, mem_mb=1024, runtime=60
+    shell: "perl -e 'my $x = \"a\" x (30 * 1048576); my $t = time + 2; 1 while time < $t;' && sort {input} >{output}"
+EOF
+
+# smk LOG [snakemake options]: run the workflow, every rule a Slurm job
+# through sbatch --tracer, and wait for the records of the jobs it
+# submitted (their ids in jobs).
+smk ()
+{
+    _log=$1 && shift &&
+    snakemake --forceall --jobs 2 --latency-wait 30 "$@" --cluster \
+        "sbatch --tracer --parsable -o slurm-%j.out -c {resources.cpus_per_task} --mem={resources.mem_mb} -t {resources.runtime}" \
+        >"$_log" 2>&1 || { cat "$_log" >&2; return 1; }
+    sed -n "s/.*with external jobid '\([0-9]*\)'.*/\1/p" "$_log" >jobs &&
+    test $(wc -l <jobs) = 2 &&
+    for _j in $(cat jobs); do
+        wait_record "$_j" || return 1
+        jq -e ".[] | select(.identity.step_id == \"batch\")
+               | .outcome.state == \"completed\"" rec.json || return 1
+    done
+}
+
+test_expect_success 'start the cluster' '
+    cluster_up
+'
+
+test_expect_success 'the workflow runs 3 times, each rule a traced Slurm job asking 2 CPUs and 1G' '
+    for i in 1 2 3; do
+        smk run$i.log || return 1
+        for j in $(cat jobs); do
+            wait_record $j &&
+            jq -e ".[] | select(.identity.step_id == \"batch\")
+                   | .request.cpus_on_node == 2
+                     and .request.mem_bytes == 1073741824
+                     and (.identity.job_name | test(\"^snakejob[.](count|sort)_words[.]\"))" \
+                rec.json || return 1
+        done
+    done &&
+    test -s sorted.txt
+'
+
+test_expect_success 'the recommendation is a Snakemake 7 profile for both rules, 1 CPU and at most 512 MB' '
+    mkdir -p profile &&
+    $REPORT -S now-1hour --recommend --output=snakemake >profile/config.yaml &&
+    cat profile/config.yaml &&
+    for r in count_words sort_words; do
+        grep -qx "  - \"$r:cpus_per_task=1\"" profile/config.yaml &&
+        mb=$(sed -n "s/^  - \"$r:mem_mb=\([0-9]*\)\"$/\1/p" profile/config.yaml) &&
+        test "$mb" -le 512 &&
+        grep -q "^  - \"$r:runtime=[0-9]*\"$" profile/config.yaml || return 1
+    done &&
+    ! grep -q "left out" profile/config.yaml
+'
+
+# Snakemake 7 reads a profile'"'"'s set-resources like its command line
+# (RULE:RESOURCE=VALUE); Snakemake 8'"'"'s mapping is not that.
+test_expect_success 'this Snakemake takes the profile; the Snakemake 8 form it refuses' '
+    snakemake --profile ./profile -n --forceall --cores 1 >dry.out 2>&1 &&
+    grep -q "cpus_per_task=1" dry.out &&
+    mkdir -p profile8 &&
+    $REPORT -S now-1hour --recommend --output=snakemake8 >profile8/config.yaml &&
+    grep -q "^  count_words:$" profile8/config.yaml &&
+    test_must_fail snakemake --profile ./profile8 -n --forceall --cores 1 \
+        >dry8.out 2>&1 &&
+    grep -q "Invalid resource definition" dry8.out
+'
+
+test_expect_success 'rerun with the profile: every job completes with the smaller allocation' '
+    smk rerun.log --profile ./profile &&
+    for j in $(cat jobs); do
+        wait_record $j &&
+        jq -e ".[] | select(.identity.step_id == \"batch\")
+               | .outcome.state == \"completed\"
+                 and .request.cpus_on_node == 1
+                 and .request.mem_bytes <= 536870912" rec.json || return 1
+    done &&
+    test -s sorted.txt
+'
+
+test_done
