@@ -267,13 +267,21 @@ test_expect_success 'the diagnosis names the same --mem as Next time, from the s
     grep -q "^#SBATCH --mem=$dmem$" loop.html
 '
 
-# Two busy loops outside the cluster, at a higher priority, keep both
-# cores loaded: a step of one thread on two cores waits for a CPU
-# (pressure) because of them, not because its own threads wanted more.
+# Two busy loops outside the cluster, one on each of the node's two CPUs,
+# at a higher priority and in the root CPU cgroup (beside Slurm's,
+# whatever cgroup the test runs in), keep both cores loaded: a step of one thread on two cores waits for a
+# CPU (pressure) because of them, not because its own threads wanted
+# more.
 test_expect_success 'a one-thread step on 2 cores of a loaded node is over-allocated, not told to add cores' '
-    { nice -n -10 sh -c "while :; do :; done" & } && l1=$! &&
-    { nice -n -10 sh -c "while :; do :; done" & } && l2=$! &&
+    cpu_root=$(awk "{ for (i = 7; \$i != \"-\"; i++) ; }
+        \$(i + 1) == \"cgroup\" && \$NF ~ /(^|,)cpu(,|\$)/ { print \$5; exit }" \
+        /proc/self/mountinfo) &&
+    { taskset -c 0 nice -n -10 sh -c "while :; do :; done" & } && l1=$! &&
+    { taskset -c 1 nice -n -10 sh -c "while :; do :; done" & } && l2=$! &&
     test_when_finished "kill $l1 $l2 2>/dev/null; true" &&
+    for p in $l1 $l2; do
+        echo $p >"${cpu_root:-/sys/fs/cgroup}/cgroup.procs" || return 1
+    done &&
     runjob -J single -c 2 --mem=200M sh -c \
         "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 50 12)'\''" &&
     kill $l1 $l2 &&
