@@ -247,6 +247,21 @@ test_expect_success 'a step that waits on its disk is I/O-bound, not short of CP
     ! grep -q "cpu-bound" io.diag
 '
 
+test_expect_success 'rerun the I/O-bound step with its advice: it completes, with fewer cores' '
+    cpus=$(jq -r ".groups[0].cpus.text" io.json) &&
+    mem=$(jq -r ".groups[0].mem.text" io.json) &&
+    t=$(jq -r ".groups[0].time.text" io.json) &&
+    echo "advice: -c $cpus --mem=$mem -t $t" &&
+    test "$cpus" = 1 &&
+    runjob -J iowait -c "$cpus" --mem="$mem" -t "$t" sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; \
+        timeout 15 dd if=/dev/zero of=io/f bs=4k count=10000000 \
+            oflag=direct,dsync; true" &&
+    rm -f io/f &&
+    jq -e ".[0].outcome.state == \"completed\"" rec.json &&
+    jq -e ".[0].request.cpus_on_node == 1" rec.json
+'
+
 test_expect_success 'the job view says what to request next time' '
     $REPORT -j "$(sed -n 1p list.out | cut -d"|" -f1)" >loop.view &&
     grep -q "Next time:.*--cpus-per-task=1" loop.view
