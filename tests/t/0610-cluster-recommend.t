@@ -219,7 +219,8 @@ test_expect_success 'no time limit is never recommended: used time, else nothing
     for fmt in sbatch nextflow snakemake table json; do
         $REPORT -S now-1hour --name unl,unlfail --recommend \
             --output=$fmt >unl.$fmt || return 1
-        ! grep -e "365" -e "525600" unl.$fmt || return 1
+        ! grep -e "365-" -e "365d" -e "525600" -e "31536000" unl.$fmt ||
+            return 1
     done &&
     cat unl.sbatch unl.table &&
     sed -n "/^# group unl\//,/^\$/p" unl.sbatch >unl.ok &&
