@@ -181,20 +181,33 @@ struct diag {
     bool oom;
     bool is_short;
 
-    /* The sizes the texts name: the engine's advice for the step */
+    /* The sizes the texts name: the engine's advice for the step, the
+     * caller's, else the one-run estimate made the first time a rule
+     * asks (most steps name no size)
+     */
     json_t *advice;      /* a group of tr_recommend_groups, or NULL */
+    bool advice_asked;   /* advice is final (given, or estimated) */
     char advice_from[48]; /* "from 6 runs", "a one-run estimate" */
 };
+
+static json_t *one_run_advice (const tr_stepsum_t *row);
 
 /* The advice's recommendation for res ("cpus", "mem"): its value, and
  * its text in text (size bytes); NAN when there is none.
  */
-static double advised (const struct diag *d, const char *res, char *text,
+static double advised (struct diag *d, const char *res, char *text,
                        size_t size)
 {
-    json_t *o = json_object_get (d->advice, res);
-    json_t *v = json_object_get (o, "recommend");
-    const char *t = json_string_value (json_object_get (o, "text"));
+    json_t *o, *v;
+    const char *t;
+
+    if (!d->advice_asked) {
+        d->advice = one_run_advice (d->row);
+        d->advice_asked = true;
+    }
+    o = json_object_get (d->advice, res);
+    v = json_object_get (o, "recommend");
+    t = json_string_value (json_object_get (o, "text"));
 
     if (!json_is_number (v) || !t || !*t)
         return NAN;
@@ -877,21 +890,15 @@ json_t *tr_diagnose_advised (const tr_stepsum_t *row,
                                      : NAN;
     d.oom = !strcmp (r->state, "oom") || r->oom_kills > 0;
     d.is_short = d.elapsed < t->short_step;
+    snprintf (d.advice_from, sizeof (d.advice_from), "a one-run estimate");
     if (advice) {
         json_int_t runs = json_integer_value (
             json_object_get (json_object_get (advice, "runs"), "total"));
         d.advice = json_incref (advice);
+        d.advice_asked = true;
         if (runs > 1)
             snprintf (d.advice_from, sizeof (d.advice_from),
                       "from %lld runs", (long long)runs);
-        else
-            snprintf (d.advice_from, sizeof (d.advice_from),
-                      "a one-run estimate");
-    }
-    else {
-        d.advice = one_run_advice (row);
-        snprintf (d.advice_from, sizeof (d.advice_from),
-                  "a one-run estimate");
     }
 
     rule_failed (&d);
