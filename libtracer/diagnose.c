@@ -177,6 +177,7 @@ struct diag {
     double psi_cpu, psi_mem, psi_io;
     double idle;      /* idle fraction */
     double throttled; /* throttled fraction */
+    double demand;    /* threads wanting a CPU on average, per node */
     double limit;     /* memory limit, else the request */
     bool oom;
     bool is_short;
@@ -529,16 +530,14 @@ static void rule_stalled (struct diag *d)
 static bool own_demand (const struct diag *d)
 {
     const tr_stepsum_t *r = d->row;
-    double nodes = r->nodes > 1 ? r->nodes : 1;
-    double per_node = r->req_cores / nodes;
-    double demand = tr_stepsum_cpu_demand (r) / nodes;
+    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
 
     if (d->throttled > d->t->throttled_fraction)
         return true;
     if (!(per_node >= 2))
         return false;
-    if (!isnan (demand))
-        return demand >= per_node - 0.5;
+    if (!isnan (d->demand))
+        return d->demand >= per_node - 0.5;
     if (isnan (r->cpu_peak_cores))
         return d->eff >= d->t->cpu_bound_efficiency;
     return r->cpu_peak_cores >= per_node - 0.5;
@@ -567,11 +566,9 @@ static void rule_over_cpu (struct diag *d)
     if (r->cpu_peak_cores >= 0)
         say (d, ", at most %.1f at once%s", r->cpu_peak_cores,
              nodes > 1 ? " on a node" : "");
-    if (tr_stepsum_cpu_demand (r) >= 0)
-        say (d, ", %.1f thread%s wanting one on average%s",
-             tr_stepsum_cpu_demand (r) / nodes,
-             tr_stepsum_cpu_demand (r) / nodes == 1 ? "" : "s",
-             nodes > 1 ? " a node" : "");
+    if (d->demand >= 0)
+        say (d, ", %.1f thread%s wanting one on average%s", d->demand,
+             d->demand == 1 ? "" : "s", nodes > 1 ? " a node" : "");
     /* The engine's size, in the request's own terms (cores per task). */
     per_task = r->req_cpus_per_task > 0 ? r->req_cpus_per_task
                : r->tasks > 0           ? r->req_cores / r->tasks
@@ -584,9 +581,9 @@ static void rule_over_cpu (struct diag *d)
         say (d, "; the cores were busy together only in bursts");
     }
     add (d, TR_DIAG_OVER_CPU, TR_DIAG_WARNING, "cpueff", d->eff, "avgcpus",
-         d->avg_cores, "peakcpus", r->cpu_peak_cores, "cpudemand",
-         tr_stepsum_cpu_demand (r) / nodes, "reqcpus", r->req_cores, "psicpu",
-         d->psi_cpu, "suggestedcpus", suggest, NULL);
+         d->avg_cores, "peakcpus", r->cpu_peak_cores, "cpudemand", d->demand,
+         "reqcpus", r->req_cores, "psicpu", d->psi_cpu, "suggestedcpus",
+         suggest, NULL);
 }
 
 static void rule_over_mem (struct diag *d)
@@ -707,9 +704,8 @@ static void rule_cpu_bound (struct diag *d)
      * not a step short of cores, unless its own threads wanted them
      * (measured: its demand, not a burst of the series).
      */
-    double nodes = r->nodes > 1 ? r->nodes : 1;
-    double per_node = r->req_cores / nodes;
-    double demand = tr_stepsum_cpu_demand (r) / nodes;
+    double per_node = r->req_cores / (r->nodes > 1 ? r->nodes : 1);
+    double demand = d->demand;
     bool waiting = d->psi_cpu >= d->t->cpu_pressure
                    && (!(d->eff < d->t->low_efficiency)
                        || (own && demand >= per_node - 0.5));
@@ -888,6 +884,7 @@ json_t *tr_diagnose_advised (const tr_stepsum_t *row,
     d.limit = r->mem_limit_bytes > 0 ? r->mem_limit_bytes
               : r->req_mem_bytes > 0 ? r->req_mem_bytes
                                      : NAN;
+    d.demand = tr_stepsum_cpu_demand (r) / (r->nodes > 1 ? r->nodes : 1);
     d.oom = !strcmp (r->state, "oom") || r->oom_kills > 0;
     d.is_short = d.elapsed < t->short_step;
     snprintf (d.advice_from, sizeof (d.advice_from), "a one-run estimate");
