@@ -595,12 +595,12 @@ int main (int argc, char **argv)
      * else by its v1 cpuacct or memory one).  Where it cannot (no BPF,
      * no kernel BTF for a v1 directory), every exit is offered as before.
      */
-    if (cgroup_mode && o.taskstats
-        && (cg.unified[0] || cg.cpuacct[0] || cg.memory[0])) {
-        const char *dirs[] = { cg.unified[0]   ? cg.unified
-                               : cg.cpuacct[0] ? cg.cpuacct
-                                               : cg.memory };
-        (void)tr_taskstats_filter_cgroups (o.taskstats, dirs, 1, &error);
+    if (cgroup_mode && o.taskstats) {
+        const char *dirs[] = { tr_step_cgroup2_dir (o.step)
+                                   ? tr_step_cgroup2_dir (o.step)
+                                   : tr_step_cgroup1_dir (o.step) };
+        if (dirs[0])
+            (void)tr_taskstats_filter_cgroups (o.taskstats, dirs, 1, &error);
     }
     if (write (pfd[1], "g", 1) != 1) {
         msg ("cannot start the command");
