@@ -74,3 +74,33 @@ pbs_task_exit ()
           \"step_id\":\"batch\",\"node\":\"$(hostname)\",\"uid\":0},
         \"task_id\":0, \"pid\":0, \"wait_status\":0, \"last\":true}"
 }
+
+# exit_filter_check: with tracerd's kernel filter on process exits, a
+# traced step forks 200 /bin/true and waits while this shell runs 1,000
+# outside it.  The record counts the step's 200, exactly, none lost, and
+# tracerd received at least 200 and fewer than 1,000 exit events while
+# the step ran.  Needs a work/ directory the job may write (the caller
+# runs `: >work/go` in test_when_finished); leaves the job id in job.
+exit_filter_check ()
+{
+    rm -f work/go work/forked &&
+    { srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; i=0; \
+          while [ \$i -lt 200 ]; do /bin/true; i=\$((i+1)); done; \
+          : >work/forked; while [ ! -e work/go ]; do sleep 0.5; done" \
+          2>out200.err & } &&
+    wait_for "test -e work/forked" 60 &&
+    wait_log "$(tracerd_log)" "process exits: only those in the steps. [0-9]* cgroup directories delivered (kernel filter)" &&
+    i=0 && while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done &&
+    : >work/go &&
+    wait &&
+    job=$(sed -n "s/^JOB=//p" out200.err) &&
+    wait_record $job &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .count" rec.json)" = 200 &&
+    test "$(jq ".[0].tools[] | select(.name == \"true\") | .exact" rec.json)" = true &&
+    test "$(jq ".[0].summary.processes.lost" rec.json)" = 0 &&
+    wait_log "$(tracerd_log)" "step [^ ]*/$job/0/[^ ]*: [0-9]* process exit events received" &&
+    got=$(sed -n "s|.*step [^ ]*/$job/0/[^ ]*: \([0-9]*\) process exit events received.*|\1|p" \
+          "$(tracerd_log)" | tail -1) &&
+    echo "exit events received while the step ran: $got" &&
+    test "$got" -ge 200 && test "$got" -lt 1000
+}

@@ -414,26 +414,7 @@ test_expect_success 'psi_mirror false: tracerd turns delay accounting on, and th
 test_expect_success 'exit filter: 200 short children of a step counted, 1,000 exits outside it not received' '
     test_when_finished ": >work/go" &&
     mkdir -p -m 1777 work &&
-    rm -f work/go work/forked &&
-    { srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; i=0; \
-          while [ \$i -lt 200 ]; do /bin/true; i=\$((i+1)); done; \
-          : >work/forked; while [ ! -e work/go ]; do sleep 0.5; done" \
-          2>out200.err & } &&
-    wait_for "test -e work/forked" 60 &&
-    wait_log "$(tracerd_log)" "process exits: only those in the steps. [0-9]* cgroup directories delivered (kernel filter)" &&
-    i=0 && while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done &&
-    : >work/go &&
-    wait &&
-    job=$(sed -n "s/^JOB=//p" out200.err) &&
-    wait_record $job &&
-    test "$(jq ".[0].tools[] | select(.name == \"true\") | .count" rec.json)" = 200 &&
-    test "$(jq ".[0].tools[] | select(.name == \"true\") | .exact" rec.json)" = true &&
-    test "$(jq ".[0].summary.processes.lost" rec.json)" = 0 &&
-    wait_log "$(tracerd_log)" "step [^ ]*/$job/0/[^ ]*: [0-9]* process exit events received" &&
-    got=$(sed -n "s|.*step [^ ]*/$job/0/[^ ]*: \([0-9]*\) process exit events received.*|\1|p" \
-          "$(tracerd_log)" | tail -1) &&
-    echo "exit events received while the step ran: $got" &&
-    test "$got" -ge 200 && test "$got" -lt 1000 &&
+    exit_filter_check &&
     ! grep "every exit on the node delivered (step [^ ]*/$job/" "$(tracerd_log)"
 '
 
