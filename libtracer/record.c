@@ -422,26 +422,45 @@ static int check_array_of (json_t *arr,
 
 /* identity */
 
-/* identity.truncated: names of identity members, each once */
-static int check_truncated (json_t *v, const char *path, tr_error_t *error)
+/* A list of at most max names of up to maxlen bytes, each once; where
+ * allowed is given, each one of those (allowed_text names them).
+ */
+static int check_name_list (json_t *v,
+                            const char *path,
+                            size_t max,
+                            size_t maxlen,
+                            const char *const *allowed,
+                            const char *allowed_text,
+                            tr_error_t *error)
 {
     size_t i, j;
     json_t *e;
     char sub[PATH_BUF];
 
-    if (json_array_size (v) > 32)
-        return invalid (error, "%s: more than 32 entries", path);
+    if (json_array_size (v) > max)
+        return invalid (error, "%s: more than %zu entries", path, max);
     json_array_foreach (v, i, e)
     {
         join_index (sub, sizeof (sub), path, i);
-        if (check_string (e, sub, 64, error) < 0)
+        if (check_string (e, sub, maxlen, error) < 0)
             return -1;
+        for (j = 0; allowed && allowed[j]; j++)
+            if (!strcmp (json_string_value (e), allowed[j]))
+                break;
+        if (allowed && !allowed[j])
+            return invalid (error, "%s: not %s", sub, allowed_text);
         for (j = 0; j < i; j++)
             if (!strcmp (json_string_value (e),
                          json_string_value (json_array_get (v, j))))
                 return invalid (error, "%s: listed twice", sub);
     }
     return 0;
+}
+
+/* identity.truncated: names of identity members, each once */
+static int check_truncated (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_name_list (v, path, 32, 64, NULL, NULL, error);
 }
 
 static const struct member identity_members[] = {
@@ -808,28 +827,9 @@ static int check_stall_unknown (json_t *v, const char *path,
                                 tr_error_t *error)
 {
     static const char *const names[] = { "cpu", "memory", "io", NULL };
-    size_t i, j;
-    json_t *e;
-    char sub[PATH_BUF];
 
-    if (json_array_size (v) > 3)
-        return invalid (error, "%s: more than 3 entries", path);
-    json_array_foreach (v, i, e)
-    {
-        join_index (sub, sizeof (sub), path, i);
-        if (check_string (e, sub, 16, error) < 0)
-            return -1;
-        for (j = 0; names[j]; j++)
-            if (!strcmp (json_string_value (e), names[j]))
-                break;
-        if (!names[j])
-            return invalid (error, "%s: not cpu, memory or io", sub);
-        for (j = 0; j < i; j++)
-            if (!strcmp (json_string_value (e),
-                         json_string_value (json_array_get (v, j))))
-                return invalid (error, "%s: listed twice", sub);
-    }
-    return 0;
+    return check_name_list (v, path, 3, 16, names, "cpu, memory or io",
+                            error);
 }
 
 static const struct member pressure_members[] = {
