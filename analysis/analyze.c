@@ -208,7 +208,7 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
         rc = summary (r, rows, n, &error);
     else if (r->mode == MODE_RECOMMEND && n == 0) {
         /* an empty table would read as "nothing to change" */
-        if (r->admin && !r->all_users && !r->q.nusers && !r->q.jobs)
+        if (r->admin && r->q.only_uid)
             rep_err ("no runs to recommend from: only your own (uid %u) "
                      "jobs are read; -a for every user's, -u USER for "
                      "one user's\n", (unsigned)r->q.uid);

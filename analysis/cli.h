@@ -46,6 +46,9 @@ struct rep {
     bool json;
     bool parsable;
     bool noheader;
+    bool allocations;           /* -X: job rows only */
+    bool noconvert;
+    char units;                 /* --units: K, M, G, T, P or 0 */
     bool no_index;
     bool list_given;        /* -o, -P, -n or --list asked for a listing */
     const char *cluster;

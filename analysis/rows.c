@@ -294,18 +294,24 @@ const char *rep_diag_codes (const tr_stepsum_t *row, void *arg)
 {
     static char buf[256];
     struct rep *r = arg;
-    json_t *f = tr_diagnose (row, &r->conf->diagnosis);
+    json_t *f;
 
     buf[0] = '\0';
+    /* a diagnosis is of a step */
+    if (tr_stepsum_is_job (row))
+        return buf;
+    f = tr_diagnose (row, &r->conf->diagnosis);
     if (f)
         tr_diag_codes (f, buf, sizeof (buf));
     json_decref (f);
     return buf;
 }
 
+/* sacct's JobID, JobName, State and Elapsed, then what tracer adds, in
+ * 80 columns
+ */
 #define DEFAULT_FORMAT                                                     \
-    "jobstep%-16,jobname%-14,user%-9,state%-13,elapsed,reqcpus%5,cpueff,"  \
-    "reqmem,mempeak,memeff,diagnosis%-24"
+    "JobID,JobName,State,Elapsed,CPUEff%6,MemEff%6,diagnosis"
 
 static int list_json (struct rep *r, tr_rowset_t *set)
 {
@@ -338,9 +344,11 @@ int rep_list (struct rep *r, tr_rowset_t *set)
 {
     struct tr_query_format fmt = {
         .extra_name = "diagnosis",
-        .extra_width = -24,
+        .extra_width = -20,
         .extra = rep_diag_codes,
         .extra_arg = r,
+        .units = r->units,
+        .noconvert = r->noconvert,
     };
     tr_error_t error;
 
@@ -349,6 +357,11 @@ int rep_list (struct rep *r, tr_rowset_t *set)
                EXIT_USAGE;
     if (r->json)
         return list_json (r, set);
+    /* sacct's layout: each job's row, then its steps' */
+    if (tr_rowset_add_jobs (set, r->allocations) < 0) {
+        rep_err ("out of memory\n");
+        return EXIT_RUNTIME;
+    }
     if (tr_query_format_parse (&fmt, r->format ? r->format : DEFAULT_FORMAT,
                                &error) < 0) {
         rep_err ("%s\n", tr_error_str (&error));

@@ -517,7 +517,8 @@ int main (int argc, char **argv)
     t0 = tr_when_monotonic ();
     rep_prog = "tracer-mail";
     openlog ("tracer-mail", LOG_PID, LOG_MAIL);
-    while ((c = getopt_long (argc, argv, "s:c:hV", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":s:c:hV", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             m.subject = optarg;
@@ -532,9 +533,14 @@ int main (int argc, char **argv)
         case 'V':
             printf ("tracer-mail %s\n", TRACER_VERSION);
             return EXIT_OK;
-        default:
-            usage (stderr);
+        default: {
+            char msg[256];
+
+            fprintf (stderr, "%s\n",
+                     tr_error_usage (msg, sizeof (msg), "tracer-mail", c,
+                                     argv[optind - 1], optopt));
             return EXIT_USAGE;
+        }
         }
     }
     if (!m.subject || optind >= argc) {

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -40,7 +41,8 @@ static void usage (FILE *f)
              "Selection (a listing without -j shows steps since midnight):\n"
              "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
              "  -u, --user=LIST       users (names or uids)\n"
-             "  -a, --allusers        every user's steps (admins)\n"
+             "  -a, --allusers        every user's steps (admins; root's "
+             "default)\n"
              "  -A, --account=LIST    accounts\n"
              "  -p, --partition=LIST  partitions\n"
              "  -s, --state=LIST      CD, F, CA, TO, OOM, R, NF (or long "
@@ -57,6 +59,9 @@ static void usage (FILE *f)
              "  -e, --helpformat      list the fields and exit\n"
              "  -P, --parsable2       '|' between fields, no padding\n"
              "  -n, --noheader        no header line\n"
+             "  -X, --allocations     job rows only, not their steps\n"
+             "      --units=[KMGTP]   sizes in that unit\n"
+             "      --noconvert       sizes in bytes\n"
              "      --sort=LIST       sort by fields, '-FIELD' descending\n"
              "  -l, --list            a listing even with -j\n"
              "      --json            JSON (see tracer-report(1))\n"
@@ -132,6 +137,8 @@ enum {
     OPT_HTML,
     OPT_DIGEST,
     OPT_EXPORT,
+    OPT_UNITS,
+    OPT_NOCONVERT,
 };
 
 static const struct option opts[] = {
@@ -149,6 +156,9 @@ static const struct option opts[] = {
     { "helpformat", no_argument, NULL, 'e' },
     { "parsable2", no_argument, NULL, 'P' },
     { "noheader", no_argument, NULL, 'n' },
+    { "allocations", no_argument, NULL, 'X' },
+    { "units", required_argument, NULL, OPT_UNITS },
+    { "noconvert", no_argument, NULL, OPT_NOCONVERT },
     { "sort", required_argument, NULL, OPT_SORT },
     { "list", no_argument, NULL, 'l' },
     { "json", no_argument, NULL, OPT_JSON },
@@ -299,6 +309,17 @@ static int parse_opt (struct rep *r, int c, char *arg)
     case 'l':
         r->list_given = true;
         return EXIT_OK;
+    case 'X':
+        r->allocations = r->list_given = true;
+        return EXIT_OK;
+    case OPT_UNITS:
+        if (strlen (arg) != 1 || !strchr ("KMGTPkmgtp", *arg))
+            return bad ("--units: '%s' is not K, M, G, T or P", arg);
+        r->units = (char)toupper ((unsigned char)*arg);
+        return EXIT_OK;
+    case OPT_NOCONVERT:
+        r->noconvert = true;
+        return EXIT_OK;
     case OPT_SORT:
         r->sort = arg;
         return EXIT_OK;
@@ -375,7 +396,6 @@ static int parse_opt (struct rep *r, int c, char *arg)
         printf ("tracer-report %s\n", TRACER_VERSION);
         return -1;
     default:
-        usage (stderr);
         return EXIT_USAGE;
     }
 }
@@ -449,8 +469,7 @@ static int settle (struct rep *r, int argc, char **argv)
          * job view looks them up as they are
          */
         if (r->mode != MODE_VIEW || r->list_given
-            || !strpbrk (r->jobs_arg, "abcdefghijklmnopqrstuvwxyz"
-                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ.")
+            || strncmp (r->jobs_arg, "run.", 4)
             || !rep_ids_safe (r->jobs_arg, false))
             return bad ("-j: %s", tr_error_str (&error));
     }
@@ -507,7 +526,10 @@ static int settle (struct rep *r, int argc, char **argv)
             fprintf (stderr, "tracer-report: note: only %s's records "
                      "are shown (not an admin)\n", uid);
     }
-    if (!r->admin || (!r->all_users && !r->q.nusers && !r->q.jobs)) {
+    /* root, as with sacct, sees every user's without -a */
+    if (!r->admin
+        || (geteuid () != 0 && !r->all_users && !r->q.nusers
+            && !r->q.jobs)) {
         r->q.only_uid = true;
         r->q.uid = getuid ();
     }
@@ -558,8 +580,18 @@ int main (int argc, char **argv)
     tr_error_t error;
     int c, rc = EXIT_OK;
 
-    while ((c = getopt_long (argc, argv, "j:u:aA:p:s:S:E:o:ePnlM:c:hV", opts,
-                             NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":j:u:aA:p:s:S:E:o:ePnlXM:c:hV",
+                             opts, NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            /* one line, not the whole help */
+            char msg[256];
+
+            fprintf (stderr, "%s\n",
+                     tr_error_usage (msg, sizeof (msg), "tracer-report", c,
+                                     argv[optind - 1], optopt));
+            return EXIT_USAGE;
+        }
         if (c == 'c') {
             conf_path = optarg;
             conf_explicit = true;

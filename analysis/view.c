@@ -146,11 +146,14 @@ static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
     r->errors++;
 }
 
-/* Jobs whose records are keyed by ids the list does not spell (array
- * tasks, heterogeneous components): found through the summaries.
+/* The jobs of the list, found through the summaries: array tasks and
+ * heterogeneous components are keyed by ids of their own (-j 13 of an
+ * array is every task, as with sacct).  Then a plain id the summaries
+ * did not know is looked up as it is (its records may not be indexed
+ * yet), which also says when it has none.
  */
 static void add_selected (struct rep *r, tr_store_t *store,
-                          const char *cluster)
+                          const char *cluster, size_t nplain)
 {
     tr_rowset_t *set = tr_rowset_create ();
     const char *last = "";
@@ -167,7 +170,18 @@ static void add_selected (struct rep *r, tr_store_t *store,
         last = set->rows[i].job_id;
         add_job (r, store, cluster, last);
     }
-    if (set->n == 0) {
+    for (size_t k = 0; k < nplain; k++) {
+        const char *id = tr_when_jobsel_plain (r->q.jobs, k);
+        bool found = false;
+
+        for (size_t i = 0; id && !found && i < set->n; i++)
+            found = !strcmp (set->rows[i].job_id, id)
+                    || !strcmp (set->rows[i].array_job_id, id)
+                    || !strcmp (set->rows[i].het_job_id, id);
+        if (id && !found)
+            add_job (r, store, cluster, id);
+    }
+    if (set->n == 0 && nplain == 0) {
         rep_err ("no records of %s in %s (cluster "
                  "%s)\n", r->jobs_arg, tr_store_root (store), cluster);
         r->errors++;
@@ -203,11 +217,7 @@ int rep_load_jobs (struct rep *r)
     for (size_t i = 0; i < n; i++)
         if (!tr_when_jobsel_plain (r->q.jobs, i))
             plain = false;
-    if (plain)
-        for (size_t i = 0; i < n; i++)
-            add_job (r, store, cluster, tr_when_jobsel_plain (r->q.jobs, i));
-    else
-        add_selected (r, store, cluster);
+    add_selected (r, store, cluster, plain ? n : 0);
     tr_store_destroy (store);
     return EXIT_OK;
 }

@@ -418,7 +418,8 @@ int main (int argc, char **argv)
 
     if (!(o.tags = json_object ()))
         return EXIT_FAIL;
-    while ((c = getopt_long (argc, argv, "+o:i:t:c:qhV", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, "+:o:i:t:c:qhV", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             o.output = optarg;
@@ -465,9 +466,14 @@ int main (int argc, char **argv)
         case 'V':
             printf ("tracer-run %s\n", TRACER_VERSION);
             return 0;
-        default:
-            usage (stderr);
+        default: {
+            char msg[256];
+
+            fprintf (stderr, "%s\n",
+                     tr_error_usage (msg, sizeof (msg), "tracer-run", c,
+                                     argv[optind - 1], optopt));
             return 2;
+        }
         }
     }
     if (!o.demo && optind >= argc) {

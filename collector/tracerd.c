@@ -2962,7 +2962,8 @@ int main (int argc, char **argv)
     int c;
 
     d.conf_path = tr_conf_default_path ();
-    while ((c = getopt_long (argc, argv, "c:fhV", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":c:fhV", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
             d.conf_path = optarg;
@@ -2980,9 +2981,14 @@ int main (int argc, char **argv)
         case 'V':
             printf ("tracerd %s\n", TRACER_VERSION);
             return 0;
-        default:
-            usage (stderr);
+        default: {
+            char msg[256];
+
+            fprintf (stderr, "%s\n",
+                     tr_error_usage (msg, sizeof (msg), "tracerd", c,
+                                     argv[optind - 1], optopt));
             return 2;
+        }
         }
     }
     if (optind < argc) {

@@ -83,3 +83,27 @@ const char *tr_error_str (const tr_error_t *error)
         snprintf (buf, sizeof (buf), "%s", error->text);
     return buf;
 }
+
+const char *tr_error_usage (char *buf,
+                            size_t size,
+                            const char *prog,
+                            int c,
+                            const char *opt,
+                            int short_opt)
+{
+    char word[64];
+
+    /* "-xyz": getopt stopped at one letter of the group */
+    if (short_opt && opt && strncmp (opt, "--", 2))
+        snprintf (word, sizeof (word), "-%c", short_opt);
+    else
+        snprintf (word, sizeof (word), "%.*s", (int)strcspn (opt ? opt : "",
+                                                             "="),
+                  opt ? opt : "");
+    snprintf (buf, size, c == ':' ? "%s: option '%s' needs a value (see "
+                                    "%s --help)"
+                                  : "%s: unknown option '%s' (see %s "
+                                    "--help)",
+              prog, word, prog);
+    return buf;
+}

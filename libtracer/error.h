@@ -45,4 +45,18 @@ void tr_error_clear (tr_error_t *error);
  */
 const char *tr_error_str (const tr_error_t *error);
 
+/* getopt_long's complaint as one line for a program's stderr, with the
+ * hint where help is: "PROG: unknown option '--x' (see PROG --help)".
+ * For getopt_long run with opterr = 0 and ':' leading the short
+ * options: c is what it returned ('?' or ':'), opt the argument it
+ * stopped at (argv[optind - 1]), short_opt getopt's optopt.  Writes
+ * into buf; returns buf.
+ */
+const char *tr_error_usage (char *buf,
+                            size_t size,
+                            const char *prog,
+                            int c,
+                            const char *opt,
+                            int short_opt);
+
 #endif /* !TRACER_ERROR_H */

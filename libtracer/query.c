@@ -285,6 +285,117 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
     return 0;
 }
 
+/* Job rows.  Each row's place: its job's first place in the sorted set,
+ * then the job row, then its steps in Slurm's order.
+ */
+struct placed {
+    size_t row;         /* index in the set (the job row: set->n + k) */
+    size_t job_at;      /* the first index of any step of the job */
+};
+
+static const tr_stepsum_t *placed_rows;
+
+static int cmp_job_of (const void *a, const void *b)
+{
+    const struct placed *x = a, *y = b;
+    const tr_stepsum_t *r = &placed_rows[x->row], *s = &placed_rows[y->row];
+    int c;
+
+    if ((c = strcmp (r->cluster, s->cluster))
+        || (c = strcmp (r->job_id, s->job_id)))
+        return c;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int cmp_placed (const void *a, const void *b)
+{
+    const struct placed *x = a, *y = b;
+    const tr_stepsum_t *r = &placed_rows[x->row], *s = &placed_rows[y->row];
+    bool jr = tr_stepsum_is_job (r), js = tr_stepsum_is_job (s);
+    int c;
+
+    if (x->job_at != y->job_at)
+        return x->job_at < y->job_at ? -1 : 1;
+    if (jr != js)
+        return jr ? -1 : 1;
+    if ((c = tr_merge_stepcmp (r->step_id, s->step_id)))
+        return c;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+int tr_rowset_add_jobs (tr_rowset_t *set, bool only_jobs)
+{
+    size_t n = set->n, njobs = 0, w = 0;
+    struct placed *p = NULL;
+    tr_stepsum_t *rows = NULL;
+
+    /* job rows of an earlier call are made again */
+    for (size_t i = 0; i < set->n; i++)
+        if (!tr_stepsum_is_job (&set->rows[i]))
+            set->rows[w++] = set->rows[i];
+    n = set->n = w;
+    w = 0;
+    if (n == 0)
+        return 0;
+    if (!(p = calloc (2 * n, sizeof (*p)))
+        || !(rows = calloc (2 * n, sizeof (*rows)))) {
+        free (p);
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy (rows, set->rows, n * sizeof (*rows));
+    for (size_t i = 0; i < n; i++)
+        p[i].row = i;
+    placed_rows = rows;
+    qsort (p, n, sizeof (*p), cmp_job_of);
+    /* one job row per run of a job's steps, placed where its first
+     * step was
+     */
+    for (size_t i = 0, j; i < n; i = j) {
+        tr_stepsum_t *job = &rows[n + njobs];
+        size_t first = p[i].row;
+
+        tr_stepsum_init (job);
+        for (j = i; j < n && !strcmp (rows[p[j].row].cluster,
+                                      rows[p[i].row].cluster)
+                    && !strcmp (rows[p[j].row].job_id, rows[p[i].row].job_id);
+             j++) {
+            if (tr_stepsum_job_add (job, &rows[p[j].row], set->pool) < 0)
+                goto nomem;
+            if (p[j].row < first)
+                first = p[j].row;
+        }
+        for (size_t k = i; k < j; k++)
+            p[k].job_at = first;
+        p[n + njobs].row = n + njobs;
+        p[n + njobs].job_at = first;
+        njobs++;
+    }
+    qsort (p, n + njobs, sizeof (*p), cmp_placed);
+    for (size_t i = 0; i < n + njobs; i++)
+        if (!only_jobs || tr_stepsum_is_job (&rows[p[i].row]))
+            p[w++] = p[i];
+    if (w > set->alloc) {
+        tr_stepsum_t *bigger = realloc (set->rows, w * sizeof (*bigger));
+
+        if (!bigger)
+            goto nomem;
+        set->rows = bigger;
+        set->alloc = w;
+    }
+    for (size_t i = 0; i < w; i++)
+        set->rows[i] = rows[p[i].row];
+    set->n = w;
+    free (p);
+    free (rows);
+    return 0;
+nomem:
+    free (p);
+    free (rows);
+    errno = ENOMEM;
+    return -1;
+}
+
 /* Sorting: qsort is not stable, so equal keys fall back to identity. */
 struct sort_key {
     const tr_field_t *f;
@@ -473,7 +584,11 @@ int tr_query_print (FILE *out,
 
             tr_strbuf_reset (&sb);
             if (col->field) {
-                if (tr_stepsum_format (&sb, row, col->field, false) < 0) {
+                tr_stepsum_style_t st = { parsable, fmt->units,
+                                          fmt->noconvert };
+
+                if (tr_stepsum_format_styled (&sb, row, col->field, &st)
+                    < 0) {
                     tr_strbuf_free (&sb);
                     errno = ENOMEM;
                     return -1;
@@ -514,8 +629,14 @@ void tr_query_print_fields (FILE *out, const struct tr_query_format *fmt)
         [TR_FIELD_FRACTION] = "percent",
     };
 
-    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
+    fputs ("sacct's and reportseff's names (any case):\n", out);
+    for (const tr_field_t *f = tr_stepsum_sacct_fields; f->name; f++)
         fprintf (out, "%-15s %-9s %s\n", f->name, kinds[f->kind], f->help);
+    fputs ("\ntracer's own:\n", out);
+    for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
+        if (!tr_stepsum_field (f->name) || tr_stepsum_field (f->name) == f)
+            fprintf (out, "%-15s %-9s %s\n", f->name, kinds[f->kind],
+                     f->help);
     if (fmt && fmt->extra_name)
         fprintf (out, "%-15s %-9s %s\n", fmt->extra_name, "text",
                  "diagnosis codes (see tracer-report(1))");

@@ -90,6 +90,14 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q);
  */
 int tr_rowset_sort (tr_rowset_t *set, const char *spec, tr_error_t *error);
 
+/* sacct's layout: a row for each job (tr_stepsum_job_add) above the
+ * rows of its steps, in Slurm's step order (batch, extern, 0, 1, ...);
+ * jobs in the order of their first step in the set as sorted.  With
+ * only_jobs (sacct -X), the job rows alone.  -1 on ENOMEM (the set is
+ * left as it was).
+ */
+int tr_rowset_add_jobs (tr_rowset_t *set, bool only_jobs);
+
 /* Output columns. */
 #define TR_QUERY_MAX_COLUMNS 64
 
@@ -112,6 +120,8 @@ struct tr_query_format {
     int extra_width;
     tr_query_extra_f extra;
     void *extra_arg;
+    char units;                 /* --units: K, M, G, T, P or 0 */
+    bool noconvert;             /* --noconvert: whole bytes */
 };
 
 /* Parse a --format list: FIELD[%WIDTH],...; names as in

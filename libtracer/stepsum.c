@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -237,9 +238,15 @@ static const char *f_jobstep (const tr_stepsum_t *r, char *buf, size_t size)
 {
     char id[300];
 
+    if (!*r->step_id)
+        return f_jobid (r, buf, size);
     snprintf (buf, size, "%s.%s", f_jobid (r, id, sizeof (id)), r->step_id);
     return buf;
 }
+
+/* "n[1-3],gpu7" from "n1,n2,n3,gpu7" (defined below) */
+static const char *tr_stepsum_hostlist (const char *nodes, char *buf,
+                                        size_t size);
 
 const tr_field_t tr_stepsum_fields[] = {
     { "jobid", TR_FIELD_STR, 14, "job id; array tasks as ARRAY_TASK, "
@@ -266,6 +273,9 @@ const tr_field_t tr_stepsum_fields[] = {
       M (scheduler) },
     { "user", TR_FIELD_STR, 10, "user name", M (user) },
     { "uid", TR_FIELD_COUNT, 6, "numeric user id", M (uid) },
+    { "unixgroup", TR_FIELD_STR, 9, "the user's group (sacct's Group)",
+      M (unix_group) },
+    { "gid", TR_FIELD_COUNT, 6, "numeric group id", M (gid) },
     { "account", TR_FIELD_STR, 10, "charge account", M (account) },
     { "partition", TR_FIELD_STR, 10, "partition or queue", M (partition) },
     { "qos", TR_FIELD_STR, 8, "quality of service", M (qos) },
@@ -385,6 +395,151 @@ const tr_field_t tr_stepsum_fields[] = {
     { NULL, 0, 0, NULL, 0, NULL, NULL },
 };
 
+
+/* sacct's names.  Its widths and alignment: sacct's own field table. */
+
+bool tr_stepsum_is_job (const tr_stepsum_t *row)
+{
+    return !*row->step_id;
+}
+
+static const char *f_sacct_jobid (const tr_stepsum_t *r, char *buf,
+                                  size_t size)
+{
+    return tr_stepsum_is_job (r) ? f_jobid (r, buf, size)
+                                 : f_jobstep (r, buf, size);
+}
+
+static const char *f_sacct_jobidraw (const tr_stepsum_t *r, char *buf,
+                                     size_t size)
+{
+    if (tr_stepsum_is_job (r))
+        snprintf (buf, size, "%s", r->job_id);
+    else
+        snprintf (buf, size, "%s.%s", r->job_id, r->step_id);
+    return buf;
+}
+
+/* sacct names a step by its own name: batch, extern, the command srun ran */
+static const char *f_sacct_jobname (const tr_stepsum_t *r, char *buf,
+                                    size_t size)
+{
+    if (tr_stepsum_is_job (r))
+        snprintf (buf, size, "%s", r->job_name);
+    else
+        snprintf (buf, size, "%s", *r->step_name ? r->step_name
+                                                  : r->step_id);
+    return buf;
+}
+
+static const char *f_sacct_state (const tr_stepsum_t *r, char *buf,
+                                  size_t size)
+{
+    snprintf (buf, size, "%s", tr_stepsum_state_name (r->state,
+                                                      r->oom_kills));
+    return buf;
+}
+
+static const char *f_sacct_exit (const tr_stepsum_t *r, char *buf,
+                                 size_t size)
+{
+    return tr_stepsum_exit_text (r, buf, size);
+}
+
+static const char *f_sacct_nodelist (const tr_stepsum_t *r, char *buf,
+                                     size_t size)
+{
+    return tr_stepsum_hostlist (r->node, buf, size);
+}
+
+static double f_cputime (const tr_stepsum_t *r)
+{
+    return r->req_cores * r->elapsed_s;
+}
+
+static double f_time_eff (const tr_stepsum_t *r)
+{
+    if (!(r->time_limit_s > 0) || isnan (r->elapsed_s))
+        return NAN;
+    return r->elapsed_s / r->time_limit_s;
+}
+
+static double f_whole (double v)
+{
+    return isnan (v) ? NAN : floor (v + 0.5);
+}
+
+static double f_elapsed_raw (const tr_stepsum_t *r)
+{
+    return f_whole (r->elapsed_s);
+}
+
+static double f_cputime_raw (const tr_stepsum_t *r)
+{
+    return f_whole (f_cputime (r));
+}
+
+const tr_field_t tr_stepsum_sacct_fields[] = {
+    { "JobID", TR_FIELD_STR, -12, "the job (JOBID, ARRAY_TASK) on a job "
+      "row, JOBID.STEP on a step row", DS (f_sacct_jobid) },
+    { "JobIDRaw", TR_FIELD_STR, -12, "the same with the job's own id",
+      DS (f_sacct_jobidraw) },
+    { "JobName", TR_FIELD_STR, 10, "the job's name on a job row, the "
+      "step's (batch, extern, the command) on a step row",
+      DS (f_sacct_jobname) },
+    { "User", TR_FIELD_STR, 9, "user name", M (user) },
+    { "UID", TR_FIELD_COUNT, 6, "numeric user id", M (uid) },
+    { "Group", TR_FIELD_STR, 9, "the user's group", M (unix_group) },
+    { "GID", TR_FIELD_COUNT, 6, "numeric group id", M (gid) },
+    { "Account", TR_FIELD_STR, 10, "charge account", M (account) },
+    { "Partition", TR_FIELD_STR, 10, "partition or queue", M (partition) },
+    { "QOS", TR_FIELD_STR, 10, "quality of service", M (qos) },
+    { "Cluster", TR_FIELD_STR, 10, "cluster name", M (cluster) },
+    { "State", TR_FIELD_STR, 10, "COMPLETED, FAILED, CANCELLED, TIMEOUT, "
+      "OUT_OF_MEMORY, RUNNING, INCOMPLETE, UNKNOWN", DS (f_sacct_state) },
+    { "ExitCode", TR_FIELD_STR, 8, "exit code and signal, CODE:SIGNAL",
+      DS (f_sacct_exit) },
+    { "Reason", TR_FIELD_STR, 22, "how it ended, in words", M (reason) },
+    { "Start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
+    { "End", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
+    { "Elapsed", TR_FIELD_SECONDS, 10, "wall-clock time", M (elapsed_s) },
+    { "ElapsedRaw", TR_FIELD_COUNT, 10, "wall-clock time, whole seconds",
+      D (f_elapsed_raw) },
+    { "Timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
+      M (time_limit_s) },
+    { "TotalCPU", TR_FIELD_SECONDS, 10, "CPU time, all nodes", M (cpu_s) },
+    { "UserCPU", TR_FIELD_SECONDS, 10, "user CPU time", M (user_s) },
+    { "SystemCPU", TR_FIELD_SECONDS, 10, "system CPU time", M (system_s) },
+    { "CPUTime", TR_FIELD_SECONDS, 10, "elapsed time times allocated "
+      "cores", D (f_cputime) },
+    { "CPUTimeRAW", TR_FIELD_COUNT, 10, "the same in whole seconds",
+      D (f_cputime_raw) },
+    { "AllocCPUS", TR_FIELD_COUNT, 10, "cores allocated, all nodes",
+      M (req_cores) },
+    { "NCPUS", TR_FIELD_COUNT, 10, "the same", M (req_cores) },
+    { "ReqCPUS", TR_FIELD_COUNT, 8, "cores allocated, all nodes (tracer "
+      "sees the grant, not the request)", M (req_cores) },
+    { "ReqMem", TR_FIELD_BYTES, 10, "memory requested per node",
+      M (req_mem_bytes) },
+    { "MaxRSS", TR_FIELD_BYTES, 10, "exact peak memory of the largest "
+      "node (the cgroup's; sacct samples the largest task's)",
+      M (mem_peak_bytes) },
+    { "NodeList", TR_FIELD_STR, 15, "nodes, as a Slurm hostlist",
+      DS (f_sacct_nodelist) },
+    { "NNodes", TR_FIELD_COUNT, 8, "nodes", M (nodes) },
+    { "NTasks", TR_FIELD_COUNT, 8, "tasks seen", M (tasks) },
+    { "ReqGRES", TR_FIELD_STR, 12, "GPUs requested or bound", M (gpus) },
+    { "CPUEff", TR_FIELD_FRACTION, 7, "CPU time over allocated core time",
+      D (f_cpu_eff) },
+    { "MemEff", TR_FIELD_FRACTION, 7, "peak memory over the request",
+      D (f_mem_eff) },
+    { "TimeEff", TR_FIELD_FRACTION, 7, "elapsed time over the time limit",
+      D (f_time_eff) },
+    { "StepGroup", TR_FIELD_STR, 24, "step group used for "
+      "recommendations and regressions", M (group) },
+    { NULL, 0, 0, NULL, 0, NULL, NULL },
+};
+
 #undef M
 #undef D
 #undef DS
@@ -414,6 +569,9 @@ void tr_stepsum_init (tr_stepsum_t *row)
 
 const tr_field_t *tr_stepsum_field (const char *name)
 {
+    for (const tr_field_t *f = tr_stepsum_sacct_fields; f->name; f++)
+        if (!strcasecmp (f->name, name))
+            return f;
     for (const tr_field_t *f = tr_stepsum_fields; f->name; f++)
         if (!strcasecmp (f->name, name))
             return f;
@@ -866,6 +1024,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     INTERN (job_name, str_or_empty (id, "job_name"));
     INTERN (node, str_or_empty (id, "node"));
     INTERN (user, str_or_empty (id, "user"));
+    INTERN (unix_group, str_or_empty (id, "group"));
     INTERN (account, str_or_empty (id, "account"));
     INTERN (partition, str_or_empty (id, "partition"));
     INTERN (qos, str_or_empty (id, "qos"));
@@ -884,6 +1043,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     row->array_task_id = num_or_nan (id, "array_task_id");
     row->het_component = num_or_nan (id, "het_component");
     row->uid = num_or_nan (id, "uid");
+    row->gid = num_or_nan (id, "gid");
 
     row->nodes = 1;
     row->nodes_expected = num_or_nan (req, "nodes");
@@ -1053,6 +1213,246 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     return 0;
 }
 
+
+/* Jobs */
+
+const char *tr_stepsum_state_name (const char *state, double oom_kills)
+{
+    static const struct {
+        const char *state, *name;
+    } names[] = {
+        { "completed", "COMPLETED" }, { "failed", "FAILED" },
+        { "cancelled", "CANCELLED" }, { "timeout", "TIMEOUT" },
+        { "oom", "OUT_OF_MEMORY" },   { "running", "RUNNING" },
+        { "node_fail", "NODE_FAIL" }, { "incomplete", "INCOMPLETE" },
+        { "unknown", "UNKNOWN" },
+    };
+    const char *s = tr_merge_state_name (state, oom_kills);
+
+    if (!strcmp (s, TR_MERGE_STATE_OOM))
+        return "OUT_OF_MEMORY";
+    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+        if (!strcmp (s, names[i].state))
+            return names[i].name;
+    return *s ? "UNKNOWN" : "";
+}
+
+const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
+                                  char *buf,
+                                  size_t size)
+{
+    double code = row->exit_code, sig = row->signal;
+
+    if (isnan (code) && isnan (sig)) {
+        snprintf (buf, size, "%s", "");
+        return buf;
+    }
+    /* a signal is the second half; the shell's 128+N is not a code */
+    if (sig > 0 && (isnan (code) || code == 128 + sig))
+        code = 0;
+    snprintf (buf, size, "%.0f:%.0f", isnan (code) ? 0 : code,
+              sig > 0 ? sig : 0);
+    return buf;
+}
+
+/* One name of a node list: its prefix and numeric suffix (width digits,
+ * 0 when it has none).
+ */
+struct hostname {
+    const char *name;
+    size_t len, prefix, width;
+    long num;
+};
+
+static const char *next_host (const char *p, struct hostname *h)
+{
+    const char *e = strchr (p, ',');
+    size_t i;
+
+    h->name = p;
+    h->len = e ? (size_t)(e - p) : strlen (p);
+    for (i = h->len; i > 0 && isdigit ((unsigned char)p[i - 1]); i--)
+        ;
+    h->prefix = i;
+    h->width = h->len - i;
+    if (h->width == 0 || h->width > 9) {
+        h->prefix = h->len;
+        h->width = 0;
+    }
+    h->num = h->width ? strtol (p + i, NULL, 10) : 0;
+    return e ? e + 1 : p + h->len;
+}
+
+static bool same_run (const struct hostname *a, const struct hostname *b)
+{
+    return a->width && b->width == a->width && b->prefix == a->prefix
+           && !memcmp (a->name, b->name, a->prefix);
+}
+
+/* "n[1-3,5],gpu7" from "n1,n2,n3,n5,gpu7": names of one prefix and
+ * number width (leading zeros kept) together, as Slurm writes a
+ * hostlist; a merged row's list is in natural order already.
+ */
+static const char *tr_stepsum_hostlist (const char *nodes, char *buf,
+                                        size_t size)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    struct hostname *h = NULL, *bigger;
+    size_t n = 0, alloc = 0;
+
+    for (const char *p = nodes; *p; n++) {
+        if (n == alloc) {
+            alloc = alloc ? 2 * alloc : 16;
+            if (!(bigger = realloc (h, alloc * sizeof (*h))))
+                goto plain;
+            h = bigger;
+        }
+        p = next_host (p, &h[n]);
+    }
+    for (size_t i = 0, j; i < n; i = j) {
+        if (sb.len)
+            tr_strbuf_puts (&sb, ",");
+        tr_strbuf_printf (&sb, "%.*s", (int)h[i].prefix, h[i].name);
+        for (j = i + 1; j < n && same_run (&h[i], &h[j]); j++)
+            ;
+        if (!h[i].width)
+            continue;
+        if (j - i == 1) {
+            tr_strbuf_printf (&sb, "%0*ld", (int)h[i].width, h[i].num);
+            continue;
+        }
+        tr_strbuf_puts (&sb, "[");
+        for (size_t k = i, m; k < j; k = m + 1) {
+            for (m = k; m + 1 < j && h[m + 1].num == h[m].num + 1; m++)
+                ;
+            tr_strbuf_printf (&sb, "%s%0*ld", k > i ? "," : "",
+                              (int)h[k].width, h[k].num);
+            if (m > k)
+                tr_strbuf_printf (&sb, "-%0*ld", (int)h[m].width, h[m].num);
+        }
+        tr_strbuf_puts (&sb, "]");
+    }
+    if (sb.len && tr_strbuf_str (&sb)) {
+        snprintf (buf, size, "%s", tr_strbuf_str (&sb));
+        tr_strbuf_free (&sb);
+        free (h);
+        return buf;
+    }
+plain:
+    tr_strbuf_free (&sb);
+    free (h);
+    snprintf (buf, size, "%s", nodes);
+    return buf;
+}
+
+/* The job's outcome: the batch step's; else the worst of its steps but
+ * the extern step (which only holds the allocation).
+ */
+static void job_outcome (tr_stepsum_t *job, const tr_stepsum_t *step,
+                         bool first)
+{
+    bool batch = !strcmp (step->step_id, "batch");
+
+    bool ext = !strcmp (step->step_id, "extern");
+
+    if (job->job_outcome_batch && !batch)
+        return;
+    if (!batch && !first && !job->job_outcome_extern
+        && (ext || tr_merge_state_rank (step->state)
+                       <= tr_merge_state_rank (job->state)))
+        return;
+    if (ext && !first && !job->job_outcome_extern)
+        return;
+    job->state = step->state;
+    job->reason = step->reason;
+    job->exit_code = step->exit_code;
+    job->signal = step->signal;
+    job->oom_kills = step->oom_kills;
+    job->job_outcome_batch = batch;
+    job->job_outcome_extern = ext;
+}
+
+int tr_stepsum_job_add (tr_stepsum_t *job,
+                        const tr_stepsum_t *step,
+                        tr_strpool_t *pool)
+{
+    bool first = !*job->job_id;
+
+    if (first) {
+        tr_stepsum_t fresh;
+
+        tr_stepsum_init (&fresh);
+        fresh.scheduler = step->scheduler;
+        fresh.cluster = step->cluster;
+        fresh.job_id = step->job_id;
+        fresh.array_job_id = step->array_job_id;
+        fresh.het_job_id = step->het_job_id;
+        fresh.job_name = step->job_name;
+        fresh.user = step->user;
+        fresh.unix_group = step->unix_group;
+        fresh.account = step->account;
+        fresh.partition = step->partition;
+        fresh.qos = step->qos;
+        fresh.tags = step->tags;
+        fresh.gpus = step->gpus;
+        fresh.sig = step->sig;
+        fresh.path = step->path;
+        fresh.node = step->node;
+        fresh.array_task_id = step->array_task_id;
+        fresh.het_component = step->het_component;
+        fresh.uid = step->uid;
+        fresh.gid = step->gid;
+        fresh.complete = step->complete;
+        fresh.exact = step->exact;
+        *job = fresh;
+    }
+    else if (strcmp (job->sig, step->sig))
+        job->sig = tr_strpool_intern (pool, TR_STEPSUM_SIG_UNSIGNED);
+    if (!job->sig)
+        return -1;
+    job_outcome (job, step, first);
+    /* the largest step holds the allocation's nodes and cores */
+    if (!(job->nodes >= step->nodes)) {
+        job->nodes = step->nodes;
+        job->node = step->node;
+    }
+    job->nodes_expected = max2 (job->nodes_expected, step->nodes_expected);
+    job->req_cores = max2 (job->req_cores, step->req_cores);
+    job->req_cpus_per_task =
+        max2 (job->req_cpus_per_task, step->req_cpus_per_task);
+    job->req_mem_bytes = max2 (job->req_mem_bytes, step->req_mem_bytes);
+    job->time_limit_s = max2 (job->time_limit_s, step->time_limit_s);
+    job->time_unlimited = max2 (job->time_unlimited, step->time_unlimited);
+    job->start_ms = min2 (job->start_ms, step->start_ms);
+    job->end_ms = (!first && isnan (job->end_ms)) || isnan (step->end_ms)
+                      ? NAN : max2 (job->end_ms, step->end_ms);
+    if (!isnan (job->end_ms) && !isnan (job->start_ms))
+        job->elapsed_s = (job->end_ms - job->start_ms) / 1000.0;
+    else
+        job->elapsed_s = max2 (job->elapsed_s, step->elapsed_s);
+    job->complete = job->complete && step->complete ? 1 : 0;
+    job->exact = job->exact && step->exact ? 1 : 0;
+    job->cpu_s = add (job->cpu_s, step->cpu_s);
+    job->user_s = add (job->user_s, step->user_s);
+    job->system_s = add (job->system_s, step->system_s);
+    job->throttled_s = add (job->throttled_s, step->throttled_s);
+    job->runq_wait_s = add (job->runq_wait_s, step->runq_wait_s);
+    job->mem_peak_bytes = max2 (job->mem_peak_bytes, step->mem_peak_bytes);
+    job->mem_limit_bytes = max2 (job->mem_limit_bytes, step->mem_limit_bytes);
+    job->swap_bytes = max2 (job->swap_bytes, step->swap_bytes);
+    job->read_bytes = add (job->read_bytes, step->read_bytes);
+    job->write_bytes = add (job->write_bytes, step->write_bytes);
+    job->rchar = add (job->rchar, step->rchar);
+    job->wchar = add (job->wchar, step->wchar);
+    job->net_rx_bytes = add (job->net_rx_bytes, step->net_rx_bytes);
+    job->net_tx_bytes = add (job->net_tx_bytes, step->net_tx_bytes);
+    job->gpus_used = max2 (job->gpus_used, step->gpus_used);
+    job->gpu_mem_peak_bytes =
+        max2 (job->gpu_mem_peak_bytes, step->gpu_mem_peak_bytes);
+    job->nprocs = add (job->nprocs, step->nprocs);
+    return 0;
+}
+
 /* Text */
 
 static int fmt_bytes (tr_strbuf_t *sb, double v)
@@ -1125,6 +1525,31 @@ int tr_stepsum_format (tr_strbuf_t *sb,
     default:
         return tr_strbuf_printf (sb, "%.2f", v);
     }
+}
+
+int tr_stepsum_format_styled (tr_strbuf_t *sb,
+                              const tr_stepsum_t *row,
+                              const tr_field_t *f,
+                              const tr_stepsum_style_t *style)
+{
+    static const char units[] = "KMGTP";
+    double v = tr_stepsum_num (row, f);
+    const char *u;
+
+    if (isnan (v) || isinf (v) || f->kind == TR_FIELD_STR
+        || (row->time_unlimited == 1
+            && f->offset == offsetof (tr_stepsum_t, time_limit_s)))
+        return tr_stepsum_format (sb, row, f, false);
+    if (f->kind == TR_FIELD_BYTES && style->units
+        && (u = strchr (units, style->units)))
+        return tr_strbuf_printf (sb, "%.2f%c",
+                                 v / pow (1024, (double)(u - units + 1)),
+                                 style->units);
+    if (f->kind == TR_FIELD_BYTES && (style->parsable || style->noconvert))
+        return tr_strbuf_printf (sb, "%.0f", v);
+    if (f->kind == TR_FIELD_FRACTION && style->parsable)
+        return tr_strbuf_printf (sb, "%.2f", 100 * v);
+    return tr_stepsum_format (sb, row, f, false);
 }
 
 int tr_stepsum_cmp (const tr_stepsum_t *a,

@@ -69,6 +69,7 @@ typedef struct tr_stepsum {
     const char *job_name;
     const char *node;           /* a merged row: the nodes, "n1,n2,..." */
     const char *user;
+    const char *unix_group;     /* identity.group, the user's group name */
     const char *account;
     const char *partition;
     const char *qos;
@@ -87,6 +88,7 @@ typedef struct tr_stepsum {
     double array_task_id;       /* NAN when not an array task */
     double het_component;
     double uid;
+    double gid;
 
     /* Request */
     double nodes;               /* nodes this row covers (1 for a record) */
@@ -161,6 +163,12 @@ typedef struct tr_stepsum {
     double nprocs;
     double idle_s;              /* series time that was idle */
     double idle_longest_s;      /* the longest idle stretch */
+
+    /* A job row (tr_stepsum_job_add; step_id ""): whether its state and
+     * exit code are the batch step's (else the worst step's)
+     */
+    bool job_outcome_batch;
+    bool job_outcome_extern;    /* so far only the extern step's */
 } tr_stepsum_t;
 
 /* A row with every number NAN and every string "" (not from a pool). */
@@ -185,6 +193,41 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
 int tr_stepsum_merge (tr_stepsum_t *dst,
                       const tr_stepsum_t *src,
                       tr_strpool_t *pool);
+
+/* Job rows, as sacct prints a line for the job above its steps.  A job
+ * row is a row whose step_id is "" (tr_stepsum_is_job).  Fold step (a
+ * step's row, its nodes merged) into job, a row that is either fresh
+ * from tr_stepsum_init or has had this job's other steps folded in:
+ * identity from the first step; start the earliest, end the latest
+ * (unknown while a step runs), elapsed the span between them; CPU, I/O
+ * and network summed over the steps; cores, nodes, memory request and
+ * peak the largest step's (seff's "memory utilized" is the largest
+ * step's peak too); state, exit code and signal the batch step's, else
+ * (jobs of srun alone) the worst step's but for the extern step's.
+ * Pressure, idleness, tools and the step group are a step's business
+ * and stay unknown.  0, or -1 with errno = ENOMEM.
+ */
+int tr_stepsum_job_add (tr_stepsum_t *job,
+                        const tr_stepsum_t *step,
+                        tr_strpool_t *pool);
+
+/* Whether row is a job row. */
+bool tr_stepsum_is_job (const tr_stepsum_t *row);
+
+/* A record state ("completed", "oom", ...) in Slurm's words, as sacct
+ * and squeue write them: COMPLETED, FAILED, CANCELLED, TIMEOUT,
+ * OUT_OF_MEMORY, RUNNING, NODE_FAIL, UNKNOWN; tracer's own "incomplete"
+ * (the collector lost track of the step) is INCOMPLETE.  oom_kills > 0
+ * makes a failed step OUT_OF_MEMORY.  "" for "".
+ */
+const char *tr_stepsum_state_name (const char *state, double oom_kills);
+
+/* A row's exit code as sacct writes it, "CODE:SIGNAL" ("0:0", "3:0",
+ * "0:9"); "" when unknown.  Writes into buf; returns buf.
+ */
+const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
+                                  char *buf,
+                                  size_t size);
 
 /* The step group a record belongs to, for recommendations and
  * regressions: the tag "group" when set; else the job name, normalised
@@ -254,10 +297,26 @@ typedef struct tr_field {
     const char *(*str) (const tr_stepsum_t *row, char *buf, size_t size);
 } tr_field_t;
 
-/* Every field, in --helpformat order, terminated by { NULL }. */
+/* Every field, in --helpformat order, terminated by { NULL }.  These
+ * are tracer's own names, also the members of tr_stepsum_to_json and
+ * the index.
+ */
 extern const tr_field_t tr_stepsum_fields[];
 
-/* The field named name (case-insensitive), or NULL. */
+/* sacct's and reportseff's names for the same figures, as sacct spells,
+ * sizes and aligns them (a negative width is left-aligned): JobID,
+ * JobName, User, Group, State, ExitCode, Elapsed, MaxRSS, CPUEff, ...
+ * Where sacct means something else than tracer's field of the same
+ * name, sacct's meaning wins: JobID is "13" on a job row and
+ * "13.batch" on a step's, JobName a step's name on a step row, Group
+ * the user's Unix group (tracer's step group is StepGroup), State in
+ * Slurm's words, ExitCode CODE:SIGNAL.  Terminated by { NULL }.
+ */
+extern const tr_field_t tr_stepsum_sacct_fields[];
+
+/* The field named name (case-insensitive): sacct's names first, then
+ * tracer's own; NULL if neither has it.
+ */
 const tr_field_t *tr_stepsum_field (const char *name);
 
 /* A field's value: a number (NAN when unknown) or, for TR_FIELD_STR, a
@@ -279,6 +338,24 @@ int tr_stepsum_format (tr_strbuf_t *sb,
                        const tr_stepsum_t *row,
                        const tr_field_t *f,
                        bool raw);
+
+/* How a listing writes values (sacct's --parsable2, --units,
+ * --noconvert): with parsable, bytes as whole bytes and percentages as
+ * plain numbers ("81.25"), durations and times as in the aligned form;
+ * units ('K', 'M', 'G', 'T', 'P', or 0) writes every byte value in that
+ * unit with two decimals ("1536.00M"); noconvert writes them as whole
+ * bytes.
+ */
+typedef struct tr_stepsum_style {
+    bool parsable;
+    char units;
+    bool noconvert;
+} tr_stepsum_style_t;
+
+int tr_stepsum_format_styled (tr_strbuf_t *sb,
+                              const tr_stepsum_t *row,
+                              const tr_field_t *f,
+                              const tr_stepsum_style_t *style);
 
 /* Compare two rows by a field: numbers numerically (unknown last),
  * strings naturally (tr_merge_natcmp).

@@ -104,8 +104,11 @@ _tracer_report ()
             if $out_file; then
                 _tracer_files
             else
+                # sacct's names as sacct spells them and in lower case
                 _tracer_list "$(LC_ALL=C "$prog" --helpformat 2>/dev/null |
-                               sed -n 's/^\([a-zA-Z][a-zA-Z0-9_]*\) .*/\1/p')"
+                               sed -n 's/^\([a-zA-Z][a-zA-Z0-9_]*\) .*/\1/p' |
+                               awk '{ print; if (tolower($0) != $0)
+                                          print tolower($0) }')"
             fi
             return ;;
         -u|--user) _tracer_list "$(compgen -u)"; return ;;

@@ -9,7 +9,8 @@ test_description='every program answers --help and --version, and refuses bad us
 B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 VERSION=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"/\1/p' "$B/config.h")
 
-for prog in collector/tracerd collector/tracer-run analysis/tracer-report; do
+for prog in collector/tracerd collector/tracer-run analysis/tracer-report \
+    analysis/tracer-mail; do
     name=${prog#*/}
     test_expect_success "$name --help exits 0 and shows usage" "
         $B/$prog --help >out &&
@@ -19,9 +20,15 @@ for prog in collector/tracerd collector/tracer-run analysis/tracer-report; do
         $B/$prog --version >out &&
         test \"\$(cat out)\" = \"$name $VERSION\"
     "
-    test_expect_success "$name rejects an unknown option with exit 2" "
+    test_expect_success "$name rejects an unknown option with exit 2, in one line" "
         test_expect_code 2 $B/$prog --no-such-option 2>err &&
-        grep -q 'Usage' err
+        echo \"$name: unknown option '--no-such-option' (see $name --help)\" \
+            >expect &&
+        test_cmp expect err &&
+        test_expect_code 2 $B/$prog -Z 2>err &&
+        grep -qx \"$name: unknown option '-Z' (see $name --help)\" err &&
+        test_expect_code 2 $B/$prog -c 2>err &&
+        grep -qx \"$name: option '-c' needs a value (see $name --help)\" err
     "
 done
 
@@ -37,7 +44,7 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
     mkdir -p empty-store &&
     TRACER_CONF= $B/analysis/tracer-report --store=empty-store \
         -P -o jobid,state >out &&
-    echo "Jobid|State" >expect &&
+    echo "JobID|State" >expect &&
     test_cmp expect out &&
     test_expect_code 2 $B/analysis/tracer-report --store=. -s BOGUS 2>err &&
     grep -q "BOGUS. is not a state" err &&
@@ -59,13 +66,16 @@ test_expect_success '--recommend with no runs says so on stderr and exits 1' '
     grep -q "no runs to recommend from" err
 '
 test "$(id -u)" = 0 && test_set_prereq ROOT
-test_expect_success ROOT '--recommend as root without -a or -u names them' '
+test_expect_success ROOT '--recommend as root reads every user, as sacct does' '
     test_expect_code 1 $B/analysis/tracer-report --store=. --recommend \
         2>err &&
-    grep -q "only your own (uid 0) jobs are read; -a for every user" err
+    grep -q "no runs to recommend from in this period" err &&
+    ! grep -q "only your own" err
 '
 test_expect_success 'tracer-report refuses a job id with a path in it' '
     test_expect_code 2 $B/analysis/tracer-report --store=. -j ../../etc 2>err &&
-    grep -q "is not a valid job id" err
+    grep -q "invalid job id" err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. -j abc 2>err &&
+    grep -q "invalid job id .abc.: expected N" err
 '
 test_done

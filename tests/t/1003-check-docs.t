@@ -335,6 +335,7 @@ test_expect_success 'tracer-report(1) documents every field of --helpformat' '
         >fields.man &&
     rc=0 &&
     while read -r f kind help; do
+        case "$f$kind$help" in ""|*:) continue ;; esac
         grep -qx "\.B $f" fields.man || { echo "no field $f"; rc=1; }
     done <fields &&
     test $rc = 0

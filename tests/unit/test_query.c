@@ -209,14 +209,15 @@ static void test_print (void **state)
     assert_int_equal (tr_query_print (f, set, &fmt, false, false), 0);
     fclose (f);
     assert_string_equal (buf,
-                         "Jobidr User       Elapsed Mempea Diagno\n"
+                         "JobIDR User       Elapsed Mempea Diagno\n"
                          "------ ------- ---------- ------ ------\n"
                          "42424+ alice     01:02:03   512M busy  \n");
     free (buf);
     f = open_memstream (&buf, &size);
     assert_int_equal (tr_query_print (f, set, &fmt, true, true), 0);
     fclose (f);
-    assert_string_equal (buf, "4242424242|alice|01:02:03|512M|busy\n");
+    assert_string_equal (buf,
+                         "4242424242.batch|alice|01:02:03|536870912|busy\n");
     free (buf);
     assert_int_equal (tr_query_format_parse (&fmt, "user%x", &error), -1);
     assert_int_equal (tr_query_format_parse (&fmt, "user%0", &error), -1);
@@ -227,10 +228,75 @@ static void test_print (void **state)
     f = open_memstream (&buf, &size);
     tr_query_print_fields (f, &fmt);
     fclose (f);
-    for (const tr_field_t *fl = tr_stepsum_fields; fl->name; fl++)
+    for (const tr_field_t *fl = tr_stepsum_sacct_fields; fl->name; fl++)
         assert_non_null (strstr (buf, fl->name));
+    /* tracer's own, but for those a sacct name of any case shadows */
+    for (const tr_field_t *fl = tr_stepsum_fields; fl->name; fl++)
+        if (tr_stepsum_field (fl->name) == fl)
+            assert_non_null (strstr (buf, fl->name));
     assert_non_null (strstr (buf, "diagnosis"));
     free (buf);
+    tr_rowset_destroy (set);
+}
+
+/* sacct's layout: a job row above its steps, steps in Slurm's order,
+ * jobs where their first step was; -X keeps the job rows alone.
+ */
+static void test_job_rows (void **state)
+{
+    tr_rowset_t *set = tr_rowset_create ();
+    tr_stepsum_t r[5];
+    struct tr_query_format fmt = { 0 };
+    tr_error_t error;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f;
+
+    (void)state;
+    r[0] = mkrow ("7", "0", "n1", "alice", "oom", 110, 150);
+    r[1] = mkrow ("7", "batch", "n1", "alice", "failed", 100, 160);
+    r[2] = mkrow ("7", "extern", "n1", "alice", "completed", 100, 161);
+    r[3] = mkrow ("9", "0", "n2", "bob", "completed", 50, 80);
+    r[4] = mkrow ("9", "extern", "n2", "bob", "cancelled", 50, 81);
+    r[1].exit_code = 3;
+    r[1].signal = 0;
+    r[0].mem_peak_bytes = 900;
+    r[1].mem_peak_bytes = 100;
+    r[3].req_cores = 4;
+    for (int i = 0; i < 5; i++)
+        tr_rowset_add (set, &r[i]);
+    assert_int_equal (tr_rowset_sort (set, "start", &error), 0);
+    assert_int_equal (tr_rowset_add_jobs (set, false), 0);
+    assert_int_equal (set->n, 7);
+    assert_int_equal (tr_query_format_parse (&fmt, "JobID,State,ExitCode,"
+                                             "Elapsed,TotalCPU,MaxRSS,"
+                                             "AllocCPUS,CPUTime",
+                                             &error), 0);
+    f = open_memstream (&buf, &size);
+    assert_int_equal (tr_query_print (f, set, &fmt, true, false), 0);
+    fclose (f);
+    /* job 9 first (its first step started first); a job's outcome is
+     * its batch step's, else the worst but the extern step's; its peak
+     * the largest step's, CPU time summed, span first start to last end
+     */
+    assert_string_equal (buf,
+                         "JobID|State|ExitCode|Elapsed|TotalCPU|MaxRSS|"
+                         "AllocCPUS|CPUTime\n"
+                         "9|COMPLETED||00:00:31|00:00:20||4|00:02:04\n"
+                         "9.extern|CANCELLED||00:00:31|00:00:10||2|"
+                         "00:01:02\n"
+                         "9.0|COMPLETED||00:00:30|00:00:10||4|00:02:00\n"
+                         "7|FAILED|3:0|00:01:01|00:00:30|900|2|00:02:02\n"
+                         "7.batch|FAILED|3:0|00:01:00|00:00:10|100|2|"
+                         "00:02:00\n"
+                         "7.extern|COMPLETED||00:01:01|00:00:10||2|"
+                         "00:02:02\n"
+                         "7.0|OUT_OF_MEMORY||00:00:40|00:00:10|900|2|"
+                         "00:01:20\n");
+    free (buf);
+    assert_int_equal (tr_rowset_add_jobs (set, true), 0);
+    /* job rows of job rows are the same rows again */
+    assert_int_equal (set->n, 2);
     tr_rowset_destroy (set);
 }
 
@@ -241,6 +307,7 @@ int main (void)
         cmocka_unit_test (test_jobs),
         cmocka_unit_test (test_merge_sort),
         cmocka_unit_test (test_print),
+        cmocka_unit_test (test_job_rows),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

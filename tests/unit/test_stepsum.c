@@ -155,7 +155,7 @@ static void test_fields (void **state)
         { "elapsed", 93784, false, "1-02:03:04" },
         { "elapsed", 61.4, false, "00:01:01" },
         { "elapsed", 61.5, true, "61.5" },
-        { "exitcode", 137, false, "137" },
+        { "signal", 9, false, "9" },
         { "reqcpus", 2, false, "2" },
         { "peakcpus", 2, false, "2.00" },
         { "mempeak", NAN, false, "" },
@@ -176,14 +176,22 @@ static void test_fields (void **state)
     }
     tr_strbuf_free (&sb);
     assert_non_null (tr_stepsum_field ("JobID"));
+    /* sacct's names in any case; its meaning wins over tracer's own */
+    assert_ptr_equal (tr_stepsum_field ("maxrss"),
+                      tr_stepsum_field ("MaxRSS"));
+    assert_string_equal (tr_stepsum_field ("group")->name, "Group");
+    assert_string_equal (tr_stepsum_field ("stepgroup")->name, "StepGroup");
+    assert_int_equal (tr_stepsum_field ("JobID")->width, -12);
+    assert_int_equal (tr_stepsum_field ("jobname")->width, 10);
     assert_null (tr_stepsum_field ("nosuchfield"));
     tr_stepsum_init (&row);
     row.job_id = "125";
     row.array_job_id = "123";
     row.array_task_id = 2;
     row.step_id = "batch";
+    /* sacct's JobID: the step's on a step row */
     assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("jobid"),
-                                         buf, sizeof (buf)), "123_2");
+                                         buf, sizeof (buf)), "123_2.batch");
     assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("jobstep"),
                                          buf, sizeof (buf)), "123_2.batch");
     /* sorting: numbers numerically, unknown last; names naturally */
@@ -346,13 +354,88 @@ static void test_unlimited (void **state)
     tr_strpool_destroy (pool);
 }
 
+/* sacct's words: states, CODE:SIGNAL, hostlists, job and step ids */
+static void test_sacct (void **state)
+{
+    tr_stepsum_t row;
+    char buf[256];
+    static const struct {
+        const char *nodes, *want;
+    } lists[] = {
+        { "n1", "n1" },
+        { "n1,n2,n3", "n[1-3]" },
+        { "n1,n2,n3,n5,n7,n8", "n[1-3,5,7-8]" },
+        { "gpu01,gpu02,n1,login", "gpu[01-02],n1,login" },
+        { "a9,a10", "a9,a10" },     /* widths differ: not one run */
+        { "", "" },
+    };
+    static const struct {
+        double code, sig;
+        const char *want;
+    } exits[] = {
+        { 0, 0, "0:0" },     { 3, 0, "3:0" },   { 137, 9, "0:9" },
+        { NAN, 15, "0:15" }, { 1, NAN, "1:0" }, { NAN, NAN, "" },
+    };
+
+    (void)state;
+    assert_string_equal (tr_stepsum_state_name ("completed", 0), "COMPLETED");
+    assert_string_equal (tr_stepsum_state_name ("oom", 0), "OUT_OF_MEMORY");
+    assert_string_equal (tr_stepsum_state_name ("failed", 2),
+                         "OUT_OF_MEMORY");
+    assert_string_equal (tr_stepsum_state_name ("timeout", 0), "TIMEOUT");
+    assert_string_equal (tr_stepsum_state_name ("cancelled", NAN),
+                         "CANCELLED");
+    assert_string_equal (tr_stepsum_state_name ("incomplete", 0),
+                         "INCOMPLETE");
+    assert_string_equal (tr_stepsum_state_name ("", 0), "");
+    for (size_t i = 0; i < sizeof (exits) / sizeof (exits[0]); i++) {
+        tr_stepsum_init (&row);
+        row.exit_code = exits[i].code;
+        row.signal = exits[i].sig;
+        assert_string_equal (tr_stepsum_exit_text (&row, buf, sizeof (buf)),
+                             exits[i].want);
+    }
+    for (size_t i = 0; i < sizeof (lists) / sizeof (lists[0]); i++) {
+        tr_stepsum_init (&row);
+        row.node = lists[i].nodes;
+        assert_string_equal (tr_stepsum_str (&row,
+                                             tr_stepsum_field ("NodeList"),
+                                             buf, sizeof (buf)),
+                             lists[i].want);
+    }
+    tr_stepsum_init (&row);
+    row.job_id = "14";
+    row.array_job_id = "13";
+    row.array_task_id = 1;
+    row.step_id = "batch";
+    row.step_name = "";
+    row.job_name = "align";
+    assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("JobID"),
+                                         buf, sizeof (buf)),
+                         "13_1.batch");
+    assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("JobIDRaw"),
+                                         buf, sizeof (buf)),
+                         "14.batch");
+    assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("JobName"),
+                                         buf, sizeof (buf)),
+                         "batch");
+    row.step_id = "";
+    assert_true (tr_stepsum_is_job (&row));
+    assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("JobID"),
+                                         buf, sizeof (buf)),
+                         "13_1");
+    assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("JobName"),
+                                         buf, sizeof (buf)),
+                         "align");
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_from_record), cmocka_unit_test (test_group),
         cmocka_unit_test (test_merge),       cmocka_unit_test (test_fields),
         cmocka_unit_test (test_tsv),         cmocka_unit_test (test_pool),
-        cmocka_unit_test (test_unlimited),
+        cmocka_unit_test (test_unlimited),  cmocka_unit_test (test_sacct),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
