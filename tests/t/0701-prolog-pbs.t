@@ -314,7 +314,7 @@ test_expect_success 'array subjob: listed as 7140[2].HOST, and -j finds it by th
     batch_wait_record "7140[2].$HOST" &&
     jq -e ".identity.array_job_id == \"7140[].$HOST\"
            and .identity.array_task_id == 2" rec.json &&
-    $REPORT $UNSIGNED -u tracertest >list &&
+    $REPORT $UNSIGNED -u tracertest -P -o jobid >list &&
     grep -F "7140[2].$HOST" list &&
     ! grep -F "7140[].$HOST" list &&
     for sel in "7140[2].$HOST" "7140[2]" "7140[]" "7140[].$HOST"; do
