@@ -157,12 +157,28 @@ static void add_selected (struct rep *r, tr_store_t *store,
 {
     tr_rowset_t *set = tr_rowset_create ();
     const char *last = "";
+    int worst = r->worst, errors = r->errors, rc;
 
-    if (!set || rep_collect (r, &r->q, true, set) != EXIT_OK) {
+    if (!set) {
+        rep_err ("out of memory\n");
+        r->errors++;
+        return;
+    }
+    rc = rep_collect (r, &r->q, true, set);
+    /* plain ids: the store's other records are not this view's business
+     * (each of the job's own is loaded, and judged, again below)
+     */
+    if (nplain) {
+        r->worst = worst;
+        r->errors = errors;
+    }
+    else if (rc != EXIT_OK) {
         r->errors++;
         tr_rowset_destroy (set);
         return;
     }
+    if (rc != EXIT_OK)
+        set->n = 0;
     tr_rowset_sort (set, "jobidraw", NULL);
     for (size_t i = 0; i < set->n; i++) {
         if (!strcmp (set->rows[i].job_id, last))
@@ -194,7 +210,7 @@ int rep_load_jobs (struct rep *r)
     const char *cluster = r->cluster ? r->cluster : r->conf->cluster_name;
     const char *root = r->store_path ? r->store_path : r->conf->store_path;
     size_t n = tr_when_jobsel_count (r->q.jobs);
-    bool plain = true;
+    bool plain = true, numeric = true;
     tr_store_t *store;
     tr_error_t error;
 
@@ -217,7 +233,20 @@ int rep_load_jobs (struct rep *r)
     for (size_t i = 0; i < n; i++)
         if (!tr_when_jobsel_plain (r->q.jobs, i))
             plain = false;
-    add_selected (r, store, cluster, plain ? n : 0);
+    /* a plain number may be an array's or a heterogeneous job's: found
+     * through the summaries, as N_T and the other forms are; other
+     * schedulers' plain ids are their records' own
+     */
+    for (size_t i = 0; plain && i < n; i++) {
+        const char *id = tr_when_jobsel_plain (r->q.jobs, i);
+
+        numeric = numeric && strspn (id, "0123456789") == strlen (id);
+    }
+    if (!plain || numeric)
+        add_selected (r, store, cluster, plain ? n : 0);
+    else
+        for (size_t i = 0; i < n; i++)
+            add_job (r, store, cluster, tr_when_jobsel_plain (r->q.jobs, i));
     tr_store_destroy (store);
     return EXIT_OK;
 }

@@ -80,6 +80,21 @@ test_expect_success 'a 5-task job array: five jobs with array ids' '
     test "$(jq -r .step_id ids | sort -u)" = batch
 '
 
+test_expect_success '-j of the array shows every task, as sacct does' '
+    arr=$(cut -d";" -f1 arr.out) &&
+    $REPORT -j "$arr" -P -n -o JobID,State >arr.list &&
+    for t in 1 2 3 4 5; do
+        printf "%s_%s|COMPLETED\n%s_%s.batch|COMPLETED\n" $arr $t $arr $t
+    done | sort >expect &&
+    sort arr.list >got &&
+    test_cmp expect got &&
+    $REPORT -j "$arr" >arr.view &&
+    test "$(grep -o "${arr}_[0-9]*" arr.view | sort -u | wc -l)" = 5 &&
+    $REPORT -j "${arr}_3" -P -n -o JobID >one.list &&
+    printf "%s_3\n%s_3.batch\n" $arr $arr >expect &&
+    test_cmp expect one.list
+'
+
 test_expect_success 'sbatch --tracer (no SPEC) traces the srun steps inside the job' '
     sbatch --tracer --parsable --wrap "srun $BURN cpu=0.1" >plain.out &&
     job=$(cat plain.out) &&
