@@ -60,6 +60,7 @@ static void usage (FILE *f)
              "  -P, --parsable2       '|' between fields, no padding\n"
              "  -n, --noheader        no header line\n"
              "  -X, --allocations     job rows only, not their steps\n"
+             "  -b, --brief           JobID, State and ExitCode only\n"
              "      --units=[KMGTP]   sizes in that unit\n"
              "      --noconvert       sizes in bytes\n"
              "      --sort=LIST       sort by fields, '-FIELD' descending\n"
@@ -157,6 +158,7 @@ static const struct option opts[] = {
     { "parsable2", no_argument, NULL, 'P' },
     { "noheader", no_argument, NULL, 'n' },
     { "allocations", no_argument, NULL, 'X' },
+    { "brief", no_argument, NULL, 'b' },
     { "units", required_argument, NULL, OPT_UNITS },
     { "noconvert", no_argument, NULL, OPT_NOCONVERT },
     { "sort", required_argument, NULL, OPT_SORT },
@@ -311,6 +313,10 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return EXIT_OK;
     case 'X':
         r->allocations = r->list_given = true;
+        return EXIT_OK;
+    case 'b':
+        r->format = "JobID,State,ExitCode";
+        r->list_given = true;
         return EXIT_OK;
     case OPT_UNITS:
         if (strlen (arg) != 1 || !strchr ("KMGTPkmgtp", *arg))
@@ -581,7 +587,7 @@ int main (int argc, char **argv)
     int c, rc = EXIT_OK;
 
     opterr = 0;
-    while ((c = getopt_long (argc, argv, ":j:u:aA:p:s:S:E:o:ePnlXM:c:hV",
+    while ((c = getopt_long (argc, argv, ":j:u:aA:p:s:S:E:o:ePnlXbM:c:hV",
                              opts, NULL)) != -1) {
         if (c == '?' || c == ':') {
             /* one line, not the whole help */

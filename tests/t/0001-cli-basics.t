@@ -46,6 +46,17 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
         -P -o jobid,state >out &&
     echo "JobID|State" >expect &&
     test_cmp expect out &&
+    TRACER_CONF= $B/analysis/tracer-report --store=empty-store -b -P >out &&
+    echo "JobID|State|ExitCode" >expect &&
+    test_cmp expect out &&
+    TRACER_CONF= $B/analysis/tracer-report --store=empty-store \
+        -o jobid,MAXRSS,cpueff,TimeEff,reqcpus >out &&
+    head -1 out >got &&
+    printf "%-12s %10s %7s %7s %8s\n" JobID MaxRSS CPUEff TimeEff ReqCPUS \
+        >expect &&
+    test_cmp expect got &&
+    test_expect_code 2 $B/analysis/tracer-report --store=. --units=X 2>err &&
+    grep -qx "tracer-report: --units: .X. is not K, M, G, T or P" err &&
     test_expect_code 2 $B/analysis/tracer-report --store=. -s BOGUS 2>err &&
     grep -q "BOGUS. is not a state" err &&
     test_expect_code 2 $B/analysis/tracer-report --store=. -S yesterdayish \
