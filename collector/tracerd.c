@@ -1401,6 +1401,8 @@ static void finish_query (struct query *qy, bool ok)
         if (ok) {
             (void)tr_jobstate_apply_fields (fields, id,
                                             json_object_get (rec, "request"));
+            (void)tr_jobstate_apply_time (fields,
+                                          json_object_get (rec, "time"));
             apply_state (rec, &job);
         }
         if (step_key (id, key, sizeof (key)) < 0)
@@ -1469,6 +1471,10 @@ static void finish_step (struct active *a)
      * answer is due within QUERY_TIMEOUT_S, or never comes): it waits
      * for the account, partition, QOS, name and time limit.
      */
+    /* the controller's submit and job start times, when it has said */
+    if (slurm_job (tr_step_identity (a->step), &job) && cached_fields (job))
+        (void)tr_jobstate_apply_time (cached_fields (job),
+                                      json_object_get (rec, "time"));
     if (slurm_job (tr_step_identity (a->step), &job)
         && (signalled || !cached_fields (job))
         && (qy = ask_scheduler (job))) {

@@ -3,7 +3,7 @@
  *
  * Scheduler queries (see jobstate.h).  squeue is asked for the state,
  * the time limit, the account, partition and QOS (names the site
- * chose), and last the job name, the only user-chosen text: it takes the
+ * chose), the submit and start times, and last the job name, the only user-chosen text: it takes the
  * rest of the line and is never parsed.  The argv holds nothing but a
  * checked job id.
  */
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jobstate.h"
@@ -137,10 +138,31 @@ static void take_field (const char **p, char *buf, size_t size, bool last)
         (*p)++;
 }
 
+/* squeue's %V or %S, local time "YYYY-MM-DDTHH:MM:SS", as Unix ms, or
+ * -1 for "N/A", "Unknown", "None" or anything else that is not a time.
+ */
+long long tr_jobstate_parse_time (const char *text)
+{
+    struct tm tm;
+    const char *end;
+    time_t t;
+
+    memset (&tm, 0, sizeof (tm));
+    if (strlen (text) != 19 || !(end = strptime (text, "%Y-%m-%dT%H:%M:%S",
+                                                  &tm))
+        || *end)
+        return -1;
+    tm.tm_isdst = -1;
+    if ((t = mktime (&tm)) == (time_t)-1 || t < 0)
+        return -1;
+    return (long long)t * 1000;
+}
+
 int tr_jobstate_parse_line (const char *line,
                          struct tr_jobstate *out,
                          tr_error_t *error)
 {
+    char when[64];
     const char *bar = strchr (line, '|');
     const char *p;
     size_t n;
@@ -148,6 +170,7 @@ int tr_jobstate_parse_line (const char *line,
 
     out->account[0] = out->partition[0] = out->qos[0] = '\0';
     out->job_name[0] = '\0';
+    out->submit_ms = out->start_ms = -1;
 
     if (!bar)
         return tr_errprintf (error, "squeue output has no '|'");
@@ -176,6 +199,10 @@ int tr_jobstate_parse_line (const char *line,
     take_field (&p, out->account, sizeof (out->account), false);
     take_field (&p, out->partition, sizeof (out->partition), false);
     take_field (&p, out->qos, sizeof (out->qos), false);
+    take_field (&p, when, sizeof (when), false);
+    out->submit_ms = tr_jobstate_parse_time (when);
+    take_field (&p, when, sizeof (when), false);
+    out->start_ms = tr_jobstate_parse_time (when);
     take_field (&p, out->job_name, sizeof (out->job_name), true);
     return 0;
 }
@@ -211,6 +238,18 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job)
         json_decref (o);
         o = NULL;
     }
+    if (o && job->submit_ms >= 0
+        && json_object_set_new (o, "submit_unix_ms",
+                                json_integer (job->submit_ms)) < 0) {
+        json_decref (o);
+        o = NULL;
+    }
+    if (o && job->start_ms >= 0
+        && json_object_set_new (o, "job_start_unix_ms",
+                                json_integer (job->start_ms)) < 0) {
+        json_decref (o);
+        o = NULL;
+    }
     if (!o)
         errno = ENOMEM;
     return o;
@@ -226,7 +265,8 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
     {
         json_t *to = strcmp (key, "time_limit_s") && strcmp (key, "time_limit")
                          ? identity : request;
-        if (!strcmp (key, "gres_nodes"))
+        if (!strcmp (key, "gres_nodes") || !strcmp (key, "submit_unix_ms")
+            || !strcmp (key, "job_start_unix_ms"))
             continue;
         if (to && json_object_set (to, key, v) < 0) {
             errno = ENOMEM;
@@ -235,6 +275,22 @@ int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
     }
     if (identity && tr_record_clip_identity (identity) < 0)
         return -1;
+    return 0;
+}
+
+int tr_jobstate_apply_time (json_t *fields, json_t *time)
+{
+    static const char *const keys[] = { "submit_unix_ms",
+                                        "job_start_unix_ms" };
+
+    for (size_t i = 0; i < sizeof (keys) / sizeof (keys[0]); i++) {
+        json_t *v = json_object_get (fields, keys[i]);
+        if (json_is_integer (v) && json_integer_value (v) >= 0 && time
+            && json_object_set (time, keys[i], v) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -661,7 +717,7 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     char jobs[64];
     char *argv[] = { (char *)squeue, (char *)"--noheader",
                      (char *)"--states=all", jobs,
-                     (char *)"--format=%T|%l|%a|%P|%q|%j", NULL };
+                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%j", NULL };
     tr_jobstate_query_t *q;
     size_t n = job ? strlen (job) : 0;
 

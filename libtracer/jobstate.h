@@ -27,6 +27,8 @@
 struct tr_jobstate {
     char state[32];       /* squeue's state: RUNNING, TIMEOUT, CANCELLED... */
     long time_limit_s;    /* -1 unknown, TR_JOBSTATE_UNLIMITED unlimited */
+    long long submit_ms;  /* when submitted (Unix ms), -1 unknown */
+    long long start_ms;   /* when the job started (Unix ms), -1 unknown */
     /* "" when squeue did not say (older output, "(null)": no accounting) */
     char account[TR_JOBSTATE_TEXT];
     char partition[TR_JOBSTATE_TEXT];
@@ -41,8 +43,9 @@ struct tr_jobstate {
 #define TR_JOBSTATE_UNLIMITED (-2L)
 #define TR_JOBSTATE_YEAR_S 31536000L
 
-/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%j` output.
- * The fields after the time limit may be missing (then "").  The job
+/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%V|%S|%j`
+ * output.  The fields after the time limit may be missing (then "", and
+ * -1 for the submit and start times).  The job
  * name comes last and takes the rest of the line, '|' included, and the
  * lines after it that do not start as an answer does ("STATE|"): a
  * name may hold newlines.
@@ -50,6 +53,12 @@ struct tr_jobstate {
 int tr_jobstate_parse_line (const char *line,
                          struct tr_jobstate *out,
                          tr_error_t *error);
+
+/* squeue's submit or start time (%V, %S: local time
+ * "YYYY-MM-DDTHH:MM:SS") as Unix milliseconds, or -1 when it is not one
+ * ("N/A", "Unknown", a pending job's start).
+ */
+long long tr_jobstate_parse_time (const char *text);
 
 /* Parse a Slurm time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
  * D-HH:MM:SS.  UNLIMITED, INFINITE, NOT_SET, INVALID and bad text give -1.
@@ -65,7 +74,8 @@ const char *tr_jobstate_outcome (const char *sched_state);
 /* The controller's identity fields as a new object: "account",
  * "partition", "qos", "job_name" (each only when known) and
  * "time_limit_s" (when >= 0) or "time_limit": "UNLIMITED" (when
- * TR_JOBSTATE_UNLIMITED).  NULL on ENOMEM.
+ * TR_JOBSTATE_UNLIMITED), and "submit_unix_ms", "job_start_unix_ms"
+ * (when known).  NULL on ENOMEM.
  */
 json_t *tr_jobstate_fields (const struct tr_jobstate *job);
 
@@ -75,6 +85,12 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job);
  */
 int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
                               json_t *request);
+
+/* Copy such fields' "submit_unix_ms" and "job_start_unix_ms" (where
+ * present) into a record's "time" object (NULL: nothing).  Returns 0, or
+ * -1 on ENOMEM.
+ */
+int tr_jobstate_apply_time (json_t *fields, json_t *time);
 
 /* Make a step's identity as a node daemon must hold it.  For Slurm
  * ("scheduler": "slurm") every member that only the job environment
@@ -100,7 +116,7 @@ int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
 typedef struct tr_jobstate_query tr_jobstate_query_t;
 
 /* Start `squeue --noheader --states=all --jobs=JOB
- * --format=%T|%l|%a|%P|%q|%j` with
+ * --format=%T|%l|%a|%P|%q|%V|%S|%j` with
  * stdout on a pipe (O_NONBLOCK), stdin and stderr on /dev/null and an
  * environment of PATH and, if set in ours, SLURM_CONF.  job must be
  * digits (a Slurm job id); anything else is refused.

@@ -744,6 +744,8 @@ static const struct member time_members[] = {
     { "start_unix_ms", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
     { "end_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
     { "elapsed_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "submit_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "job_start_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -294,6 +294,10 @@ const tr_field_t tr_stepsum_fields[] = {
     { "reason", TR_FIELD_STR, 30, "how it ended, in words", M (reason) },
     { "start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "end", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
+    { "submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
+      M (submit_ms) },
+    { "queuewait", TR_FIELD_SECONDS, 10, "time the job waited in the queue "
+      "(job start minus submit)", M (queue_wait_s) },
     { "elapsed", TR_FIELD_SECONDS, 10, "wall-clock time, the longest node",
       M (elapsed_s) },
     { "timelimit", TR_FIELD_SECONDS, 10, "the job's time limit",
@@ -502,6 +506,11 @@ const tr_field_t tr_stepsum_sacct_fields[] = {
     { "Reason", TR_FIELD_STR, 22, "how it ended, in words", M (reason) },
     { "Start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "End", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
+    { "Submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
+      M (submit_ms) },
+    { "Reserved", TR_FIELD_SECONDS, 10, "time the job waited in the queue: "
+      "its start minus its submit time (sacct counts from the time it "
+      "became eligible)", M (queue_wait_s) },
     { "Elapsed", TR_FIELD_SECONDS, 10, "wall-clock time", M (elapsed_s) },
     { "ElapsedRaw", TR_FIELD_COUNT, 10, "wall-clock time, whole seconds",
       D (f_elapsed_raw) },
@@ -1068,6 +1077,11 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
 
     row->start_ms = num_or_nan (t, "start_unix_ms");
     row->end_ms = num_or_nan (t, "end_unix_ms");
+    row->submit_ms = num_or_nan (t, "submit_unix_ms");
+    row->queue_wait_s = (num_or_nan (t, "job_start_unix_ms") - row->submit_ms)
+                        / 1000.0;
+    if (row->queue_wait_s < 0)
+        row->queue_wait_s = NAN;
     row->elapsed_s = num_or_nan (t, "elapsed_s");
     if (isnan (row->elapsed_s) && !isnan (row->end_ms))
         row->elapsed_s = (row->end_ms - row->start_ms) / 1000.0;
@@ -1159,6 +1173,8 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->start_ms = min2 (dst->start_ms, src->start_ms);
     dst->end_ms = isnan (dst->end_ms) || isnan (src->end_ms)
                       ? NAN : max2 (dst->end_ms, src->end_ms);
+    dst->submit_ms = min2 (dst->submit_ms, src->submit_ms);
+    dst->queue_wait_s = max2 (dst->queue_wait_s, src->queue_wait_s);
     dst->elapsed_s = max2 (dst->elapsed_s, src->elapsed_s);
     dst->exit_code = max2 (dst->exit_code, src->exit_code);
     if (isnan (dst->signal) || dst->signal == 0)

@@ -105,6 +105,10 @@ typedef struct tr_stepsum {
     /* Time (ms since the epoch) */
     double start_ms;
     double end_ms;              /* NAN while running */
+    double submit_ms;           /* the job's submit time (controller), the
+                                 * earliest node's; NAN when unknown */
+    double queue_wait_s;        /* the job's start minus its submit time,
+                                 * NAN when unknown */
     double elapsed_s;           /* the longest node */
 
     /* Outcome */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -94,7 +95,7 @@ static void test_fields (void **state)
     json_t *f;
 
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|10:00|physics|gpu|(null)|a|b c\nX|Y\n",
+                          "RUNNING|10:00|physics|gpu|(null)|N/A|N/A|a|b c\nX|Y\n",
                           &j, &error),
                       0);
     assert_string_equal (j.state, "RUNNING");
@@ -113,7 +114,7 @@ static void test_fields (void **state)
     json_decref (f);
 
     /* no limit: "time_limit": "UNLIMITED", never a number */
-    assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED|a|p|q|n",
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED|a|p|q|N/A|N/A|n",
                                               &j, &error),
                       0);
     assert_non_null (f = tr_jobstate_fields (&j));
@@ -135,7 +136,7 @@ static void test_fields (void **state)
 
     /* a name with a newline goes on, up to the next answer's line */
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|1|a|p|q|two\nlines|x\nRUNNING|1|a|p|q|n\n",
+                          "RUNNING|1|a|p|q|N/A|N/A|two\nlines|x\nRUNNING|1|a|p|q|n\n",
                           &j, &error),
                       0);
     assert_string_equal (j.job_name, "two\nlines|x");
@@ -147,10 +148,89 @@ static void test_fields (void **state)
 
     /* a huge name is cut, never refused */
     memset (name, 'n', sizeof (name));
-    memcpy (name, "RUNNING|5|a|p|q|", 16);
+    memcpy (name, "RUNNING|5|a|p|q|N/A|N/A|", 24);
     name[sizeof (name) - 1] = '\0';
     assert_int_equal (tr_jobstate_parse_line (name, &j, &error), 0);
     assert_int_equal (strlen (j.job_name), TR_JOBSTATE_TEXT - 1);
+}
+
+/* The submit and start times (%V, %S) come before the name, in local
+ * time; "N/A" and "Unknown" are no time, and the name after them keeps
+ * its '|'.
+ */
+static void test_times (void **state)
+{
+    struct tr_jobstate j;
+    tr_error_t error;
+    json_t *f, *t;
+    char *tz = getenv ("TZ") ? strdup (getenv ("TZ")) : NULL;
+
+    setenv ("TZ", "UTC", 1);
+    tzset ();
+    assert_int_equal (tr_jobstate_parse_line (
+                          "RUNNING|5|a|p|q|2026-01-01T00:00:00|"
+                          "2026-01-01T00:01:30|x|y|z\n",
+                          &j, &error),
+                      0);
+    assert_true (j.submit_ms == 1767225600000LL);
+    assert_true (j.start_ms == 1767225690000LL);
+    assert_string_equal (j.job_name, "x|y|z");
+    assert_string_equal (j.qos, "q");
+    assert_non_null (f = tr_jobstate_fields (&j));
+    assert_true (json_integer_value (json_object_get (f, "submit_unix_ms"))
+                 == 1767225600000LL);
+    assert_true (json_integer_value (json_object_get (f, "job_start_unix_ms"))
+                 == 1767225690000LL);
+    {
+        json_t *id = json_object (), *req = json_object ();
+
+        /* never into the identity or the request: into "time" */
+        assert_int_equal (tr_jobstate_apply_fields (f, id, req), 0);
+        assert_null (json_object_get (id, "submit_unix_ms"));
+        assert_null (json_object_get (req, "job_start_unix_ms"));
+        t = json_pack ("{s:I}", "start_unix_ms", (json_int_t)1767225700000LL);
+        assert_int_equal (tr_jobstate_apply_time (f, t), 0);
+        assert_true (json_integer_value (json_object_get (t, "submit_unix_ms"))
+                     == 1767225600000LL);
+        if (tr_record_validate_section ("time", t, &error) < 0)
+            fail_msg ("%s", error.text);
+        json_decref (t);
+        json_decref (id);
+        json_decref (req);
+    }
+    json_decref (f);
+
+    /* a pending job's start, a time squeue does not know */
+    assert_int_equal (tr_jobstate_parse_line (
+                          "PENDING|5|a|p|q|2026-01-01T00:00:00|N/A|n|m", &j,
+                          &error),
+                      0);
+    assert_true (j.submit_ms == 1767225600000LL);
+    assert_true (j.start_ms == -1);
+    assert_string_equal (j.job_name, "n|m");
+    assert_non_null (f = tr_jobstate_fields (&j));
+    assert_null (json_object_get (f, "job_start_unix_ms"));
+    json_decref (f);
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|5|a|p|q|Unknown|N/A|n",
+                                              &j, &error),
+                      0);
+    assert_true (j.submit_ms == -1);
+    assert_true (j.start_ms == -1);
+    /* the older answer has none */
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|5", &j, &error), 0);
+    assert_true (j.submit_ms == -1 && j.start_ms == -1);
+    /* not a time: no time, never a guess */
+    for (const char *const *s = (const char *const[]){
+             "2026-01-01 00:00:00", "2026-01-01T00:00", "2026-13-01T00:00:00",
+             "2026-01-01T00:00:00x", "1969-12-31T00:00:00", "", NULL };
+         *s; s++)
+        assert_true (tr_jobstate_parse_time (*s) == -1);
+    if (tz)
+        setenv ("TZ", tz, 1);
+    else
+        unsetenv ("TZ");
+    free (tz);
+    tzset ();
 }
 
 /* Applying the controller's fields: the record's bounds hold, and what
@@ -404,7 +484,8 @@ static int setup (void **state)
                 "--jobs=44) exit 1 ;;\n"
                 "--jobs=45) : ;;\n"
                 "--jobs=46) sleep 30 ;;\n"
-                "--jobs=47) echo \"RUNNING|1:00|acct|part|normal|my job\" ;;\n"
+                "--jobs=47) echo \"RUNNING|1:00|acct|part|normal|"
+                "2026-01-01T00:00:00|2026-01-01T00:01:30|my job\" ;;\n"
                 "esac\n");
     fclose (f);
     if (chmod (prog, 0755) < 0)
@@ -563,6 +644,7 @@ int main (void)
         cmocka_unit_test (test_limits),
         cmocka_unit_test (test_lines),
         cmocka_unit_test (test_fields),
+        cmocka_unit_test (test_times),
         cmocka_unit_test (test_apply),
         cmocka_unit_test (test_clip_utf8),
         cmocka_unit_test (test_trust),

@@ -61,6 +61,30 @@ static void test_from_record (void **state)
     assert_true (fabs (row.mem_rise_Bps - 20971520) < 1e-6);
     assert_true (fabs (tr_stepsum_cpu_eff (&row) - 0.1000001 / 8.5) < 1e-9);
     assert_true (tr_stepsum_mem_eff (&row) == 1.0);
+    /* the fixture has no submit time: unknown, never 0 */
+    assert_true (isnan (row.submit_ms) && isnan (row.queue_wait_s));
+    /* the controller's submit and job start: the queue wait */
+    {
+        json_t *t = json_object_get (rec, "time");
+        tr_stepsum_t r2;
+
+        json_object_set_new (t, "submit_unix_ms",
+                             json_integer (1767225500000LL));
+        json_object_set_new (t, "job_start_unix_ms",
+                             json_integer (1767225590000LL));
+        assert_int_equal (tr_stepsum_from_record (&r2, rec, "unsigned",
+                                                  "vm/x.json", pool), 0);
+        assert_true (r2.submit_ms == 1767225500000.0);
+        assert_true (r2.queue_wait_s == 90);
+        assert_true (tr_stepsum_num (&r2, tr_stepsum_field ("queuewait"))
+                     == 90);
+        /* a start before the submit is no wait */
+        json_object_set_new (t, "job_start_unix_ms",
+                             json_integer (1767225400000LL));
+        assert_int_equal (tr_stepsum_from_record (&r2, rec, "unsigned",
+                                                  "vm/x.json", pool), 0);
+        assert_true (isnan (r2.queue_wait_s));
+    }
     /* the same text is the same pointer */
     assert_ptr_equal (tr_strpool_intern (pool, "testuser"), row.user);
     json_decref (rec);
@@ -135,6 +159,15 @@ static void test_merge (void **state)
     b.req_cores = NAN;
     assert_int_equal (tr_stepsum_merge (&a, &b, pool), 0);
     assert_true (isnan (a.req_cores));
+    /* a node without the controller's answer changes nothing */
+    a.submit_ms = 500;
+    a.queue_wait_s = 0.4;
+    assert_int_equal (tr_stepsum_merge (&a, &b, pool), 0);
+    assert_true (a.submit_ms == 500 && a.queue_wait_s == 0.4);
+    b.submit_ms = 400;
+    b.queue_wait_s = 0.4;
+    assert_int_equal (tr_stepsum_merge (&b, &a, pool), 0);
+    assert_true (b.submit_ms == 400 && b.queue_wait_s == 0.4);
     tr_strpool_destroy (pool);
 }
 
