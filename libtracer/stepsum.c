@@ -1446,6 +1446,8 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         job->elapsed_s = (job->end_ms - job->start_ms) / 1000.0;
     else
         job->elapsed_s = max2 (job->elapsed_s, step->elapsed_s);
+    job->submit_ms = min2 (job->submit_ms, step->submit_ms);
+    job->queue_wait_s = max2 (job->queue_wait_s, step->queue_wait_s);
     job->complete = job->complete && step->complete ? 1 : 0;
     job->exact = job->exact && step->exact ? 1 : 0;
     job->cpu_s = add (job->cpu_s, step->cpu_s);

@@ -263,6 +263,11 @@ static void test_job_rows (void **state)
     r[0].mem_peak_bytes = 900;
     r[1].mem_peak_bytes = 100;
     r[3].req_cores = 4;
+    /* the controller's submit time and queue wait: every node and step
+     * has the same; one without them (r[0]) leaves them be
+     */
+    r[1].submit_ms = r[2].submit_ms = 40000;
+    r[1].queue_wait_s = r[2].queue_wait_s = 60;
     for (int i = 0; i < 5; i++)
         tr_rowset_add (set, &r[i]);
     assert_int_equal (tr_rowset_sort (set, "start", &error), 0);
@@ -294,6 +299,13 @@ static void test_job_rows (void **state)
                          "7.0|OUT_OF_MEMORY||00:00:40|00:00:10|900|2|"
                          "00:01:20\n");
     free (buf);
+    /* the job row has them too (sacct's Submit and Reserved) */
+    assert_true (tr_stepsum_is_job (&set->rows[3]));
+    assert_string_equal (set->rows[3].job_id, "7");
+    assert_true (set->rows[3].submit_ms == 40000);
+    assert_true (set->rows[3].queue_wait_s == 60);
+    assert_true (isnan (set->rows[0].submit_ms));
+    assert_true (isnan (set->rows[0].queue_wait_s));
     assert_int_equal (tr_rowset_add_jobs (set, true), 0);
     /* job rows of job rows are the same rows again */
     assert_int_equal (set->n, 2);
