@@ -100,6 +100,8 @@ def same(f, s, t, srow):
             return "not a duration"
         if f == "TotalCPU":
             ok = abs(a - b) <= max(0.01 * a, 0.010)
+        elif f == "Reserved":
+            ok = a == b             # both whole seconds of the controller
         else:
             n = 1
             if f == "CPUTime":
