@@ -44,10 +44,11 @@ submit ()
         -o /dev/null "$@"
 }
 
-# The comparison (rules and reasons: doc/sacct.md).  compare SACCT TRACER
-# prints one line per difference and fails when there is any.
+# The comparison (rules and reasons: doc/sacct.md).  compare.py FIELDS
+# SACCT TRACER WAIT prints one line per difference and fails when there
+# is any; WAIT is sacct's JobID|Submit|Start of each job.
 cat >compare.py <<'EOF'
-import re, sys
+import re, sys, time
 
 FIELDS = sys.argv[1].split(",")
 KILLWAIT = 5
@@ -76,6 +77,16 @@ def nbytes(t):
         return None
     return float(m.group(1)) * 1024 ** " KMGTP".index(m.group(2) or " ")
 
+def stamp(t):
+    return time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%S"))
+
+# sacct's Submit and Start of each job (sacct's Reserved counts from the
+# time the job became eligible, tracer's queue wait from its submit time)
+WAIT = {}
+for line in open(sys.argv[4]):
+    jobid, submit, start = line.rstrip("\n").split("|")
+    WAIT[jobid] = stamp(start) - stamp(submit)
+
 def same(f, s, t, srow):
     """None when tracer's t agrees with sacct's s, else why not"""
     signalled = srow["State"].split()[0] in ("CANCELLED", "TIMEOUT")
@@ -101,7 +112,7 @@ def same(f, s, t, srow):
         if f == "TotalCPU":
             ok = abs(a - b) <= max(0.01 * a, 0.010)
         elif f == "Reserved":
-            ok = a == b             # both whole seconds of the controller
+            ok = b == WAIT[srow["JobID"]]   # whole seconds, the controller's
         else:
             n = 1
             if f == "CPUTime":
@@ -138,9 +149,10 @@ EOF
 compare_job ()
 {
     sacct -a -P -n -j "$2" -o "$FIELDS" >"$1.sacct" &&
+    sacct -a -P -n -X -j "$2" -o JobID,Submit,Start >"$1.wait" &&
     "$REPORT" -a -P -n -j "$2" -o "$FIELDS" >"$1.tracer" &&
     test -s "$1.sacct" &&
-    python3 compare.py "$FIELDS" "$1.sacct" "$1.tracer"
+    python3 compare.py "$FIELDS" "$1.sacct" "$1.tracer" "$1.wait"
 }
 
 # done_all IDS: sacct has every job (and array element) ended, and
