@@ -169,8 +169,9 @@ int tr_jobstate_parse_line (const char *line,
     char limit[64];
 
     out->account[0] = out->partition[0] = out->qos[0] = '\0';
-    out->job_name[0] = '\0';
+    out->job_name[0] = out->array_job[0] = '\0';
     out->submit_ms = out->start_ms = -1;
+    out->array_task = -1;
 
     if (!bar)
         return tr_errprintf (error, "squeue output has no '|'");
@@ -203,6 +204,15 @@ int tr_jobstate_parse_line (const char *line,
     out->submit_ms = tr_jobstate_parse_time (when);
     take_field (&p, when, sizeof (when), false);
     out->start_ms = tr_jobstate_parse_time (when);
+    /* an array task's array (%F) and index (%K, "N/A" for other jobs) */
+    take_field (&p, out->array_job, sizeof (out->array_job), false);
+    take_field (&p, when, sizeof (when), false);
+    if (*when && strspn (when, "0123456789") == strlen (when)
+        && strlen (when) < 10 && *out->array_job
+        && strspn (out->array_job, "0123456789") == strlen (out->array_job))
+        out->array_task = strtol (when, NULL, 10);
+    else
+        out->array_job[0] = '\0';
     take_field (&p, out->job_name, sizeof (out->job_name), true);
     return 0;
 }
@@ -235,6 +245,14 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job)
     if (o && job->time_limit_s == TR_JOBSTATE_UNLIMITED
         && json_object_set_new (o, "time_limit", json_string ("UNLIMITED"))
                < 0) {
+        json_decref (o);
+        o = NULL;
+    }
+    if (o && job->array_task >= 0
+        && (json_object_set_new (o, "array_job_id",
+                                 json_string (job->array_job)) < 0
+            || json_object_set_new (o, "array_task_id",
+                                    json_integer (job->array_task)) < 0)) {
         json_decref (o);
         o = NULL;
     }
@@ -717,7 +735,7 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     char jobs[64];
     char *argv[] = { (char *)squeue, (char *)"--noheader",
                      (char *)"--states=all", jobs,
-                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%j", NULL };
+                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j", NULL };
     tr_jobstate_query_t *q;
     size_t n = job ? strlen (job) : 0;
 

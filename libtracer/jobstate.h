@@ -33,6 +33,8 @@ struct tr_jobstate {
     char account[TR_JOBSTATE_TEXT];
     char partition[TR_JOBSTATE_TEXT];
     char qos[TR_JOBSTATE_TEXT];
+    char array_job[32];   /* %F of an array task, else "" */
+    long array_task;      /* %K, -1 when not an array task */
     char job_name[TR_JOBSTATE_TEXT];   /* the rest of the line: any text */
 };
 
@@ -43,7 +45,7 @@ struct tr_jobstate {
 #define TR_JOBSTATE_UNLIMITED (-2L)
 #define TR_JOBSTATE_YEAR_S 31536000L
 
-/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%V|%S|%j`
+/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j`
  * output.  The fields after the time limit may be missing (then "", and
  * -1 for the submit and start times).  The job
  * name comes last and takes the rest of the line, '|' included, and the
@@ -116,7 +118,7 @@ int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
 typedef struct tr_jobstate_query tr_jobstate_query_t;
 
 /* Start `squeue --noheader --states=all --jobs=JOB
- * --format=%T|%l|%a|%P|%q|%V|%S|%j` with
+ * --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j` with
  * stdout on a pipe (O_NONBLOCK), stdin and stderr on /dev/null and an
  * environment of PATH and, if set in ours, SLURM_CONF.  job must be
  * digits (a Slurm job id); anything else is refused.

@@ -1383,6 +1383,13 @@ static void job_outcome (tr_stepsum_t *job, const tr_stepsum_t *step,
     job->reason = step->reason;
     job->exit_code = step->exit_code;
     job->signal = step->signal;
+    /* Slurm gives a job it ended (cancelled, out of time) no exit code
+     * of its own: 0:0, the signal is its steps' to say
+     */
+    if (!strcmp (step->state, "cancelled") || !strcmp (step->state, "timeout")) {
+        job->exit_code = 0;
+        job->signal = 0;
+    }
     job->oom_kills = step->oom_kills;
     job->job_outcome_batch = batch;
     job->job_outcome_extern = ext;
@@ -1424,6 +1431,11 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
     }
     else if (strcmp (job->sig, step->sig))
         job->sig = tr_strpool_intern (pool, TR_STEPSUM_SIG_UNSIGNED);
+    /* a step that knows the job's array (not every step's record does) */
+    if (!*job->array_job_id && *step->array_job_id) {
+        job->array_job_id = step->array_job_id;
+        job->array_task_id = step->array_task_id;
+    }
     if (!job->sig)
         return -1;
     job_outcome (job, step, first);
@@ -1545,6 +1557,23 @@ int tr_stepsum_format (tr_strbuf_t *sb,
     }
 }
 
+/* sacct's CPU times: MM:SS.mmm under an hour, else [D-]HH:MM:SS */
+static bool sacct_cpu_time (const tr_field_t *f)
+{
+    return !strcmp (f->name, "TotalCPU") || !strcmp (f->name, "UserCPU")
+           || !strcmp (f->name, "SystemCPU");
+}
+
+static int fmt_cpu_time (tr_strbuf_t *sb, double v)
+{
+    long long ms = llround (v * 1000);
+
+    if (ms >= 3600000)
+        return fmt_seconds (sb, (double)(ms / 1000));
+    return tr_strbuf_printf (sb, "%02lld:%02lld.%03lld", ms / 60000,
+                             ms / 1000 % 60, ms % 1000);
+}
+
 int tr_stepsum_format_styled (tr_strbuf_t *sb,
                               const tr_stepsum_t *row,
                               const tr_field_t *f,
@@ -1554,6 +1583,8 @@ int tr_stepsum_format_styled (tr_strbuf_t *sb,
     double v = tr_stepsum_num (row, f);
     const char *u;
 
+    if (!isnan (v) && !isinf (v) && v >= 0 && sacct_cpu_time (f))
+        return fmt_cpu_time (sb, v);
     if (isnan (v) || isinf (v) || f->kind == TR_FIELD_STR
         || (row->time_unlimited == 1
             && f->offset == offsetof (tr_stepsum_t, time_limit_s)))

@@ -229,6 +229,22 @@ static int build_context (spank_t sp)
         return -1;
     snprintf (sbuf, sizeof (sbuf), "%u", jobid);
     json_object_set_new (identity, "job_id", json_string (sbuf));
+    /* an srun step's name as sacct shows it: its command's (srun
+     * --job-name is the controller's to say; tracerd may cut it)
+     */
+    if (stepid < STEP_INTERACTIVE) {
+        int argc = 0;
+        char **argv = NULL;
+
+        if (spank_get_item (sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS
+            && argc > 0 && argv && argv[0] && argv[0][0]) {
+            const char *base = strrchr (argv[0], '/');
+
+            base = base && base[1] ? base + 1 : argv[0];
+            json_object_set_new (identity, "step_name",
+                                 json_string (base));
+        }
+    }
     if (spank_get_item (sp, S_JOB_ARRAY_ID, &arr) == ESPANK_SUCCESS
         && spank_get_item (sp, S_JOB_ARRAY_TASK_ID, &arrtask)
                == ESPANK_SUCCESS

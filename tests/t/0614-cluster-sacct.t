@@ -97,6 +97,9 @@ def same(f, s, t, srow):
         return None                 # Slurm's code for OOM, the kernel's SIGKILL
     if f == "ExitCode" and srow["JobID"].endswith(".extern") and t == "":
         return None                 # tracer does not know: never shown as 0:0
+    if f in ("AllocCPUS", "ReqCPUS", "CPUTime") and t == "" and \
+            srow["JobID"].endswith(".extern"):
+        return None                 # the job row holds the allocation
     if f == "Timelimit" and s == "365-00:00:00" and t == "UNLIMITED":
         return None
     job = sacct.get(srow["JobID"].split(".")[0], {})
@@ -157,17 +160,14 @@ compare_job ()
 
 # done_all IDS: sacct has every job (and array element) ended, and
 # tracer-report a row for each of sacct's step rows: the comparison then
-# sees every record there will be.  (Not the extern steps of array
-# elements: tracer lists those under the element's own job id, without
-# the array's, so -j ARRAY never shows them.)
+# sees every record there will be.
 done_all ()
 {
     sacct -a -P -n -j "$1" -o JobID,State >states &&
     test -s states &&
     ! grep -Eq "\|(PENDING|RUNNING|REQUEUED|RESIZING|SUSPENDED)" states &&
     "$REPORT" -a -P -n -j "$1" -o JobID >have 2>/dev/null &&
-    cut -d"|" -f1 states | grep "\." | grep -v "_[0-9]*\.extern$" |
-        sort >want.ids &&
+    cut -d"|" -f1 states | grep "\." | sort >want.ids &&
     sort have >have.ids &&
     test -z "$(comm -23 want.ids have.ids)"
 }

@@ -287,16 +287,16 @@ static void test_job_rows (void **state)
     assert_string_equal (buf,
                          "JobID|State|ExitCode|Elapsed|TotalCPU|MaxRSS|"
                          "AllocCPUS|CPUTime\n"
-                         "9|COMPLETED||00:00:31|00:00:20||4|00:02:04\n"
-                         "9.extern|CANCELLED||00:00:31|00:00:10||2|"
+                         "9|COMPLETED||00:00:31|00:20.000||4|00:02:04\n"
+                         "9.extern|CANCELLED||00:00:31|00:10.000||2|"
                          "00:01:02\n"
-                         "9.0|COMPLETED||00:00:30|00:00:10||4|00:02:00\n"
-                         "7|FAILED|3:0|00:01:01|00:00:30|900|2|00:02:02\n"
-                         "7.batch|FAILED|3:0|00:01:00|00:00:10|100|2|"
+                         "9.0|COMPLETED||00:00:30|00:10.000||4|00:02:00\n"
+                         "7|FAILED|3:0|00:01:01|00:30.000|900|2|00:02:02\n"
+                         "7.batch|FAILED|3:0|00:01:00|00:10.000|100|2|"
                          "00:02:00\n"
-                         "7.extern|COMPLETED||00:01:01|00:00:10||2|"
+                         "7.extern|COMPLETED||00:01:01|00:10.000||2|"
                          "00:02:02\n"
-                         "7.0|OUT_OF_MEMORY||00:00:40|00:00:10|900|2|"
+                         "7.0|OUT_OF_MEMORY||00:00:40|00:10.000|900|2|"
                          "00:01:20\n");
     free (buf);
     /* the job row has them too (sacct's Submit and Reserved) */
