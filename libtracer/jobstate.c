@@ -169,7 +169,7 @@ int tr_jobstate_parse_line (const char *line,
     char limit[64];
 
     out->account[0] = out->partition[0] = out->qos[0] = '\0';
-    out->job_name[0] = out->array_job[0] = '\0';
+    out->job_name[0] = out->array_job[0] = out->job_id[0] = '\0';
     out->submit_ms = out->start_ms = -1;
     out->array_task = -1;
 
@@ -213,8 +213,49 @@ int tr_jobstate_parse_line (const char *line,
         out->array_task = strtol (when, NULL, 10);
     else
         out->array_job[0] = '\0';
+    take_field (&p, out->job_id, sizeof (out->job_id), false);
+    if (strspn (out->job_id, "0123456789") != strlen (out->job_id))
+        out->job_id[0] = '\0';
     take_field (&p, out->job_name, sizeof (out->job_name), true);
     return 0;
+}
+
+int tr_jobstate_parse_answer (const char *text,
+                              const char *job,
+                              struct tr_jobstate *out,
+                              tr_error_t *error)
+{
+    struct tr_jobstate line;
+    const char *p = text, *mine = NULL;
+    size_t claims = 0, named = 0;
+
+    /* each answer line starts as one does; a name's further lines not */
+    while (p && *p) {
+        if (tr_jobstate_parse_line (p, &line, NULL) == 0 && *line.job_id) {
+            named++;
+            if (!strcmp (line.job_id, job)) {
+                claims++;
+                mine = p;
+            }
+        }
+        p = strchr (p, '\n');
+        while (p && p[1] && !state_line (p + 1))
+            p = strchr (p + 1, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (named == 0)
+        return tr_jobstate_parse_line (text, out, error);
+    if (claims > 1) {
+        errno = EPROTO;
+        return tr_errprintf (error, "squeue's answer has %zu lines for job "
+                             "%s (a job name made one)", claims, job);
+    }
+    if (!mine) {
+        errno = ENOENT;
+        return tr_errprintf (error, "squeue's answer has no line for job %s",
+                             job);
+    }
+    return tr_jobstate_parse_line (mine, out, error);
 }
 
 json_t *tr_jobstate_fields (const struct tr_jobstate *job)
@@ -735,7 +776,7 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     char jobs[64];
     char *argv[] = { (char *)squeue, (char *)"--noheader",
                      (char *)"--states=all", jobs,
-                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j", NULL };
+                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j", NULL };
     tr_jobstate_query_t *q;
     size_t n = job ? strlen (job) : 0;
 
@@ -862,10 +903,10 @@ int tr_jobstate_query_result (tr_jobstate_query_t *q,
         errno = ENOENT;
         return tr_errprintf (error, "squeue does not know the job");
     }
-    /* a job id gives one line; het job ids give one per component, the
-     * first being the leader
+    /* an array's id gives a line per task, a het job leader's one per
+     * component: the line of the job asked about
      */
-    return tr_jobstate_parse_line (q->out, out, error);
+    return tr_jobstate_parse_answer (q->out, q->job, out, error);
 }
 
 json_t *tr_jobstate_query_nodes (tr_jobstate_query_t *q)

@@ -35,6 +35,7 @@ struct tr_jobstate {
     char qos[TR_JOBSTATE_TEXT];
     char array_job[32];   /* %F of an array task, else "" */
     long array_task;      /* %K, -1 when not an array task */
+    char job_id[32];      /* %A, the line's own job id ("" if not said) */
     char job_name[TR_JOBSTATE_TEXT];   /* the rest of the line: any text */
 };
 
@@ -45,7 +46,7 @@ struct tr_jobstate {
 #define TR_JOBSTATE_UNLIMITED (-2L)
 #define TR_JOBSTATE_YEAR_S 31536000L
 
-/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j`
+/* Parse the first line of `squeue --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j`
  * output.  The fields after the time limit may be missing (then "", and
  * -1 for the submit and start times).  The job
  * name comes last and takes the rest of the line, '|' included, and the
@@ -55,6 +56,19 @@ struct tr_jobstate {
 int tr_jobstate_parse_line (const char *line,
                          struct tr_jobstate *out,
                          tr_error_t *error);
+
+/* The line of squeue's whole answer that is job's own: squeue --jobs=N
+ * of an array's id lists every task, of a heterogeneous job's leader
+ * every component; each line names its own job id (%A).  An answer whose
+ * lines name no job id (an older format) gives its first line.  Two
+ * lines claiming job (a job name may hold newlines, and with them a
+ * line of its own making) is an answer not to be believed: -1 with
+ * EPROTO; none: -1 with ENOENT.
+ */
+int tr_jobstate_parse_answer (const char *text,
+                              const char *job,
+                              struct tr_jobstate *out,
+                              tr_error_t *error);
 
 /* squeue's submit or start time (%V, %S: local time
  * "YYYY-MM-DDTHH:MM:SS") as Unix milliseconds, or -1 when it is not one
@@ -118,7 +132,7 @@ int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
 typedef struct tr_jobstate_query tr_jobstate_query_t;
 
 /* Start `squeue --noheader --states=all --jobs=JOB
- * --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%j` with
+ * --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j` with
  * stdout on a pipe (O_NONBLOCK), stdin and stderr on /dev/null and an
  * environment of PATH and, if set in ours, SLURM_CONF.  job must be
  * digits (a Slurm job id); anything else is refused.

@@ -112,7 +112,10 @@ def same(f, s, t, srow):
         a, b = seconds(s), seconds(t)
         if a is None or b is None:
             return "not a duration"
-        if f == "TotalCPU":
+        if f == "TotalCPU" and signalled:
+            # sacct loses what killed tasks used since its last sample
+            ok = b >= a - max(0.01 * a, 0.010)
+        elif f == "TotalCPU":
             ok = abs(a - b) <= max(0.01 * a, 0.010)
         elif f == "Reserved":
             ok = b == WAIT[srow["JobID"]]   # whole seconds, the controller's

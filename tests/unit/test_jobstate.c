@@ -95,7 +95,7 @@ static void test_fields (void **state)
     json_t *f;
 
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|10:00|physics|gpu|(null)|N/A|N/A|10|N/A|a|b c\nX|Y\n",
+                          "RUNNING|10:00|physics|gpu|(null)|N/A|N/A|10|N/A|10|a|b c\nX|Y\n",
                           &j, &error),
                       0);
     assert_string_equal (j.state, "RUNNING");
@@ -114,7 +114,7 @@ static void test_fields (void **state)
     json_decref (f);
 
     /* no limit: "time_limit": "UNLIMITED", never a number */
-    assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED|a|p|q|N/A|N/A|9|N/A|n",
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|UNLIMITED|a|p|q|N/A|N/A|9|N/A|9|n",
                                               &j, &error),
                       0);
     assert_non_null (f = tr_jobstate_fields (&j));
@@ -136,7 +136,7 @@ static void test_fields (void **state)
 
     /* a name with a newline goes on, up to the next answer's line */
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|1|a|p|q|N/A|N/A|1|N/A|two\nlines|x\nRUNNING|1|a|p|q|n\n",
+                          "RUNNING|1|a|p|q|N/A|N/A|1|N/A|1|two\nlines|x\nRUNNING|1|a|p|q|n\n",
                           &j, &error),
                       0);
     assert_string_equal (j.job_name, "two\nlines|x");
@@ -148,7 +148,7 @@ static void test_fields (void **state)
 
     /* a huge name is cut, never refused */
     memset (name, 'n', sizeof (name));
-    memcpy (name, "RUNNING|5|a|p|q|N/A|N/A|5|N/A|", 30);
+    memcpy (name, "RUNNING|5|a|p|q|N/A|N/A|5|N/A|5|", 32);
     name[sizeof (name) - 1] = '\0';
     assert_int_equal (tr_jobstate_parse_line (name, &j, &error), 0);
     assert_int_equal (strlen (j.job_name), TR_JOBSTATE_TEXT - 1);
@@ -158,7 +158,7 @@ static void test_fields (void **state)
      * the identity (an extern step's SPANK items do not say them)
      */
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|5|a|p|q|N/A|N/A|26|3|arr", &j, &error),
+                          "RUNNING|5|a|p|q|N/A|N/A|26|3|27|arr", &j, &error),
                       0);
     assert_string_equal (j.array_job, "26");
     assert_true (j.array_task == 3);
@@ -178,10 +178,46 @@ static void test_fields (void **state)
     json_decref (f);
     /* not an array task, or nonsense: nothing */
     assert_int_equal (tr_jobstate_parse_line (
-                          "RUNNING|5|a|p|q|N/A|N/A|26|x3|arr", &j, &error),
+                          "RUNNING|5|a|p|q|N/A|N/A|26|x3|27|arr", &j, &error),
                       0);
     assert_true (j.array_task == -1);
     assert_string_equal (j.array_job, "");
+
+    /* squeue --jobs=26 of an array: a line per task; job 26 is task 3 */
+    {
+        const char *answer =
+            "COMPLETED|5|a|p|q|N/A|N/A|26|1|27|arr\n"
+            "RUNNING|5|a|p|q|N/A|N/A|26|3|26|arr\n"
+            "PENDING|5|a|p|q|N/A|N/A|26|2|28|arr\n";
+        const char *forged =
+            "RUNNING|5|a|p|q|N/A|N/A|26|1|27|x\n"
+            "COMPLETED|9|evil|p|q|N/A|N/A|26|3|26|y\n"
+            "RUNNING|5|a|p|q|N/A|N/A|26|3|26|arr\n";
+
+        assert_int_equal (tr_jobstate_parse_answer (answer, "26", &j, &error),
+                          0);
+        assert_string_equal (j.state, "RUNNING");
+        assert_true (j.array_task == 3);
+        assert_int_equal (tr_jobstate_parse_answer (answer, "28", &j, &error),
+                          0);
+        assert_string_equal (j.state, "PENDING");
+        /* a name that makes a line of its own for the job: believed
+         * neither
+         */
+        assert_int_equal (tr_jobstate_parse_answer (forged, "26", &j,
+                                                    &error),
+                          -1);
+        assert_int_equal (errno, EPROTO);
+        assert_int_equal (tr_jobstate_parse_answer (answer, "99", &j,
+                                                    &error),
+                          -1);
+        assert_int_equal (errno, ENOENT);
+        /* an older answer that names no job: its first line */
+        assert_int_equal (tr_jobstate_parse_answer ("TIMEOUT|1:00\n", "5",
+                                                    &j, &error),
+                          0);
+        assert_string_equal (j.state, "TIMEOUT");
+    }
 }
 
 /* The submit and start times (%V, %S) come before the name, in local
@@ -199,7 +235,7 @@ static void test_times (void **state)
     tzset ();
     assert_int_equal (tr_jobstate_parse_line (
                           "RUNNING|5|a|p|q|2026-01-01T00:00:00|"
-                          "2026-01-01T00:01:30|5|N/A|x|y|z\n",
+                          "2026-01-01T00:01:30|5|N/A|5|x|y|z\n",
                           &j, &error),
                       0);
     assert_true (j.submit_ms == 1767225600000LL);
@@ -232,7 +268,7 @@ static void test_times (void **state)
 
     /* a pending job's start, a time squeue does not know */
     assert_int_equal (tr_jobstate_parse_line (
-                          "PENDING|5|a|p|q|2026-01-01T00:00:00|N/A|5|N/A|n|m", &j,
+                          "PENDING|5|a|p|q|2026-01-01T00:00:00|N/A|5|N/A|5|n|m", &j,
                           &error),
                       0);
     assert_true (j.submit_ms == 1767225600000LL);
@@ -241,7 +277,7 @@ static void test_times (void **state)
     assert_non_null (f = tr_jobstate_fields (&j));
     assert_null (json_object_get (f, "job_start_unix_ms"));
     json_decref (f);
-    assert_int_equal (tr_jobstate_parse_line ("RUNNING|5|a|p|q|Unknown|N/A|5|N/A|n",
+    assert_int_equal (tr_jobstate_parse_line ("RUNNING|5|a|p|q|Unknown|N/A|5|N/A|5|n",
                                               &j, &error),
                       0);
     assert_true (j.submit_ms == -1);
@@ -515,7 +551,7 @@ static int setup (void **state)
                 "--jobs=45) : ;;\n"
                 "--jobs=46) sleep 30 ;;\n"
                 "--jobs=47) echo \"RUNNING|1:00|acct|part|normal|"
-                "2026-01-01T00:00:00|2026-01-01T00:01:30|47|N/A|my job\" ;;\n"
+                "2026-01-01T00:00:00|2026-01-01T00:01:30|47|N/A|47|my job\" ;;\n"
                 "esac\n");
     fclose (f);
     if (chmod (prog, 0755) < 0)
