@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,18 +73,29 @@ int rep_verify (struct rep *r,
     tr_error_t error;
     uid_t signer = (uid_t)-1;
     tr_sig_status_t st;
+    int why;
 
     st = tr_sign_verify (rec, r->conf->munge_socket, r->conf->signer_uids,
                          r->conf->n_signer_uids, &signer, &error);
+    why = errno;
     *sig = TR_STEPSUM_SIG_VALID;
     switch (st) {
     case TR_SIG_VALID:
         snprintf (note, size, "signature valid (uid %d)", (int)signer);
         return 0;
     case TR_SIG_VALID_OLD:
-        snprintf (note, size,
-                  "signature valid (uid %d; credential expired or replayed, "
-                  "as expected for an older record)", (int)signer);
+        /* An expired credential is what every record read after munged's
+         * TTL has: the view says so once (rep_view), not on each record.
+         * Any other reason is this record's own, in munge's words.
+         */
+        if (why == ETIMEDOUT) {
+            snprintf (note, size, "signature valid (uid %d; credential "
+                      "expired)", (int)signer);
+            r->old_creds++;
+        }
+        else
+            snprintf (note, size, "signature valid (uid %d; %s)",
+                      (int)signer, error.text);
         return 0;
     case TR_SIG_UNSIGNED:
         if (keep_unsigned) {

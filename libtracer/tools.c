@@ -111,6 +111,18 @@ const struct tr_tools_rule tr_tools_rules[] = {
 };
 /* clang-format on */
 
+const char *const tr_tools_scheduler_procs[] = {
+    "slurmstepd", "pbs_mom", "pbs_attach", "pbs_demux", NULL,
+};
+
+bool tr_tools_scheduler_own (const char *name)
+{
+    for (size_t i = 0; name && tr_tools_scheduler_procs[i]; i++)
+        if (!strcmp (name, tr_tools_scheduler_procs[i]))
+            return true;
+    return false;
+}
+
 static const struct tr_tools_rule site_subcmd = { .match = "",
                                                   .kind = TR_TOOLS_SUBCMD };
 static const struct tr_tools_rule site_interp = { .match = "",

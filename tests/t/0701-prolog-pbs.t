@@ -123,9 +123,10 @@ test_expect_success 'classic: the prologue names the job'"'"'s session, the star
 '
 
 test_expect_success 'tracer-report shows it like a Slurm job' '
-    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7101.$HOST >view &&
     grep -q "^Job 7101.$HOST \"burnjob\"" view &&
-    grep -q "scheduler pbs, user tracertest (uid $UID_T), account acct1, partition workq" view &&
+    grep -q "^Job 7101.$HOST \"burnjob\" on cluster .* (pbs)$" view &&
+    grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account acct1, partition workq$" view &&
     grep -q "Step 0 on $HOST: completed, exit code 0" view &&
     grep -q "CPU time:" view &&
     grep -q "Memory peak: .* of 200.0 MiB requested" view &&
@@ -139,7 +140,7 @@ test_expect_success 'tracer-report shows it like a Slurm job' '
 # PBS job gets: its "-l" resources given to the emulated job come back
 # as the job's request, as tracer's PBS prologue reads them.
 test_expect_success 'the job view advises -l select=... in PBS words; the advice runs as a PBS job' '
-    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7101.$HOST >view &&
     grep "Next time:" view >next &&
     grep -Eq "Next time: +-l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b -l walltime=[0-9]{2}:[0-9]{2}:[0-9]{2} \(" next &&
     ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
