@@ -600,6 +600,131 @@ static void print_job (FILE *out, json_t *rec, bool first)
     fprintf (out, "\n");
 }
 
+/* The text of the listing's field name for row, as the listing writes
+ * it (tr_stepsum_format), into buf; false when there is no such field
+ * or its value is unknown.
+ */
+static bool field_text (const tr_stepsum_t *row,
+                        const char *name,
+                        char *buf,
+                        size_t size)
+{
+    const tr_field_t *f = tr_stepsum_field (name);
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    const char *t;
+    bool ok;
+
+    if (!f || tr_stepsum_format (&sb, row, f, false) < 0)
+        return false;
+    t = tr_strbuf_str (&sb);
+    ok = t && *t;
+    snprintf (buf, size, "%s", ok ? t : "");
+    tr_strbuf_free (&sb);
+    return ok;
+}
+
+/* A duration as the header writes it: HH:MM:SS, or seconds under a
+ * minute, where HH:MM:SS would round a short job's figures to nothing.
+ */
+static const char *duration (char *buf, size_t size, double s)
+{
+    if (s < 60) {
+        snprintf (buf, size, "%.1f s", s);
+        return buf;
+    }
+    return tr_when_duration (buf, size, s);
+}
+
+/* The job's figures, seff's: its state and exit code, cores, CPU,
+ * memory and time against what it was granted, and how long it queued,
+ * from its job row (tr_stepsum_job_add), the row the listing prints for
+ * the job.  A figure that is not known is left out, never shown as 0.
+ */
+static void print_job_figures (FILE *out, const tr_stepsum_t *job)
+{
+    char b1[64], b2[64], b3[64];
+    double core_s = job->req_cores * job->elapsed_s;
+
+    if (field_text (job, "state", b1, sizeof (b1))) {
+        label (out, 2, "State");
+        fprintf (out, "%s", b1);
+        if (field_text (job, "exitcode", b2, sizeof (b2)))
+            fprintf (out, " (exit code %s)", b2);
+        fprintf (out, "\n");
+    }
+    if (job->req_cores > 0) {
+        label (out, 2, "Cores");
+        fprintf (out, "%g", job->req_cores);
+        if (job->nodes > 0)
+            fprintf (out, " on %g node%s", job->nodes,
+                     job->nodes == 1 ? "" : "s");
+        fprintf (out, "\n");
+    }
+    if (field_text (job, "cpueff", b1, sizeof (b1)) && core_s > 0) {
+        label (out, 2, "CPU efficiency");
+        fprintf (out, "%s of %s core-walltime (%s CPU)\n", b1,
+                 duration (b2, sizeof (b2), core_s),
+                 duration (b3, sizeof (b3), job->cpu_s));
+    }
+    else if (!isnan (job->cpu_s)) {
+        label (out, 2, "CPU time");
+        fprintf (out, "%s\n", duration (b1, sizeof (b1), job->cpu_s));
+    }
+    if (!isnan (job->mem_peak_bytes)) {
+        label (out, 2, "Memory");
+        fprintf (out, "%s peak",
+                 tr_report_bytes (b1, sizeof (b1), job->mem_peak_bytes));
+        if (job->req_mem_bytes > 0) {
+            fprintf (out, " of %s requested",
+                     tr_report_bytes (b2, sizeof (b2), job->req_mem_bytes));
+            if (job->nodes > 1)
+                fprintf (out, " per node");
+            if (field_text (job, "memeff", b3, sizeof (b3)))
+                fprintf (out, " (%s)", b3);
+        }
+        fprintf (out, "\n");
+    }
+    if (!isnan (job->elapsed_s)) {
+        label (out, 2, "Time");
+        fprintf (out, "%s", tr_when_duration (b1, sizeof (b1),
+                                              job->elapsed_s));
+        if (job->time_limit_s > 0) {
+            fprintf (out, " of %s limit",
+                     tr_when_duration (b2, sizeof (b2), job->time_limit_s));
+            if (field_text (job, "timeeff", b3, sizeof (b3)))
+                fprintf (out, " (%s)", b3);
+        }
+        else if (job->time_unlimited == 1)
+            fprintf (out, ", no time limit");
+        fprintf (out, "\n");
+    }
+}
+
+/* The job row of the steps of steps that belong to the job of the step
+ * at index first, into job.  Returns 0, or -1 with errno.
+ */
+static int job_row (json_t *recs,
+                    json_t *steps,
+                    size_t first,
+                    tr_strpool_t *pool,
+                    tr_stepsum_t *job)
+{
+    json_t *head = json_array_get (steps, first), *step;
+
+    tr_stepsum_init (job);
+    for (size_t i = first; (step = json_array_get (steps, i)); i++) {
+        tr_stepsum_t sum;
+
+        if (strcmp (str (head, "job_id"), str (step, "job_id"))
+            || strcmp (str (head, "cluster"), str (step, "cluster")))
+            break;
+        if (tr_report_step_summary (recs, step, pool, &sum) < 0
+            || tr_stepsum_job_add (job, &sum, pool) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int tr_report_step_summary (json_t *recs,
                             json_t *step,
                             tr_strpool_t *pool,
@@ -831,8 +956,16 @@ static int job_view (FILE *out,
         bool have = tr_report_step_summary (recs, step, pool, &sum) == 0;
 
         if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
-            || strcmp (str (prev, "cluster"), str (step, "cluster")))
+            || strcmp (str (prev, "cluster"), str (step, "cluster"))) {
+            tr_stepsum_t job;
+
             print_job (out, rec, !prev);
+            /* without it (out of memory) the job's figures are left
+             * out
+             */
+            if (job_row (recs, steps, i, pool, &job) == 0)
+                print_job_figures (out, &job);
+        }
         /* One node reads as it always did, every record in full when
          * the same node's record was given more than once: there is
          * nothing to add up.

@@ -115,6 +115,23 @@ test_expect_success 'the job view of a multi-step job fits 80 columns' '
     test_cmp jv.out jv.bogus
 '
 
+# The header's state and efficiencies are the listing's job row's.
+test_expect_success 'the job header says what the listing'"'"'s job row says' '
+    $B/analysis/tracer-report -c gs.yaml --allow-unsigned -M bench \
+        -S 2025-12-01 -j 1000000 -P -o jobid,state,cpueff,memeff >row.out &&
+    grep "^1000000|" row.out >job.row &&
+    IFS="|" read -r id state cpueff memeff <job.row &&
+    test "$state" = COMPLETED &&
+    grep "^  State: *$state (exit code [0-9]*:[0-9]*)$" jv.out &&
+    cpu=$(printf "%.1f%%" "$cpueff") && mem=$(printf "%.1f%%" "$memeff") &&
+    grep "^  CPU efficiency: $cpu of .* core-walltime (.* CPU)$" jv.out &&
+    grep "^  Memory: .* peak of .* requested ($mem)$" jv.out &&
+    grep "^  Cores: *16 on 1 node$" jv.out &&
+    grep "^  Time: .* of .* limit (.*%)$" jv.out &&
+    test "$(grep -c "^  State:" jv.out)" = 1 &&
+    ! grep -q "Queue wait" jv.out
+'
+
 test_expect_success 'COLUMNS=120 gives longer lines, none over 120' '
     COLUMNS=120 $B/analysis/tracer-report -c gs.yaml --allow-unsigned \
         -M bench -j 1000000 >jv120.out &&
