@@ -801,7 +801,8 @@ static void test_view_single_node (void **state)
                                "exit code 0, "
                                "signal 9\n"
                                "    Elapsed:        00:00:04\n"
-                               "    CPU time:       0.10 s (user 0.10 s, system "
+                               "    CPU time:       0.10 s (user 0.10 s, "
+                               "system "
                                "0.00 s) "
                                "[cgroup-v1:cpuacct.usage, exact]\n"
                                "    CPU efficiency: 1.2% of 2 allocated cores\n"
@@ -940,8 +941,8 @@ static json_t *three_steps (const char *fixture)
  */
 static void test_view_wrap (void **state)
 {
-    json_t *recs =
-        three_steps (TEST_SRCDIR "/fixtures/records/collector-slurm-v2.json");
+    json_t *recs = three_steps (TEST_SRCDIR "/fixtures/records/"
+                                            "collector-slurm-v2.json");
     char *narrow = view_at (recs, 0), *wide = view_at (recs, 1000);
     char *wn = words (narrow), *ww = words (wide);
 
@@ -1000,8 +1001,9 @@ static void test_view_no_scheduler_tools (void **state)
 {
     json_t *recs = json_array ();
     json_error_t jerr;
-    json_t *r = json_load_file (
-        TEST_SRCDIR "/fixtures/records/collector-slurm-v2.json", 0, &jerr);
+    json_t *r = json_load_file (TEST_SRCDIR "/fixtures/records/"
+                                            "collector-slurm-v2.json",
+                                0, &jerr);
     char *text, *tools;
 
     (void)state;
