@@ -93,9 +93,18 @@ int rep_verify (struct rep *r,
                       "expired)", (int)signer);
             r->old_creds++;
         }
-        else
-            snprintf (note, size, "signature valid (uid %d; %s)",
-                      (int)signer, error.text);
+        else {
+            /* munge's own words, "munge: TEXT" in the error (sign.h) */
+            const char *m = strstr (error.text, "munge: ");
+            size_t len = m ? strcspn (m, ");") : 0;
+
+            if (m)
+                snprintf (note, size, "signature valid (uid %d; %.*s)",
+                          (int)signer, (int)len, m);
+            else
+                snprintf (note, size, "signature valid (uid %d; %s)",
+                          (int)signer, error.text);
+        }
         return 0;
     case TR_SIG_UNSIGNED:
         if (keep_unsigned) {

@@ -71,8 +71,8 @@ int tr_sign_mark_unsigned (json_t *rec, const char *reason);
 /* Verify rec's signature.  trusted_uids/n_trusted list who may sign
  * (n_trusted 0 means root only).  On return *signer_uid (if not NULL)
  * holds the credential's uid when one was decoded.  error says why for
- * every status but TR_SIG_VALID, with munge's own text where munge had
- * a word.  TR_SIG_VALID_OLD sets errno: ETIMEDOUT when the credential
+ * every status but TR_SIG_VALID, with munge's own text as "munge: TEXT"
+ * where munge had a word.  TR_SIG_VALID_OLD sets errno: ETIMEDOUT when the credential
  * only expired (age: normal for an older record), EALREADY when this
  * munged had decoded it before (replayed).
  */
