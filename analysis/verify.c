@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,39 +72,31 @@ int rep_verify (struct rep *r,
     tr_error_t error;
     uid_t signer = (uid_t)-1;
     tr_sig_status_t st;
-    int why;
 
     st = tr_sign_verify (rec, r->conf->munge_socket, r->conf->signer_uids,
                          r->conf->n_signer_uids, &signer, &error);
-    why = errno;
     *sig = TR_STEPSUM_SIG_VALID;
     switch (st) {
     case TR_SIG_VALID:
         snprintf (note, size, "signature valid (uid %d)", (int)signer);
         return 0;
-    case TR_SIG_VALID_OLD:
+    case TR_SIG_VALID_OLD: {
         /* An expired credential is what every record read after munged's
-         * TTL has: the view says so once (rep_view), not on each record.
-         * Any other reason is this record's own, in munge's words.
+         * TTL has, a replayed one what a record read twice has: the view
+         * explains them once (rep_view); each record's line names which,
+         * in munge's words ("munge: TEXT" in the error, sign.h).
          */
-        if (why == ETIMEDOUT) {
-            snprintf (note, size, "signature valid (uid %d; credential "
-                      "expired)", (int)signer);
-            r->old_creds++;
-        }
-        else {
-            /* munge's own words, "munge: TEXT" in the error (sign.h) */
-            const char *m = strstr (error.text, "munge: ");
-            size_t len = m ? strcspn (m, ");") : 0;
+        const char *m = strstr (error.text, "munge: ");
 
-            if (m)
-                snprintf (note, size, "signature valid (uid %d; %.*s)",
-                          (int)signer, (int)len, m);
-            else
-                snprintf (note, size, "signature valid (uid %d; %s)",
-                          (int)signer, error.text);
-        }
+        if (m)
+            snprintf (note, size, "signature valid (uid %d; %.*s)",
+                      (int)signer, (int)strcspn (m, ");"), m);
+        else
+            snprintf (note, size, "signature valid (uid %d; %s)",
+                      (int)signer, error.text);
+        r->old_creds++;
         return 0;
+    }
     case TR_SIG_UNSIGNED:
         if (keep_unsigned) {
             snprintf (note, size, "UNSIGNED: %s", error.text);

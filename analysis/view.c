@@ -474,13 +474,15 @@ static int write_html (struct rep *r, struct rep_history *h)
 }
 
 /* Said once at the end of the view when some record's credential had
- * expired.
+ * expired or been decoded before.
  */
-static const char *const expired_note[] = {
+static const char *const old_cred_note[] = {
     "Signatures",
-    "a credential expired means munged's time to live (300 s unless set "
-    "otherwise) passed since the record was signed, as expected for an "
-    "older record: the signature was checked all the same",
+    "munge: Expired credential means munged's time to live (300 s unless "
+    "set otherwise) has passed since the record was signed; munge: "
+    "Replayed credential, that this munged has decoded the credential "
+    "before (the record was read before).  Both are expected of an older "
+    "record, and the signature was checked all the same",
     NULL,
 };
 
@@ -532,7 +534,7 @@ int rep_view (struct rep *r)
     }
     else {
         if (r->old_creds)
-            vo.footnotes = expired_note;
+            vo.footnotes = old_cred_note;
         tr_report_job_view_ex (stdout, r->recs, r->notes, &vo);
     }
     rep_history_free (&h);

@@ -415,8 +415,6 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
     }
     free (payload);
     munge_ctx_destroy (ctx);
-    if (st == TR_SIG_VALID_OLD)
-        errno = e == EMUNGE_CRED_EXPIRED ? ETIMEDOUT : EALREADY;
     return st;
 }
 

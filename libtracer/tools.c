@@ -111,17 +111,7 @@ const struct tr_tools_rule tr_tools_rules[] = {
 };
 /* clang-format on */
 
-const char *const tr_tools_scheduler_procs[] = {
-    "slurmstepd", "pbs_mom", "pbs_attach", "pbs_demux", NULL,
-};
 
-bool tr_tools_scheduler_own (const char *name)
-{
-    for (size_t i = 0; name && tr_tools_scheduler_procs[i]; i++)
-        if (!strcmp (name, tr_tools_scheduler_procs[i]))
-            return true;
-    return false;
-}
 
 static const struct tr_tools_rule site_subcmd = { .match = "",
                                                   .kind = TR_TOOLS_SUBCMD };
@@ -150,6 +140,15 @@ static bool matches (const char *const *list, const char *name)
         if (fnmatch (list[i], name, 0) == 0)
             return true;
     return false;
+}
+
+const char *const tr_tools_scheduler_procs[] = {
+    "slurmstepd", "slurmstepd-*", "pbs_mom", "pbs_attach", "pbs_demux", NULL,
+};
+
+bool tr_tools_scheduler_own (const char *name)
+{
+    return name && matches (tr_tools_scheduler_procs, name);
 }
 
 static const struct tr_tools_rule *find (const struct tr_tools_site *site,

@@ -448,11 +448,9 @@ static void test_sign_verify (void **state)
      * record is still authentic.
      */
     signer = (uid_t)-1;
-    errno = 0;
     assert_int_equal (tr_sign_verify (back, md_main.socket, trusted, n, &signer,
                                       &err),
                       TR_SIG_VALID_OLD);
-    assert_int_equal (errno, EALREADY);
     assert_int_equal (signer, geteuid ());
     /* munge's own words, for whoever must tell why */
     assert_string_equal (err.text, "signature is authentic; its credential was "
@@ -629,11 +627,9 @@ static void test_expired (void **state)
     (void)state;
     assert_int_equal (tr_sign_record_opts (rec, &opts, &err), 0);
     nanosleep (&ts, NULL);
-    errno = 0;
     assert_int_equal (tr_sign_verify (rec, md_main.socket, trusted, n, &signer,
                                       &err),
                       TR_SIG_VALID_OLD);
-    assert_int_equal (errno, ETIMEDOUT);
     assert_int_equal (signer, geteuid ());
     assert_string_equal (err.text, "signature is authentic; its credential has "
                                    "expired (munge: Expired credential; normal "
