@@ -111,8 +111,6 @@ const struct tr_tools_rule tr_tools_rules[] = {
 };
 /* clang-format on */
 
-
-
 static const struct tr_tools_rule site_subcmd = { .match = "",
                                                   .kind = TR_TOOLS_SUBCMD };
 static const struct tr_tools_rule site_interp = { .match = "",
