@@ -212,6 +212,25 @@ static void print_summary_lines (FILE *out,
         opts->next_time (out, sum, opts->arg);
 }
 
+/* ": STATE, exit code N:S" of a step, a node's row or a record's
+ * outcome o whose state is state: Slurm's words, as the header and the
+ * listing write them (tr_stepsum_state_name, tr_stepsum_exit_text).
+ */
+static void print_outcome (FILE *out, const char *state, json_t *o)
+{
+    tr_stepsum_t row;
+    char b[64];
+
+    tr_stepsum_init (&row);
+    if (has (o, "exit_code"))
+        row.exit_code = num (o, "exit_code");
+    if (has (o, "signal"))
+        row.signal = num (o, "signal");
+    fprintf (out, ": %s", tr_stepsum_state_name (state, NAN));
+    if (*tr_stepsum_exit_text (&row, b, sizeof (b)))
+        fprintf (out, ", exit code %s", b);
+}
+
 static void print_step (FILE *out,
                         json_t *rec,
                         json_t *step,
@@ -235,14 +254,7 @@ static void print_step (FILE *out,
     fprintf (out, "  Step %s on %s", str (id, "step_id"), str (id, "node"));
     if (has (id, "step_name"))
         fprintf (out, " (%s)", str (id, "step_name"));
-    fprintf (out, ": %s",
-             tr_merge_state_name (tr_merge_record_state (rec), NAN));
-    if (has (oc, "exit_code"))
-        fprintf (out, ", exit code %d",
-                 (int)json_integer_value (json_object_get (oc, "exit_code")));
-    if (has (oc, "signal"))
-        fprintf (out, ", signal %d",
-                 (int)json_integer_value (json_object_get (oc, "signal")));
+    print_outcome (out, tr_merge_record_state (rec), oc);
     fprintf (out, "\n");
     label (out, 4, "Elapsed");
     fprintf (out, "%s\n", tr_when_duration (b1, sizeof (b1), elapsed));
@@ -306,16 +318,6 @@ static const char *note_of (json_t *notes, long long idx)
     return json_string_value (json_object_get (notes, key));
 }
 
-/* ", exit code N, signal N" of a step or row object. */
-static void print_exit (FILE *out, json_t *o)
-{
-    if (has (o, "exit_code"))
-        fprintf (out, ", exit code %d",
-                 (int)json_integer_value (json_object_get (o, "exit_code")));
-    if (has (o, "signal"))
-        fprintf (out, ", signal %d",
-                 (int)json_integer_value (json_object_get (o, "signal")));
-}
 
 /* "[source, exact]" or "[source, sampled]". */
 static const char *exactness (json_t *o)
@@ -333,10 +335,9 @@ static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
     /* "Step S on NODE: STATE" as for a single-node step, so the line
      * reads (and greps) the same
      */
-    fprintf (out, "      Step %s on %s: %s", str (step, "step_id"),
-             str (row, "node"),
-             tr_merge_state_name (str (row, "state"), NAN));
-    print_exit (out, row);
+    fprintf (out, "      Step %s on %s", str (step, "step_id"),
+             str (row, "node"));
+    print_outcome (out, str (row, "state"), row);
     fprintf (out, "; %s, CPU %.2f s", tr_when_duration (b1, sizeof (b1), el),
              cpu);
     if (has (row, "efficiency"))
@@ -500,8 +501,7 @@ static void print_merged (FILE *out,
         fprintf (out, "%lld node%s", reported, reported == 1 ? "" : "s");
     if (has (step, "step_name"))
         fprintf (out, " (%s)", str (step, "step_name"));
-    fprintf (out, ": %s", tr_merge_state_name (str (step, "state"), NAN));
-    print_exit (out, step);
+    print_outcome (out, str (step, "state"), step);
     fprintf (out, "\n");
     print_nodes (out, step);
     label (out, 4, "Elapsed");

@@ -101,7 +101,7 @@ test_expect_success 'torque: the record, found through PBS_JOBID' '
     grep -q "^Job 7201.$HOST \"burnjob\"" view &&
     grep -q "^Job 7201.$HOST \"burnjob\" on cluster .* (torque)$" view &&
     grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account acct1, partition batch$" view &&
-    grep -q "Step 0 on $HOST: completed, exit code 0" view
+    grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view
 '
 
 test_expect_success 'torque: a job that exits 3 is failed, exit code 3' '
@@ -166,7 +166,7 @@ test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
     grep -q "^Job 7250 \"burnjob\"" view &&
     grep -q "^Job 7250 \"burnjob\" on cluster .* (lsf)$" view &&
     grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account proj1, partition normal$" view &&
-    grep -q "Step 0 on $HOST: completed, exit code 0" view
+    grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view
 '
 
 test_expect_success 'lsf: the job view advises in LSF words (-n, rusage[mem], -W), torque in PBS words' '

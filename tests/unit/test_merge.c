@@ -615,7 +615,7 @@ static void test_optional_absent (void **state)
     assert_non_null (out = open_memstream (&text, &size));
     assert_int_equal (tr_report_job_view (out, recs, NULL), 0);
     fclose (out);
-    assert_non_null (strstr (text, "Step 0 on 2 nodes: running\n"));
+    assert_non_null (strstr (text, "Step 0 on 2 nodes: RUNNING\n"));
     assert_non_null (strstr (text, "CPU usage:"));
     assert_null (strstr (text, "CPU efficiency"));
     assert_null (strstr (text, "I/O"));
@@ -720,13 +720,15 @@ static void test_view_two_nodes (void **state)
     json_t *notes =
         json_pack ("{s:s s:s}", "0", "NOTE-node10", "1", "NOTE-node2");
     char *text = view (recs, notes);
-    const char *n2 = "      Step 0 on node2: completed, exit code 0; 00:01:40, "
+    const char *n2 = "      Step 0 on node2: COMPLETED, exit code 0:0; "
+                     "00:01:40, "
                      "CPU "
                      "200.00 s (50.0% of 4 cores), memory peak 1.0 GiB of 4.0 "
                      "GiB "
                      "(25.0%)\n"
                      "        Record:         NOTE-node2\n";
-    const char *n10 = "      Step 0 on node10: failed, exit code 3; 00:02:00, "
+    const char *n10 = "      Step 0 on node10: FAILED, exit code 3:0; "
+                      "00:02:00, "
                       "CPU "
                       "104.00 s (21.7% of 4 cores), memory peak 3.0 GiB of 4.0 "
                       "GiB "
@@ -736,7 +738,7 @@ static void test_view_two_nodes (void **state)
     (void)state;
     assert_has (text, "Job 77 on cluster c1 (slurm)\n"
                       "  User/Group:     ?/? (uid 1000)\n");
-    assert_has (text, "\n  Step 0 on 2 nodes (a.out): failed, exit code 3\n");
+    assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n");
     assert_has (text, "\n    Nodes:          node2, node10; 2 of 2 nodes "
                       "reported\n");
     assert_has (text, "\n    Elapsed:        00:02:00 (the longest node)\n");
@@ -798,8 +800,7 @@ static void test_view_single_node (void **state)
                                "  Time:           00:00:04 of 00:10:00 limit "
                                "(0.7%)\n"
                                "  Step 0 on node1 (python3): OUT_OF_MEMORY, "
-                               "exit code 0, "
-                               "signal 9\n"
+                               "exit code 0:9\n"
                                "    Elapsed:        00:00:04\n"
                                "    CPU time:       0.10 s (user 0.10 s, "
                                "system "
@@ -856,7 +857,7 @@ static void test_view_missing_node (void **state)
     char *text = view (recs, NULL);
 
     (void)state;
-    assert_has (text, "\n  Step 0 on 2 of 3 nodes: completed\n");
+    assert_has (text, "\n  Step 0 on 2 of 3 nodes: COMPLETED\n");
     assert_has (text, "\n    Nodes:          node1, node3; 2 of 3 nodes "
                       "reported, NO RECORD from 1 (node index 1)\n");
     free (text);
