@@ -636,7 +636,8 @@ static const char *duration (char *buf, size_t size, double s)
 }
 
 /* The job's figures, seff's: its state and exit code, cores, CPU,
- * memory and time against what it was granted, and how long it queued,
+ * memory and time against what it was granted, and how long it queued
+ * (where the scheduler said when it was submitted),
  * from its job row (tr_stepsum_job_add), the row the listing prints for
  * the job.  A figure that is not known is left out, never shown as 0.
  */
@@ -697,6 +698,12 @@ static void print_job_figures (FILE *out, const tr_stepsum_t *job)
         else if (job->time_unlimited == 1)
             fprintf (out, ", no time limit");
         fprintf (out, "\n");
+    }
+    /* only when the scheduler said when the job was submitted */
+    if (!isnan (job->queue_wait_s)
+        && field_text (job, "queuewait", b1, sizeof (b1))) {
+        label (out, 2, "Queue wait");
+        fprintf (out, "%s\n", b1);
     }
 }
 

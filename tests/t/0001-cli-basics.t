@@ -132,6 +132,25 @@ test_expect_success 'the job header says what the listing'"'"'s job row says' '
     ! grep -q "Queue wait" jv.out
 '
 
+# The queue wait is shown where the scheduler said when the job was
+# submitted, as the listing's job row has it; never 0 for unknown.
+test_expect_success 'the job header'"'"'s queue wait is the listing'"'"'s, when known' '
+    sed "s/\"start_unix_ms\": 1767225600000/&, \"submit_unix_ms\": 1767225597000, \"job_start_unix_ms\": 1767225600000/" \
+        $REC/collector-slurm-v2.json >qw.json &&
+    grep -q submit_unix_ms qw.json &&
+    mkdir qwstore && $B/tests/storeput qwstore qw.json &&
+    printf "store:\n  path: %s/qwstore\n" "$PWD" >qw.yaml &&
+    $B/analysis/tracer-report -c qw.yaml --allow-unsigned -M c1 -j 42 >qw.out &&
+    $B/analysis/tracer-report -c qw.yaml --allow-unsigned -M c1 -j 42 \
+        -S 2025-12-01 -P -o jobid,queuewait >qw.row &&
+    grep -qx "42|00:00:03" qw.row &&
+    grep -qx "  Queue wait:     00:00:03" qw.out &&
+    $B/analysis/tracer-report --allow-unsigned $REC/collector-slurm-v2.json \
+        >noqw.out &&
+    grep -q "^  State:" noqw.out &&
+    ! grep -q "Queue wait" noqw.out
+'
+
 test_expect_success 'COLUMNS=120 gives longer lines, none over 120' '
     COLUMNS=120 $B/analysis/tracer-report -c gs.yaml --allow-unsigned \
         -M bench -j 1000000 >jv120.out &&
