@@ -77,6 +77,8 @@ struct rep {
     int worst;              /* exit status from verification */
     int errors;
     unsigned long rejected; /* records refused while listing */
+    unsigned long old_creds; /* records whose credential had expired or
+                              * been decoded before */
 };
 
 /* The program's name in messages: "tracer-report" unless the program

@@ -57,6 +57,9 @@ static bool live_wanted (json_t *e, const char *jobs, const char *cluster)
 static int show_live_one (json_t *e)
 {
     json_t *recs = json_array (), *notes = json_object ();
+    struct tr_report_view_opts vo = {
+        .width = tr_report_width (STDOUT_FILENO),
+    };
     char note[300];
     int rc = -1;
 
@@ -71,7 +74,7 @@ static int show_live_one (json_t *e)
     if (recs && notes
         && json_array_append (recs, json_object_get (e, "record")) == 0
         && json_object_set_new (notes, "0", json_string (note)) == 0)
-        rc = tr_report_job_view (stdout, recs, notes);
+        rc = tr_report_job_view_ex (stdout, recs, notes, &vo);
     json_decref (recs);
     json_decref (notes);
     return rc;

@@ -80,11 +80,23 @@ int rep_verify (struct rep *r,
     case TR_SIG_VALID:
         snprintf (note, size, "signature valid (uid %d)", (int)signer);
         return 0;
-    case TR_SIG_VALID_OLD:
-        snprintf (note, size,
-                  "signature valid (uid %d; credential expired or replayed, "
-                  "as expected for an older record)", (int)signer);
+    case TR_SIG_VALID_OLD: {
+        /* An expired credential is what every record read after munged's
+         * TTL has, a replayed one what a record read twice has: the view
+         * explains them once (rep_view); each record's line names which,
+         * in munge's words ("munge: TEXT" in the error, sign.h).
+         */
+        const char *m = strstr (error.text, "munge: ");
+
+        if (m)
+            snprintf (note, size, "signature valid (uid %d; %.*s)",
+                      (int)signer, (int)strcspn (m, ");"), m);
+        else
+            snprintf (note, size, "signature valid (uid %d; %s)",
+                      (int)signer, error.text);
+        r->old_creds++;
         return 0;
+    }
     case TR_SIG_UNSIGNED:
         if (keep_unsigned) {
             snprintf (note, size, "UNSIGNED: %s", error.text);

@@ -271,12 +271,16 @@ static tr_rowset_t *history_of (struct rep_history *h,
         return h->set;
     h->tried = true;
     /* A record file read where no store was ever made (a laptop, a
-     * copied record): no history, and nothing to say about it.  A store
-     * named with --store, or one that is there but cannot be read, is
-     * named on stderr below.
+     * copied record), or where the caller may not read it: the view of
+     * a file needs no store, so no history and nothing to say about it.
+     * A store named with --store, or the store of a -j view that cannot
+     * be read, is named on stderr below.
      */
-    if (!h->r->store_path && access (h->r->conf->store_path, F_OK) < 0
-        && errno == ENOENT)
+    if (!h->r->store_path
+        && faccessat (AT_FDCWD, h->r->conf->store_path, R_OK | X_OK,
+                      AT_EACCESS) < 0
+        && (errno == ENOENT || (!h->r->jobs_arg
+                                && (errno == EACCES || errno == ENOTDIR))))
         return NULL;
     if (!(h->set = tr_rowset_create ()))
         return NULL;
@@ -359,9 +363,11 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
                                                 "total"));
     if (g && (cpus || mem || t)) {
         const char *s = step->scheduler ? step->scheduler : "";
+        const char *sep = "";
         char args[256];
 
-        fprintf (out, "    Next time:    ");
+        /* the label in the view's label column (report.c) */
+        fprintf (out, "    %-16s", "Next time:");
         /* in the words of the scheduler that ran the step */
         if (!strcmp (s, "pbs") || !strcmp (s, "torque")
             || !strcmp (s, "lsf")) {
@@ -370,15 +376,19 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
                                    advice_num (g, "mem"),
                                    advice_num (g, "time")) < 0)
                 args[0] = '\0';
-            fprintf (out, " %s", args);
+            fprintf (out, "%s", args);
         }
         else {
-            if (cpus)
-                fprintf (out, " --cpus-per-task=%s", cpus);
-            if (mem)
-                fprintf (out, " --mem=%s", mem);
+            if (cpus) {
+                fprintf (out, "%s--cpus-per-task=%s", sep, cpus);
+                sep = " ";
+            }
+            if (mem) {
+                fprintf (out, "%s--mem=%s", sep, mem);
+                sep = " ";
+            }
             if (t)
-                fprintf (out, " --time=%s", t);
+                fprintf (out, "%s--time=%s", sep, t);
         }
         fprintf (out, " (%lld run%s of %s, %s confidence)\n",
                  (long long)runs, runs == 1 ? "" : "s", step->group,
@@ -463,6 +473,19 @@ static int write_html (struct rep *r, struct rep_history *h)
     return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* Said once at the end of the view when some record's credential had
+ * expired or been decoded before.
+ */
+static const char *const old_cred_note[] = {
+    "Signatures",
+    "munge: Expired credential means munged's time to live (300 s unless "
+    "set otherwise) has passed since the record was signed; munge: "
+    "Replayed credential, that this munged has decoded the credential "
+    "before (the record was read before).  Both are expected of an older "
+    "record, and the signature was checked all the same",
+    NULL,
+};
+
 int rep_view (struct rep *r)
 {
     struct rep_history h = { .r = r };
@@ -471,6 +494,7 @@ int rep_view (struct rep *r)
         .advice = rep_advice,
         .next_time = next_time,
         .arg = &h,
+        .width = tr_report_width (STDOUT_FILENO),
     };
     int rc = EXIT_OK;
 
@@ -508,8 +532,11 @@ int rep_view (struct rep *r)
             printf ("%s\n", s);
         free (s);
     }
-    else
+    else {
+        if (r->old_creds)
+            vo.footnotes = old_cred_note;
         tr_report_job_view_ex (stdout, r->recs, r->notes, &vo);
+    }
     rep_history_free (&h);
     if (r->worst != EXIT_OK)
         return r->worst;

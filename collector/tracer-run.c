@@ -682,10 +682,14 @@ int main (int argc, char **argv)
     if (write_record (rec, job_id) < 0 && rc == 0)
         rc = EXIT_FAIL;
     if (o.view) {
+        struct tr_report_view_opts vo = {
+            .width = tr_report_width (STDOUT_FILENO),
+        };
         json_t *a = json_array ();
+
         json_array_append (a, rec);
         printf ("\n");
-        tr_report_job_view (stdout, a, NULL);
+        tr_report_job_view_ex (stdout, a, NULL, &vo);
         json_decref (a);
     }
     json_decref (rec);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include "record.h"
 #include "report.h"
 #include "stepsum.h"
+#include "tools.h"
 #include "when.h"
 
 const char *tr_report_bytes (char *buf, size_t size, double bytes)
@@ -68,6 +70,42 @@ static long long ival (json_t *o, const char *k)
     return (long long)json_integer_value (json_object_get (o, k));
 }
 
+/* The job view's lines are "LABEL:  value", every label in a field of
+ * VIEW_LABEL columns after its indentation, so that the values of a
+ * block line up (and wrapped lines hang under them).
+ */
+#define VIEW_LABEL 16
+
+static void label (FILE *out, int indent, const char *name)
+{
+    int n = (int)strlen (name) + 1;
+
+    fprintf (out, "%*s%s:%*s", indent, "", name,
+             n < VIEW_LABEL ? VIEW_LABEL - n : 1, "");
+}
+
+/* What the view says once, at its end, rather than on every step: the
+ * memory definitions its steps used and whether any step had only
+ * node-wide network counters.
+ */
+struct view_notes {
+    json_t *mem_defs; /* array of the distinct definitions, in order */
+    bool net_shared;
+};
+
+static void note_mem_def (struct view_notes *vn, const char *def)
+{
+    json_t *v;
+    size_t i;
+
+    if (!vn || !def || !*def)
+        return;
+    json_array_foreach (vn->mem_defs, i, v)
+        if (!strcmp (json_string_value (v), def))
+            return;
+    (void)json_array_append_new (vn->mem_defs, json_string (def));
+}
+
 /* "Nodes:" line of a step: its nodes, and how many of those the
  * scheduler gave it sent a record.  Printed for a single-node step only
  * when nodes are missing, so that one stays as it always read; nothing
@@ -82,10 +120,10 @@ static void print_nodes (FILE *out, json_t *step)
     if (!step
         || (ival (step, "nodes_reported") == 1 && !has (step, "nodes_missing")))
         return;
-    fprintf (out, "    Nodes:        ");
+    label (out, 4, "Nodes");
     json_array_foreach (nodes, i, v)
     {
-        fprintf (out, "%s %s", i ? "," : "", json_string_value (v));
+        fprintf (out, "%s%s", i ? ", " : "", json_string_value (v));
     }
     if (has (step, "nodes_missing")) {
         fprintf (out, "; %lld of %lld nodes reported, NO RECORD from %lld",
@@ -106,7 +144,7 @@ static void print_nodes (FILE *out, json_t *step)
 }
 
 static void print_io (FILE *out, json_t *io, long long nodes);
-static void print_network (FILE *out, json_t *net);
+static void print_network (FILE *out, json_t *net, struct view_notes *vn);
 static void print_tools (FILE *out, json_t *tools);
 
 /* The lines every step gets from its summary: stalls, GPUs, the
@@ -122,44 +160,51 @@ static void print_summary_lines (FILE *out,
     json_t *findings, *advice;
 
     /* every resource, "unknown" where the node could not measure it */
-    if (tr_stepsum_stall_text (sum, line, sizeof (line)) > 0)
+    if (tr_stepsum_stall_text (sum, line, sizeof (line)) > 0) {
         /* delay accounting has no "full" figure: its delays are the
          * processes' summed, capped at the run time
          */
-        fprintf (out, "    Stalled:       %s of the time (%s%s)\n", line,
+        label (out, 4, "Stalled");
+        fprintf (out, "%s of the time (%s%s)\n", line,
                  isnan (sum->psi_io_full_s) && !isnan (sum->psi_cpu_some_s)
                      ? "delay accounting: the processes' delays summed"
                      : "some task waiting",
                  sum->nodes > 1 ? ", the worst node" : "");
-    else
-        fprintf (out, "    Stalled:       unknown (not measured on this "
-                 "node)\n");
+    }
+    else {
+        label (out, 4, "Stalled");
+        fprintf (out, "unknown (not measured on this node)\n");
+    }
     if (sum->gpus_used > 0) {
-        fprintf (out, "    GPUs:          %.0f, utilisation %.0f%% on "
-                 "average", sum->gpus_used, sum->gpu_util_mean_pct);
+        label (out, 4, "GPUs");
+        fprintf (out, "%.0f, utilisation %.0f%% on average", sum->gpus_used,
+                 sum->gpu_util_mean_pct);
         if (!isnan (sum->gpu_mem_peak_bytes))
             fprintf (out, ", memory peak %s",
                      tr_report_bytes (b1, sizeof (b1),
                                       sum->gpu_mem_peak_bytes));
         fprintf (out, "\n");
     }
-    else if (*sum->gpus)
-        fprintf (out, "    GPUs:          %s requested, none measured\n",
-                 sum->gpus);
-    if (sum->idle_s > 0 && sum->elapsed_s > 0)
-        fprintf (out, "    Idle:          %s of %s (longest stretch %s)\n",
+    else if (*sum->gpus) {
+        label (out, 4, "GPUs");
+        fprintf (out, "%s requested, none measured\n", sum->gpus);
+    }
+    if (sum->idle_s > 0 && sum->elapsed_s > 0) {
+        label (out, 4, "Idle");
+        fprintf (out, "%s of %s (longest stretch %s)\n",
                  tr_when_duration (b1, sizeof (b1), sum->idle_s),
                  tr_when_duration (b2, sizeof (b2), sum->elapsed_s),
                  tr_when_duration (line, sizeof (line),
                                      sum->idle_longest_s));
+    }
     if (!t) {
         tr_diag_defaults (&defaults);
         t = &defaults;
     }
     advice = opts && opts->advice ? opts->advice (sum, opts->arg) : NULL;
     if ((findings = tr_diagnose_advised (sum, t, advice))) {
-        fprintf (out, "    Diagnosis:     %s\n",
-                 tr_diag_line (findings, line, sizeof (line)));
+        label (out, 4, "Diagnosis");
+        fprintf (out, "%s\n", tr_diag_line (findings, line, sizeof (line)));
         json_decref (findings);
     }
     json_decref (advice);
@@ -167,12 +212,32 @@ static void print_summary_lines (FILE *out,
         opts->next_time (out, sum, opts->arg);
 }
 
+/* ": STATE, exit code N:S" of a step, a node's row or a record's
+ * outcome o whose state is state: Slurm's words, as the header and the
+ * listing write them (tr_stepsum_state_name, tr_stepsum_exit_text).
+ */
+static void print_outcome (FILE *out, const char *state, json_t *o)
+{
+    tr_stepsum_t row;
+    char b[64];
+
+    tr_stepsum_init (&row);
+    if (has (o, "exit_code"))
+        row.exit_code = num (o, "exit_code");
+    if (has (o, "signal"))
+        row.signal = num (o, "signal");
+    fprintf (out, ": %s", tr_stepsum_state_name (state, NAN));
+    if (*tr_stepsum_exit_text (&row, b, sizeof (b)))
+        fprintf (out, ", exit code %s", b);
+}
+
 static void print_step (FILE *out,
                         json_t *rec,
                         json_t *step,
                         const char *note,
                         const tr_stepsum_t *stepsum,
-                        const struct tr_report_view_opts *opts)
+                        const struct tr_report_view_opts *opts,
+                        struct view_notes *vn)
 {
     json_t *id = json_object_get (rec, "identity");
     json_t *req = json_object_get (rec, "request");
@@ -189,33 +254,32 @@ static void print_step (FILE *out,
     fprintf (out, "  Step %s on %s", str (id, "step_id"), str (id, "node"));
     if (has (id, "step_name"))
         fprintf (out, " (%s)", str (id, "step_name"));
-    fprintf (out, ": %s",
-             tr_merge_state_name (tr_merge_record_state (rec), NAN));
-    if (has (oc, "exit_code"))
-        fprintf (out, ", exit code %d",
-                 (int)json_integer_value (json_object_get (oc, "exit_code")));
-    if (has (oc, "signal"))
-        fprintf (out, ", signal %d",
-                 (int)json_integer_value (json_object_get (oc, "signal")));
+    print_outcome (out, tr_merge_record_state (rec), oc);
     fprintf (out, "\n");
-    fprintf (out, "    Elapsed:       %s\n",
-             tr_when_duration (b1, sizeof (b1), elapsed));
+    label (out, 4, "Elapsed");
+    fprintf (out, "%s\n", tr_when_duration (b1, sizeof (b1), elapsed));
 
-    fprintf (out, "    CPU time:      %.2f s (user %.2f s, system %.2f s)",
+    label (out, 4, "CPU time");
+    fprintf (out, "%.2f s (user %.2f s, system %.2f s)",
              num (cpu, "total_s"), num (cpu, "user_s"),
              num (cpu, "system_s"));
     fprintf (out, " [%s%s]\n", str (cpu, "source"),
              json_is_true (json_object_get (cpu, "exact")) ? ", exact"
                                                            : ", sampled");
-    if (cores > 0 && elapsed > 0)
-        fprintf (out, "    CPU efficiency: %.1f%% of %g allocated core%s\n",
+    if (cores > 0 && elapsed > 0) {
+        label (out, 4, "CPU efficiency");
+        fprintf (out, "%.1f%% of %g allocated core%s\n",
                  100.0 * num (cpu, "total_s") / (elapsed * cores), cores,
                  cores == 1 ? "" : "s");
-    else if (elapsed > 0)
-        fprintf (out, "    CPU usage:     %.2f cores on average\n",
+    }
+    else if (elapsed > 0) {
+        label (out, 4, "CPU usage");
+        fprintf (out, "%.2f cores on average\n",
                  num (cpu, "total_s") / elapsed);
+    }
 
-    fprintf (out, "    Memory peak:   %s",
+    label (out, 4, "Memory peak");
+    fprintf (out, "%s",
              tr_report_bytes (b1, sizeof (b1), num (mem, "peak_bytes")));
     if (has (req, "mem_bytes") && num (req, "mem_bytes") > 0)
         fprintf (out, " of %s requested (%.1f%%)",
@@ -224,19 +288,23 @@ static void print_step (FILE *out,
     fprintf (out, " [%s%s]\n", str (mem, "source"),
              json_is_true (json_object_get (mem, "exact")) ? ", exact"
                                                            : ", sampled");
-    fprintf (out, "    Memory means:  %s\n", str (mem, "definition"));
-    if (ntasks)
-        fprintf (out, "    Tasks:         %zu\n", ntasks);
+    note_mem_def (vn, str (mem, "definition"));
+    if (ntasks) {
+        label (out, 4, "Tasks");
+        fprintf (out, "%zu\n", ntasks);
+    }
     print_nodes (out, step);
     if (step) {
         print_io (out, json_object_get (step, "io"), 1);
-        print_network (out, json_object_get (step, "network"));
+        print_network (out, json_object_get (step, "network"), vn);
         print_tools (out, json_object_get (step, "tools"));
     }
     if (stepsum)
         print_summary_lines (out, stepsum, opts);
-    if (note && *note)
-        fprintf (out, "    Record:        %s\n", note);
+    if (note && *note) {
+        label (out, 4, "Record");
+        fprintf (out, "%s\n", note);
+    }
 }
 
 /* The note of the record at index idx of the caller's array, or NULL. */
@@ -250,16 +318,6 @@ static const char *note_of (json_t *notes, long long idx)
     return json_string_value (json_object_get (notes, key));
 }
 
-/* ", exit code N, signal N" of a step or row object. */
-static void print_exit (FILE *out, json_t *o)
-{
-    if (has (o, "exit_code"))
-        fprintf (out, ", exit code %d",
-                 (int)json_integer_value (json_object_get (o, "exit_code")));
-    if (has (o, "signal"))
-        fprintf (out, ", signal %d",
-                 (int)json_integer_value (json_object_get (o, "signal")));
-}
 
 /* "[source, exact]" or "[source, sampled]". */
 static const char *exactness (json_t *o)
@@ -277,10 +335,9 @@ static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
     /* "Step S on NODE: STATE" as for a single-node step, so the line
      * reads (and greps) the same
      */
-    fprintf (out, "      Step %s on %s: %s", str (step, "step_id"),
-             str (row, "node"),
-             tr_merge_state_name (str (row, "state"), NAN));
-    print_exit (out, row);
+    fprintf (out, "      Step %s on %s", str (step, "step_id"),
+             str (row, "node"));
+    print_outcome (out, str (row, "state"), row);
     fprintf (out, "; %s, CPU %.2f s", tr_when_duration (b1, sizeof (b1), el),
              cpu);
     if (has (row, "efficiency"))
@@ -301,8 +358,10 @@ static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
     if (!json_is_true (json_object_get (row, "counted")))
         fprintf (out, " [another record of this node; not counted]");
     fprintf (out, "\n");
-    if (note && *note)
-        fprintf (out, "        Record:      %s\n", note);
+    if (note && *note) {
+        label (out, 8, "Record");
+        fprintf (out, "%s\n", note);
+    }
 }
 
 /* "Storage I/O" and "Process I/O" lines of a merged step. */
@@ -315,7 +374,7 @@ static void print_io (FILE *out, json_t *io, long long nodes)
         return;
     if (has (io, "nodes")
         && (has (io, "read_bytes") || has (io, "write_bytes"))) {
-        fprintf (out, "    Storage I/O:   ");
+        label (out, 4, "Storage I/O");
         if (has (io, "read_bytes"))
             fprintf (out, "read %s%s",
                      tr_report_bytes (b1, sizeof (b1), num (io, "read_bytes")),
@@ -327,9 +386,10 @@ static void print_io (FILE *out, json_t *io, long long nodes)
         fprintf (out, " [%s] on %lld of %lld nodes\n", str (io, "source"),
                  ival (io, "nodes"), nodes);
     }
-    if (proc)
+    if (proc) {
+        label (out, 4, "Process I/O");
         fprintf (out,
-                 "    Process I/O:   %s read and %s written by calls, %s read "
+                 "%s read and %s written by calls, %s read "
                  "from and %s written to storage [%s, %s] on %lld of %lld "
                  "nodes\n",
                  tr_report_bytes (b1, sizeof (b1), num (proc, "rchar")),
@@ -338,13 +398,14 @@ static void print_io (FILE *out, json_t *io, long long nodes)
                  tr_report_bytes (b4, sizeof (b4), num (proc, "write_bytes")),
                  str (proc, "source"), exactness (proc), ival (proc, "nodes"),
                  nodes);
+    }
 }
 
-/* "Network" lines of a merged step: the step's own traffic where it had
- * its own namespace, and a word on node-wide counters, which are not
- * added up.
+/* "Network" line of a merged step: the step's own traffic where it had
+ * its own namespace.  Node-wide counters are not added up: the view's
+ * notes say so once.
  */
-static void print_network (FILE *out, json_t *net)
+static void print_network (FILE *out, json_t *net, struct view_notes *vn)
 {
     long long own = ival (net, "namespace_nodes");
     long long shared = ival (net, "node_scope_nodes");
@@ -352,23 +413,24 @@ static void print_network (FILE *out, json_t *net)
 
     if (!net)
         return;
-    if (own > 0 && (has (net, "rx_bytes") || has (net, "tx_bytes")))
+    if (own > 0 && (has (net, "rx_bytes") || has (net, "tx_bytes"))) {
+        label (out, 4, "Network");
         fprintf (out,
-                 "    Network:       received %s, sent %s in the step's own "
-                 "namespace on %lld node%s\n",
+                 "received %s, sent %s in the step's own namespace on %lld "
+                 "node%s\n",
                  tr_report_bytes (b1, sizeof (b1), num (net, "rx_bytes")),
                  tr_report_bytes (b2, sizeof (b2), num (net, "tx_bytes")), own,
                  own == 1 ? "" : "s");
-    else if (own > 0)
+    }
+    else if (own > 0) {
+        label (out, 4, "Network");
         fprintf (out,
-                 "    Network:       no interface counters in the step's "
-                 "namespace on %lld node%s\n",
+                 "no interface counters in the step's namespace on %lld "
+                 "node%s\n",
                  own, own == 1 ? "" : "s");
-    if (shared > 0)
-        fprintf (out,
-                 "    Network:       node-wide counters on %lld node%s, not "
-                 "added up (see each node's record)\n",
-                 shared, shared == 1 ? "" : "s");
+    }
+    if (shared > 0 && vn)
+        vn->net_shared = true;
 }
 
 /* The few busiest programs of a merged step. */
@@ -376,16 +438,24 @@ static void print_network (FILE *out, json_t *net)
 
 static void print_tools (FILE *out, json_t *tools)
 {
-    size_t n = json_array_size (tools);
+    size_t n = json_array_size (tools), shown = 0, more = 0;
     char b[32];
     json_t *t;
 
-    if (n == 0)
-        return;
-    fprintf (out, "    Tools:        ");
-    for (size_t i = 0; i < n && i < VIEW_TOOLS; i++) {
+    /* the scheduler's own processes are not the user's tools (their CPU
+     * is in the step's totals all the same)
+     */
+    for (size_t i = 0; i < n; i++) {
         t = json_array_get (tools, i);
-        fprintf (out, "%s %s x%lld", i ? "," : "", str (t, "name"),
+        if (tr_tools_scheduler_own (str (t, "name")))
+            continue;
+        if (shown == VIEW_TOOLS) {
+            more++;
+            continue;
+        }
+        if (shown++ == 0)
+            label (out, 4, "Tools");
+        fprintf (out, "%s%s x%lld", shown > 1 ? ", " : "", str (t, "name"),
                  ival (t, "count"));
         if (has (t, "cpu_s") && has (t, "peak_rss_bytes"))
             fprintf (out, " (%.2f s CPU, peak %s)", num (t, "cpu_s"),
@@ -398,9 +468,10 @@ static void print_tools (FILE *out, json_t *tools)
                      tr_report_bytes (b, sizeof (b),
                                       num (t, "peak_rss_bytes")));
     }
-    if (n > VIEW_TOOLS)
-        fprintf (out, ", and %zu more", n - VIEW_TOOLS);
-    fprintf (out, "\n");
+    if (more)
+        fprintf (out, ", and %zu more", more);
+    if (shown)
+        fprintf (out, "\n");
 }
 
 /* A step with records from several nodes: the totals, then one line per
@@ -410,7 +481,8 @@ static void print_merged (FILE *out,
                           json_t *step,
                           json_t *notes,
                           const tr_stepsum_t *sum,
-                          const struct tr_report_view_opts *opts)
+                          const struct tr_report_view_opts *opts,
+                          struct view_notes *vn)
 {
     json_t *cpu = json_object_get (step, "cpu");
     json_t *mem = json_object_get (step, "memory");
@@ -429,31 +501,34 @@ static void print_merged (FILE *out,
         fprintf (out, "%lld node%s", reported, reported == 1 ? "" : "s");
     if (has (step, "step_name"))
         fprintf (out, " (%s)", str (step, "step_name"));
-    fprintf (out, ": %s", tr_merge_state_name (str (step, "state"), NAN));
-    print_exit (out, step);
+    print_outcome (out, str (step, "state"), step);
     fprintf (out, "\n");
     print_nodes (out, step);
-    fprintf (out, "    Elapsed:       %s (the longest node)\n",
+    label (out, 4, "Elapsed");
+    fprintf (out, "%s (the longest node)\n",
              tr_when_duration (b1, sizeof (b1), elapsed));
+    label (out, 4, "CPU time");
     fprintf (out,
-             "    CPU time:      %.2f s (user %.2f s, system %.2f s), all "
-             "nodes [%s, %s]\n",
+             "%.2f s (user %.2f s, system %.2f s), all nodes [%s, %s]\n",
              num (cpu, "total_s"), num (cpu, "user_s"), num (cpu, "system_s"),
              str (cpu, "source"), exactness (cpu));
-    if (has (cpu, "efficiency"))
-        fprintf (out,
-                 "    CPU efficiency: %.1f%% of %g allocated core%s on all "
-                 "nodes\n",
+    if (has (cpu, "efficiency")) {
+        label (out, 4, "CPU efficiency");
+        fprintf (out, "%.1f%% of %g allocated core%s on all nodes\n",
                  100.0 * num (cpu, "efficiency"), num (cpu, "cores"),
                  num (cpu, "cores") == 1 ? "" : "s");
-    else if (elapsed > 0)
-        fprintf (out, "    CPU usage:     %.2f cores on average\n",
+    }
+    else if (elapsed > 0) {
+        label (out, 4, "CPU usage");
+        fprintf (out, "%.2f cores on average\n",
                  num (cpu, "total_s") / elapsed);
+    }
 
     /* A memory request holds per node: the biggest node is the one to
      * hold against it.
      */
-    fprintf (out, "    Memory peak:   %s on %s, the largest node",
+    label (out, 4, "Memory peak");
+    fprintf (out, "%s on %s, the largest node",
              tr_report_bytes (b1, sizeof (b1), num (mem, "peak_max_bytes")),
              str (mem, "peak_max_node"));
     if (num (mem, "request_bytes") > 0)
@@ -462,21 +537,25 @@ static void print_merged (FILE *out,
                  100.0 * num (mem, "peak_max_bytes")
                      / num (mem, "request_bytes"));
     fprintf (out, " [%s, %s]\n", str (mem, "source"), exactness (mem));
+    label (out, 4, "Memory summed");
     fprintf (out,
-             "    Memory summed: %s, the nodes' peaks added up (an upper "
-             "bound: they need not coincide)\n",
+             "%s, the nodes' peaks added up (an upper bound: they need not "
+             "coincide)\n",
              tr_report_bytes (b1, sizeof (b1), num (mem, "peak_sum_bytes")));
-    fprintf (out, "    Memory means:  %s\n", str (mem, "definition"));
-    if (ival (step, "tasks"))
-        fprintf (out, "    Tasks:         %lld\n", ival (step, "tasks"));
+    note_mem_def (vn, str (mem, "definition"));
+    if (ival (step, "tasks")) {
+        label (out, 4, "Tasks");
+        fprintf (out, "%lld\n", ival (step, "tasks"));
+    }
     print_io (out, json_object_get (step, "io"), reported);
-    print_network (out, json_object_get (step, "network"));
+    print_network (out, json_object_get (step, "network"), vn);
     print_tools (out, json_object_get (step, "tools"));
     if (sum)
         print_summary_lines (out, sum, opts);
     complete = json_is_true (json_object_get (step, "complete"));
     exact = json_is_true (json_object_get (step, "exact"));
-    fprintf (out, "    Records:       %s; %s\n",
+    label (out, 4, "Records");
+    fprintf (out, "%s; %s\n",
              complete ? "complete on every node" : "NOT complete on every node",
              exact ? "CPU and memory exact on every node"
                    : "some figures sampled");
@@ -487,7 +566,9 @@ static void print_merged (FILE *out,
     }
 }
 
-/* Job header: id, array, name, cluster, user, account, partition. */
+/* Job header: id, array, name, cluster and scheduler, then who ran it
+ * and where it was charged.
+ */
 static void print_job (FILE *out, json_t *rec, bool first)
 {
     json_t *id = json_object_get (rec, "identity");
@@ -504,15 +585,151 @@ static void print_job (FILE *out, json_t *rec, bool first)
                  (int)ival (id, "array_task_id"), str (id, "array_job_id"));
     if (has (id, "job_name"))
         fprintf (out, " \"%s\"", str (id, "job_name"));
-    fprintf (out, "\n  Cluster %s, scheduler %s, user %s (uid %d)",
-             str (id, "cluster"), str (id, "scheduler"),
-             has (id, "user") ? str (id, "user") : "?",
-             (int)json_integer_value (json_object_get (id, "uid")));
+    fprintf (out, " on cluster %s (%s)\n", str (id, "cluster"),
+             str (id, "scheduler"));
+    label (out, 2, "User/Group");
+    fprintf (out, "%s/%s (uid %lld", has (id, "user") ? str (id, "user") : "?",
+             has (id, "group") ? str (id, "group") : "?", ival (id, "uid"));
+    if (has (id, "gid"))
+        fprintf (out, ", gid %lld", ival (id, "gid"));
+    fprintf (out, ")");
     if (has (id, "account"))
         fprintf (out, ", account %s", str (id, "account"));
     if (has (id, "partition"))
         fprintf (out, ", partition %s", str (id, "partition"));
     fprintf (out, "\n");
+}
+
+/* The text of the listing's field name for row, as the listing writes
+ * it (tr_stepsum_format), into buf; false when there is no such field
+ * or its value is unknown.
+ */
+static bool field_text (const tr_stepsum_t *row,
+                        const char *name,
+                        char *buf,
+                        size_t size)
+{
+    const tr_field_t *f = tr_stepsum_field (name);
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    const char *t;
+    bool ok;
+
+    if (!f || tr_stepsum_format (&sb, row, f, false) < 0)
+        return false;
+    t = tr_strbuf_str (&sb);
+    ok = t && *t;
+    snprintf (buf, size, "%s", ok ? t : "");
+    tr_strbuf_free (&sb);
+    return ok;
+}
+
+/* A duration as the header writes it: HH:MM:SS, or seconds under a
+ * minute, where HH:MM:SS would round a short job's figures to nothing.
+ */
+static const char *duration (char *buf, size_t size, double s)
+{
+    if (s < 60) {
+        snprintf (buf, size, "%.1f s", s);
+        return buf;
+    }
+    return tr_when_duration (buf, size, s);
+}
+
+/* The job's figures, seff's: its state and exit code, cores, CPU,
+ * memory and time against what it was granted, and how long it queued
+ * (where the scheduler said when it was submitted),
+ * from its job row (tr_stepsum_job_add), the row the listing prints for
+ * the job.  A figure that is not known is left out, never shown as 0.
+ */
+static void print_job_figures (FILE *out, const tr_stepsum_t *job)
+{
+    char b1[64], b2[64], b3[64];
+    double core_s = job->req_cores * job->elapsed_s;
+
+    if (field_text (job, "state", b1, sizeof (b1))) {
+        label (out, 2, "State");
+        fprintf (out, "%s", b1);
+        if (field_text (job, "exitcode", b2, sizeof (b2)))
+            fprintf (out, " (exit code %s)", b2);
+        fprintf (out, "\n");
+    }
+    if (job->req_cores > 0) {
+        label (out, 2, "Cores");
+        fprintf (out, "%g", job->req_cores);
+        if (job->nodes > 0)
+            fprintf (out, " on %g node%s", job->nodes,
+                     job->nodes == 1 ? "" : "s");
+        fprintf (out, "\n");
+    }
+    if (field_text (job, "cpueff", b1, sizeof (b1)) && core_s > 0) {
+        label (out, 2, "CPU efficiency");
+        fprintf (out, "%s of %s core-walltime (%s CPU)\n", b1,
+                 duration (b2, sizeof (b2), core_s),
+                 duration (b3, sizeof (b3), job->cpu_s));
+    }
+    else if (!isnan (job->cpu_s)) {
+        label (out, 2, "CPU time");
+        fprintf (out, "%s\n", duration (b1, sizeof (b1), job->cpu_s));
+    }
+    if (!isnan (job->mem_peak_bytes)) {
+        label (out, 2, "Memory");
+        fprintf (out, "%s peak",
+                 tr_report_bytes (b1, sizeof (b1), job->mem_peak_bytes));
+        if (job->req_mem_bytes > 0) {
+            fprintf (out, " of %s requested",
+                     tr_report_bytes (b2, sizeof (b2), job->req_mem_bytes));
+            if (job->nodes > 1)
+                fprintf (out, " per node");
+            if (field_text (job, "memeff", b3, sizeof (b3)))
+                fprintf (out, " (%s)", b3);
+        }
+        fprintf (out, "\n");
+    }
+    if (!isnan (job->elapsed_s)) {
+        label (out, 2, "Time");
+        fprintf (out, "%s", tr_when_duration (b1, sizeof (b1),
+                                              job->elapsed_s));
+        if (job->time_limit_s > 0) {
+            fprintf (out, " of %s limit",
+                     tr_when_duration (b2, sizeof (b2), job->time_limit_s));
+            if (field_text (job, "timeeff", b3, sizeof (b3)))
+                fprintf (out, " (%s)", b3);
+        }
+        else if (job->time_unlimited == 1)
+            fprintf (out, ", no time limit");
+        fprintf (out, "\n");
+    }
+    /* only when the scheduler said when the job was submitted */
+    if (!isnan (job->queue_wait_s)
+        && field_text (job, "queuewait", b1, sizeof (b1))) {
+        label (out, 2, "Queue wait");
+        fprintf (out, "%s\n", b1);
+    }
+}
+
+/* The job row of the steps of steps that belong to the job of the step
+ * at index first, into job.  Returns 0, or -1 with errno.
+ */
+static int job_row (json_t *recs,
+                    json_t *steps,
+                    size_t first,
+                    tr_strpool_t *pool,
+                    tr_stepsum_t *job)
+{
+    json_t *head = json_array_get (steps, first), *step;
+
+    tr_stepsum_init (job);
+    for (size_t i = first; (step = json_array_get (steps, i)); i++) {
+        tr_stepsum_t sum;
+
+        if (strcmp (str (head, "job_id"), str (step, "job_id"))
+            || strcmp (str (head, "cluster"), str (step, "cluster")))
+            break;
+        if (tr_report_step_summary (recs, step, pool, &sum) < 0
+            || tr_stepsum_job_add (job, &sum, pool) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int tr_report_step_summary (json_t *recs,
@@ -544,20 +761,193 @@ int tr_report_step_summary (json_t *recs,
     return 0;
 }
 
-int tr_report_job_view_ex (FILE *out,
-                           json_t *recs,
-                           json_t *notes,
-                           const struct tr_report_view_opts *opts)
+/* Display columns of the UTF-8 text s[0..n): every character one. */
+static size_t columns (const char *s, size_t n)
+{
+    size_t c = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            c++;
+    return c;
+}
+
+/* The byte length of the longest prefix of s[0..n) that fits in cols
+ * columns, ending on a character boundary (at least one character).
+ */
+static size_t fit_bytes (const char *s, size_t n, size_t cols)
+{
+    size_t i = 0, c = 0;
+
+    while (i < n) {
+        size_t j = i + 1;
+
+        while (j < n && ((unsigned char)s[j] & 0xC0) == 0x80)
+            j++;
+        if (c + 1 > cols && i > 0)
+            break;
+        c++;
+        i = j;
+    }
+    return i;
+}
+
+/* Where a line's continuation lines hang: under its value, the first
+ * non-blank after its "label:", when that is no further than half the
+ * width in; else four columns in from the line's own indentation.
+ */
+static size_t hang_of (const char *line, size_t len, size_t width)
+{
+    size_t indent = 0, i;
+
+    while (indent < len && line[indent] == ' ')
+        indent++;
+    for (i = indent; i < len && line[i] != ':'; i++)
+        ;
+    if (i + 1 < len && line[i + 1] == ' ') {
+        size_t v = i + 1;
+
+        while (v < len && line[v] == ' ')
+            v++;
+        if (v < len && columns (line, v) <= width / 2)
+            return columns (line, v);
+    }
+    return indent + 4 <= width / 2 ? indent + 4 : width / 2;
+}
+
+/* One line (without its newline) to out, wrapped at blanks to width
+ * columns; a word longer than a line is cut.
+ */
+static void wrap_line (FILE *out, const char *line, size_t len, size_t width)
+{
+    size_t hang = hang_of (line, len, width), lead = 0, avail = width;
+    const char *p = line;
+
+    for (;;) {
+        size_t take, rest = len - (size_t)(p - line);
+
+        if (columns (p, rest) <= avail) {
+            fprintf (out, "%*s%.*s\n", (int)lead, "", (int)rest, p);
+            return;
+        }
+        /* break at the last blank within avail, the blanks dropped;
+         * a word longer than the line (no blank but indentation before
+         * it) is cut
+         */
+        take = fit_bytes (p, rest, avail);
+        if (p[take] != ' ') {
+            size_t b = take;
+
+            while (b > 0 && p[b - 1] != ' ')
+                b--;
+            while (b > 0 && p[b - 1] == ' ')
+                b--;
+            if (b > 0)
+                take = b;
+        }
+        else
+            while (take > 0 && p[take - 1] == ' ')
+                take--;
+        if (take == 0)
+            take = fit_bytes (p, rest, avail);
+        fprintf (out, "%*s%.*s\n", (int)lead, "", (int)take, p);
+        p += take;
+        while ((size_t)(p - line) < len && *p == ' ')
+            p++;
+        if ((size_t)(p - line) >= len)
+            return;
+        lead = hang;
+        avail = width > hang ? width - hang : 1;
+    }
+}
+
+int tr_report_wrap (FILE *out, const char *text, size_t len, int width)
+{
+    const char *p = text, *end = text + len;
+
+    if (width < TR_REPORT_MIN_WIDTH)
+        width = TR_REPORT_MIN_WIDTH;
+    while (p < end) {
+        const char *nl = memchr (p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+        wrap_line (out, p, n, (size_t)width);
+        p += n + (nl ? 1 : 0);
+    }
+    return ferror (out) ? -1 : 0;
+}
+
+int tr_report_width (int fd)
+{
+    struct winsize ws;
+    const char *env = getenv ("COLUMNS");
+    char *end;
+    long c;
+
+    if (isatty (fd) && ioctl (fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col < TR_REPORT_MIN_WIDTH ? TR_REPORT_MIN_WIDTH
+                                               : ws.ws_col;
+    if (env && *env) {
+        errno = 0;
+        c = strtol (env, &end, 10);
+        if (!errno && !*end && c >= TR_REPORT_MIN_WIDTH
+            && c <= TR_REPORT_MAX_WIDTH)
+            return (int)c;
+    }
+    return TR_REPORT_DEFAULT_WIDTH;
+}
+
+/* The notes block at the end of the view: what applies to many steps,
+ * said once.
+ */
+static void print_notes (FILE *out,
+                         const struct view_notes *vn,
+                         const struct tr_report_view_opts *opts)
+{
+    const char *const *fn = opts ? opts->footnotes : NULL;
+    size_t n = json_array_size (vn->mem_defs);
+    json_t *v;
+    size_t i;
+
+    if (!n && !vn->net_shared && !(fn && fn[0]))
+        return;
+    fprintf (out, "\nNotes\n");
+    json_array_foreach (vn->mem_defs, i, v)
+    {
+        label (out, 2, "Memory means");
+        fprintf (out, "%s\n", json_string_value (v));
+    }
+    if (vn->net_shared) {
+        label (out, 2, "Network");
+        fprintf (out, "where a step had no network namespace of its own, "
+                      "its node's counters are node-wide: they are not "
+                      "added up into the step (see each node's record)\n");
+    }
+    for (i = 0; fn && fn[i] && fn[i + 1]; i += 2) {
+        label (out, 2, fn[i]);
+        fprintf (out, "%s\n", fn[i + 1]);
+    }
+}
+
+static int job_view (FILE *out,
+                     json_t *recs,
+                     json_t *notes,
+                     const struct tr_report_view_opts *opts)
 {
     json_t *steps, *step, *prev = NULL;
+    struct view_notes vnotes = { .mem_defs = json_array () };
+    struct view_notes *vn = &vnotes;
     tr_strpool_t *pool;
     size_t i;
 
-    if (json_array_size (recs) == 0)
-        return 0;
-    if (!(pool = tr_strpool_create ()))
+    if (!vnotes.mem_defs)
         return -1;
+    if (!(pool = tr_strpool_create ())) {
+        json_decref (vnotes.mem_defs);
+        return -1;
+    }
     if (!(steps = tr_merge_steps (recs))) {
+        json_decref (vnotes.mem_defs);
         tr_strpool_destroy (pool);
         return -1;
     }
@@ -573,8 +963,16 @@ int tr_report_job_view_ex (FILE *out,
         bool have = tr_report_step_summary (recs, step, pool, &sum) == 0;
 
         if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
-            || strcmp (str (prev, "cluster"), str (step, "cluster")))
+            || strcmp (str (prev, "cluster"), str (step, "cluster"))) {
+            tr_stepsum_t job;
+
             print_job (out, rec, !prev);
+            /* without it (out of memory) the job's figures are left
+             * out
+             */
+            if (job_row (recs, steps, i, pool, &job) == 0)
+                print_job_figures (out, &job);
+        }
         /* One node reads as it always did, every record in full when
          * the same node's record was given more than once: there is
          * nothing to add up.
@@ -586,16 +984,52 @@ int tr_report_job_view_ex (FILE *out,
                 idx = ival (json_array_get (rows, r), "index");
                 print_step (out, json_array_get (recs, (size_t)idx),
                             r + 1 == n ? step : NULL, note_of (notes, idx),
-                            r + 1 == n && have ? &sum : NULL, opts);
+                            r + 1 == n && have ? &sum : NULL, opts, vn);
             }
         }
         else
-            print_merged (out, step, notes, have ? &sum : NULL, opts);
+            print_merged (out, step, notes, have ? &sum : NULL, opts, vn);
         prev = step;
     }
+    print_notes (out, vn, opts);
     json_decref (steps);
+    json_decref (vnotes.mem_defs);
     tr_strpool_destroy (pool);
     return 0;
+}
+
+/* The view is rendered whole, then wrapped: the lines that callbacks
+ * (next_time) print wrap as the view's own.
+ */
+int tr_report_job_view_ex (FILE *out,
+                           json_t *recs,
+                           json_t *notes,
+                           const struct tr_report_view_opts *opts)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem;
+    int rc, saved;
+
+    if (json_array_size (recs) == 0)
+        return 0;
+    if (!(mem = open_memstream (&buf, &len)))
+        return -1;
+    rc = job_view (mem, recs, notes, opts);
+    saved = errno;
+    if (fclose (mem) != 0 && rc == 0) {
+        rc = -1;
+        saved = errno;
+    }
+    if (rc == 0)
+        rc = tr_report_wrap (out, buf, len,
+                             opts && opts->width > 0
+                                 ? opts->width
+                                 : TR_REPORT_DEFAULT_WIDTH);
+    else
+        errno = saved;
+    free (buf);
+    return rc;
 }
 
 int tr_report_job_view (FILE *out, json_t *recs, json_t *notes)

@@ -15,8 +15,8 @@
  * jobs, steps and nodes) to out: per job a header, then one block per
  * step (batch, extern, interactive, then numbered steps in numeric
  * order).  A step with one record shows elapsed time, CPU against the
- * allocated cores, exact peak memory against the request (with the
- * memory definition), tasks and outcome.  A step with records from
+ * allocated cores, exact peak memory against the request, tasks and
+ * outcome.  A step with records from
  * several nodes is merged (tr_merge_steps in merge.h): the totals first
  * (longest elapsed, CPU summed against the cores of every node, the
  * largest node's memory peak against the per-node request and the peaks
@@ -25,8 +25,10 @@
  * in natural order (node2 before node10).  notes (may be NULL) is an
  * object mapping a record's array index (as a decimal string) to a
  * one-line note, e.g. its signature status, printed with that record
- * (on its "Record:" line, or below its node's line).  Returns 0, or -1
- * with errno.
+ * (on its "Record:" line, or below its node's line).  What applies to
+ * many steps (the memory definitions, node-wide network counters) is
+ * said once, in a notes block at the end.  Lines are wrapped to 80
+ * columns (tr_report_wrap).  Returns 0, or -1 with errno.
  */
 int tr_report_job_view (FILE *out, json_t *recs, json_t *notes);
 
@@ -46,6 +48,12 @@ struct tr_report_view_opts {
     json_t *(*advice) (const struct tr_stepsum *step, void *arg);
     void (*next_time) (FILE *out, const struct tr_stepsum *step, void *arg);
     void *arg;
+    /* Columns to wrap the view's lines to (tr_report_width); 0: 80. */
+    int width;
+    /* Said once, in the notes block at the end of the view: pairs of
+     * label and text, ending with NULL; NULL for none.
+     */
+    const char *const *footnotes;
 };
 
 int tr_report_job_view_ex (FILE *out,
@@ -64,6 +72,25 @@ int tr_report_step_summary (json_t *recs,
                             json_t *step,
                             struct tr_strpool *pool,
                             struct tr_stepsum *sum);
+
+/* The job view's width: TIOCGWINSZ of fd when fd is a terminal, else
+ * $COLUMNS when it is a number of TR_REPORT_MIN_WIDTH to
+ * TR_REPORT_MAX_WIDTH, else TR_REPORT_DEFAULT_WIDTH.
+ */
+#define TR_REPORT_DEFAULT_WIDTH 80
+#define TR_REPORT_MIN_WIDTH 20
+#define TR_REPORT_MAX_WIDTH 1000
+int tr_report_width (int fd);
+
+/* Write the len bytes of text to out, each line wrapped at blanks to
+ * width columns (at least TR_REPORT_MIN_WIDTH; a UTF-8 character is one
+ * column), the blanks at a break dropped.  Continuation lines hang under
+ * the line's value: the first non-blank after its "label:" when that is
+ * at most half the width in, else four columns in from the line's
+ * indentation.  A word longer than the room left is cut.  Returns 0, or
+ * -1 when out has an error.
+ */
+int tr_report_wrap (FILE *out, const char *text, size_t len, int width);
 
 /* "1.5 GiB"-style size into buf. */
 const char *tr_report_bytes (char *buf, size_t size, double bytes);

@@ -332,14 +332,14 @@ static tr_sig_status_t check_decoded (munge_err_t e,
     }
     if (e == EMUNGE_CRED_EXPIRED) {
         tr_errprintf (error, "signature is authentic; its credential has "
-                             "expired"
-                             " (normal for a record read after munged's TTL)");
+                             "expired (munge: %s; normal for a record read "
+                             "after munged's TTL)", munge_strerror (e));
         return TR_SIG_VALID_OLD;
     }
     if (e == EMUNGE_CRED_REPLAYED) {
         tr_errprintf (error, "signature is authentic; its credential was "
-                             "decoded"
-                             " before by this munged (replayed)");
+                             "decoded before by this munged (munge: %s)",
+                      munge_strerror (e));
         return TR_SIG_VALID_OLD;
     }
     tr_error_clear (error);

@@ -71,7 +71,8 @@ int tr_sign_mark_unsigned (json_t *rec, const char *reason);
 /* Verify rec's signature.  trusted_uids/n_trusted list who may sign
  * (n_trusted 0 means root only).  On return *signer_uid (if not NULL)
  * holds the credential's uid when one was decoded.  error says why for
- * every status but TR_SIG_VALID.
+ * every status but TR_SIG_VALID, with munge's own text as "munge: TEXT"
+ * where munge had a word.
  */
 tr_sig_status_t tr_sign_verify (json_t *rec,
                                 const char *munge_socket,

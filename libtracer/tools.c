@@ -140,6 +140,15 @@ static bool matches (const char *const *list, const char *name)
     return false;
 }
 
+const char *const tr_tools_scheduler_procs[] = {
+    "slurmstepd", "slurmstepd-*", "pbs_mom", "pbs_attach", "pbs_demux", NULL,
+};
+
+bool tr_tools_scheduler_own (const char *name)
+{
+    return name && matches (tr_tools_scheduler_procs, name);
+}
+
 static const struct tr_tools_rule *find (const struct tr_tools_site *site,
                                          const char *name)
 {

@@ -46,6 +46,21 @@ struct tr_tools_rule {
     bool no_script;     /* INTERP: a plain argument is not the script */
 };
 
+/* The scheduler's own processes, which run in a step's cgroup beside
+ * the user's programs (Slurm's slurmstepd, "slurmstepd-wlm" as Debian
+ * installs it; PBS's and Torque's pbs_mom before it execs the job
+ * shell, pbs_attach and Torque's pbs_demux): the job view leaves them
+ * out of a step's tools.  Their CPU time and memory still count in the
+ * step's totals, which the cgroup measures.  fnmatch(3) patterns,
+ * NULL-terminated.
+ */
+extern const char *const tr_tools_scheduler_procs[];
+
+/* Whether a tool name (tools[].name of a record) matches one of
+ * tr_tools_scheduler_procs.
+ */
+bool tr_tools_scheduler_own (const char *name);
+
 /* The built-in rules, ending with an entry whose match is NULL. */
 extern const struct tr_tools_rule tr_tools_rules[];
 

@@ -89,4 +89,123 @@ test_expect_success 'tracer-report refuses a job id with a path in it' '
     test_expect_code 2 $B/analysis/tracer-report --store=. -j abc 2>err &&
     grep -q "invalid job id .abc.: expected N" err
 '
+# The job view a person reads: a job of several steps from a synthetic
+# store (bench/gen-store), and the collector's fixture records.
+S=${TRACER_SRCDIR:-$B}
+id -u tracertest >/dev/null 2>&1 && test_set_prereq TRACERTEST
+REC=$S/tests/fixtures/records
+
+# The widest line of a file, in characters.
+widest ()
+{
+    awk '{ if (length($0) > w) w = length($0) } END { print w + 0 }' "$1"
+}
+
+test_expect_success 'the job view of a multi-step job fits 80 columns' '
+    $B/bench/gen-store -n 30 -u 3 -d 1 gs >/dev/null &&
+    printf "store:\n  path: %s/gs\n" "$PWD" >gs.yaml &&
+    (unset COLUMNS; $B/analysis/tracer-report -c gs.yaml --allow-unsigned \
+        -M bench -j 1000000 >jv.out 2>jv.err) &&
+    test_must_be_empty jv.err &&
+    test "$(grep -c "^  Step " jv.out)" = 3 &&
+    test "$(widest jv.out)" -le 80 &&
+    test "$(widest jv.out)" -ge 70 &&
+    COLUMNS=bogus $B/analysis/tracer-report -c gs.yaml --allow-unsigned \
+        -M bench -j 1000000 >jv.bogus &&
+    test_cmp jv.out jv.bogus
+'
+
+# The header's state and efficiencies are the listing's job row's.
+test_expect_success 'the job header says what the listing'"'"'s job row says' '
+    $B/analysis/tracer-report -c gs.yaml --allow-unsigned -M bench \
+        -S 2025-12-01 -j 1000000 -P -o jobid,state,cpueff,memeff >row.out &&
+    grep "^1000000|" row.out >job.row &&
+    IFS="|" read -r id state cpueff memeff <job.row &&
+    test "$state" = COMPLETED &&
+    grep "^  State: *$state (exit code [0-9]*:[0-9]*)$" jv.out &&
+    cpu=$(printf "%.1f%%" "$cpueff") && mem=$(printf "%.1f%%" "$memeff") &&
+    grep "^  CPU efficiency: $cpu of .* core-walltime (.* CPU)$" jv.out &&
+    grep "^  Memory: .* peak of .* requested ($mem)$" jv.out &&
+    grep "^  Cores: *16 on 1 node$" jv.out &&
+    grep "^  Time: .* of .* limit (.*%)$" jv.out &&
+    test "$(grep -c "^  State:" jv.out)" = 1 &&
+    ! grep -q "Queue wait" jv.out
+'
+
+# The queue wait is shown where the scheduler said when the job was
+# submitted, as the listing's job row has it; never 0 for unknown.
+test_expect_success 'the job header'"'"'s queue wait is the listing'"'"'s, when known' '
+    sed "s/\"start_unix_ms\": 1767225600000/&, \"submit_unix_ms\": 1767225597000, \"job_start_unix_ms\": 1767225600000/" \
+        $REC/collector-slurm-v2.json >qw.json &&
+    grep -q submit_unix_ms qw.json &&
+    mkdir qwstore && $B/tests/storeput qwstore qw.json &&
+    printf "store:\n  path: %s/qwstore\n" "$PWD" >qw.yaml &&
+    $B/analysis/tracer-report -c qw.yaml --allow-unsigned -M c1 -j 42 >qw.out &&
+    $B/analysis/tracer-report -c qw.yaml --allow-unsigned -M c1 -j 42 \
+        -S 2025-12-01 -P -o jobid,queuewait >qw.row &&
+    grep -qx "42|00:00:03" qw.row &&
+    grep -qx "  Queue wait:     00:00:03" qw.out &&
+    $B/analysis/tracer-report --allow-unsigned $REC/collector-slurm-v2.json \
+        >noqw.out &&
+    grep -q "^  State:" noqw.out &&
+    ! grep -q "Queue wait" noqw.out
+'
+
+test_expect_success 'COLUMNS=120 gives longer lines, none over 120' '
+    COLUMNS=120 $B/analysis/tracer-report -c gs.yaml --allow-unsigned \
+        -M bench -j 1000000 >jv120.out &&
+    test "$(widest jv120.out)" -gt 80 &&
+    test "$(widest jv120.out)" -le 120
+'
+
+test_expect_success 'what every step shares is said once, not per step' '
+    test "$(grep -c "Memory means:" jv.out)" = 1 &&
+    grep -q "^Notes$" jv.out &&
+    for f in batch 0 1; do
+        sed "s/\"step_id\": \"0\"/\"step_id\": \"$f\"/" \
+            $REC/collector-slurm-v2.json >step-$f.json || return 1
+    done &&
+    (unset COLUMNS; $B/analysis/tracer-report --allow-unsigned \
+        step-batch.json step-0.json step-1.json >three.out 2>three.err) &&
+    test_must_be_empty three.err &&
+    test "$(grep -c "^  Step " three.out)" = 3 &&
+    test "$(grep -c "Memory means:" three.out)" = 1 &&
+    test "$(grep -c "node-wide" three.out)" = 1 &&
+    test "$(widest three.out)" -le 80
+'
+
+# The column each "LABEL:" line of a view has its value in, one a line.
+value_columns ()
+{
+    grep "^ *[A-Z][A-Za-z /]*: " "$1" |
+        awk "{ i = index(\$0, \":\"); n = match(substr(\$0, i + 1), /[^ ]/);
+               print i + n - 1 }" | sort -u
+}
+
+test_expect_success 'the labels of a step line up (values at column 20)' '
+    grep "^    CPU efficiency: " three.out &&
+    grep "^    Elapsed: " three.out &&
+    grep "^    [A-Z][A-Za-z /]*: " three.out >labels &&
+    value_columns labels >cols &&
+    echo 20 >expect &&
+    test_cmp expect cols
+'
+
+test_expect_success 'the scheduler'"'"'s own processes are not listed as tools' '
+    grep -q slurmstepd $REC/collector-slurm-v2.json &&
+    grep -q "^    Tools: .*train.py" three.out &&
+    ! grep -q slurmstepd three.out
+'
+
+test_expect_success ROOT,TRACERTEST 'a record file is viewed without a word of a store its reader may not open' '
+    mkdir -p priv/store && chmod 700 priv &&
+    printf "store:\n  path: %s/priv/store\n" "$PWD" >priv.yaml &&
+    chmod 644 priv.yaml step-0.json && chmod o+x . &&
+    runuser -u tracertest -- env TRACER_CONF="$PWD/priv.yaml" \
+        $B/analysis/tracer-report --allow-unsigned "$PWD/step-0.json" \
+        >priv.out 2>priv.err &&
+    grep -q "^  Step 0 on n1" priv.out &&
+    test_must_be_empty priv.err
+'
+
 test_done

@@ -196,7 +196,7 @@ test_expect_success ROOT,TRACERTEST 'quickstart without root: no apt, the proces
     test_must_be_empty qsu.err &&
     grep -q "^quickstart: tracer-run could not give the demo a cgroup of its own" qsu.out &&
     ! grep -q "page cache" qsu.out &&
-    grep -q "user tracertest" qsu.out &&
+    grep -q "^  User/Group: *tracertest/" qsu.out &&
     grep -q "^quickstart: the record is $PWD/qs-user/tracer-quickstart\..*/demo\.json " qsu.out
 '
 
@@ -220,6 +220,29 @@ test_expect_success MUNGED 'quickstart with a munged: the record is signed, and 
     grep -q "^quickstart: the demo.s record is signed with MUNGE" qss.out &&
     ! grep -q "unsigned" qss.out &&
     grep -q "^quickstart: the record is " qss.out
+'
+
+# A signed record read a second time: munged decoded its credential
+# before, and says so in its own words on the record's line, while the
+# signature is still valid.
+test_expect_success MUNGED 'a record read again: munge'"'"'s words on its Record line, explained once' '
+    munged_start &&
+    printf "store:\n  path: %s/no-store\nsigning:\n  munge_socket: %s\n" \
+        "$PWD" "$MUNGE_SOCKET" >signed.yaml &&
+    TRACER_CONF=$PWD/signed.yaml $RUN -q -o signed1.json -- true &&
+    TRACER_CONF=$PWD/signed.yaml $RUN -q -o signed2.json -- true &&
+    TRACER_CONF=$PWD/signed.yaml $REPORT signed1.json signed2.json \
+        >first.out 2>first.err &&
+    TRACER_CONF=$PWD/signed.yaml $REPORT signed1.json signed2.json \
+        >again.out 2>again.err &&
+    munged_stop &&
+    test_must_be_empty first.err &&
+    test_must_be_empty again.err &&
+    test "$(grep -c "^    Record: *signature valid (uid 0)$" first.out)" = 2 &&
+    test "$(grep -c "^    Record: *signature valid (uid 0; munge: Replayed credential)$" again.out)" = 2 &&
+    ! grep -q "^  Signatures:" first.out &&
+    test "$(grep -c "^  Signatures: *munge: Expired credential means" again.out)" = 1 &&
+    ! grep -q "as expected for an older record" again.out
 '
 
 test_expect_success 'apt-get-wait: waits for a package lock another apt holds, and says so' '

@@ -88,7 +88,7 @@ test_expect_success '--json: the entries with age, staleness and the record' '
 test_expect_success '-j with one match shows the detailed view' '
     $REPORT --live -j 25 >out &&
     grep -q "^Job 25" out &&
-    grep -q "Step 0 on node1 (python3): running" out &&
+    grep -q "Step 0 on node1 (python3): RUNNING" out &&
     grep -q "Elapsed: *00:01:3[0-2]" out &&
     grep -q "Record: *live snapshot, [0-9]* s old (not signed" out &&
     ! grep -q "Job 24" out

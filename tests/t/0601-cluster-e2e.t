@@ -366,7 +366,7 @@ io_writer ()
     job=$(sed -n "s/^JOB=//p" "$1.err") &&
     wait_record $job &&
     cp rec.json "$1.rec.json" &&
-    $REPORT -j "$job" >"$1.view" &&
+    COLUMNS=1000 $REPORT -j "$job" >"$1.view" &&
     cat "$1.view" &&
     $REPORT -S now-1hour --name "$1" --json >"$1.json" &&
     jq -c ".steps[0].diagnosis" "$1.json"

@@ -50,7 +50,7 @@ test_expect_success 'a running step shows in tracer-report --live as root' '
 test_expect_success '-j shows the detailed view of the running step' '
     "$REPORT" --live -j $(cat rjob) >one.out &&
     grep -q "^Job $(cat rjob)" one.out &&
-    grep -q "Step 0 on $TRACER_NODENAME.*: running" one.out &&
+    grep -q "Step 0 on $TRACER_NODENAME.*: RUNNING" one.out &&
     grep -q "Record: *live snapshot" one.out
 '
 

@@ -67,6 +67,33 @@ test_expect_success 'an sbatch job with three srun steps: batch + three step rec
     test "$(jq -r "[.[].tags.pipeline] | unique | .[]" rec.json)" = three
 '
 
+# The job view of that real four-step job, as a person reads it on a
+# pipe: 80 columns, the job's figures (the listing's job row) once above
+# its steps, what they share said once, none of Slurm's own processes
+# among the tools.
+test_expect_success 'the view of a four-step job: 80 columns, one header, no slurmstepd' '
+    job=$(cat sb.out) &&
+    (unset COLUMNS; $REPORT -j $job >view.out 2>view.err) &&
+    test_must_be_empty view.err &&
+    test "$(grep -c "^  Step " view.out)" = 4 &&
+    test "$(awk "{ if (length(\$0) > w) w = length(\$0) } END { print w }" view.out)" -le 80 &&
+    test "$(grep -c "Memory means:" view.out)" = 1 &&
+    ! grep "^    Tools:" view.out | grep -q slurmstepd &&
+    $REPORT -j $job -P -o jobid,state,cpueff,memeff >row.out &&
+    IFS="|" read -r id state cpueff memeff <<-EOF &&
+	$(grep "^$job|" row.out)
+	EOF
+    test "$state" = COMPLETED &&
+    test "$(grep -c "^  State: " view.out)" = 1 &&
+    grep "^  State: *COMPLETED (exit code 0:0)$" view.out &&
+    if test -n "$cpueff"; then
+        grep "^  CPU efficiency: $(printf "%.1f%%" "$cpueff") of " view.out
+    fi &&
+    if test -n "$memeff"; then
+        grep "^  Memory: .* ($(printf "%.1f%%" "$memeff"))$" view.out
+    fi
+'
+
 test_expect_success 'a 5-task job array: five jobs with array ids' '
     sbatch --tracer --parsable --array=1-5 --wrap "$BURN cpu=0.1" >arr.out &&
     arr=$(cut -d";" -f1 arr.out) &&

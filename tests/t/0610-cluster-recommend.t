@@ -238,7 +238,7 @@ test_expect_success 'a step that waits on its disk is I/O-bound, not short of CP
         timeout 15 dd if=/dev/zero of=io/f bs=4k count=10000000 \
             oflag=direct,dsync; true" &&
     rm -f io/f &&
-    $REPORT -j "$job" >io.view &&
+    COLUMNS=1000 $REPORT -j "$job" >io.view &&
     cat io.view &&
     grep -q "Diagnosis:.*I/O" io.view &&
     grep -q "more cores will not help" io.view &&
@@ -265,7 +265,7 @@ test_expect_success 'rerun the I/O-bound step with its advice: it completes, wit
 '
 
 test_expect_success 'the job view says what to request next time' '
-    $REPORT -j "$(sed -n 1p list.out | cut -d"|" -f1)" >loop.view &&
+    COLUMNS=1000 $REPORT -j "$(sed -n 1p list.out | cut -d"|" -f1)" >loop.view &&
     grep -q "Next time:.*--cpus-per-task=1" loop.view
 '
 
@@ -302,7 +302,7 @@ test_expect_success 'a one-thread step on 2 cores of a loaded node is over-alloc
     runjob -J single -c 2 --mem=200M sh -c \
         "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 50 12)'\''" &&
     kill $l1 $l2 &&
-    $REPORT -j "$job" >single.view &&
+    COLUMNS=1000 $REPORT -j "$job" >single.view &&
     cat single.view &&
     jq -e ".[0].summary.pressure.cpu.some_s > 0.1 * .[0].time.elapsed_s" rec.json &&
     grep -q "Diagnosis:.*over-allocated CPU.*--cpus-per-task=1 would do" single.view &&
@@ -320,7 +320,7 @@ test_expect_success 'a step whose own two processes keep its 2 cores busy keeps 
     runjob -J multi -c 2 --mem=200M sh -c \
         "echo JOB=\$SLURM_JOB_ID >&2; \
          perl -e '\''$(burn 20 12)'\'' & perl -e '\''$(burn 20 12)'\''; wait" &&
-    $REPORT -j "$job" >multi.view &&
+    COLUMNS=1000 $REPORT -j "$job" >multi.view &&
     cat multi.view &&
     ! grep -q "cpus-per-task=1 would do" multi.view &&
     ! grep -q "one thread at a time" multi.view &&

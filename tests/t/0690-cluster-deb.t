@@ -114,7 +114,7 @@ test_expect_success 'an unprivileged job traced through the installed plugin and
 test_expect_success 'the installed tracer-report -j shows the job' '
     runuser -u tracertest -- $REPORT -j "$(cat jobid)" >view.out &&
     grep -q "^Job $(cat jobid) " view.out &&
-    grep -q "user tracertest (uid $(id -u tracertest))" view.out &&
+    grep -q "^  User/Group: *tracertest/.* (uid $(id -u tracertest)[,)]" view.out &&
     grep -q "signature valid" view.out
 '
 

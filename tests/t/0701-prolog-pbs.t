@@ -123,10 +123,11 @@ test_expect_success 'classic: the prologue names the job'"'"'s session, the star
 '
 
 test_expect_success 'tracer-report shows it like a Slurm job' '
-    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7101.$HOST >view &&
     grep -q "^Job 7101.$HOST \"burnjob\"" view &&
-    grep -q "scheduler pbs, user tracertest (uid $UID_T), account acct1, partition workq" view &&
-    grep -q "Step 0 on $HOST: completed, exit code 0" view &&
+    grep -q "^Job 7101.$HOST \"burnjob\" on cluster .* (pbs)$" view &&
+    grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account acct1, partition workq$" view &&
+    grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view &&
     grep -q "CPU time:" view &&
     grep -q "Memory peak: .* of 200.0 MiB requested" view &&
     if test -z "$UNSIGNED"; then grep -q "signature valid" view; fi &&
@@ -139,7 +140,7 @@ test_expect_success 'tracer-report shows it like a Slurm job' '
 # PBS job gets: its "-l" resources given to the emulated job come back
 # as the job's request, as tracer's PBS prologue reads them.
 test_expect_success 'the job view advises -l select=... in PBS words; the advice runs as a PBS job' '
-    $REPORT $UNSIGNED -j 7101.$HOST >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7101.$HOST >view &&
     grep "Next time:" view >next &&
     grep -Eq "Next time: +-l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b -l walltime=[0-9]{2}:[0-9]{2}:[0-9]{2} \(" next &&
     ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
@@ -166,7 +167,7 @@ test_expect_success 'classic: a job that exits 3 is failed, exit code 3' '
     batch_wait_record 7102.$HOST &&
     $REPORT $UNSIGNED rec.json >/dev/null &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json &&
-    $REPORT $UNSIGNED -j 7102.$HOST | grep -q "failed, exit code 3"
+    $REPORT $UNSIGNED -j 7102.$HOST | grep -q "^  Step 0 on .*: FAILED, exit code 3:0$"
 '
 
 test_expect_success 'classic: no qstat: the epilogue'"'"'s arguments name the job' '
@@ -295,7 +296,7 @@ test_expect_success 'classic: the record is on the node PBS names (PBS_MOM_NODE_
            and .request.cpus_on_node == 2" rec.json &&
     ! find store/default/jobs -name "0.$HOST.json" | grep -qF "/7130.$HOST/" &&
     $REPORT $UNSIGNED -j 7130.$HOST >view &&
-    grep -q "Step 0 on pbsnode0701: completed" view
+    grep -q "Step 0 on pbsnode0701: COMPLETED" view
 '
 
 test_expect_success 'hook: the record is on the node PBS names (pbs.get_local_nodename)' '

@@ -97,10 +97,11 @@ test_expect_success 'torque: the record, found through PBS_JOBID' '
     batch_check_record torque 7201.$HOST acct1 batch 300 wrap/spool/7201.$HOST.OU &&
     jq -e ".cgroup.attach == \"process-tree\"
            and .cgroup.match.env == \"PBS_JOBID=7201.$HOST\"" rec.json &&
-    $REPORT $UNSIGNED -j 7201.$HOST >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7201.$HOST >view &&
     grep -q "^Job 7201.$HOST \"burnjob\"" view &&
-    grep -q "scheduler torque, user tracertest (uid $UID_T), account acct1, partition batch" view &&
-    grep -q "Step 0 on $HOST: completed, exit code 0" view
+    grep -q "^Job 7201.$HOST \"burnjob\" on cluster .* (torque)$" view &&
+    grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account acct1, partition batch$" view &&
+    grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view
 '
 
 test_expect_success 'torque: a job that exits 3 is failed, exit code 3' '
@@ -161,17 +162,18 @@ test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
     batch_check_record lsf 7250 proj1 normal null lsfspool/7250.out &&
     jq -e ".cgroup.attach == \"process-tree\"
            and .cgroup.match.env == \"LSB_BATCH_JID=7250\"" rec.json &&
-    $REPORT $UNSIGNED -j 7250 >view &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7250 >view &&
     grep -q "^Job 7250 \"burnjob\"" view &&
-    grep -q "scheduler lsf, user tracertest (uid $UID_T), account proj1, partition normal" view &&
-    grep -q "Step 0 on $HOST: completed, exit code 0" view
+    grep -q "^Job 7250 \"burnjob\" on cluster .* (lsf)$" view &&
+    grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account proj1, partition normal$" view &&
+    grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view
 '
 
 test_expect_success 'lsf: the job view advises in LSF words (-n, rusage[mem], -W), torque in PBS words' '
     grep "Next time:" view >next &&
     grep -Eq "Next time: +-n [0-9]+ -R \"rusage\[mem=[0-9]+MB\]\"( -W [0-9]+:[0-9]{2})? \(" next &&
     ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
-    $REPORT $UNSIGNED -j 7201.$HOST >tview &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j 7201.$HOST >tview &&
     grep -Eq "Next time: +-l select=1:ncpus=[0-9]+:mem=[0-9]+[mg]b( -l walltime=[0-9:]+)? \(" tview &&
     ! grep "Next time:" tview | grep -q -- "--cpus-per-task"
 '

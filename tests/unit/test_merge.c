@@ -615,7 +615,7 @@ static void test_optional_absent (void **state)
     assert_non_null (out = open_memstream (&text, &size));
     assert_int_equal (tr_report_job_view (out, recs, NULL), 0);
     fclose (out);
-    assert_non_null (strstr (text, "Step 0 on 2 nodes: running\n"));
+    assert_non_null (strstr (text, "Step 0 on 2 nodes: RUNNING\n"));
     assert_non_null (strstr (text, "CPU usage:"));
     assert_null (strstr (text, "CPU efficiency"));
     assert_null (strstr (text, "I/O"));
@@ -688,9 +688,13 @@ static char *view (json_t *recs, json_t *notes)
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream (&text, &size);
+    /* wide enough that no line wraps: the layout is checked here,
+     * wrapping in test_view_wrap
+     */
+    struct tr_report_view_opts o = { .width = TR_REPORT_MAX_WIDTH };
 
     assert_non_null (out);
-    assert_int_equal (tr_report_job_view (out, recs, notes), 0);
+    assert_int_equal (tr_report_job_view_ex (out, recs, notes, &o), 0);
     assert_int_equal (fclose (out), 0);
     return text;
 }
@@ -716,42 +720,44 @@ static void test_view_two_nodes (void **state)
     json_t *notes =
         json_pack ("{s:s s:s}", "0", "NOTE-node10", "1", "NOTE-node2");
     char *text = view (recs, notes);
-    const char *n2 = "      Step 0 on node2: completed, exit code 0; 00:01:40, "
+    const char *n2 = "      Step 0 on node2: COMPLETED, exit code 0:0; "
+                     "00:01:40, "
                      "CPU "
                      "200.00 s (50.0% of 4 cores), memory peak 1.0 GiB of 4.0 "
                      "GiB "
                      "(25.0%)\n"
-                     "        Record:      NOTE-node2\n";
-    const char *n10 = "      Step 0 on node10: failed, exit code 3; 00:02:00, "
+                     "        Record:         NOTE-node2\n";
+    const char *n10 = "      Step 0 on node10: FAILED, exit code 3:0; "
+                      "00:02:00, "
                       "CPU "
                       "104.00 s (21.7% of 4 cores), memory peak 3.0 GiB of 4.0 "
                       "GiB "
                       "(75.0%)\n"
-                      "        Record:      NOTE-node10\n";
+                      "        Record:         NOTE-node10\n";
 
     (void)state;
-    assert_has (text, "Job 77\n  Cluster c1, scheduler slurm, user ? "
-                      "(uid 1000)\n");
-    assert_has (text, "\n  Step 0 on 2 nodes (a.out): failed, exit code 3\n");
-    assert_has (text, "\n    Nodes:         node2, node10; 2 of 2 nodes "
+    assert_has (text, "Job 77 on cluster c1 (slurm)\n"
+                      "  User/Group:     ?/? (uid 1000)\n");
+    assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n");
+    assert_has (text, "\n    Nodes:          node2, node10; 2 of 2 nodes "
                       "reported\n");
-    assert_has (text, "\n    Elapsed:       00:02:00 (the longest node)\n");
-    assert_has (text, "\n    CPU time:      304.00 s (user 234.00 s, system "
+    assert_has (text, "\n    Elapsed:        00:02:00 (the longest node)\n");
+    assert_has (text, "\n    CPU time:       304.00 s (user 234.00 s, system "
                       "70.00 s), all nodes [cgroup-v2:cpu.stat, exact]\n");
     assert_has (text, "\n    CPU efficiency: 31.7% of 8 allocated cores on "
                       "all nodes\n");
-    assert_has (text, "\n    Memory peak:   3.0 GiB on node10, the largest "
+    assert_has (text, "\n    Memory peak:    3.0 GiB on node10, the largest "
                       "node, of 4.0 GiB requested per node (75.0%) "
                       "[cgroup-v2:memory.peak, exact]\n");
-    assert_has (text, "\n    Memory summed: 4.0 GiB,");
-    assert_has (text, "\n    Tasks:         4\n");
-    assert_has (text, "\n    Storage I/O:   read 1.1 KiB, written 2.1 KiB "
+    assert_has (text, "\n    Memory summed:  4.0 GiB,");
+    assert_has (text, "\n    Tasks:          4\n");
+    assert_has (text, "\n    Storage I/O:    read 1.1 KiB, written 2.1 KiB "
                       "[io.stat] on 2 of 2 nodes\n");
-    assert_has (text, "\n    Network:       received 11 B, sent 22 B in the "
+    assert_has (text, "\n    Network:        received 11 B, sent 22 B in the "
                       "step's own namespace on 2 nodes\n");
-    assert_has (text, "\n    Tools:         a.out x4 (285.00 s CPU, peak "
+    assert_has (text, "\n    Tools:          a.out x4 (285.00 s CPU, peak "
                       "900 B), sh x1 (1.00 s CPU)\n");
-    assert_has (text, "\n    Records:       complete on every node; CPU and "
+    assert_has (text, "\n    Records:        complete on every node; CPU and "
                       "memory exact on every node\n");
     assert_has (text, n2);
     assert_has (text, n10);
@@ -780,51 +786,62 @@ static void test_view_single_node (void **state)
     json_array_append_new (recs, r);
     notes = json_pack ("{s:s}", "0", "signature valid (uid 0)");
     text = view (recs, notes);
-    assert_string_equal (text, "Job 24 \"r\xc3\xa9sum\xc3\xa9-train\"\n"
-                               "  Cluster vm, scheduler slurm, user testuser "
-                               "(uid 1000), account "
-                               "research, partition debug\n"
+    assert_string_equal (text, "Job 24 \"r\xc3\xa9sum\xc3\xa9-train\" on "
+                               "cluster vm (slurm)\n"
+                               "  User/Group:     testuser/? (uid 1000, gid "
+                               "1000), account research, partition debug\n"
+                               "  State:          OUT_OF_MEMORY (exit code "
+                               "0:9)\n"
+                               "  Cores:          2 on 1 node\n"
+                               "  CPU efficiency: 1.2% of 8.5 s core-walltime "
+                               "(0.1 s CPU)\n"
+                               "  Memory:         50.0 MiB peak of 50.0 MiB "
+                               "requested (100.0%)\n"
+                               "  Time:           00:00:04 of 00:10:00 limit "
+                               "(0.7%)\n"
                                "  Step 0 on node1 (python3): OUT_OF_MEMORY, "
-                               "exit code 0, "
-                               "signal 9\n"
-                               "    Elapsed:       00:00:04\n"
-                               "    CPU time:      0.10 s (user 0.10 s, system "
+                               "exit code 0:9\n"
+                               "    Elapsed:        00:00:04\n"
+                               "    CPU time:       0.10 s (user 0.10 s, "
+                               "system "
                                "0.00 s) "
                                "[cgroup-v1:cpuacct.usage, exact]\n"
                                "    CPU efficiency: 1.2% of 2 allocated cores\n"
-                               "    Memory peak:   50.0 MiB of 50.0 MiB "
+                               "    Memory peak:    50.0 MiB of 50.0 MiB "
                                "requested (100.0%) "
                                "[cgroup-v1:memory.max_usage_in_bytes, exact]\n"
-                               "    Memory means:  cgroup-charged: anonymous + "
-                               "page cache + kernel "
-                               "memory charged to the step cgroup\n"
-                               "    Tasks:         1\n"
-                               "    Tools:         python3 x1 (0.10 s CPU, "
+                               "    Tasks:          1\n"
+                               "    Tools:          python3 x1 (0.10 s CPU, "
                                "peak 49.0 MiB)\n"
-                               "    Stalled:       unknown (not measured on "
+                               "    Stalled:        unknown (not measured on "
                                "this node)\n"
-                               "    Idle:          00:00:02 of 00:00:04 "
+                               "    Idle:           00:00:02 of 00:00:04 "
                                "(longest stretch 00:00:01)\n"
-                               "    Diagnosis:     killed for lack of memory: "
+                               "    Diagnosis:      killed for lack of memory: "
                                "killed by SIGKILL (task 0 killed by the OOM "
                                "killer); out of memory: the OOM killer ended "
                                "1 process; the peak of 50M reached 100% of "
                                "the 50M limit; request more memory: "
                                "--mem=1G (a one-run estimate)\n"
-                               "    Record:        signature valid (uid 0)\n");
+                               "    Record:         signature valid (uid 0)\n"
+                               "\n"
+                               "Notes\n"
+                               "  Memory means:   cgroup-charged: anonymous + "
+                               "page cache + kernel memory charged to the "
+                               "step cgroup\n");
     free (text);
 
     /* a single record of a step that had three nodes says so */
     json_object_set_new (json_object_get (r, "request"), "nodes",
                          json_integer (3));
     text = view (recs, notes);
-    assert_has (text, "    Tasks:         1\n"
-                      "    Nodes:         node1; 1 of 3 nodes reported, NO "
+    assert_has (text, "    Tasks:          1\n"
+                      "    Nodes:          node1; 1 of 3 nodes reported, NO "
                       "RECORD from 2 (node index 1, 2)\n"
-                      "    Tools:         python3 x1 (0.10 s CPU, peak "
+                      "    Tools:          python3 x1 (0.10 s CPU, peak "
                       "49.0 MiB)\n");
-    assert_has (text, "\n    Diagnosis:     killed for lack of memory");
-    assert_has (text, "\n    Record:        signature valid (uid 0)\n");
+    assert_has (text, "\n    Diagnosis:      killed for lack of memory");
+    assert_has (text, "\n    Record:         signature valid (uid 0)\n");
     free (text);
     json_decref (notes);
     json_decref (recs);
@@ -840,9 +857,169 @@ static void test_view_missing_node (void **state)
     char *text = view (recs, NULL);
 
     (void)state;
-    assert_has (text, "\n  Step 0 on 2 of 3 nodes: completed\n");
-    assert_has (text, "\n    Nodes:         node1, node3; 2 of 3 nodes "
+    assert_has (text, "\n  Step 0 on 2 of 3 nodes: COMPLETED\n");
+    assert_has (text, "\n    Nodes:          node1, node3; 2 of 3 nodes "
                       "reported, NO RECORD from 1 (node index 1)\n");
+    free (text);
+    json_decref (recs);
+}
+
+/* The job view of recs at width columns (0: the default), as a string
+ * the caller frees.
+ */
+static char *view_at (json_t *recs, int width)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+    struct tr_report_view_opts o = { .width = width };
+
+    assert_non_null (out);
+    assert_int_equal (tr_report_job_view_ex (out, recs, NULL, &o), 0);
+    assert_int_equal (fclose (out), 0);
+    return text;
+}
+
+/* The widest line of text in columns (a UTF-8 character is one). */
+static size_t widest (const char *text)
+{
+    size_t w = 0, c = 0;
+
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n') {
+            c = 0;
+            continue;
+        }
+        if (((unsigned char)*p & 0xC0) != 0x80 && ++c > w)
+            w = c;
+    }
+    return w;
+}
+
+/* The words of text (runs of non-blanks) joined by one space. */
+static char *words (const char *text)
+{
+    char *w = malloc (strlen (text) + 1), *q = w;
+    const char *p = text;
+
+    assert_non_null (w);
+    while (*p) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        if (q != w)
+            *q++ = ' ';
+        while (*p && *p != ' ' && *p != '\n')
+            *q++ = *p++;
+    }
+    *q = '\0';
+    return w;
+}
+
+/* A job of three steps from one record: batch, 0 and 1. */
+static json_t *three_steps (const char *fixture)
+{
+    const char *ids[] = { "batch", "0", "1" };
+    json_t *recs = json_array ();
+    json_error_t jerr;
+
+    for (size_t i = 0; i < 3; i++) {
+        json_t *r = json_load_file (fixture, 0, &jerr);
+
+        assert_non_null (r);
+        json_object_set_new (json_object_get (r, "identity"), "step_id",
+                             json_string (ids[i]));
+        json_array_append_new (recs, r);
+    }
+    return recs;
+}
+
+/* At 80 columns every line of a multi-step job fits, continuation lines
+ * hang under the value column, and no word is broken or lost: the words
+ * are those of the unwrapped view.  What applies to every step is said
+ * once.
+ */
+static void test_view_wrap (void **state)
+{
+    json_t *recs = three_steps (TEST_SRCDIR "/fixtures/records/"
+                                            "collector-slurm-v2.json");
+    char *narrow = view_at (recs, 0), *wide = view_at (recs, 1000);
+    char *wn = words (narrow), *ww = words (wide);
+
+    (void)state;
+    assert_true (widest (wide) > 80);
+    assert_true (widest (narrow) <= 80);
+    assert_string_equal (wn, ww);
+    assert_int_equal (count (narrow, "Step "), 3);
+    /* the Diagnosis wraps, its next line under its value */
+    assert_has (narrow, "\n    Diagnosis:      over-allocated CPU:");
+    assert_has (narrow, "\n                    average");
+    /* said once, at the end, not per step */
+    assert_int_equal (count (narrow, "Memory means:"), 1);
+    assert_int_equal (count (narrow, "node-wide"), 1);
+    assert_true (strstr (narrow, "\nNotes\n") > strstr (narrow, "Step 1 on"));
+    /* every label of a step lines up: the value starts at column 20 */
+    assert_has (narrow, "\n    CPU efficiency: 21.4%");
+    assert_has (narrow, "\n    Elapsed:        00:00:30");
+    free (wn);
+    free (ww);
+    free (narrow);
+    free (wide);
+    json_decref (recs);
+}
+
+/* Wrapping itself: a word longer than the line is cut, the rest of a
+ * line breaks at blanks and hangs under its value; without a label,
+ * four columns in.
+ */
+static void test_wrap (void **state)
+{
+    const char *in = "  Label:  aaaa bbbb cccc dddd\n"
+                     "x12345678901234567890123456789012345678901234\n"
+                     "  no label here at all, eeee ffff\n";
+    const char *want = "  Label:  aaaa bbbb\n"
+                       "          cccc dddd\n"
+                       "x1234567890123456789\n"
+                       "    0123456789012345\n"
+                       "    678901234\n"
+                       "  no label here at\n"
+                       "      all, eeee ffff\n";
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream (&text, &size);
+
+    (void)state;
+    assert_non_null (out);
+    assert_int_equal (tr_report_wrap (out, in, strlen (in), 20), 0);
+    assert_int_equal (fclose (out), 0);
+    assert_string_equal (text, want);
+    free (text);
+}
+
+/* The scheduler's own processes are not the user's tools. */
+static void test_view_no_scheduler_tools (void **state)
+{
+    json_t *recs = json_array ();
+    json_error_t jerr;
+    json_t *r = json_load_file (TEST_SRCDIR "/fixtures/records/"
+                                            "collector-slurm-v2.json",
+                                0, &jerr);
+    char *text, *tools;
+
+    (void)state;
+    assert_non_null (r);
+    /* the record has it among its tools */
+    assert_non_null (tools = json_dumps (json_object_get (r, "tools"), 0));
+    assert_non_null (strstr (tools, "\"slurmstepd\""));
+    free (tools);
+    json_array_append_new (recs, r);
+    text = view_at (recs, 1000);
+    assert_has (text, "\n    Tools:          train.py x2 (24.90 s CPU, peak "
+                      "341.8 MiB), dd x1 (0.77 s CPU, peak 2.0 MiB)\n");
+    assert_null (strstr (text, "slurmstepd"));
+    /* its CPU still counts in the step's */
+    assert_has (text, "\n    CPU time:       25.74 s");
     free (text);
     json_decref (recs);
 }
@@ -923,6 +1100,9 @@ int main (void)
         cmocka_unit_test (test_view_two_nodes),
         cmocka_unit_test (test_view_single_node),
         cmocka_unit_test (test_view_missing_node),
+        cmocka_unit_test (test_view_wrap),
+        cmocka_unit_test (test_wrap),
+        cmocka_unit_test (test_view_no_scheduler_tools),
         cmocka_unit_test (test_oom_sweep),
     };
 

@@ -106,9 +106,12 @@ static char *render (render_f fn, void *arg)
     return buf;
 }
 
+/* unwrapped, so that a line reads whole */
 static int text_view (FILE *out, void *arg)
 {
-    return tr_report_job_view (out, arg, NULL);
+    struct tr_report_view_opts o = { .width = TR_REPORT_MAX_WIDTH };
+
+    return tr_report_job_view_ex (out, arg, NULL, &o);
 }
 
 static int html_view (FILE *out, void *arg)
@@ -184,7 +187,7 @@ static void test_views_show_unknown (void **state)
 
     /* text view */
     s = render (text_view, recs);
-    assert_non_null (strstr (s, "Stalled:       CPU 3.0%, memory unknown, "
+    assert_non_null (strstr (s, "Stalled:        CPU 3.0%, memory unknown, "
                                 "I/O unknown of the time (delay accounting: "
                                 "the processes' delays summed)"));
     assert_no_zero_stall (s);
@@ -237,7 +240,7 @@ static void test_views_show_unknown (void **state)
     assert_int_equal (tr_stepsum_stall_text (&row, line, sizeof (line)), 0);
     assert_string_equal (line, "unknown");
     s = render (text_view, recs);
-    assert_non_null (strstr (s, "Stalled:       unknown"));
+    assert_non_null (strstr (s, "Stalled:        unknown"));
     free (s);
     json_decref (recs);
     tr_strpool_destroy (pool);

@@ -296,6 +296,26 @@ static void test_pattern_ok (void **state)
                                        "aaaaaaaaaaaaaaaaaaaaaaaaaa"));
 }
 
+/* The scheduler's own processes, as their records name them (Debian's
+ * Slurm runs slurmstepd as slurmstepd-wlm); the user's programs and
+ * Slurm's name for the batch script are not among them.
+ */
+static void test_scheduler_own (void **state)
+{
+    (void)state;
+    assert_true (tr_tools_scheduler_own ("slurmstepd"));
+    assert_true (tr_tools_scheduler_own ("slurmstepd-wlm"));
+    assert_true (tr_tools_scheduler_own ("pbs_mom"));
+    assert_true (tr_tools_scheduler_own ("pbs_attach"));
+    assert_true (tr_tools_scheduler_own ("pbs_demux"));
+    assert_false (tr_tools_scheduler_own ("slurm_script"));
+    assert_false (tr_tools_scheduler_own ("srun"));
+    assert_false (tr_tools_scheduler_own ("my-slurmstepd"));
+    assert_false (tr_tools_scheduler_own ("train.py"));
+    assert_false (tr_tools_scheduler_own (""));
+    assert_false (tr_tools_scheduler_own (NULL));
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +325,7 @@ int main (void)
         cmocka_unit_test (test_hostile),
         cmocka_unit_test (test_site_rules),
         cmocka_unit_test (test_pattern_ok),
+        cmocka_unit_test (test_scheduler_own),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
