@@ -191,7 +191,7 @@ test_expect_success 'each record was made by the tracerd of its own node' '
 test_expect_success 'tracer-report -j merges the step of both nodes' '
     $REPORT -j "$job" >view.out &&
     cat view.out &&
-    grep -q "^  Step 0 on 2 nodes: COMPLETED" view.out &&
+    grep -q "^  Step 0 on 2 nodes (sh): COMPLETED" view.out &&
     grep -q "Nodes: *$n1, $n2; 2 of 2 nodes" view.out &&
     grep -q "Step 0 on $n1: COMPLETED" view.out &&
     grep -q "Step 0 on $n2: COMPLETED" view.out &&
