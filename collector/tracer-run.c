@@ -479,7 +479,17 @@ static int setup_run (void)
                   rnd[1]);
         run = gen;
     }
-    if ((!json_object_get (o.tags, "run")
+    /* TRACER_OPTS separates items with ',': a tag value holding one
+     * would make the jobs' settings unreadable, and sbatch refuse them
+     */
+    if (strchr (run, ',') || (pipeline && strchr (pipeline, ','))) {
+        fprintf (stderr, "tracer-run: --tag: a run or pipeline tag cannot "
+                 "hold ',' (it goes into TRACER_OPTS)\n");
+        return -1;
+    }
+    /* an empty run tag given with --tag is no run tag */
+    t = json_object_get (o.tags, "run");
+    if (((!t || !json_string_value (t) || strcmp (json_string_value (t), run))
          && json_object_set_new (o.tags, "run", json_string (run)) < 0)
         || (pipeline && !json_object_get (o.tags, "pipeline")
             && json_object_set_new (o.tags, "pipeline",

@@ -1809,14 +1809,6 @@ static const struct run_field {
 #define RUNS_DEFAULT_FORMAT "Run,Start,Elapsed,Jobs,Failed,Waste%"
 #define RUNS_MAX_COLS 32
 
-static const struct run_field *run_field (const char *name, size_t len)
-{
-    for (const struct run_field *f = run_fields; f->name; f++)
-        if (strlen (f->name) == len && !strncasecmp (f->name, name, len))
-            return f;
-    return NULL;
-}
-
 /* Hours of obj: "" when every row's were unknown */
 static bool run_hours (json_t *run, const char *obj, const char *sub,
                        double *v)
@@ -1915,12 +1907,32 @@ int tr_runs_print (FILE *out,
     }
     while (*p) {
         size_t n = strcspn (p, ",");
-        const char *pct = memchr (p, '%', n);
-        const struct run_field *f = run_field (p, pct ? (size_t)(pct - p) : n);
-        char *end = NULL;
+        const struct run_field *f = NULL;
+        const char *pct = NULL;
         long w = 0;
 
-        if (pct) {
+        /* NAME or NAME%WIDTH; a name may end in '%' itself, and then
+         * the width follows it at once or after another (Waste%8,
+         * Waste%%8)
+         */
+        for (const struct run_field *g = run_fields; g->name; g++) {
+            size_t len = strlen (g->name);
+
+            if (len > n || strncasecmp (g->name, p, len)
+                || (f && len <= strlen (f->name)))
+                continue;
+            if (len == n || p[len] == '%') {
+                f = g;
+                pct = len == n ? NULL : p + len;
+            }
+            else if (g->name[len - 1] == '%') {
+                f = g;
+                pct = p + len - 1;
+            }
+        }
+        if (f && pct) {
+            char *end = NULL;
+
             w = strtol (pct + 1, &end, 10);
             if (end != p + n || w == 0 || w < -200 || w > 200)
                 f = NULL;

@@ -111,7 +111,9 @@ test_expect_success '--pipeline and --run-id refuse names that are not path-safe
     test_expect_code 2 $RUN -q --pipeline a/b -- true 2>err &&
     grep -e "--pipeline" err &&
     test_expect_code 2 $RUN -q --run-id "../x" -- true &&
-    test_expect_code 2 $RUN -q --run-id "a,tag=x:y" -- true
+    test_expect_code 2 $RUN -q --run-id "a,tag=x:y" -- true &&
+    test_expect_code 2 $RUN -q --pipeline p -t run:a,b -- true 2>err &&
+    grep "cannot hold" err
 '
 
 test_expect_success 'the record file is private to its owner' '

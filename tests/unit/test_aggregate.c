@@ -1046,6 +1046,31 @@ static void test_runs (void **state)
                          "r1   1970-01+     4\n"
                          "r1   1970-01+     1\n");
     free (text);
+    /* the default fields, 76 columns; a name ending in '%' takes a width */
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, NULL, false, false, &error), 0);
+    fclose (f);
+    assert_memory_equal (text, "Run                       ", 26);
+    assert_non_null (strstr (text, " Elapsed  Jobs Failed Waste%\n"));
+    assert_int_equal (strchr (text, '\n') - text, 76);
+    /* r0 runs: no waste known yet... it has one: 2 cores, 60 s, 60 s CPU */
+    assert_non_null (strstr (text, "   1      0   50.0\n"));
+    free (text);
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "waste%8,Run%3", true, true,
+                                     &error), 0);
+    fclose (f);
+    assert_string_equal (text, "50.0|r0\n50.0|r1\n50.0|r1\n");
+    free (text);
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "Waste%%7,run%-3", false, true,
+                                     &error), 0);
+    fclose (f);
+    assert_string_equal (text, "   50.0 r0 \n   50.0 r1 \n   50.0 r1 \n");
+    free (text);
     /* an unknown field */
     assert_non_null (f = open_memstream (&text, &len));
     assert_int_equal (tr_runs_print (f, runs, "run,nope", false, false,
