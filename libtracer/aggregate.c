@@ -1574,14 +1574,15 @@ static int cmp_num (double a, double b)
     return (a > b) - (a < b);
 }
 
-/* A run is one user's: uid, user name and run id; then its rows by job
- * and step, so that a job's steps are adjacent.
+/* A run is one user's: uid (the user name where the uid is unknown) and
+ * run id; then its rows by job and step, so that a job's steps are
+ * adjacent.
  */
 static int cmp_run_key (const tr_stepsum_t *x, const tr_stepsum_t *y)
 {
     int c = cmp_num (x->uid, y->uid);
 
-    if (!c)
+    if (!c && isnan (x->uid))
         c = strcmp (x->user, y->user);
     return c ? c : strcmp (x->run_id, y->run_id);
 }
@@ -1630,6 +1631,7 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
 {
     struct acc a;
     tr_stepsum_t job;
+    const char *user = "";
     double start = NAN, end = NAN;
     bool running = false;
     size_t failed_steps = 0, failed_jobs = 0, jobs = 0;
@@ -1641,6 +1643,9 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
         const tr_stepsum_t *r = v[i];
         struct use u;
 
+        /* a node without a name for the uid leaves the user out */
+        if (!*user)
+            user = r->user;
         row_use (r, cost, &u);
         acc_add (&a, &u, 1, true, false);
         if (!isnan (r->start_ms) && (isnan (start) || r->start_ms < start))
@@ -1669,7 +1674,7 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
         return NULL;
     if (put (o, "run", json_string (v[0]->run_id)) < 0
         || put (o, "pipeline", json_string (v[0]->pipeline)) < 0
-        || put (o, "user", json_string (v[0]->user)) < 0
+        || put (o, "user", json_string (user)) < 0
         || (!isnan (v[0]->uid)
             && put (o, "uid", json_integer ((json_int_t)v[0]->uid)) < 0)
         || (!isnan (start)

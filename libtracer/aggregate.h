@@ -116,7 +116,8 @@ json_t *tr_group_summary (const tr_stepsum_t *const *rows,
 int tr_group_summary_print (FILE *out, json_t *s);
 
 /* Pipeline runs (runid.h, doc/runs.md): the rows that are in a run
- * (row->run_id not ""), grouped by user (uid and name) and run id, so
+ * (row->run_id not ""), grouped by user (the uid; the name where the
+ * uid is unknown) and run id, so
  * that nobody joins another user's run by choosing its id.  For each
  * run: its id, pipeline and user; start (the first step's), end and
  * elapsed (unless a step still runs: then "running" is true and end and

@@ -971,6 +971,8 @@ static void test_runs (void **state)
     rows[5] = mkrun ("r1", "alice", 1000, "14", "0", 2600, 100);
     /* bob chose alice's run id: a run of his own */
     rows[6] = mkrun ("r1", "bob", 1001, "20", "batch", 1500, 60);
+    /* a node that had no name for alice's uid: still her run */
+    rows[5].user = "";
     /* in no run */
     rows[7] = mkrun ("", "alice", 1000, "30", "batch", 100, 60);
     /* still running, the earliest */
