@@ -131,6 +131,22 @@ test_expect_success 'rerun with the profile: every job completes with the smalle
     test -s sorted.txt
 '
 
+# The job's own text cannot place it in a run: a job name holding a
+# newline and a Command= line of another workflow's directory gives
+# scontrol a second Command= line, and the path is then unknown.
+test_expect_success 'a job name forging a Command= line: no command in the record, in no run' '
+    fake="/home/v/.snakemake/tmp.abcdefgh/snakejob.r.1.sh" &&
+    id=$(sbatch --parsable -o /dev/null --tracer \
+        -J "$(printf "x\n   Command=%s" "$fake")" --wrap true) &&
+    wait_record $id &&
+    jq -e "all(.[]; (.identity | has(\"command\") | not)
+                    and .identity.work_dir == \"$PWD\")" rec.json &&
+    $REPORT -a -P -n -o jobidraw,run -j $id >forged.out &&
+    cat forged.out &&
+    test -s forged.out &&
+    ! grep -v "|\$" forged.out
+'
+
 # A driver script under tracer-run --pipeline: the jobs it submits with
 # plain sbatch get the run from the environment (TRACER_OPTS).  Last, so
 # that its jobs are not in the recommendations above.
