@@ -231,6 +231,44 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
     return rc;
 }
 
+int rep_runs (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    struct tr_cost_part *parts = NULL;
+    struct tr_cost cost;
+    tr_error_t error;
+    json_t *runs = NULL;
+    int rc = EXIT_RUNTIME;
+
+    error.text[0] = '\0';
+    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
+        || conf_cost (r, &cost, &parts) < 0) {
+        rep_err ("out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        rows[i] = &set->rows[i];
+    if (!(runs = tr_runs (rows, set->n, &cost, &error))) {
+        rep_err ("%s\n", tr_error_str (&error));
+        rc = errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+        goto out;
+    }
+    if (r->json)
+        rc = print_json (runs);
+    else if (tr_runs_print (stdout, runs, r->format, r->parsable,
+                            r->noheader, &error) < 0) {
+        rep_err ("%s\n", tr_error_str (&error));
+        rc = errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    else
+        rc = EXIT_OK;
+out:
+    json_decref (runs);
+    free (rows);
+    free (parts);
+    return rc;
+}
+
 /* Users, then jobs, then steps in their natural order. */
 static int digest_cmp (const void *a, const void *b)
 {

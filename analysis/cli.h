@@ -35,6 +35,7 @@ enum rep_mode {
     MODE_LIVE,          /* --live */
     MODE_DIGEST,        /* --digest */
     MODE_EXPORT,        /* --export */
+    MODE_RUNS,          /* --runs */
 };
 
 struct rep {
@@ -182,6 +183,9 @@ void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o);
 
 /* --summary, --recommend, --regressions, --waste (analyze.c). */
 int rep_analyze (struct rep *r, tr_rowset_t *set);
+
+/* --runs (analyze.c): the pipeline runs of the rows. */
+int rep_runs (struct rep *r, tr_rowset_t *set);
 
 /* The diagnosis codes of a row, for the listing column. */
 const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libtracer/aggregate.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -32,6 +33,7 @@ static void usage (FILE *f)
              "       tracer-report [FILTERS] --summary[=array|group|name] | "
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
+             "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
              "       tracer-report --digest[=send|print] [FILTERS]\n"
@@ -84,6 +86,9 @@ static void usage (FILE *f)
              "      --waste           allocated against used, and cost\n"
              "      --by=KEY          user, account, partition, step, tool "
              "or group\n"
+             "      --runs            pipeline runs: jobs, failures, "
+             "core-hours, cost\n"
+             "                        (-o FIELDS: --helpformat --runs)\n"
              "      --digest[=HOW]    mail each user a digest of the period "
              "(default\n"
              "                        -S now-7days); print: print them "
@@ -140,6 +145,7 @@ enum {
     OPT_EXPORT,
     OPT_UNITS,
     OPT_NOCONVERT,
+    OPT_RUNS,
 };
 
 static const struct option opts[] = {
@@ -171,6 +177,7 @@ static const struct option opts[] = {
     { "regressions", no_argument, NULL, OPT_REGRESS },
     { "waste", no_argument, NULL, OPT_WASTE },
     { "by", required_argument, NULL, OPT_BY },
+    { "runs", no_argument, NULL, OPT_RUNS },
     { "rows", no_argument, NULL, OPT_ROWS },
     { "shard", required_argument, NULL, OPT_SHARD },
     { "merge", no_argument, NULL, OPT_MERGE },
@@ -208,7 +215,8 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --rows, --reindex, --live, --digest, --export");
+                    "--waste, --runs, --rows, --reindex, --live, --digest, "
+                    "--export");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -354,6 +362,8 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_REGRESS);
     case OPT_WASTE:
         return set_mode (r, MODE_WASTE);
+    case OPT_RUNS:
+        return set_mode (r, MODE_RUNS);
     case OPT_BY:
         r->by = arg;
         return EXIT_OK;
@@ -568,6 +578,8 @@ static int run (struct rep *r)
             rc = rep_digest (r, set);
         else if (r->mode == MODE_EXPORT)
             rc = rep_export (r, set);
+        else if (r->mode == MODE_RUNS)
+            rc = rep_runs (r, set);
         else
             rc = rep_analyze (r, set);
     }
@@ -609,6 +621,10 @@ int main (int argc, char **argv)
         }
         if ((rc = parse_opt (&r, c, optarg)) != EXIT_OK)
             return rc < 0 ? EXIT_OK : rc;
+    }
+    if (helpformat && r.mode == MODE_RUNS) {
+        tr_runs_print_fields (stdout);
+        return EXIT_OK;
     }
     if (helpformat) {
         tr_query_print_fields (stdout, NULL);

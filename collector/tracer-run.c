@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -32,11 +33,13 @@
 
 #include "libtracer/cgroup.h"
 #include "libtracer/gpu.h"
+#include "libtracer/hookconf.h"
 #include "libtracer/taskstats.h"
 #include "libtracer/conf.h"
 #include "libtracer/path.h"
 #include "libtracer/record.h"
 #include "libtracer/report.h"
+#include "libtracer/runid.h"
 #include "libtracer/sampler.h"
 #include "libtracer/sign.h"
 #include "libtracer/store.h"
@@ -55,6 +58,8 @@ static struct {
     bool quiet;
     bool view;
     const char *demo;
+    const char *pipeline;       /* --pipeline */
+    const char *run_id;         /* --run-id */
     double interval;
     json_t *tags;
     char cg_dirs[3][PATH_MAX];
@@ -79,6 +84,12 @@ static void usage (FILE *f)
              "  -i, --interval=SEC    sampling interval (default from the "
              "config, 1)\n"
              "  -t, --tag=KEY:VALUE   tag the record (repeatable)\n"
+             "      --pipeline=NAME   a pipeline run: tag the record and "
+             "every job\n"
+             "                        submitted beneath it with a new run "
+             "id and NAME\n"
+             "      --run-id=ID       the run's id (default "
+             "NAME-YYYYMMDD-HHMMSS-XXXX)\n"
              "      --no-cgroup       follow the process tree, make no cgroup\n"
              "      --no-sign         do not sign the record\n"
              "      --view            print the tracer-report view at the "
@@ -386,6 +397,129 @@ static void add_tag (const char *arg)
     json_object_set_new (o.tags, key, json_string (colon + 1));
 }
 
+/* The value of tag key in a TRACER_OPTS text ("tag=run:X,pipeline:Y"),
+ * or NULL; into buf.
+ */
+static const char *opts_tag (const char *opts, const char *key, char *buf,
+                             size_t size)
+{
+    size_t klen = strlen (key);
+    const char *p = opts;
+
+    while (p && *p) {
+        size_t n = strcspn (p, ",");
+        const char *item = p;
+
+        if (n > 4 && !strncmp (item, "tag=", 4))
+            item += 4;
+        if ((size_t)(p + n - item) > klen && !strncmp (item, key, klen)
+            && item[klen] == ':') {
+            snprintf (buf, size, "%.*s", (int)(p + n - item - klen - 1),
+                      item + klen + 1);
+            return buf;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return NULL;
+}
+
+/* --pipeline, --run-id: the run id and pipeline name, as tags of the
+ * command's record and, through the environment (TRACER_OPTS, which the
+ * scheduler passes to the jobs it submits, and TRACER_RUN_ID and
+ * TRACER_PIPELINE for scripts and for jobs with a --tracer option of
+ * their own), of every job submitted beneath it.  Tags the user set
+ * (--tag, TRACER_OPTS) win.  0, or -1 having said why.
+ */
+static int setup_run (void)
+{
+    const char *env = getenv ("TRACER_OPTS");
+    const char *run, *pipeline;
+    char envrun[300], envpipe[300], gen[TR_RUN_ID_MAX], opts[TR_SPEC_MAX + 1];
+    json_t *t;
+    int n;
+
+    if (o.pipeline && !tr_run_name_ok (o.pipeline)) {
+        fprintf (stderr, "tracer-run: --pipeline: '%s': use 1-127 of A-Z "
+                 "a-z 0-9 . _ - + @, not starting with . or -\n",
+                 o.pipeline);
+        return -1;
+    }
+    if (o.run_id && !tr_run_name_ok (o.run_id)) {
+        fprintf (stderr, "tracer-run: --run-id: '%s': use 1-127 of A-Z "
+                 "a-z 0-9 . _ - + @, not starting with . or -\n", o.run_id);
+        return -1;
+    }
+    if ((t = json_object_get (o.tags, "run")) && json_string_value (t)[0])
+        run = json_string_value (t);
+    else if (!(run = opts_tag (env, "run", envrun, sizeof (envrun))) || !*run)
+        run = o.run_id;
+    if ((t = json_object_get (o.tags, "pipeline")))
+        pipeline = json_string_value (t);
+    else if (!(pipeline = opts_tag (env, "pipeline", envpipe,
+                                    sizeof (envpipe))))
+        pipeline = o.pipeline;
+    if (!run) {
+        time_t now = time (NULL);
+        struct tm tm;
+        unsigned char rnd[2];
+        char when[32];
+
+        if (getrandom (rnd, sizeof (rnd), GRND_NONBLOCK) != (ssize_t)2) {
+            unsigned v = (unsigned)getpid () ^ (unsigned)now;
+
+            rnd[0] = (unsigned char)v;
+            rnd[1] = (unsigned char)(v >> 8);
+        }
+        localtime_r (&now, &tm);
+        strftime (when, sizeof (when), "%Y%m%d-%H%M%S", &tm);
+        snprintf (gen, sizeof (gen), "%.90s-%s-%02x%02x",
+                  pipeline && *pipeline ? pipeline : "run", when, rnd[0],
+                  rnd[1]);
+        run = gen;
+    }
+    /* TRACER_OPTS separates items with ',': a tag value holding one
+     * would make the jobs' settings unreadable, and sbatch refuse them
+     */
+    if (strchr (run, ',') || (pipeline && strchr (pipeline, ','))) {
+        fprintf (stderr, "tracer-run: --tag: a run or pipeline tag cannot "
+                 "hold ',' (it goes into TRACER_OPTS)\n");
+        return -1;
+    }
+    /* an empty run tag given with --tag is no run tag */
+    t = json_object_get (o.tags, "run");
+    if (((!t || !json_string_value (t) || strcmp (json_string_value (t), run))
+         && json_object_set_new (o.tags, "run", json_string (run)) < 0)
+        || (pipeline && !json_object_get (o.tags, "pipeline")
+            && json_object_set_new (o.tags, "pipeline",
+                                    json_string (pipeline)) < 0))
+        return -1;
+    /* TRACER_OPTS as it was, and the tags it lacks */
+    n = snprintf (opts, sizeof (opts), "%s", env ? env : "");
+    if (n >= 0 && !opts_tag (env, "run", envrun, sizeof (envrun))
+        && (size_t)n < sizeof (opts))
+        n += snprintf (opts + n, sizeof (opts) - (size_t)n, "%stag=run:%s",
+                       n ? "," : "", run);
+    if (n >= 0 && pipeline
+        && !opts_tag (env, "pipeline", envpipe, sizeof (envpipe))
+        && (size_t)n < sizeof (opts))
+        n += snprintf (opts + n, sizeof (opts) - (size_t)n,
+                       "%stag=pipeline:%s", n ? "," : "", pipeline);
+    if (n < 0 || (size_t)n >= sizeof (opts)) {
+        fprintf (stderr, "tracer-run: TRACER_OPTS would be longer than %d "
+                 "bytes\n", TR_SPEC_MAX);
+        return -1;
+    }
+    if (setenv ("TRACER_OPTS", opts, 1) < 0
+        || setenv ("TRACER_RUN_ID", run, 1) < 0
+        || (pipeline && setenv ("TRACER_PIPELINE", pipeline, 1) < 0))
+        return -1;
+    msg ("run %s%s%s", run, pipeline ? ", pipeline " : "",
+         pipeline ? pipeline : "");
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -393,6 +527,8 @@ int main (int argc, char **argv)
         { "store", no_argument, NULL, 'S' },
         { "interval", required_argument, NULL, 'i' },
         { "tag", required_argument, NULL, 't' },
+        { "pipeline", required_argument, NULL, 'P' },
+        { "run-id", required_argument, NULL, 'R' },
         { "no-cgroup", no_argument, NULL, 'N' },
         { "no-sign", no_argument, NULL, 'U' },
         { "view", no_argument, NULL, 'v' },
@@ -440,6 +576,12 @@ int main (int argc, char **argv)
         }
         case 't':
             add_tag (optarg);
+            break;
+        case 'P':
+            o.pipeline = optarg;
+            break;
+        case 'R':
+            o.run_id = optarg;
             break;
         case 'N':
             o.no_cgroup = true;
@@ -489,6 +631,8 @@ int main (int argc, char **argv)
         fprintf (stderr, "tracer-run: --demo: %s\n", error.text);
         return 2;
     }
+    if ((o.pipeline || o.run_id) && setup_run () < 0)
+        return 2;
     if (tr_record_validate_section ("tags", o.tags, &error) < 0) {
         fprintf (stderr, "tracer-run: --tag: %s\n", error.text);
         return 2;

@@ -1378,6 +1378,13 @@ static void finish_query (struct query *qy, bool ok)
     if (ok)
         (void)json_object_set_new (fields, "gres_nodes",
                                    tr_jobstate_query_nodes (qy->q));
+    if (ok) {
+        /* the job script and working directory name its run */
+        json_t *paths = tr_jobstate_query_paths (qy->q);
+
+        (void)json_object_update (fields, paths);
+        json_decref (paths);
+    }
     if (!ok)
         job.state[0] = '\0';
     else {

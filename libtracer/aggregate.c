@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "aggregate.h"
@@ -1561,4 +1563,442 @@ int tr_group_summary_print (FILE *out, json_t *s)
         return -1;
     }
     return 0;
+}
+
+/* --- Runs ------------------------------------------------------------- */
+
+static int cmp_num (double a, double b)
+{
+    if (isnan (a) || isnan (b))
+        return isnan (a) - isnan (b);
+    return (a > b) - (a < b);
+}
+
+/* A run is one user's: uid (the user name where the uid is unknown) and
+ * run id; then its rows by job and step, so that a job's steps are
+ * adjacent.
+ */
+static int cmp_run_key (const tr_stepsum_t *x, const tr_stepsum_t *y)
+{
+    int c = cmp_num (x->uid, y->uid);
+
+    if (!c && isnan (x->uid))
+        c = strcmp (x->user, y->user);
+    return c ? c : strcmp (x->run_id, y->run_id);
+}
+
+static int cmp_run_row (const void *pa, const void *pb)
+{
+    const tr_stepsum_t *x = *(const tr_stepsum_t *const *)pa;
+    const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
+    int c = cmp_run_key (x, y);
+
+    if (!c)
+        c = strcmp (x->cluster, y->cluster);
+    if (!c)
+        c = tr_merge_natcmp (x->job_id, y->job_id);
+    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
+}
+
+/* A state that is a failure: failed, cancelled, timeout, out of memory
+ * (not running, unknown or incomplete: tracer lost track of those).
+ */
+static bool state_failed (const char *state)
+{
+    int r = tr_merge_state_rank (state);
+
+    return r >= 3 && r <= 6;
+}
+
+struct run_out {
+    double start;
+    json_t *o;
+};
+
+static int cmp_run_out (const void *pa, const void *pb)
+{
+    const struct run_out *a = pa, *b = pb;
+    int c = cmp_num (a->start, b->start);
+
+    return c ? c : strcmp (json_string_value (json_object_get (a->o, "run")),
+                           json_string_value (json_object_get (b->o, "run")));
+}
+
+/* One run: rows v[0..n-1], sorted by job and step. */
+static json_t *run_json (const tr_stepsum_t **v, size_t n,
+                         const struct tr_cost *cost, bool priced,
+                         tr_strpool_t *pool, double *start_out)
+{
+    struct acc a;
+    tr_stepsum_t job;
+    const char *user = "";
+    double start = NAN, end = NAN;
+    bool running = false;
+    size_t failed_steps = 0, failed_jobs = 0, jobs = 0;
+    json_t *o;
+
+    memset (&a, 0, sizeof (a));
+    tr_stepsum_init (&job);
+    for (size_t i = 0; i < n; i++) {
+        const tr_stepsum_t *r = v[i];
+        struct use u;
+
+        /* a node without a name for the uid leaves the user out */
+        if (!*user)
+            user = r->user;
+        row_use (r, cost, &u);
+        acc_add (&a, &u, 1, true, false);
+        if (!isnan (r->start_ms) && (isnan (start) || r->start_ms < start))
+            start = r->start_ms;
+        if (isnan (r->end_ms))
+            running = true;
+        else if (isnan (end) || r->end_ms > end)
+            end = r->end_ms;
+        failed_steps += state_failed (r->state);
+        /* a job's state as sacct gives it: the batch step's */
+        if (i == 0 || strcmp (r->cluster, v[i - 1]->cluster)
+            || strcmp (r->job_id, v[i - 1]->job_id)) {
+            if (i > 0)
+                failed_jobs += state_failed (job.state);
+            tr_stepsum_init (&job);
+            jobs++;
+        }
+        if (tr_stepsum_job_add (&job, r, pool) < 0)
+            return NULL;
+    }
+    if (n > 0)
+        failed_jobs += state_failed (job.state);
+    a.steps = n;
+    a.jobs = jobs;
+    if (!(o = acc_json (&a, false, false, priced)))
+        return NULL;
+    if (put (o, "run", json_string (v[0]->run_id)) < 0
+        || put (o, "pipeline", json_string (v[0]->pipeline)) < 0
+        || put (o, "user", json_string (user)) < 0
+        || (!isnan (v[0]->uid)
+            && put (o, "uid", json_integer ((json_int_t)v[0]->uid)) < 0)
+        || (!isnan (start)
+            && put (o, "start_unix_ms", json_integer ((json_int_t)start)) < 0)
+        || (!running && !isnan (end)
+            && put (o, "end_unix_ms", json_integer ((json_int_t)end)) < 0)
+        || (!running && !isnan (end) && !isnan (start)
+            && put (o, "elapsed_s", json_real ((end - start) / 1000.0)) < 0)
+        || put (o, "running", json_boolean (running)) < 0
+        || put (o, "failed_jobs", json_integer ((json_int_t)failed_jobs)) < 0
+        || put (o, "failed_steps", json_integer ((json_int_t)failed_steps))
+               < 0) {
+        decref_keep_errno (o);
+        return NULL;
+    }
+    *start_out = start;
+    return o;
+}
+
+json_t *tr_runs (const tr_stepsum_t *const *rows,
+                 size_t n,
+                 const struct tr_cost *cost,
+                 tr_error_t *error)
+{
+    const tr_stepsum_t **v = NULL;
+    struct run_out *out = NULL;
+    tr_strpool_t *pool = NULL;
+    size_t nv = 0, nout = 0;
+    bool priced;
+    json_t *res = NULL, *list;
+
+    if (!rows && n > 0) {
+        errno = EINVAL;
+        tr_errprintf (error, "runs: no rows");
+        return NULL;
+    }
+    if (check_cost (cost, &priced, error) < 0)
+        return NULL;
+    if (!(v = malloc ((n ? n : 1) * sizeof (*v)))
+        || !(out = calloc (n ? n : 1, sizeof (*out)))
+        || !(pool = tr_strpool_create ()))
+        goto nomem;
+    for (size_t i = 0; i < n; i++)
+        if (*rows[i]->run_id)
+            v[nv++] = rows[i];
+    if (nv > 0)
+        qsort (v, nv, sizeof (*v), cmp_run_row);
+    for (size_t i = 0, j; i < nv; i = j) {
+        for (j = i + 1; j < nv && cmp_run_key (v[i], v[j]) == 0; j++)
+            ;
+        if (!(out[nout].o = run_json (v + i, j - i, cost, priced, pool,
+                                      &out[nout].start)))
+            goto nomem;
+        nout++;
+    }
+    if (nout > 0)
+        qsort (out, nout, sizeof (*out), cmp_run_out);
+    if (!(res = json_object ())
+        || (priced
+            && put (res, "currency",
+                    json_string (cost->currency ? cost->currency : "")) < 0)
+        || put (res, "outside_steps", json_integer ((json_int_t)(n - nv))) < 0
+        || put (res, "runs", (list = json_array ())) < 0)
+        goto nomem;
+    for (size_t i = 0; i < nout; i++) {
+        int rc = push (list, out[i].o);
+
+        out[i].o = NULL;
+        if (rc < 0)
+            goto nomem;
+    }
+    goto done;
+nomem:
+    json_decref (res);
+    res = NULL;
+    errno = ENOMEM;
+    tr_errprintf (error, "runs: out of memory");
+done:
+    for (size_t i = 0; out && i < nout; i++)
+        json_decref (out[i].o);
+    free (out);
+    free (v);
+    tr_strpool_destroy (pool);
+    return res;
+}
+
+/* --- Runs table ------------------------------------------------------- */
+
+enum run_kind {
+    RK_STR,
+    RK_COUNT,
+    RK_TIME,    /* ms since the epoch, local time */
+    RK_END,     /* the same; "Unknown" while the run runs */
+    RK_SECONDS,
+    RK_HOURS,   /* obj.sub, two decimals; unknown when no row had it */
+    RK_MONEY,
+    RK_WASTE,   /* money's wasted_pct when priced, else core-hours' */
+};
+
+static const struct run_field {
+    const char *name;
+    int width;          /* < 0: left-aligned */
+    enum run_kind kind;
+    const char *member;
+    const char *sub;
+    const char *help;
+} run_fields[] = {
+    { "Run", -25, RK_STR, "run", NULL, "the run id" },
+    { "Pipeline", -12, RK_STR, "pipeline", NULL, "the pipeline's name" },
+    { "User", -9, RK_STR, "user", NULL, "user name" },
+    { "UID", 6, RK_COUNT, "uid", NULL, "numeric user id" },
+    { "Start", 19, RK_TIME, "start_unix_ms", NULL, "the first step's start" },
+    { "End", 19, RK_END, "end_unix_ms", NULL,
+      "the last step's end (Unknown while a step runs)" },
+    { "Elapsed", 10, RK_SECONDS, "elapsed_s", NULL, "from start to end" },
+    { "Jobs", 5, RK_COUNT, "jobs", NULL, "jobs (each array task one)" },
+    { "Steps", 6, RK_COUNT, "steps", NULL, "job steps" },
+    { "Failed", 6, RK_COUNT, "failed_jobs", NULL,
+      "jobs failed, cancelled, timed out or out of memory" },
+    { "FailedSteps", 11, RK_COUNT, "failed_steps", NULL,
+      "steps failed, cancelled, timed out or out of memory" },
+    { "AllocCPUh", 10, RK_HOURS, "core_hours", "allocated",
+      "core-hours allocated (cores x elapsed)" },
+    { "UsedCPUh", 10, RK_HOURS, "core_hours", "used", "core-hours used (CPU "
+      "time)" },
+    { "AllocMemh", 10, RK_HOURS, "gib_hours", "allocated",
+      "GiB-hours allocated (memory requested x elapsed)" },
+    { "UsedMemh", 10, RK_HOURS, "gib_hours", "used",
+      "GiB-hours used (peak memory x elapsed)" },
+    { "Cost", 10, RK_MONEY, "money", "allocated",
+      "the cost of what was allocated (cost prices)" },
+    { "Waste%", 6, RK_WASTE, NULL, NULL, "share of the cost (without "
+      "prices: of the core-hours) allocated and not used" },
+    { NULL, 0, 0, NULL, NULL, NULL },
+};
+
+#define RUNS_DEFAULT_FORMAT "Run,Start,Elapsed,Jobs,Failed,Waste%"
+#define RUNS_MAX_COLS 32
+
+/* Hours of obj: "" when every row's were unknown */
+static bool run_hours (json_t *run, const char *obj, const char *sub,
+                       double *v)
+{
+    json_t *h = json_object_get (run, obj);
+    json_int_t steps = json_integer_value (json_object_get (run, "steps"));
+    json_int_t unknown =
+        json_integer_value (json_object_get (run, "unknown_allocation"))
+        + json_integer_value (json_object_get (run, "unknown_usage"));
+
+    if (!h || !json_is_number (json_object_get (h, sub)))
+        return false;
+    if (json_object_get (h, "unknown"))
+        unknown += json_integer_value (json_object_get (h, "unknown"));
+    if (unknown >= steps)
+        return false;
+    *v = json_number_value (json_object_get (h, sub));
+    return true;
+}
+
+static void run_cell (char *buf, size_t size, const struct run_field *f,
+                      json_t *run)
+{
+    json_t *m = f->member ? json_object_get (run, f->member) : NULL;
+    double v;
+
+    buf[0] = '\0';
+    switch (f->kind) {
+    case RK_STR:
+        snprintf (buf, size, "%s", json_string_value (m) ? json_string_value (m)
+                                                         : "");
+        break;
+    case RK_COUNT:
+        if (json_is_integer (m))
+            snprintf (buf, size, "%lld", (long long)json_integer_value (m));
+        break;
+    case RK_END:
+        if (json_is_true (json_object_get (run, "running"))) {
+            snprintf (buf, size, "Unknown");
+            break;
+        }
+        /* fall through */
+    case RK_TIME:
+        if (json_is_number (m)) {
+            time_t t = (time_t)(json_number_value (m) / 1000.0);
+            struct tm tm;
+
+            if (localtime_r (&t, &tm))
+                strftime (buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+        }
+        break;
+    case RK_SECONDS:
+        if (json_is_number (m))
+            tr_when_duration (buf, size, json_number_value (m));
+        break;
+    case RK_HOURS:
+        if (run_hours (run, f->member, f->sub, &v))
+            snprintf (buf, size, "%.2f", v);
+        break;
+    case RK_MONEY:
+        if (json_is_number (json_object_get (m, f->sub)))
+            snprintf (buf, size, "%.2f",
+                      json_number_value (json_object_get (m, f->sub)));
+        break;
+    case RK_WASTE:
+        m = json_object_get (run, "money");
+        if (!m && !run_hours (run, "core_hours", "allocated", &v))
+            break;
+        if (!m)
+            m = json_object_get (run, "core_hours");
+        if (json_is_number (json_object_get (m, "wasted_pct")))
+            snprintf (buf, size, "%.1f",
+                      json_number_value (json_object_get (m, "wasted_pct")));
+        break;
+    }
+}
+
+int tr_runs_print (FILE *out,
+                   json_t *runs,
+                   const char *format,
+                   bool parsable,
+                   bool noheader,
+                   tr_error_t *error)
+{
+    const struct run_field *cols[RUNS_MAX_COLS];
+    int width[RUNS_MAX_COLS];
+    size_t ncols = 0;
+    const char *p = format && *format ? format : RUNS_DEFAULT_FORMAT;
+    json_t *list = json_object_get (runs, "runs"), *run;
+    char buf[512];
+    size_t i;
+
+    if (!json_is_array (list)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "runs: not a tr_runs result");
+    }
+    while (*p) {
+        size_t n = strcspn (p, ",");
+        const struct run_field *f = NULL;
+        const char *pct = NULL;
+        long w = 0;
+
+        /* NAME or NAME%WIDTH; a name may end in '%' itself, and then
+         * the width follows it at once or after another (Waste%8,
+         * Waste%%8)
+         */
+        for (const struct run_field *g = run_fields; g->name; g++) {
+            size_t len = strlen (g->name);
+
+            if (len > n || strncasecmp (g->name, p, len)
+                || (f && len <= strlen (f->name)))
+                continue;
+            if (len == n || p[len] == '%') {
+                f = g;
+                pct = len == n ? NULL : p + len;
+            }
+            else if (g->name[len - 1] == '%') {
+                f = g;
+                pct = p + len - 1;
+            }
+        }
+        if (f && pct) {
+            char *end = NULL;
+
+            w = strtol (pct + 1, &end, 10);
+            if (end != p + n || w == 0 || w < -200 || w > 200)
+                f = NULL;
+        }
+        if (!f || ncols == RUNS_MAX_COLS) {
+            errno = EINVAL;
+            return tr_errprintf (error, "--format: '%.*s' is not a field of "
+                                 "--runs (%s)", (int)(n > 64 ? 64 : n), p,
+                                 "--helpformat --runs lists them");
+        }
+        cols[ncols] = f;
+        width[ncols++] = pct ? (int)w : f->width;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (!noheader) {
+        for (size_t c = 0; c < ncols; c++) {
+            if (parsable)
+                fprintf (out, "%s%s", c ? "|" : "", cols[c]->name);
+            else
+                fprintf (out, "%s%*s", c ? " " : "", width[c], cols[c]->name);
+        }
+        fputc ('\n', out);
+        for (size_t c = 0; !parsable && c < ncols; c++) {
+            int w = abs (width[c]);
+
+            fprintf (out, "%s", c ? " " : "");
+            for (int k = 0; k < w; k++)
+                fputc ('-', out);
+        }
+        if (!parsable)
+            fputc ('\n', out);
+    }
+    json_array_foreach (list, i, run) {
+        for (size_t c = 0; c < ncols; c++) {
+            int w = abs (width[c]);
+
+            run_cell (buf, sizeof (buf), cols[c], run);
+            if (parsable)
+                fprintf (out, "%s%s", c ? "|" : "", buf);
+            else {
+                /* too long: cut, '+' at the end, as sacct does */
+                if ((int)strlen (buf) > w && w > 0) {
+                    buf[w - 1] = '+';
+                    buf[w] = '\0';
+                }
+                fprintf (out, "%s%*s", c ? " " : "", width[c], buf);
+            }
+        }
+        fputc ('\n', out);
+    }
+    if (ferror (out)) {
+        tr_errprintf (error, "writing: %s", strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
+void tr_runs_print_fields (FILE *out)
+{
+    for (const struct run_field *f = run_fields; f->name; f++)
+        fprintf (out, "%-15s %s\n", f->name, f->help);
 }

@@ -115,4 +115,47 @@ json_t *tr_group_summary (const tr_stepsum_t *const *rows,
  */
 int tr_group_summary_print (FILE *out, json_t *s);
 
+/* Pipeline runs (runid.h, doc/runs.md): the rows that are in a run
+ * (row->run_id not ""), grouped by user (the uid; the name where the
+ * uid is unknown) and run id, so
+ * that nobody joins another user's run by choosing its id.  For each
+ * run: its id, pipeline and user; start (the first step's), end and
+ * elapsed (unless a step still runs: then "running" is true and end and
+ * elapsed are left out); jobs (distinct cluster and job id: each array
+ * task is a job, as sacct lists them) and steps, and how many of each
+ * failed (failed, cancelled, timed out, out of memory; a job by its
+ * state as tr_stepsum_job_add gives it, the batch step's); and the
+ * allocated, used and wasted core-hours, GiB-hours, GPU-hours and
+ * money, computed as tr_waste computes them.  Rows are merged steps.
+ * Runs are sorted by start, then id; rows in no run are counted
+ * ("outside_steps").  cost may be NULL.
+ *
+ * Returns a new reference (layout in doc/report-json.md, "Runs"), or
+ * NULL with errno = EINVAL (rows NULL with n > 0, a bad price) or
+ * ENOMEM.
+ */
+json_t *tr_runs (const tr_stepsum_t *const *rows,
+                 size_t n,
+                 const struct tr_cost *cost,
+                 tr_error_t *error);
+
+/* Print runs (from tr_runs) as sacct prints a listing: the fields of
+ * format (NULL: "Run,Start,Elapsed,Jobs,Failed,Waste%"), FIELD[%WIDTH]
+ * separated by ',' (names in any case; tr_runs_print_fields lists
+ * them), aligned under a header and a dashed rule (a value too long is
+ * cut with '+'), or with parsable '|' between whole values; no header
+ * with noheader.  Unknown values are empty.  Returns 0, or -1 with
+ * errno = EINVAL (runs is not a tr_runs result, an unknown field) or
+ * the error of a failed write.
+ */
+int tr_runs_print (FILE *out,
+                   json_t *runs,
+                   const char *format,
+                   bool parsable,
+                   bool noheader,
+                   tr_error_t *error);
+
+/* The fields of tr_runs_print, a line each with what they mean. */
+void tr_runs_print_fields (FILE *out);
+
 #endif /* !TRACER_AGGREGATE_H */

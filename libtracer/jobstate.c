@@ -448,6 +448,7 @@ int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
 {
     static const char *const from_env[] = {
         "cluster", "user", "group", "account", "partition", "qos", "job_name",
+        "command", "work_dir",
     };
     const char *sched;
 
@@ -606,6 +607,59 @@ json_t *tr_jobstate_parse_detail (const char *text)
     if (!pairs)
         errno = ENOMEM;
     return pairs;
+}
+
+/* The value of the one line "   KEY=VALUE" of text, or NULL when no line
+ * or more than one has it (a second is the job's own text: its name or
+ * comment with a newline).
+ */
+static json_t *detail_value (const char *text, const char *key)
+{
+    size_t klen = strlen (key);
+    const char *line = text, *found = NULL;
+    size_t flen = 0;
+
+    while (line && *line) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen (line);
+        const char *p = line;
+
+        while (*p == ' ' && p < line + len)
+            p++;
+        if ((size_t)(line + len - p) > klen && !strncmp (p, key, klen)
+            && p[klen] == '=') {
+            if (found)
+                return NULL;
+            found = p + klen + 1;
+            flen = (size_t)(line + len - found);
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    if (!found || flen == 0 || flen > TR_JOBSTATE_TEXT
+        || (flen == 6 && !strncmp (found, "(null)", 6)))
+        return NULL;
+    return json_stringn (found, flen);
+}
+
+json_t *tr_jobstate_parse_paths (const char *text)
+{
+    static const struct {
+        const char *line, *key;
+    } keys[] = { { "Command", "command" }, { "WorkDir", "work_dir" } };
+    json_t *o = json_object ();
+
+    for (size_t i = 0; o && text && i < sizeof (keys) / sizeof (keys[0]);
+         i++) {
+        json_t *v = detail_value (text, keys[i].line);
+
+        if (v && json_object_set_new (o, keys[i].key, v) < 0) {
+            json_decref (o);
+            o = NULL;
+        }
+    }
+    if (!o)
+        errno = ENOMEM;
+    return o;
 }
 
 /* Does one hostlist item ("n[01-04,7]x", "n3") name node?  One bracket
@@ -916,6 +970,15 @@ json_t *tr_jobstate_query_nodes (tr_jobstate_query_t *q)
         return NULL;
     q->detail[q->dlen] = '\0';
     return tr_jobstate_parse_detail (q->detail);
+}
+
+json_t *tr_jobstate_query_paths (tr_jobstate_query_t *q)
+{
+    if (!q->detail || q->fd >= 0 || !WIFEXITED (q->dstatus)
+        || WEXITSTATUS (q->dstatus) != 0)
+        return NULL;
+    q->detail[q->dlen] = '\0';
+    return tr_jobstate_parse_paths (q->detail);
 }
 
 void tr_jobstate_query_destroy (tr_jobstate_query_t *q)

@@ -111,7 +111,8 @@ int tr_jobstate_apply_time (json_t *fields, json_t *time);
 /* Make a step's identity as a node daemon must hold it.  For Slurm
  * ("scheduler": "slurm") every member that only the job environment
  * could have given the hook is removed ("cluster", "user", "group",
- * "account", "partition", "qos", "job_name"), and "cluster" is set to
+ * "account", "partition", "qos", "job_name", "command", "work_dir"),
+ * and "cluster" is set to
  * cluster.  For every scheduler, "user" and "group" are resolved from
  * "uid" and "gid" on this node (getpwuid_r, getgrgid_r) where the hook
  * gave none; a uid or gid without a name leaves the member out.  A
@@ -179,6 +180,19 @@ json_t *tr_jobstate_query_nodes (tr_jobstate_query_t *q);
  * tr_jobstate_node_gpus.  NULL on ENOMEM.
  */
 json_t *tr_jobstate_parse_detail (const char *text);
+
+/* The job script's path and the job's working directory from `scontrol
+ * --details show job` output, its lines "   Command=PATH" and
+ * "   WorkDir=PATH", as a new object with "command" and "work_dir", each
+ * only when exactly one line gives it (a second line is the job's own
+ * text: a name with a newline), it is not "(null)" and at most
+ * TR_JOBSTATE_TEXT bytes.  They name the run a job belongs to
+ * (runid.h).  NULL on ENOMEM.
+ */
+json_t *tr_jobstate_parse_paths (const char *text);
+
+/* The same from a query's scontrol output; NULL when there is none. */
+json_t *tr_jobstate_query_paths (tr_jobstate_query_t *q);
 
 /* Whether a Slurm hostlist ("n[01-04,7],gpu3") names node.  One bracket
  * per item at most; anything fancier names nothing.

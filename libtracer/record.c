@@ -483,6 +483,8 @@ static const struct member identity_members[] = {
     { "account", M_STR, 0, 128, NULL, NULL },
     { "partition", M_STR, 0, 128, NULL, NULL },
     { "qos", M_STR, 0, 128, NULL, NULL },
+    { "command", M_STR, 0, 1024, NULL, NULL },
+    { "work_dir", M_STR, 0, 1024, NULL, NULL },
     { "truncated", M_ARR, 0, 0, NULL, check_truncated },
     { NULL, 0, 0, 0, NULL, NULL },
 };

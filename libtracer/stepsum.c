@@ -22,6 +22,7 @@
 
 #include "jobstate.h"
 #include "merge.h"
+#include "runid.h"
 #include "stepsum.h"
 #include "when.h"
 
@@ -268,6 +269,11 @@ const tr_field_t tr_stepsum_fields[] = {
     { "stepname", TR_FIELD_STR, 12, "step name", M (step_name) },
     { "group", TR_FIELD_STR, 24, "step group used for recommendations "
       "and regressions", M (group) },
+    { "run", TR_FIELD_STR, 24, "the pipeline run, by tag or as recognised "
+      "(doc/runs.md)", M (run_id) },
+    { "pipeline", TR_FIELD_STR, 12, "the run's pipeline", M (pipeline) },
+    { "process", TR_FIELD_STR, 16, "the rule or process within the run",
+      M (process) },
     { "cluster", TR_FIELD_STR, 10, "cluster name", M (cluster) },
     { "scheduler", TR_FIELD_STR, 9, "slurm, pbs, torque, lsf, none",
       M (scheduler) },
@@ -1042,6 +1048,22 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
                       row->step_name, row->tags);
     INTERN (group, group);
+    {
+        struct tr_run_input in = {
+            .tags = row->tags,
+            .cluster = row->cluster,
+            .job_name = row->job_name,
+            .array_job_id = row->array_job_id,
+            .command = json_string_value (get (id, "command")),
+            .work_dir = json_string_value (get (id, "work_dir")),
+        };
+        struct tr_run run;
+
+        tr_run_identify (&in, &run);
+        INTERN (run_id, run.id);
+        INTERN (pipeline, run.pipeline);
+        INTERN (process, run.process);
+    }
     INTERN (state, tr_merge_record_state (rec));
     INTERN (reason, str_or_empty (oc, "reason"));
     INTERN (gpus, str_or_empty (req, "gpus"));
@@ -1417,6 +1439,9 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         fresh.partition = step->partition;
         fresh.qos = step->qos;
         fresh.tags = step->tags;
+        fresh.run_id = step->run_id;
+        fresh.pipeline = step->pipeline;
+        fresh.process = step->process;
         fresh.gpus = step->gpus;
         fresh.sig = step->sig;
         fresh.path = step->path;
@@ -1661,7 +1686,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
 
 /* Index lines */
 
-#define TSV_MAGIC "#tracer-stepsum 1"
+#define TSV_MAGIC "#tracer-stepsum 2"
 
 int tr_stepsum_tsv_header (tr_strbuf_t *sb)
 {
@@ -1684,7 +1709,7 @@ int tr_stepsum_tsv_check_header (const char *hdr, tr_error_t *error)
         errno = ENOMEM;
     }
     else if (strcmp (hdr, tr_strbuf_str (&sb))) {
-        tr_errprintf (error, "not a version 1 step summary file (header "
+        tr_errprintf (error, "not a version 2 step summary file (header "
                       "\"%.40s\")", hdr);
         errno = EINVAL;
     }

@@ -77,6 +77,10 @@ typedef struct tr_stepsum {
                                  * ';' (';' and '\\' in values escaped with
                                  * '\\') */
     const char *group;          /* the step group (tr_stepsum_group) */
+    const char *run_id;         /* the pipeline run (tr_run_identify),
+                                 * "" when in none */
+    const char *pipeline;       /* the run's pipeline, "" when unknown */
+    const char *process;        /* the rule or process in the run */
     const char *state;          /* outcome.state (a merged row: the worst) */
     const char *reason;         /* outcome.reason, "" if none */
     const char *gpus;           /* request.gpus */
@@ -377,7 +381,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row);
  * (members only, not derived values), separated by tabs; strings with
  * '\\', tab and newline escaped as \\\\, \\t, \\n; numbers with %.17g,
  * unknown empty.  tr_stepsum_tsv_header is the first line of a file:
- * "#tracer-stepsum 1\t" then the field names, so a reader can refuse a
+ * "#tracer-stepsum 2\t" then the field names, so a reader can refuse a
  * file of another layout.
  */
 int tr_stepsum_tsv_header (tr_strbuf_t *sb);

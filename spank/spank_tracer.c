@@ -148,6 +148,41 @@ static void spec_from_env (spank_t sp)
     }
 }
 
+/* tracer-run --pipeline names its run in the job environment too
+ * (TRACER_RUN_ID, TRACER_PIPELINE): tags of the user's own, so that a
+ * job submitted with a --tracer option of its own, which TRACER_OPTS
+ * does not reach, is still in the run.  Tags the option sets win; a
+ * value a tag may not hold is ignored.
+ */
+static void run_from_env (spank_t sp)
+{
+    static const char *const vars[][2] = {
+        { "TRACER_RUN_ID", "run" },
+        { "TRACER_PIPELINE", "pipeline" },
+    };
+    char val[300], item[320];
+
+    for (size_t i = 0; i < sizeof (vars) / sizeof (vars[0]); i++) {
+        struct tr_spec s;
+        tr_error_t error;
+
+        if (spank_getenv (sp, vars[i][0], val, sizeof (val)) != ESPANK_SUCCESS
+            || !val[0] || (spec.tags && json_object_get (spec.tags,
+                                                         vars[i][1])))
+            continue;
+        if ((size_t)snprintf (item, sizeof (item), "tag=%s:%s", vars[i][1],
+                              val) >= sizeof (item)
+            || strchr (val, ',')
+            || tr_spec_parse (item, &s, &error) < 0)
+            continue;
+        if (!spec.tags)
+            spec.tags = json_object ();
+        if (spec.tags)
+            (void)json_object_update_missing (spec.tags, s.tags);
+        tr_spec_release (&s);
+    }
+}
+
 int slurm_spank_user_init (spank_t sp, int ac, char **av)
 {
     if (spank_remote (sp))
@@ -375,6 +410,7 @@ int slurm_spank_task_post_fork (spank_t sp, int ac, char **av)
     if (spank_get_item (sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
         return 0;
     spec_from_env (sp);
+    run_from_env (sp);
     if (stepid == STEP_EXTERN) {
         /* No task pid here (taskid -1), and no user option either: the
          * daemon follows the step's cgroup and keeps the record only if

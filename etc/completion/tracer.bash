@@ -152,7 +152,7 @@ _tracer_run ()
     _tracer_split "$prog"
     case $opt in
         -o|--output|-c|--config) _tracer_files; return ;;
-        -i|--interval|-t|--tag|--demo) return ;;
+        -i|--interval|-t|--tag|--demo|--pipeline|--run-id) return ;;
     esac
     case $cur in
         -*) _tracer_opts_reply "$prog" ;;

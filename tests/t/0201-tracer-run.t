@@ -83,6 +83,39 @@ test_expect_success 'tags given on the command line are in the record' '
     test "$(jq -r ".[0].tags.sample" tag2.json)" = S1
 '
 
+test_expect_success '--pipeline: the command gets the run in TRACER_OPTS, the record its tags' '
+    $RUN -q --no-sign -o pipe.json --pipeline demo -- sh -c env >pipe.env &&
+    run=$(sed -n "s/^TRACER_RUN_ID=//p" pipe.env) &&
+    expr "$run" : "demo-[0-9]\{8\}-[0-9]\{6\}-[0-9a-f]\{4\}\$" &&
+    grep -x "TRACER_OPTS=tag=run:$run,tag=pipeline:demo" pipe.env &&
+    grep -x "TRACER_PIPELINE=demo" pipe.env &&
+    $REPORT --allow-unsigned --json pipe.json >pipe.rec &&
+    test "$(jq -r ".[0].tags.run" pipe.rec)" = "$run" &&
+    test "$(jq -r ".[0].tags.pipeline" pipe.rec)" = demo
+'
+
+test_expect_success '--pipeline: run and pipeline tags set by hand win; other settings stay' '
+    TRACER_OPTS=interval=5,tag=run:mine $RUN -q --no-sign -o own.json \
+        --pipeline demo -t pipeline:theirs -- sh -c env >own.env &&
+    grep -x "TRACER_OPTS=interval=5,tag=run:mine,tag=pipeline:theirs" own.env &&
+    grep -x "TRACER_RUN_ID=mine" own.env &&
+    $REPORT --allow-unsigned --json own.json >own.rec &&
+    test "$(jq -r ".[0].tags.run" own.rec)" = mine &&
+    test "$(jq -r ".[0].tags.pipeline" own.rec)" = theirs &&
+    $RUN -q --no-sign -o id.json --run-id nightly.7 -- sh -c env >id.env &&
+    grep -x "TRACER_OPTS=tag=run:nightly.7" id.env &&
+    ! grep TRACER_PIPELINE id.env
+'
+
+test_expect_success '--pipeline and --run-id refuse names that are not path-safe' '
+    test_expect_code 2 $RUN -q --pipeline a/b -- true 2>err &&
+    grep -e "--pipeline" err &&
+    test_expect_code 2 $RUN -q --run-id "../x" -- true &&
+    test_expect_code 2 $RUN -q --run-id "a,tag=x:y" -- true &&
+    test_expect_code 2 $RUN -q --pipeline p -t run:a,b -- true 2>err &&
+    grep "cannot hold" err
+'
+
 test_expect_success 'the record file is private to its owner' '
     test "$(stat -c %a demo.json)" = 600
 '

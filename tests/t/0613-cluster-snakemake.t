@@ -77,6 +77,22 @@ test_expect_success 'the workflow runs 3 times, each rule a traced Slurm job ask
     test -s sorted.txt
 '
 
+# Each Snakemake invocation writes its job scripts into a directory of its
+# own, .snakemake/tmp.XXXXXXXX, which the controller shows as the job'"'"'s
+# Command=: each invocation is one run, without any wrapper.
+test_expect_success 'each of the 3 Snakemake invocations is one run of 2 jobs, named after the workflow directory' '
+    pipe=$(basename "$PWD" | sed "s/[^A-Za-z0-9._+@-]/_/g") &&
+    $REPORT --runs -a -P -o run,pipeline,jobs,failed >runs.out &&
+    cat runs.out &&
+    grep "^snakemake-" runs.out >smk.runs &&
+    test $(wc -l <smk.runs) = 3 &&
+    test $(cut -d"|" -f1 smk.runs | sort -u | wc -l) = 3 &&
+    test $(grep -c "^snakemake-[0-9a-f]\{8\}|$pipe|2|0\$" smk.runs) = 3 &&
+    $REPORT -a -P -X -o jobid,run,process -S now-1hour >steps.out &&
+    grep -q "|snakemake-[0-9a-f]\{8\}|count_words\$" steps.out &&
+    grep -q "|snakemake-[0-9a-f]\{8\}|sort_words\$" steps.out
+'
+
 test_expect_success 'the recommendation is a Snakemake 7 profile for both rules, 1 CPU and at most 512 MB' '
     mkdir -p profile &&
     $REPORT -S now-1hour --recommend --output=snakemake >profile/config.yaml &&
@@ -113,6 +129,63 @@ test_expect_success 'rerun with the profile: every job completes with the smalle
                  and .request.mem_bytes <= 536870912" rec.json || return 1
     done &&
     test -s sorted.txt
+'
+
+# The job's own text cannot place it in a run: a job name holding a
+# newline and a Command= line of another workflow's directory gives
+# scontrol a second Command= line, and the path is then unknown.
+test_expect_success 'a job name forging a Command= line: no command in the record, in no run' '
+    fake="/home/v/.snakemake/tmp.abcdefgh/snakejob.r.1.sh" &&
+    id=$(sbatch --parsable -o /dev/null --tracer \
+        -J "$(printf "x\n   Command=%s" "$fake")" --wrap true) &&
+    wait_record $id &&
+    jq -e "all(.[]; (.identity | has(\"command\") | not)
+                    and .identity.work_dir == \"$PWD\")" rec.json &&
+    $REPORT -a -P -n -o jobidraw,run -j $id >forged.out &&
+    cat forged.out &&
+    test -s forged.out &&
+    ! grep -v "|\$" forged.out
+'
+
+# A driver script under tracer-run --pipeline: the jobs it submits with
+# plain sbatch get the run from the environment (TRACER_OPTS).  Last, so
+# that its jobs are not in the recommendations above.
+cat >driver.sh <<'EOF'
+#!/bin/sh
+echo "$TRACER_RUN_ID" >run-id
+# the last with a --tracer option of its own, which TRACER_OPTS does not
+# reach: the run comes from TRACER_RUN_ID and TRACER_PIPELINE
+for o in "" "" "" --tracer=interval=2; do
+    sbatch --parsable -o /dev/null $o --wrap true || exit 1
+done >drv-jobs
+sbatch --parsable -o /dev/null --array=1-2 --wrap true >drv-array
+EOF
+chmod +x driver.sh
+
+test_expect_success 'a driver under tracer-run --pipeline: its 4 jobs and 2 array tasks are one run of 6 jobs' '
+    "$B/collector/tracer-run" -q --no-sign -o driver.json --pipeline drv \
+        -- ./driver.sh &&
+    run=$(cat run-id) &&
+    expr "$run" : "drv-[0-9]\{8\}-" &&
+    test "$(jq -r .tags.run driver.json)" = "$run" &&
+    a=$(cat drv-array) &&
+    for j in $(cat drv-jobs) ${a}_1 ${a}_2; do
+        wait_record $j &&
+        jq -e "all(.[]; .tags.run == \"$run\" and .tags.pipeline == \"drv\")" \
+            rec.json || return 1
+    done &&
+    $REPORT --runs -a -P -o run,pipeline,jobs,failed >drv.out &&
+    cat drv.out &&
+    test $(grep -c "^$run|" drv.out) = 1 &&
+    grep -qx "$run|drv|6|0" drv.out &&
+    $REPORT --runs -a --json >drv.json &&
+    jq -e ".runs[] | select(.run == \"$run\") | .jobs == 6
+           and .core_hours.allocated > 0 and .running == false" drv.json &&
+    $REPORT --runs -a >drv.txt &&
+    cat drv.txt &&
+    head -1 drv.txt | grep -q "^Run  *Start  *Elapsed  *Jobs Failed Waste%\$" &&
+    grep -q "^$run  *[0-9-]*T[0-9:]*  *[0-9:]*  *6  *0  *[0-9.]*\$" drv.txt &&
+    test $(awk "{ if (length(\$0) > 80) print }" drv.txt | wc -l) = 0
 '
 
 test_done

@@ -928,6 +928,162 @@ static void *failing_malloc (size_t size)
  * succeeds: each failure is NULL with ENOMEM and leaks nothing (valgrind
  * and ASan check the last part).
  */
+/* Runs: grouped per user and run id, jobs and failures counted as sacct
+ * counts them, hours and cost as --waste computes them
+ */
+static tr_stepsum_t mkrun (const char *run, const char *user, double uid,
+                           const char *job, const char *step, double start_s,
+                           double elapsed)
+{
+    tr_stepsum_t r = mkrow (job, 2, elapsed, elapsed);
+
+    r.run_id = run;
+    r.pipeline = "demo";
+    r.user = user;
+    r.uid = uid;
+    r.step_id = step;
+    r.start_ms = start_s * 1000;
+    r.end_ms = (start_s + elapsed) * 1000;
+    return r;
+}
+
+static void test_runs (void **state)
+{
+    tr_stepsum_t rows[9];
+    const tr_stepsum_t *p[9];
+    struct tr_cost cost = { .core_hour = 0.5, .currency = "EUR" };
+    json_t *runs, *list, *r1, *w;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    tr_error_t error;
+
+    (void)state;
+    rows[0] = mkrun ("r1", "alice", 1000, "10", "batch", 1000, 3600);
+    rows[1] = mkrun ("r1", "alice", 1000, "10", "extern", 1000, 3600);
+    rows[2] = mkrun ("r1", "alice", 1000, "11", "batch", 2000, 1800);
+    rows[2].state = "failed";
+    rows[3] = mkrun ("r1", "alice", 1000, "13", "batch", 2500, 600);
+    rows[3].array_job_id = "12";
+    rows[4] = mkrun ("r1", "alice", 1000, "14", "batch", 2500, 900);
+    rows[4].array_job_id = "12";
+    rows[4].state = "timeout";
+    rows[5] = mkrun ("r1", "alice", 1000, "14", "0", 2600, 100);
+    /* bob chose alice's run id: a run of his own */
+    rows[6] = mkrun ("r1", "bob", 1001, "20", "batch", 1500, 60);
+    /* a node that had no name for alice's uid: still her run */
+    rows[5].user = "";
+    /* in no run */
+    rows[7] = mkrun ("", "alice", 1000, "30", "batch", 100, 60);
+    /* still running, the earliest */
+    rows[8] = mkrun ("r0", "alice", 1000, "5", "batch", 500, 60);
+    rows[8].end_ms = NAN;
+    for (int i = 0; i < 9; i++)
+        p[i] = &rows[i];
+
+    assert_non_null (runs = tr_runs (p, 9, &cost, &error));
+    assert_int_equal (count (runs, "outside_steps"), 1);
+    assert_string_equal (json_string_value (json_object_get (runs,
+                                                             "currency")),
+                         "EUR");
+    list = json_object_get (runs, "runs");
+    assert_int_equal (json_array_size (list), 3);
+    /* by start: r0 (500 s), alice's r1 (1000 s), bob's r1 (1500 s) */
+    assert_string_equal (json_string_value (json_object_get (
+                             json_array_get (list, 0), "run")), "r0");
+    assert_true (json_is_true (json_object_get (json_array_get (list, 0),
+                                                "running")));
+    assert_null (json_object_get (json_array_get (list, 0), "end_unix_ms"));
+    assert_null (json_object_get (json_array_get (list, 0), "elapsed_s"));
+    r1 = json_array_get (list, 1);
+    assert_string_equal (json_string_value (json_object_get (r1, "user")),
+                         "alice");
+    assert_int_equal (count (r1, "uid"), 1000);
+    assert_string_equal (json_string_value (json_object_get (r1,
+                                                             "pipeline")),
+                         "demo");
+    assert_int_equal (count (r1, "jobs"), 4);      /* 10, 11, 13, 14 */
+    assert_int_equal (count (r1, "steps"), 6);
+    assert_int_equal (count (r1, "failed_jobs"), 2);   /* 11, 14 */
+    assert_int_equal (count (r1, "failed_steps"), 2);
+    assert_int_equal (count (r1, "start_unix_ms"), 1000000);
+    assert_int_equal (count (r1, "end_unix_ms"), 4600000);
+    assert_near (member (r1, "core_hours", "allocated"),
+                 2.0 * (3600 + 3600 + 1800 + 600 + 900 + 100) / 3600);
+    /* the same figures as --waste gives for the same steps */
+    assert_non_null (w = tr_waste (p, 6, "user", &cost, &error));
+    assert_near (member (r1, "core_hours", "allocated"),
+                 member (json_object_get (w, "total"), "core_hours",
+                         "allocated"));
+    assert_near (member (r1, "money", "allocated"),
+                 member (json_object_get (w, "total"), "money",
+                         "allocated"));
+    json_decref (w);
+    assert_string_equal (json_string_value (json_object_get (
+                             json_array_get (list, 2), "user")), "bob");
+    assert_int_equal (count (json_array_get (list, 2), "jobs"), 1);
+
+    /* the table: parsable, chosen fields, names in any case */
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "run,user,JOBS,steps,failed,"
+                                     "elapsed,cost", true, false, &error),
+                      0);
+    fclose (f);
+    assert_string_equal (text,
+                         "Run|User|Jobs|Steps|Failed|Elapsed|Cost\n"
+                         "r0|alice|1|1|0||0.02\n"
+                         "r1|alice|4|6|2|01:00:00|2.94\n"
+                         "r1|bob|1|1|0|00:01:00|0.02\n");
+    free (text);
+    /* aligned: a header, a rule, End Unknown while running */
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "Run%-4,End%8,Jobs",
+                                     false, false, &error), 0);
+    fclose (f);
+    assert_string_equal (text,
+                         "Run       End  Jobs\n"
+                         "---- -------- -----\n"
+                         "r0    Unknown     1\n"
+                         "r1   1970-01+     4\n"
+                         "r1   1970-01+     1\n");
+    free (text);
+    /* the default fields, 76 columns; a name ending in '%' takes a width */
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, NULL, false, false, &error), 0);
+    fclose (f);
+    assert_memory_equal (text, "Run                       ", 26);
+    assert_non_null (strstr (text, " Elapsed  Jobs Failed Waste%\n"));
+    assert_int_equal (strchr (text, '\n') - text, 76);
+    /* r0 runs: no waste known yet... it has one: 2 cores, 60 s, 60 s CPU */
+    assert_non_null (strstr (text, "   1      0   50.0\n"));
+    free (text);
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "waste%8,Run%3", true, true,
+                                     &error), 0);
+    fclose (f);
+    assert_string_equal (text, "50.0|r0\n50.0|r1\n50.0|r1\n");
+    free (text);
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "Waste%%7,run%-3", false, true,
+                                     &error), 0);
+    fclose (f);
+    assert_string_equal (text, "   50.0 r0 \n   50.0 r1 \n   50.0 r1 \n");
+    free (text);
+    /* an unknown field */
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_runs_print (f, runs, "run,nope", false, false,
+                                     &error), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (strstr (error.text, "nope"));
+    fclose (f);
+    free (text);
+    json_decref (runs);
+}
+
 static void test_out_of_memory (void **state)
 {
     tr_stepsum_t r[7];
@@ -979,6 +1135,7 @@ int main (void)
         cmocka_unit_test (test_summary_array),
         cmocka_unit_test (test_summary_histogram),
         cmocka_unit_test (test_summary_groups),
+        cmocka_unit_test (test_runs),
         cmocka_unit_test (test_out_of_memory),
     };
 

@@ -379,6 +379,11 @@ static void test_trust (void **state)
                             "forged", "uid", 0, "gid", 0, "truncated", "user");
     json_t *pbs;
 
+    /* the run's paths come from the controller only */
+    json_object_set_new (id, "command", json_string ("/x/.snakemake/tmp.a/"
+                                                     "snakejob.r.1.sh"));
+    json_object_set_new (id, "work_dir", json_string ("/x"));
+
     assert_int_equal (tr_jobstate_trust_identity (id, "mine"), 0);
     assert_string_equal (json_string_value (json_object_get (id, "cluster")),
                          "mine");
@@ -390,6 +395,8 @@ static void test_trust (void **state)
     assert_null (json_object_get (id, "partition"));
     assert_null (json_object_get (id, "qos"));
     assert_null (json_object_get (id, "job_name"));
+    assert_null (json_object_get (id, "command"));
+    assert_null (json_object_get (id, "work_dir"));
     assert_null (json_object_get (id, "truncated"));
     assert_string_equal (json_string_value (json_object_get (id, "job_id")),
                          "7");
@@ -513,6 +520,40 @@ static void test_detail (void **state)
     assert_int_equal (tr_jobstate_node_gpus (pairs, "n1", buf, sizeof (buf)),
                       -1);
     json_decref (pairs);
+}
+
+/* The job script and working directory: one line each, or unknown */
+static void test_paths (void **state)
+{
+    const char *out =
+        "JobId=5 JobName=snakejob.a.1.sh\n"
+        "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+        "   Command=/home/alice/my proj/.snakemake/tmp.ab/snakejob.a.1.sh\n"
+        "   WorkDir=/home/alice/my proj\n"
+        "   StdErr=/home/alice/slurm-5.out\n";
+    /* a job name with a newline and a Command= of its own */
+    const char *forged =
+        "JobId=6 JobName=x\n"
+        "   Command=/home/bob/.snakemake/tmp.q/snakejob.r.1.sh\n"
+        "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
+        "   Command=/home/alice/job.sh\n"
+        "   WorkDir=(null)\n";
+    json_t *o;
+
+    (void)state;
+    assert_non_null (o = tr_jobstate_parse_paths (out));
+    assert_string_equal (json_string_value (json_object_get (o, "command")),
+                         "/home/alice/my proj/.snakemake/tmp.ab/"
+                         "snakejob.a.1.sh");
+    assert_string_equal (json_string_value (json_object_get (o, "work_dir")),
+                         "/home/alice/my proj");
+    json_decref (o);
+    assert_non_null (o = tr_jobstate_parse_paths (forged));
+    assert_int_equal (json_object_size (o), 0);
+    json_decref (o);
+    assert_non_null (o = tr_jobstate_parse_paths (""));
+    assert_int_equal (json_object_size (o), 0);
+    json_decref (o);
 }
 
 static void test_outcome (void **state)
@@ -717,6 +758,7 @@ int main (void)
         cmocka_unit_test (test_slurm_cluster),
         cmocka_unit_test (test_hostlist),
         cmocka_unit_test (test_detail),
+        cmocka_unit_test (test_paths),
         cmocka_unit_test (test_outcome),
         cmocka_unit_test (test_query),
         cmocka_unit_test (test_query_detail),
