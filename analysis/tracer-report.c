@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "libtracer/aggregate.h"
+#include "libtracer/runid.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -55,6 +56,8 @@ static void usage (FILE *f)
              "  -E, --endtime=TIME    steps running at or before TIME\n"
              "      --name=LIST       job names or step groups\n"
              "      --tag=KEY=VALUE   records with this tag (repeatable)\n"
+             "      --run=ID          the steps of pipeline run ID (--runs "
+             "lists runs)\n"
              "Output:\n"
              "  -o, --format=LIST     fields, FIELD[%%WIDTH],... "
              "(--helpformat)\n"
@@ -146,6 +149,7 @@ enum {
     OPT_UNITS,
     OPT_NOCONVERT,
     OPT_RUNS,
+    OPT_RUN,
 };
 
 static const struct option opts[] = {
@@ -193,6 +197,7 @@ static const struct option opts[] = {
     { "allow-unsigned", no_argument, NULL, OPT_UNSIGNED },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
+    { "run", required_argument, NULL, OPT_RUN },
     { NULL, 0, NULL, 0 },
 };
 
@@ -405,6 +410,12 @@ static int parse_opt (struct rep *r, int c, char *arg)
     case OPT_UNSIGNED:
         r->allow_unsigned = true;
         return EXIT_OK;
+    case OPT_RUN:
+        if (!tr_run_name_ok (arg))
+            return bad ("--run: '%s' is not a run id (tracer-report --runs "
+                        "lists them)", arg);
+        r->q.run_id = arg;
+        return EXIT_OK;
     case 'h':
         usage (stdout);
         return -1;
@@ -508,7 +519,7 @@ static int settle (struct rep *r, int argc, char **argv)
     if (!r->from_given && r->mode == MODE_DIGEST)
         r->q.from = time (NULL) - 7 * 86400;
     /* sacct's default: since midnight, unless jobs were named */
-    if (!r->from_given && !r->q.jobs
+    if (!r->from_given && !r->q.jobs && !r->q.run_id
         && (r->mode == MODE_LIST || r->mode == MODE_EXPORT)) {
         time_t now = time (NULL);
         struct tm tm;

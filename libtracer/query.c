@@ -176,6 +176,8 @@ bool tr_query_match_record (const struct tr_query *q,
             row->het_job_id,
             isnan (row->het_component) ? -1 : (long)row->het_component))
         return false;
+    if (q->run_id && strcmp (row->run_id ? row->run_id : "", q->run_id))
+        return false;
     return true;
 }
 

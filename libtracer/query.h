@@ -39,6 +39,8 @@ struct tr_query {
     tr_when_jobsel_t *jobs;     /* NULL = any job */
     bool only_uid;              /* a user sees only their own steps */
     uid_t uid;
+    const char *run_id;         /* --run: only this run's steps (run_id),
+                                 * NULL = any */
 };
 
 /* Split a comma-separated list (modified in place) into q's list, with
@@ -59,7 +61,8 @@ int tr_query_add_states (struct tr_query *q, char *arg, tr_error_t *error);
 int tr_query_add_tag (struct tr_query *q, char *arg, tr_error_t *error);
 
 /* Does a record's row pass the filters that hold for every node of a
- * step alike (user, account, partition, name, tags, jobs, visibility)?
+ * step alike (user, account, partition, name, tags, jobs, run,
+ * visibility)?
  */
 bool tr_query_match_record (const struct tr_query *q,
                             const tr_stepsum_t *row);
