@@ -20,6 +20,7 @@
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
 #include "libtracer/recommend.h"
+#include "libtracer/runcmp.h"
 #include "cli.h"
 
 static int print_json (json_t *o)
@@ -121,6 +122,37 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
     return EXIT_OK;
 }
 
+/* --regressions --by=run: each run of a pipeline against the pipeline's
+ * earlier runs (runcmp.h), through the same regressions.
+ */
+static int run_regressions (struct rep *r, const tr_stepsum_t *const *rows,
+                            size_t n, const struct tr_recommend_regress_opts *o,
+                            tr_error_t *error)
+{
+    tr_rowset_t *runs = tr_rowset_create ();
+    const tr_stepsum_t **v = NULL;
+    json_t *regs = NULL;
+    int rc = EXIT_RUNTIME;
+
+    if (!runs || tr_run_rows (rows, n, runs, error) < 0
+        || (runs->n && !(v = calloc (runs->n, sizeof (*v))))) {
+        tr_errprintf (error, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < runs->n; i++)
+        v[i] = &runs->rows[i];
+    if (!(regs = tr_recommend_regressions (v, runs->n, o, error)))
+        goto out;
+    rc = r->json ? print_json (regs)
+                 : tr_recommend_print_regressions (stdout, regs) < 0
+                       ? EXIT_RUNTIME : EXIT_OK;
+out:
+    json_decref (regs);
+    free (v);
+    tr_rowset_destroy (runs);
+    return rc;
+}
+
 static int regressions (struct rep *r, const tr_stepsum_t *const *rows,
                         size_t n, tr_error_t *error)
 {
@@ -134,6 +166,8 @@ static int regressions (struct rep *r, const tr_stepsum_t *const *rows,
     o.max_history = (unsigned)c->max_history;
     o.threshold = c->z;
     o.min_ratio = c->ratio;
+    if (r->by && !strcmp (r->by, "run"))
+        return run_regressions (r, rows, n, &o, error);
     if (!(regs = tr_recommend_regressions (rows, n, &o, error)))
         return EXIT_RUNTIME;
     rc = r->json ? print_json (regs)

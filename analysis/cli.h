@@ -36,6 +36,7 @@ enum rep_mode {
     MODE_DIGEST,        /* --digest */
     MODE_EXPORT,        /* --export */
     MODE_RUNS,          /* --runs */
+    MODE_COMPARE,       /* --compare */
 };
 
 struct rep {
@@ -80,6 +81,8 @@ struct rep {
     unsigned long rejected; /* records refused while listing */
     unsigned long old_creds; /* records whose credential had expired or
                               * been decoded before */
+    char *compare_a;        /* --compare=A,B: the two run ids */
+    char *compare_b;
 };
 
 /* The program's name in messages: "tracer-report" unless the program
@@ -200,6 +203,9 @@ int rep_export (struct rep *r, tr_rowset_t *set);
 
 /* --live (live.c). */
 int rep_live (struct rep *r);
+
+/* --compare (compare.c): two runs side by side. */
+int rep_compare (struct rep *r, tr_rowset_t *set);
 
 /* Raise the exit status to code if that is more serious (verify.c). */
 void rep_set_worst (struct rep *r, int code);

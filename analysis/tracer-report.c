@@ -35,6 +35,7 @@ static void usage (FILE *f)
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
              "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
+             "       tracer-report [FILTERS] --compare=RUN1,RUN2 [-P] [--json]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
              "       tracer-report --digest[=send|print] [FILTERS]\n"
@@ -92,6 +93,9 @@ static void usage (FILE *f)
              "      --runs            pipeline runs: jobs, failures, "
              "core-hours, cost\n"
              "                        (-o FIELDS: --helpformat --runs)\n"
+             "      --compare=A,B     two runs of a pipeline side by side, "
+             "per process,\n"
+             "                        changes flagged as --regressions does\n"
              "      --digest[=HOW]    mail each user a digest of the period "
              "(default\n"
              "                        -S now-7days); print: print them "
@@ -150,6 +154,7 @@ enum {
     OPT_NOCONVERT,
     OPT_RUNS,
     OPT_RUN,
+    OPT_COMPARE,
 };
 
 static const struct option opts[] = {
@@ -198,6 +203,7 @@ static const struct option opts[] = {
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { "run", required_argument, NULL, OPT_RUN },
+    { "compare", required_argument, NULL, OPT_COMPARE },
     { NULL, 0, NULL, 0 },
 };
 
@@ -221,7 +227,7 @@ static int set_mode (struct rep *r, enum rep_mode mode)
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
                     "--waste, --runs, --rows, --reindex, --live, --digest, "
-                    "--export");
+                    "--export, --compare");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -416,6 +422,18 @@ static int parse_opt (struct rep *r, int c, char *arg)
                         "lists them)", arg);
         r->q.run_id = arg;
         return EXIT_OK;
+    case OPT_COMPARE:
+        r->compare_a = arg;
+        if (!(r->compare_b = strchr (arg, ',')))
+            return bad ("--compare needs two runs: --compare=ID1,ID2");
+        *r->compare_b++ = '\0';
+        if (!tr_run_name_ok (r->compare_a) || !tr_run_name_ok (r->compare_b))
+            return bad ("--compare: '%s,%s' is not two run ids ID1,ID2 "
+                        "(tracer-report --runs lists them)", r->compare_a,
+                        r->compare_b);
+        if (!strcmp (r->compare_a, r->compare_b))
+            return bad ("--compare: the same run twice (%s)", r->compare_a);
+        return set_mode (r, MODE_COMPARE);
     case 'h':
         usage (stdout);
         return -1;
@@ -591,6 +609,8 @@ static int run (struct rep *r)
             rc = rep_export (r, set);
         else if (r->mode == MODE_RUNS)
             rc = rep_runs (r, set);
+        else if (r->mode == MODE_COMPARE)
+            rc = rep_compare (r, set);
         else
             rc = rep_analyze (r, set);
     }

@@ -886,17 +886,47 @@ json_t *tr_recommend_groups (const tr_stepsum_t *const *rows,
 static const char *metric_names[] = { "elapsed_s", "mem_peak_bytes", "cpu_s",
                                       "io_bytes" };
 
-static double metric (const tr_stepsum_t *r, int m)
+double tr_recommend_metric (const tr_stepsum_t *r, int m)
 {
     bool io = !isnan (r->read_bytes) || !isnan (r->write_bytes);
     double v[] = { r->elapsed_s, r->mem_peak_bytes, r->cpu_s,
                    io ? known (r->read_bytes, 0) + known (r->write_bytes, 0)
                       : NAN };
-    return v[m];
+    return m >= 0 && m < TR_RECOMMEND_METRICS ? v[m] : NAN;
+}
+
+const char *tr_recommend_metric_name (int m)
+{
+    return m >= 0 && m < TR_RECOMMEND_METRICS ? metric_names[m] : "";
+}
+
+int tr_recommend_drift (double x,
+                        double *hist,
+                        size_t n,
+                        const struct tr_recommend_regress_opts *o,
+                        struct tr_drift *d)
+{
+    d->median = d->mad = d->z = d->ratio = NAN;
+    if (!isfinite (x) || n == 0 || n < o->min_history)
+        return TR_DRIFT_NOT;
+    d->median = tr_stats_median (hist, n);
+    if (isnan (d->mad = tr_stats_mad (hist, n))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (!(d->median > 0))
+        return TR_DRIFT_NOT;
+    d->z = (x - d->median) / fmax (d->mad, o->mad_floor * d->median);
+    d->ratio = x / d->median;
+    if (d->z > o->threshold && d->ratio > o->min_ratio)
+        return TR_DRIFT_UP;
+    if (d->z < -o->threshold && d->ratio * o->min_ratio < 1)
+        return TR_DRIFT_DOWN;
+    return TR_DRIFT_NONE;
 }
 
 /* Compare run r with the history rows hist[0..nh-1] on every metric and
- * append the flags to out.  Returns 0, or -1 on ENOMEM.
+ * append the flags to out (increases only).  Returns 0, or -1 on ENOMEM.
  */
 static int check_run (json_t *out,
                       const tr_stepsum_t *r,
@@ -905,35 +935,30 @@ static int check_run (json_t *out,
                       double *vals,
                       const struct tr_recommend_regress_opts *o)
 {
-    for (int m = 0; m < 4; m++) {
-        double x = metric (r, m), med, mad, z, ratio;
+    for (int m = 0; m < TR_RECOMMEND_METRICS; m++) {
+        double x = tr_recommend_metric (r, m);
+        struct tr_drift d;
         size_t nv = 0;
         json_t *flag;
+        int v;
 
         if (!isfinite (x))
             continue;
         for (size_t i = 0; i < nh; i++)
-            if (isfinite (vals[nv] = metric (hist[i], m)))
+            if (isfinite (vals[nv] = tr_recommend_metric (hist[i], m)))
                 nv++;
-        if (nv < o->min_history || nv == 0)
-            continue;
-        med = tr_stats_median (vals, nv);
-        if (isnan (mad = tr_stats_mad (vals, nv)))
+        if ((v = tr_recommend_drift (x, vals, nv, o, &d)) < 0)
             return -1;
-        if (!(med > 0))
-            continue;
-        z = (x - med) / fmax (mad, o->mad_floor * med);
-        ratio = x / med;
-        if (!(z > o->threshold && ratio > o->min_ratio))
+        if (v != TR_DRIFT_UP)
             continue;
         flag = json_pack ("{s:s s:s s:s s:s s:s s:s s:I s:s s:f s:f s:f s:f "
                           "s:f s:I}",
                           "group", r->group, "cluster", r->cluster, "job_id",
                           r->job_id, "step_id", r->step_id, "state", r->state,
                           "path", r->path, "end_unix_ms", (json_int_t)r->end_ms,
-                          "metric", metric_names[m], "value", x, "median", med,
-                          "mad", mad, "z", z, "ratio", ratio, "history",
-                          (json_int_t)nv);
+                          "metric", metric_names[m], "value", x, "median",
+                          d.median, "mad", d.mad, "z", d.z, "ratio", d.ratio,
+                          "history", (json_int_t)nv);
         if (json_array_append_new (out, flag))
             return -1;
     }

@@ -266,6 +266,41 @@ struct tr_recommend_regress_opts {
 
 void tr_recommend_regress_opts_default (struct tr_recommend_regress_opts *o);
 
+/* The drift test behind regressions, over any samples: compare value x
+ * with the samples hist[0..n-1] (reordered; NAN values first dropped by
+ * the caller) as above: z = (x - median) / max (MAD, mad_floor *
+ * median), ratio = x / median.  Fills d (median, mad, z, ratio; NAN
+ * where not compared) and returns TR_DRIFT_UP when z > threshold and
+ * ratio > min_ratio, TR_DRIFT_DOWN when z < -threshold and ratio <
+ * 1 / min_ratio, TR_DRIFT_NONE when compared and neither, TR_DRIFT_NOT
+ * when not compared (x not finite, fewer than min_history samples, a
+ * median of 0 or less); -1 with errno = ENOMEM.
+ */
+enum tr_drift_verdict {
+    TR_DRIFT_NOT,
+    TR_DRIFT_NONE,
+    TR_DRIFT_UP,
+    TR_DRIFT_DOWN,
+};
+
+struct tr_drift {
+    double median, mad, z, ratio;
+};
+
+int tr_recommend_drift (double x,
+                        double *hist,
+                        size_t n,
+                        const struct tr_recommend_regress_opts *o,
+                        struct tr_drift *d);
+
+/* A row's value of a regression metric: 0 elapsed_s, 1 mem_peak_bytes,
+ * 2 cpu_s, 3 io_bytes (read_bytes + write_bytes, NAN when both are
+ * unknown); NAN for another m.  tr_recommend_metric_name names them.
+ */
+#define TR_RECOMMEND_METRICS 4
+double tr_recommend_metric (const tr_stepsum_t *r, int m);
+const char *tr_recommend_metric_name (int m);
+
 /* Returns a new reference to the object below, or NULL with errno =
  * EINVAL (bad options, rows NULL with n > 0) or ENOMEM.
  *
