@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "libtracer/nftrace.h"
 #include "libtracer/opendc.h"
+#include "libtracer/path.h"
 #include "libtracer/record.h"
 #include "cli.h"
 
@@ -119,6 +121,53 @@ static int add_row (struct rep *r,
     return EXIT_OK;
 }
 
+/* --export=nextflow-trace: DIR/trace.txt from the run's merged steps. */
+static int export_nftrace (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    tr_rowset_t *steps = kept_steps (r, set);
+    tr_error_t error;
+    char *text = NULL;
+    size_t len = 0;
+    mode_t mask;
+    int rc = EXIT_RUNTIME, fd = -1;
+
+    if (!steps || (steps->n && !(rows = calloc (steps->n, sizeof (*rows))))) {
+        rep_err ("out of memory\n");
+        goto done;
+    }
+    for (size_t i = 0; i < steps->n; i++)
+        rows[i] = &steps->rows[i];
+    if (steps->n == 0) {
+        rep_err ("no steps of run %s to export; nothing written\n",
+                 r->q.run_id);
+        goto done;
+    }
+    if (!(text = tr_nftrace_text (rows, steps->n, &len, &error))) {
+        rep_err ("%s\n", tr_error_str (&error));
+        goto done;
+    }
+    if ((fd = open_dir (r->export_dir)) < 0)
+        goto done;
+    mask = umask (0);
+    umask (mask);
+    if (tr_path_write_atomic (fd, "trace.txt", text, len, 0666 & ~mask,
+                              (uid_t)-1, (gid_t)-1, &error) < 0) {
+        rep_err ("%s/trace.txt: %s\n", r->export_dir, tr_error_str (&error));
+        goto done;
+    }
+    fprintf (stderr, "tracer-report: run %s written to %s/trace.txt\n",
+             r->q.run_id, r->export_dir);
+    rc = EXIT_OK;
+done:
+    if (fd >= 0)
+        close (fd);
+    free (text);
+    free (rows);
+    tr_rowset_destroy (steps);
+    return rc;
+}
+
 int rep_export (struct rep *r, tr_rowset_t *set)
 {
     const char *root = r->store_path ? r->store_path : r->conf->store_path;
@@ -131,6 +180,10 @@ int rep_export (struct rep *r, tr_rowset_t *set)
     mode_t mask;
     int rc = EXIT_OK, fd = -1;
 
+    if (!strcmp (r->export_format, "nextflow-trace")) {
+        tr_opendc_destroy (x);
+        return export_nftrace (r, set);
+    }
     if (!x || !(steps = kept_steps (r, set))) {
         rep_err ("out of memory\n");
         rc = EXIT_RUNTIME;

@@ -41,6 +41,7 @@ static void usage (FILE *f)
              "       tracer-report --digest[=send|print] [FILTERS]\n"
              "       tracer-report --export=opendc|opendc-csv -o DIR "
              "[FILTERS]\n"
+             "       tracer-report --run=ID --export=nextflow-trace -o DIR\n"
              "Show what job steps used, from tracer records.\n\n"
              "Selection (a listing without -j shows steps since midnight):\n"
              "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
@@ -76,7 +77,10 @@ static void usage (FILE *f)
              "charts (-o FILE)\n"
              "      --export=FORMAT   the steps as simulator traces in "
              "directory -o DIR:\n"
-             "                        opendc (Parquet) or opendc-csv\n"
+             "                        opendc (Parquet) or opendc-csv; "
+             "nextflow-trace:\n"
+             "                        --run=ID's tasks as Nextflow's "
+             "DIR/trace.txt\n"
              "Analyses over many runs:\n"
              "      --summary[=KEY]   per array job (default), step group or "
              "job name\n"
@@ -403,8 +407,10 @@ static int parse_opt (struct rep *r, int c, char *arg)
         r->digest_print = arg && !strcmp (arg, "print");
         return set_mode (r, MODE_DIGEST);
     case OPT_EXPORT:
-        if (strcmp (arg, "opendc") && strcmp (arg, "opendc-csv"))
-            return bad ("--export: '%s' is not opendc or opendc-csv", arg);
+        if (strcmp (arg, "opendc") && strcmp (arg, "opendc-csv")
+            && strcmp (arg, "nextflow-trace"))
+            return bad ("--export: '%s' is not opendc, opendc-csv or "
+                        "nextflow-trace", arg);
         r->export_format = arg;
         return set_mode (r, MODE_EXPORT);
     case 'M':
@@ -498,6 +504,9 @@ static int settle (struct rep *r, int argc, char **argv)
             return bad ("--export needs -o DIR, the directory to write");
         if (r->nmerge)
             return bad ("--export reads records, not --rows files");
+        if (!strcmp (r->export_format, "nextflow-trace") && !r->q.run_id)
+            return bad ("--export=nextflow-trace needs --run=ID: a trace is "
+                        "one run's");
         r->export_dir = r->format;
         r->format = NULL;
         r->list_given = false;

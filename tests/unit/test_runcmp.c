@@ -7,7 +7,9 @@
  * only; a process in one run only; several steps of a job make one
  * task; the errors (unknown run, the same run twice, a run of two
  * users, different pipelines); the exact text and parsable output; one
- * row per run and regressions over a pipeline's runs.
+ * row per run and regressions over a pipeline's runs; the Nextflow
+ * trace (nftrace.c): Nextflow's duration and size formats, the header
+ * and a row exactly.
  */
 #include "config.h"
 
@@ -21,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 #include <cmocka.h>
 
+#include "nftrace.h"
 #include "query.h"
 #include "recommend.h"
 #include "runcmp.h"
@@ -436,6 +440,87 @@ static void test_run_rows (void **state)
     tr_rowset_destroy (set);
 }
 
+static void test_nf_formats (void **state)
+{
+    char b[64];
+
+    (void)state;
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 450), "450ms");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 0), "0ms");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 5240), "5.2s");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 30000), "30s");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 65000), "1m 5s");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 3600000), "1h");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), 90061000),
+                         "1d 1h 1m 1s");
+    assert_string_equal (tr_nftrace_duration (b, sizeof (b), NAN), "-");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), 0), "0");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), 512), "512 B");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), 121 * 1024.0),
+                         "121 KB");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), 29.8 * 1048576),
+                         "29.8 MB");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), 1073741824.0 * 1.25),
+                         "1.2 GB");
+    assert_string_equal (tr_nftrace_memory (b, sizeof (b), -1), "-");
+}
+
+static void test_nf_trace (void **state)
+{
+    static struct rows r;
+    tr_error_t error;
+    tr_stepsum_t *t, *s;
+    size_t len;
+    char *text;
+
+    (void)state;
+    setenv ("TZ", "UTC", 1);
+    tzset ();
+    r.n = 0;
+    /* submitted second, listed second; two steps make one task */
+    t = task (&r, "R1", "align", 120, 65, 32.5);
+    t->submit_ms = t->start_ms - 5000;
+    t->exit_code = 0;
+    t->partition = "debug";
+    t->req_cores = 2;
+    t->req_mem_bytes = 4294967296.0;
+    t->time_limit_s = 3600;
+    t->rchar = 1048576;
+    t->wchar = 0;
+    t->job_name = "align\tx";
+    s = task (&r, "R1", "align", 125, 60, 30);
+    s->job_id = t->job_id;
+    s->step_id = "0";
+    s->read_bytes = s->write_bytes = NAN;
+    t = task (&r, "R1", "align", 0, 10.25, 9);
+    t->state = "failed";
+    t->exit_code = 3;
+    text = tr_nftrace_text (r.ptr, r.n, &len, &error);
+    assert_non_null (text);
+    assert_int_equal (strlen (text), len);
+    assert_string_equal (
+        text,
+        "task_id\thash\tnative_id\tname\tstatus\texit\tsubmit\tduration\t"
+        "realtime\t%cpu\tpeak_rss\tpeak_vmem\trchar\twchar\tprocess\ttag\t"
+        "start\tcomplete\tqueue\tcpus\tmemory\ttime\tread_bytes\t"
+        "write_bytes\n"
+        "1\t-\t102\talign (1)\tFAILED\t3\t2023-11-14 22:13:20.000\t10.3s\t"
+        "10.3s\t87.8%\t95.4 MB\t-\t-\t-\talign\t-\t"
+        "2023-11-14 22:13:20.000\t2023-11-14 22:13:30.250\t-\t-\t-\t-\t"
+        "976.6 KB\t1.9 MB\n"
+        "2\t-\t100\talign (2)\tCOMPLETED\t0\t2023-11-14 22:15:15.000\t"
+        "1m 10s\t1m 5s\t96.2%\t95.4 MB\t-\t1 MB\t0\talign\t-\t"
+        "2023-11-14 22:15:20.000\t2023-11-14 22:16:25.000\tdebug\t2\t4 GB\t"
+        "1h\t976.6 KB\t1.9 MB\n");
+    free (text);
+    /* nothing selected: the header alone */
+    text = tr_nftrace_text (NULL, 0, &len, &error);
+    assert_non_null (text);
+    assert_int_equal (len, strlen (text));
+    assert_non_null (strstr (text, "write_bytes\n"));
+    free (text);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +532,8 @@ int main (void)
         cmocka_unit_test (test_errors),
         cmocka_unit_test (test_print),
         cmocka_unit_test (test_run_rows),
+        cmocka_unit_test (test_nf_formats),
+        cmocka_unit_test (test_nf_trace),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
