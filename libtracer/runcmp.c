@@ -222,6 +222,15 @@ static json_t *process_side (const tr_stepsum_t *j, size_t k, double *buf)
     return o;
 }
 
+/* The least change of a metric (tr_recommend_metric order) per task
+ * that is flagged at all: a second of elapsed or CPU time, a MiB of
+ * memory or I/O.  Below that, any ratio is noise (a task that wrote 4
+ * KiB and then 12 KiB did not triple its I/O in any sense that
+ * matters).
+ */
+static const double min_change[TR_RECOMMEND_METRICS] = { 1, 1048576, 1,
+                                                         1048576 };
+
 /* The changes from tasks ja[0..ka-1] to jb[0..kb-1]. */
 static json_t *changes (const tr_stepsum_t *ja, size_t ka,
                         const tr_stepsum_t *jb, size_t kb,
@@ -247,7 +256,8 @@ static json_t *changes (const tr_stepsum_t *ja, size_t ka,
         x = tr_stats_median (bufb, nb);
         if ((v = tr_recommend_drift (x, bufa, na, o, &d)) < 0)
             goto fail;
-        if (v != TR_DRIFT_UP && v != TR_DRIFT_DOWN)
+        if ((v != TR_DRIFT_UP && v != TR_DRIFT_DOWN)
+            || fabs (x - d.median) < min_change[m])
             continue;
         if (json_array_append_new (
                 arr, json_pack ("{s:s s:s s:f s:f s:f s:f s:f s:I s:I}",

@@ -28,7 +28,8 @@
  * value, per metric (tr_recommend_metric: elapsed, peak memory, CPU,
  * I/O per task), in both directions: o's threshold, min_ratio and
  * mad_floor; o->min_history is the fewest tasks run a needs for a
- * metric to be compared.
+ * metric to be compared.  A change under a second (elapsed, CPU) or a
+ * MiB (memory, I/O) per task is never flagged: noise at any ratio.
  *
  * A run id names one user's run: a and b must each be the run of one
  * user among the rows (an admin names the user with -u).

@@ -159,17 +159,26 @@ static void test_noise (void **state)
     static struct rows r;
     struct tr_recommend_regress_opts o;
     tr_error_t error;
+    tr_stepsum_t *t;
     json_t *cmp;
 
     (void)state;
     r.n = 0;
     pipeline_run (&r, "R1", 0, 1, 1);
     pipeline_run (&r, "R2", 3600, 1, 2);
+    /* three times as long and as much I/O, but 0.4 s and 8 KiB: noise */
+    t = task (&r, "R1", "tiny", 0, 0.2, 0.1);
+    t->read_bytes = 4096;
+    t->write_bytes = 0;
+    t = task (&r, "R2", "tiny", 3600, 0.6, 0.3);
+    t->read_bytes = 12288;
+    t->write_bytes = 0;
     opts (&o);
     cmp = tr_run_compare (r.ptr, r.n, "R1", "R2", &o, &error);
     assert_non_null (cmp);
     assert_true (json_is_true (json_object_get (cmp, "same_pipeline")));
-    assert_int_equal (json_array_size (json_object_get (cmp, "processes")), 3);
+    assert_int_equal (json_array_size (json_object_get (cmp, "processes")), 4);
+    assert_int_equal (nchanges (cmp, "tiny"), 0);
     assert_int_equal (nchanges (cmp, "align"), 0);
     assert_int_equal (nchanges (cmp, "sort"), 0);
     assert_int_equal (nchanges (cmp, "call"), 0);
