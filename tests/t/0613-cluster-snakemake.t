@@ -9,7 +9,9 @@ use one core briefly and little memory runs three times on the test
 cluster, each rule a Slurm job through "sbatch --tracer" (Snakemake'"'"'s
 cluster mode, as Debian'"'"'s Snakemake 7 offers it).  tracer-report
 --recommend --output=snakemake writes a profile that this Snakemake
-accepts; rerun with it, every job completes with the smaller allocation.'
+accepts; rerun with it, every job completes with the smaller allocation.
+--compare finds no change between two of the runs, and flags the rule
+of a run made slow on purpose.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -36,8 +38,9 @@ rule count_words:
 rule sort_words:
     input: "counts.txt"
     output: "sorted.txt"
+    params: busy=config.get("sort_busy", 2)
     resources: cpus_per_task=2, mem_mb=1024, runtime=60
-    shell: "perl -e 'my $x = \"a\" x (30 * 1048576); my $t = time + 2; 1 while time < $t;' && sort {input} >{output}"
+    shell: "perl -e 'my $x = \"a\" x (30 * 1048576); my $t = time + {params.busy}; 1 while time < $t;' && sort {input} >{output}"
 EOF
 
 # smk LOG [snakemake options]: run the workflow, every rule a Slurm job
@@ -65,6 +68,7 @@ test_expect_success 'start the cluster' '
 test_expect_success 'the workflow runs 3 times, each rule a traced Slurm job asking 2 CPUs and 1G' '
     for i in 1 2 3; do
         smk run$i.log || return 1
+        cp jobs jobs.run$i &&
         for j in $(cat jobs); do
             wait_record $j &&
             jq -e ".[] | select(.identity.step_id == \"batch\")
@@ -129,6 +133,33 @@ test_expect_success 'rerun with the profile: every job completes with the smalle
                  and .request.mem_bytes <= 536870912" rec.json || return 1
     done &&
     test -s sorted.txt
+'
+
+# run_of JOBSFILE: the run of the first job in JOBSFILE.
+run_of ()
+{
+    $REPORT -a -P -n -X -o run -j "$(head -n 1 "$1")"
+}
+
+# Two invocations of the same work differ by noise only; one whose
+# sort_words keeps the core busy 3 times as long (--config) is flagged
+# on that rule and on nothing else.
+test_expect_success '--compare: two runs show no change beyond noise, a slowed rule is flagged on that rule' '
+    r1=$(run_of jobs.run1) && r2=$(run_of jobs.run2) &&
+    expr "$r1" : "snakemake-" && expr "$r2" : "snakemake-" &&
+    $REPORT -a --compare=$r1,$r2 >cmp12.out 2>cmp12.err &&
+    cat cmp12.out &&
+    test_must_be_empty cmp12.err &&
+    grep -q "^No change beyond noise" cmp12.out &&
+    smk slow.log --config sort_busy=6 &&
+    r4=$(run_of jobs) &&
+    $REPORT -a --compare=$r1,$r4 -P >cmp14.out &&
+    cat cmp14.out &&
+    grep -q "^sort_words|B|1|0|.*|elapsed_s+" cmp14.out &&
+    grep -q "^count_words|B|1|0|.*|\$" cmp14.out &&
+    $REPORT -a --compare=$r1,$r4 >cmp14.txt &&
+    grep -q "^  sort_words: elapsed up" cmp14.txt &&
+    ! grep -q "^  count_words" cmp14.txt
 '
 
 # The job's own text cannot place it in a run: a job name holding a
