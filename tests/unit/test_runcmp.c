@@ -522,6 +522,20 @@ static void test_nf_trace (void **state)
         "2023-11-14 22:15:20.000\t2023-11-14 22:16:25.000\tdebug\t2\t4 GB\t"
         "1h\t976.6 KB\t1.9 MB\n");
     free (text);
+    /* a job's name is its own text: a tab or newline in it cannot make
+     * a column or a line
+     */
+    r.n = 0;
+    t = task (&r, "R1", "", 0, 1, 1);
+    t->job_name = "x\ty\nz\r";
+    text = tr_nftrace_text (r.ptr, r.n, &len, &error);
+    assert_non_null (text);
+    assert_non_null (strstr (text, "\n1\t-\t100\tx y z \tCOMPLETED\t"));
+    assert_non_null (strstr (text, "\t-\tx y z \t-\t2023-"));
+    assert_int_equal (strchr (strchr (text, '\n') + 1, '\n')
+                          - strchr (text, '\n'),
+                      strlen (strchr (text, '\n')) - 1);
+    free (text);
     /* nothing selected: the header alone */
     text = tr_nftrace_text (NULL, 0, &len, &error);
     assert_non_null (text);
