@@ -369,6 +369,36 @@ test_expect_success 'tracer-report --export: OpenDC tables, Parquet and CSV' '
     test $(wc -l <ex-csv/tasks.csv) = 7
 '
 
+test_expect_success 'tracer-report --compare, --regressions --by=run, --export=nextflow-trace' '
+    for k in 1 2; do
+        jq ".identity.job_id = \"80$k\" |
+            .tags = {run: \"V$k\", pipeline: \"p\", process: \"align\"} |
+            .cgroup.paths.unified = \"/slurm/job_80$k/step_batch\"" \
+            "$SHARNESS_TEST_SRCDIR/fixtures/export/100.batch.n1.json" \
+            >v$k.json || return 1
+    done &&
+    "$B/tests/storeput" runstore v1.json v2.json &&
+    (TRACER_CONF= && export TRACER_CONF &&
+     vg rep-compare "$REPORT" --store=runstore -M vm -a --allow-unsigned \
+         --compare=V1,V2 >cmp.out &&
+     vg rep-compare-json "$REPORT" --store=runstore -M vm -a \
+         --allow-unsigned --compare=V1,V2 --json >cmp.json &&
+     vg rep-compare-bad "$REPORT" --store=runstore -M vm -a \
+         --allow-unsigned --compare=V1,V9 2>cmp.err;
+     test $? = 2 &&
+     vg rep-run-regress "$REPORT" --store=runstore -M vm -a \
+         --allow-unsigned --regressions --by=run >/dev/null &&
+     vg rep-nftrace "$REPORT" --store=runstore -M vm -a --allow-unsigned \
+         --run=V1 --export=nextflow-trace -o nf 2>nf.err) &&
+    vg_clean rep-compare && vg_clean rep-compare-json &&
+    vg_clean rep-compare-bad && vg_clean rep-run-regress &&
+    vg_clean rep-nftrace &&
+    grep -q "^No change beyond noise" cmp.out &&
+    jq -e ".processes | length == 1" cmp.json &&
+    grep -q "no run V9" cmp.err &&
+    test $(wc -l <nf/trace.txt) = 2
+'
+
 test_expect_success ROOT 'tracer-report: the tracer-run records, detailed' '
     vg rep-run "$REPORT" $UNSIGNED run-ok.json run-fail.json run-kill.json \
         run-term.json >rep-run.out &&
