@@ -15,11 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "libtracer/aggregate.h"
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
 #include "libtracer/recommend.h"
+#include "libtracer/report.h"
+#include "libtracer/runview.h"
 #include "cli.h"
 
 static int print_json (json_t *o)
@@ -264,6 +267,52 @@ int rep_runs (struct rep *r, tr_rowset_t *set)
         rc = EXIT_OK;
 out:
     json_decref (runs);
+    free (rows);
+    free (parts);
+    return rc;
+}
+
+int rep_run (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    struct tr_cost_part *parts = NULL;
+    struct tr_recommend_opts ro;
+    struct tr_run_view_opts o;
+    struct tr_cost cost;
+    tr_error_t error;
+    json_t *view = NULL;
+    int rc = EXIT_RUNTIME;
+
+    error.text[0] = '\0';
+    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
+        || conf_cost (r, &cost, &parts) < 0) {
+        rep_err ("out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        rows[i] = &set->rows[i];
+    rep_recommend_opts (r, &ro);
+    o.cost = &cost;
+    o.recommend = &ro;
+    o.diagnosis = &r->conf->diagnosis;
+    if (!(view = tr_run_view (rows, set->n, r->run_id, &o, &error))) {
+        if (errno == ENOENT)
+            rep_err ("%s%s (tracer-report --runs lists the runs)\n",
+                     tr_error_str (&error),
+                     r->q.only_uid ? " of yours" : "");
+        else
+            rep_err ("%s\n", tr_error_str (&error));
+        goto out;
+    }
+    if (r->json)
+        rc = print_json (view);
+    else if (tr_run_view_print (stdout, view, tr_report_width (STDOUT_FILENO),
+                                &error) < 0)
+        rep_err ("%s\n", tr_error_str (&error));
+    else
+        rc = EXIT_OK;
+out:
+    json_decref (view);
     free (rows);
     free (parts);
     return rc;

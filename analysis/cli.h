@@ -36,6 +36,7 @@ enum rep_mode {
     MODE_DIGEST,        /* --digest */
     MODE_EXPORT,        /* --export */
     MODE_RUNS,          /* --runs */
+    MODE_RUN,           /* --run=ID: the run view */
 };
 
 struct rep {
@@ -61,6 +62,7 @@ struct rep {
     const char *output;     /* --recommend --output */
     bool html;              /* --html: the job view as an HTML file */
     const char *html_out;   /* its path (-o with --html), NULL: stdout */
+    const char *run_id;     /* --run=ID */
     bool digest_print;      /* --digest=print: print, do not send */
     const char *export_format;  /* --export: opendc or opendc-csv */
     const char *export_dir;     /* its directory (-o) */
@@ -186,6 +188,9 @@ int rep_analyze (struct rep *r, tr_rowset_t *set);
 
 /* --runs (analyze.c): the pipeline runs of the rows. */
 int rep_runs (struct rep *r, tr_rowset_t *set);
+
+/* --run=ID (analyze.c): the run view of r->run_id. */
+int rep_run (struct rep *r, tr_rowset_t *set);
 
 /* The diagnosis codes of a row, for the listing column. */
 const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "libtracer/aggregate.h"
+#include "libtracer/runid.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -34,6 +35,7 @@ static void usage (FILE *f)
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
              "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
+             "       tracer-report [FILTERS] --run=ID [--json]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
              "       tracer-report --digest[=send|print] [FILTERS]\n"
@@ -89,6 +91,9 @@ static void usage (FILE *f)
              "      --runs            pipeline runs: jobs, failures, "
              "core-hours, cost\n"
              "                        (-o FIELDS: --helpformat --runs)\n"
+             "      --run=ID          the run view: the run's processes, "
+             "timeline and\n"
+             "                        slowest tasks\n"
              "      --digest[=HOW]    mail each user a digest of the period "
              "(default\n"
              "                        -S now-7days); print: print them "
@@ -146,6 +151,7 @@ enum {
     OPT_UNITS,
     OPT_NOCONVERT,
     OPT_RUNS,
+    OPT_RUN,
 };
 
 static const struct option opts[] = {
@@ -178,6 +184,7 @@ static const struct option opts[] = {
     { "waste", no_argument, NULL, OPT_WASTE },
     { "by", required_argument, NULL, OPT_BY },
     { "runs", no_argument, NULL, OPT_RUNS },
+    { "run", required_argument, NULL, OPT_RUN },
     { "rows", no_argument, NULL, OPT_ROWS },
     { "shard", required_argument, NULL, OPT_SHARD },
     { "merge", no_argument, NULL, OPT_MERGE },
@@ -215,8 +222,8 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --runs, --rows, --reindex, --live, --digest, "
-                    "--export");
+                    "--waste, --runs, --run, --rows, --reindex, --live, "
+                    "--digest, --export");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -364,6 +371,11 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_WASTE);
     case OPT_RUNS:
         return set_mode (r, MODE_RUNS);
+    case OPT_RUN:
+        if (!tr_run_name_ok (arg))
+            return bad ("--run: '%s' is not a run id", arg);
+        r->run_id = arg;
+        return set_mode (r, MODE_RUN);
     case OPT_BY:
         r->by = arg;
         return EXIT_OK;
@@ -580,6 +592,8 @@ static int run (struct rep *r)
             rc = rep_export (r, set);
         else if (r->mode == MODE_RUNS)
             rc = rep_runs (r, set);
+        else if (r->mode == MODE_RUN)
+            rc = rep_run (r, set);
         else
             rc = rep_analyze (r, set);
     }
