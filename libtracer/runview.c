@@ -182,6 +182,8 @@ static json_t *task_json (const struct task *t)
         || put_num (o, "time_limit_s", j->time_limit_s) < 0
         || put_num (o, "time_eff", time_eff (j)) < 0)
         goto nomem;
+    if (t->main && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
+        goto nomem;
     if (t->findings) {
         json_t *codes = json_array ();
         json_t *f;
