@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@
 #include "libtracer/recommend.h"
 #include "libtracer/report.h"
 #include "libtracer/runview.h"
+#include "libtracer/html.h"
+#include "libtracer/path.h"
 #include "cli.h"
 
 static int print_json (json_t *o)
@@ -272,6 +275,51 @@ out:
     return rc;
 }
 
+/* The run page into r->html_out, whole or not at all (a temporary beside
+ * it, renamed over it), or stdout.
+ */
+static int write_run_html (struct rep *r, json_t *view)
+{
+    char dir[4096], *buf = NULL;
+    const char *name = r->html_out, *slash;
+    tr_error_t error;
+    size_t len = 0;
+    FILE *f;
+    int dfd, rc;
+
+    if (!(f = open_memstream (&buf, &len))
+        || tr_html_run_report (f, view, NULL) < 0 || fclose (f) != 0) {
+        rep_err ("writing the run page: %s\n", strerror (errno));
+        free (buf);
+        return EXIT_RUNTIME;
+    }
+    if (!name || !strcmp (name, "-")) {
+        rc = fwrite (buf, 1, len, stdout) != len || fflush (stdout)
+                 ? EXIT_RUNTIME : EXIT_OK;
+        free (buf);
+        return rc;
+    }
+    if ((slash = strrchr (name, '/'))) {
+        snprintf (dir, sizeof (dir), "%.*s",
+                  (int)(slash == name ? 1 : slash - name), name);
+        name = slash + 1;
+    }
+    else
+        snprintf (dir, sizeof (dir), ".");
+    if ((dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rep_err ("%s: %s\n", dir, strerror (errno));
+        free (buf);
+        return EXIT_RUNTIME;
+    }
+    rc = tr_path_write_atomic (dfd, name, buf, len, 0644, (uid_t)-1,
+                               (gid_t)-1, &error);
+    if (rc < 0)
+        rep_err ("%s: %s\n", r->html_out, tr_error_str (&error));
+    close (dfd);
+    free (buf);
+    return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
 int rep_run (struct rep *r, tr_rowset_t *set)
 {
     const tr_stepsum_t **rows = NULL;
@@ -304,7 +352,9 @@ int rep_run (struct rep *r, tr_rowset_t *set)
             rep_err ("%s\n", tr_error_str (&error));
         goto out;
     }
-    if (r->json)
+    if (r->html)
+        rc = write_run_html (r, view);
+    else if (r->json)
         rc = print_json (view);
     else if (tr_run_view_print (stdout, view, tr_report_width (STDOUT_FILENO),
                                 &error) < 0)

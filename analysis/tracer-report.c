@@ -35,7 +35,8 @@ static void usage (FILE *f)
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
              "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
-             "       tracer-report [FILTERS] --run=ID [--json]\n"
+             "       tracer-report [FILTERS] --run=ID "
+             "[--json | --html [-o FILE]]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
              "       tracer-report --digest[=send|print] [FILTERS]\n"
@@ -71,7 +72,8 @@ static void usage (FILE *f)
              "  -l, --list            a listing even with -j\n"
              "      --json            JSON (see tracer-report(1))\n"
              "      --html            the job view as one HTML file with "
-             "charts (-o FILE)\n"
+             "charts (-o FILE);\n"
+             "                        with --run=ID the run view\n"
              "      --export=FORMAT   the steps as simulator traces in "
              "directory -o DIR:\n"
              "                        opendc (Parquet) or opendc-csv\n"
@@ -462,7 +464,16 @@ static int settle (struct rep *r, int argc, char **argv)
         r->files = argv + optind;
         r->nfiles = argc - optind;
     }
-    if (r->html) {
+    if (r->html && r->mode == MODE_RUN) {
+        /* -o names the file here too */
+        if (r->parsable || r->noheader || r->json)
+            return bad ("--html makes the run view a file: drop the "
+                        "listing options");
+        r->html_out = r->format;
+        r->format = NULL;
+        r->list_given = false;
+    }
+    else if (r->html) {
         /* -o names the file here: an HTML report has no columns */
         if (r->mode != MODE_VIEW || r->parsable || r->noheader || r->json)
             return bad ("--html makes the job view a file: drop the "

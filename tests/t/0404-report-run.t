@@ -17,6 +17,17 @@ the slowest tasks; --json the same; an unknown run is an error.'
 B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 S=${TRACER_SRCDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 BASE=$S/tests/fixtures/export/101.batch.n2.json
+ARTIFACTS=${TRACER_ARTIFACTS:-$B/tests/artifacts}
+command -v chromium >/dev/null 2>&1 && test_set_prereq CHROMIUM
+
+# chromium ARGS...: headless, without the sandbox (root), GPU or network
+chrome ()
+{
+    timeout 120 chromium --headless --no-sandbox --disable-gpu \
+        --no-first-run --disable-extensions --disable-background-networking \
+        --hide-scrollbars --user-data-dir="$PWD/chrome-profile" "$@" \
+        2>>chrome.err
+}
 
 require_or_skip "jq" command -v jq
 
@@ -128,6 +139,71 @@ test_expect_success ROOT,TRACERTEST 'another user'"'"'s run is not shown to a us
         "$B/analysis/tracer-report" --store="$PWD/store" -M vm \
         --allow-unsigned -u 2002 --run=smk-1 >out 2>err &&
     grep "no run .smk-1. of yours" err
+'
+
+test_expect_success '--html: one self-contained page, a Gantt bar per task' '
+    report -u $U --run=smk-1 --html -o run.html &&
+    grep -q "^<!DOCTYPE html>" run.html &&
+    grep -q "</html>" run.html &&
+    ! grep -Eqi "<script|<link|src=|https?://" run.html &&
+    test $(grep -o "<rect class=\"gb[a-z ]*\" data-job=" run.html | wc -l) = 5 &&
+    grep -q "<rect class=\"gb bad\" data-job=\"203\"" run.html &&
+    grep -q "<title>Job 203 (align) on n2: OUT_OF_MEMORY, 00:01:00" run.html &&
+    grep -q "FAILED (exit 3) &times;1" run.html &&
+    grep -q "id=\"slowest\"" run.html &&
+    test_expect_code 2 report -u $U --run=smk-1 --html --json 2>err &&
+    grep "drop the listing options" err
+'
+
+test_expect_success '--html -o: an unknown run leaves the file as it was' '
+    echo old >keep.html &&
+    test_expect_code 1 report -u $U --run=nosuch --html -o keep.html &&
+    test "$(cat keep.html)" = old
+'
+
+# The probe: appended to a copy, it writes what the browser laid out and
+# the errors it met into <pre id="probe"> as JSON, which --dump-dom prints.
+cat >probe.js <<\EOF
+(function () {
+  var g = document.querySelector("svg.gantt");
+  var r = g ? g.getBoundingClientRect() : null;
+  var f = document.querySelector("figure.gantt");
+  var out = { errors: window.__errors || [],
+              bars: document.querySelectorAll("svg.gantt rect.gb").length,
+              titled: document.querySelectorAll("svg.gantt rect.gb > title").length,
+              tasks: f ? +f.getAttribute("data-tasks") : -1,
+              gantt: r ? { w: Math.round(r.width), h: Math.round(r.height) } : null,
+              pbars: document.querySelectorAll("figure.pchart rect").length,
+              rows: document.querySelectorAll("table.processes tr").length };
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+EOF
+
+test_expect_success CHROMIUM 'the page in Chromium: no errors, a bar per task, the charts and tables drawn' '
+    { printf "<script>window.__errors = [];\n";
+      printf "window.onerror = function (m) { window.__errors.push(String(m)); };</script>\n";
+      cat run.html; printf "<script>\n"; cat probe.js; printf "</script>\n"; } >probe.html &&
+    chrome --window-size=1280,900 --virtual-time-budget=5000 \
+        --dump-dom "file://$PWD/probe.html" >dom.html &&
+    sed -n "s|.*<pre id=\"probe\">\(.*\)</pre>.*|\1|p" dom.html |
+        sed -e "s/&quot;/\"/g" -e "s/&amp;/\&/g" >probe.json &&
+    cat probe.json &&
+    jq -e ".errors == [] and .bars == 5 and .titled == 5 and .tasks == 5
+        and .gantt.w > 500 and .gantt.h > 30 and .pbars == 4 and .rows == 3" \
+        probe.json
+'
+
+test_expect_success CHROMIUM 'a screenshot of the page is kept as an artifact' '
+    chrome --window-size=1280,1400 --screenshot="$PWD/run.png" \
+        "file://$PWD/run.html" &&
+    test "$(head -c 8 run.png | od -An -tx1 | tr -d " \n")" = \
+        89504e470d0a1a0a &&
+    test $(wc -c <run.png) -gt 20000 &&
+    mkdir -p "$ARTIFACTS" && cp run.png "$ARTIFACTS/0404-run.png" &&
+    cp run.html "$ARTIFACTS/0404-run.html"
 '
 
 test_done

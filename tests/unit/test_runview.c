@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <cmocka.h>
 #include "aggregate.h"
+#include "html.h"
 #include "runview.h"
 #include "stepsum.h"
 
@@ -344,6 +345,42 @@ static void test_text (void **state)
     json_decref (view);
 }
 
+/* The page: a bar per task, and what a job names escaped */
+static void test_html (void **state)
+{
+    tr_stepsum_t rows[NROWS];
+    const tr_stepsum_t *p[NROWS];
+    struct tr_html_opts ho = { .now = 1e9 };
+    json_t *view;
+    tr_error_t error;
+    char *text = NULL;
+    const char *at;
+    size_t len = 0, bars = 0;
+    FILE *f;
+
+    (void)state;
+    fill (rows, p);
+    rows[8].process = "<script>alert(1)</script>";
+    rows[8].node = "n\"2";
+    assert_non_null (view = tr_run_view (p, NROWS, "r1", NULL, &error));
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_html_run_report (f, view, &ho), 0);
+    fclose (f);
+    assert_null (strstr (text, "<script"));
+    assert_non_null (strstr (text, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_null (strstr (text, "n\"2"));
+    for (at = text; (at = strstr (at, "\" data-job=\"")); at++)
+        bars++;
+    assert_int_equal (bars, 5);
+    /* two nodes: n1 and n"2, both labelled */
+    assert_non_null (strstr (text, ">n&quot;2</text>"));
+    free (text);
+    json_decref (view);
+    assert_non_null (view = json_array ());
+    assert_int_equal (tr_html_run_report (stdout, view, NULL), -1);
+    json_decref (view);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +388,7 @@ int main (void)
         cmocka_unit_test (test_errors),
         cmocka_unit_test (test_gantt_cols),
         cmocka_unit_test (test_text),
+        cmocka_unit_test (test_html),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
