@@ -473,6 +473,9 @@ static int settle (struct rep *r, int argc, char **argv)
         r->format = NULL;
         r->list_given = false;
     }
+    else if (r->mode == MODE_RUN && (r->parsable || r->noheader || r->format))
+        return bad ("--run shows the run view: drop the listing options "
+                    "(-o, -P, -n)");
     else if (r->html) {
         /* -o names the file here: an HTML report has no columns */
         if (r->mode != MODE_VIEW || r->parsable || r->noheader || r->json)

@@ -936,7 +936,7 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
             len = snprintf (label, sizeof (label), "%s %s", str (o, "job_id"),
                             str (o, "process"));
         else
-            len = (int)strlen (str (o, "process"));
+            len = *str (o, "process") ? (int)strlen (str (o, "process")) : 12;
         if (len > labelw)
             labelw = len;
     }
@@ -982,7 +982,9 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
             snprintf (label, sizeof (label), "%s %s", str (o, "job_id"),
                       str (o, "process"));
         else
-            snprintf (label, sizeof (label), "%s", str (o, "process"));
+            snprintf (label, sizeof (label), "%s",
+                      *str (o, "process") ? str (o, "process")
+                                          : "(no process)");
         rc |= tr_strbuf_printf (sb, "%-*.*s |%s|\n", labelw, labelw, label,
                                 bar);
     }

@@ -121,7 +121,9 @@ test_expect_success 'an unknown run: a clear error, exit 1' '
     test_must_be_empty out &&
     grep "^tracer-report: no run .nosuch." err &&
     test_expect_code 2 report --run="../x" 2>err &&
-    grep "is not a run id" err
+    grep "is not a run id" err &&
+    test_expect_code 2 report -u $U --run=smk-1 -P 2>err &&
+    grep "drop the listing options" err
 '
 
 test_expect_success 'an admin naming no user: one id of two users is refused' '
