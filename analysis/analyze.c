@@ -295,7 +295,8 @@ static int write_run_html (struct rep *r, json_t *view)
     }
     if (!name || !strcmp (name, "-")) {
         rc = fwrite (buf, 1, len, stdout) != len || fflush (stdout)
-                 ? EXIT_RUNTIME : EXIT_OK;
+                 ? EXIT_RUNTIME
+                 : EXIT_OK;
         free (buf);
         return rc;
     }
@@ -311,8 +312,8 @@ static int write_run_html (struct rep *r, json_t *view)
         free (buf);
         return EXIT_RUNTIME;
     }
-    rc = tr_path_write_atomic (dfd, name, buf, len, 0644, (uid_t)-1,
-                               (gid_t)-1, &error);
+    rc = tr_path_write_atomic (dfd, name, buf, len, 0644, (uid_t)-1, (gid_t)-1,
+                               &error);
     if (rc < 0)
         rep_err ("%s: %s\n", r->html_out, tr_error_str (&error));
     close (dfd);
@@ -346,8 +347,7 @@ int rep_run (struct rep *r, tr_rowset_t *set)
     if (!(view = tr_run_view (rows, set->n, r->run_id, &o, &error))) {
         if (errno == ENOENT)
             rep_err ("%s%s (tracer-report --runs lists the runs)\n",
-                     tr_error_str (&error),
-                     r->q.only_uid ? " of yours" : "");
+                     tr_error_str (&error), r->q.only_uid ? " of yours" : "");
         else
             rep_err ("%s\n", tr_error_str (&error));
         goto out;
@@ -357,7 +357,8 @@ int rep_run (struct rep *r, tr_rowset_t *set)
     else if (r->json)
         rc = print_json (view);
     else if (tr_run_view_print (stdout, view, tr_report_width (STDOUT_FILENO),
-                                &error) < 0)
+                                &error)
+             < 0)
         rep_err ("%s\n", tr_error_str (&error));
     else
         rc = EXIT_OK;

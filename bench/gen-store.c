@@ -49,7 +49,7 @@ struct options {
     const char *cluster;
     time_t start; /* midnight UTC of the first day */
     long first_job;
-    const char *run;    /* --run: every record in this run, or NULL */
+    const char *run; /* --run: every record in this run, or NULL */
     const char *root;
 };
 

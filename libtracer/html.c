@@ -2132,26 +2132,26 @@ static const char run_css[] =
     "fill-opacity:.35}svg .pb{fill:var(--info)}svg .pb.mem{fill:var(--warn)}"
     "svg .pb.over{fill:var(--crit)}\n";
 
-#define G_W 960.0       /* the Gantt's width */
-#define G_LABEL 130.0   /* its node labels' column */
-#define G_LANE 16.0     /* a lane's height */
+#define G_W 960.0     /* the Gantt's width */
+#define G_LABEL 130.0 /* its node labels' column */
+#define G_LANE 16.0   /* a lane's height */
 #define G_TOP 6.0
 #define G_AXIS 28.0
-#define P_ROW 34.0      /* a process's row in its chart */
+#define P_ROW 34.0 /* a process's row in its chart */
 
 /* A task's lane on the Gantt: its node's row, and a lane within the
  * node where tasks overlap in time.
  */
 struct gbar {
     json_t *task;
-    size_t node;        /* index in nodes */
-    size_t lane;        /* its lane in the whole chart */
+    size_t node; /* index in nodes */
+    size_t lane; /* its lane in the whole chart */
 };
 
 struct gnode {
     const char *name;
     size_t first_lane, nlanes;
-    double *ends;       /* each lane's latest end, ms */
+    double *ends; /* each lane's latest end, ms */
 };
 
 static int cmp_gnode (const void *a, const void *b)
@@ -2181,8 +2181,8 @@ static const char *run_state_class (const char *state)
 {
     const char *c = gantt_class (state);
 
-    return !strcmp (c, "gb")       ? "state-good"
-           : !strcmp (c, "gb run") ? "state-run"
+    return !strcmp (c, "gb")        ? "state-good"
+           : !strcmp (c, "gb run")  ? "state-run"
            : !strcmp (c, "gb warn") ? "state-warn"
                                     : "state-bad";
 }
@@ -2217,13 +2217,18 @@ static void put_run_header (FILE *out, json_t *view)
     static const struct {
         const char *label, *field;
     } facts[] = {
-        { "Pipeline", "Pipeline" }, { "User", "User" },
-        { "Start", "Start" },       { "End", "End" },
-        { "Elapsed", "Elapsed" },   { "Jobs", "Jobs" },
-        { "Steps", "Steps" },       { "Failed jobs", "Failed" },
+        { "Pipeline", "Pipeline" },
+        { "User", "User" },
+        { "Start", "Start" },
+        { "End", "End" },
+        { "Elapsed", "Elapsed" },
+        { "Jobs", "Jobs" },
+        { "Steps", "Steps" },
+        { "Failed jobs", "Failed" },
         { "Core-hours used", "UsedCPUh" },
         { "Core-hours allocated", "AllocCPUh" },
-        { "Cost", "Cost" },         { "Waste %", "Waste%" },
+        { "Cost", "Cost" },
+        { "Waste %", "Waste%" },
     };
 
     fputs ("<header id=\"run\">\n<p class=\"kicker\">tracer run view</p>\n"
@@ -2269,9 +2274,15 @@ static void put_task_title (FILE *out, json_t *t)
     fputs ("</title>", out);
 }
 
-static void put_gantt (FILE *out, json_t *view, struct gbar *bars,
-                       size_t nbars, struct gnode *nodes, size_t nnodes,
-                       size_t nlanes, double t0, double t1)
+static void put_gantt (FILE *out,
+                       json_t *view,
+                       struct gbar *bars,
+                       size_t nbars,
+                       struct gnode *nodes,
+                       size_t nnodes,
+                       size_t nlanes,
+                       double t0,
+                       double t1)
 {
     double h = G_TOP + (double)nlanes * G_LANE + G_AXIS;
     double span = t1 > t0 ? t1 - t0 : 1;
@@ -2312,7 +2323,9 @@ static void put_gantt (FILE *out, json_t *view, struct gbar *bars,
                  "y2=\"%.1f\"/><text x=\"%.1f\" y=\"%.1f\" "
                  "text-anchor=\"%s\">",
                  x, G_TOP, x, yb, x, yb + 16,
-                 k == 0 ? "start" : k == 4 ? "end" : "middle");
+                 k == 0   ? "start"
+                 : k == 4 ? "end"
+                          : "middle");
         put_clock (out, t0 + span * k / 4.0);
         fputs ("</text>\n", out);
     }
@@ -2327,13 +2340,12 @@ static void put_gantt (FILE *out, json_t *view, struct gbar *bars,
         x1 = G_LABEL + plot * (e - t0) / span;
         if (x1 - x0 < 1)
             x1 = x0 + 1;
-        fprintf (out,
-                 "<rect class=\"%s\" data-job=\"",
+        fprintf (out, "<rect class=\"%s\" data-job=\"",
                  gantt_class (jstr (t, "state")));
         put_esc (out, jstr (t, "job_id"));
         fprintf (out,
-                 "\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">",
-                 x0, G_TOP + (double)bars[i].lane * G_LANE + 1, x1 - x0,
+                 "\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">", x0,
+                 G_TOP + (double)bars[i].lane * G_LANE + 1, x1 - x0,
                  G_LANE - 2);
         put_task_title (out, t);
         fputs ("</rect>\n", out);
@@ -2344,7 +2356,8 @@ static void put_gantt (FILE *out, json_t *view, struct gbar *bars,
            "\n<ul class=\"legend\"><li><svg class=\"key\" viewBox=\"0 0 16 6\">"
            "<rect class=\"gb\" width=\"16\" height=\"6\"/></svg>completed</li>"
            "<li><svg class=\"key\" viewBox=\"0 0 16 6\"><rect class=\"gb run\" "
-           "width=\"16\" height=\"6\"/></svg>running</li><li><svg class=\"key\" "
+           "width=\"16\" height=\"6\"/></svg>running</li><li><svg "
+           "class=\"key\" "
            "viewBox=\"0 0 16 6\"><rect class=\"gb warn\" width=\"16\" "
            "height=\"6\"/></svg>cancelled, unknown</li><li><svg class=\"key\" "
            "viewBox=\"0 0 16 6\"><rect class=\"gb bad\" width=\"16\" "
@@ -2373,19 +2386,20 @@ static void put_process_chart (FILE *out, json_t *procs)
                  "<line class=\"gr\" x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" "
                  "y2=\"%.1f\"/><text x=\"%.1f\" y=\"11\" "
                  "text-anchor=\"middle\">%d%%</text>\n",
-                 x0 + w * k / 4, x0 + w * k / 4, h - 4, x0 + w * k / 4,
-                 25 * k);
-    json_array_foreach (procs, i, p) {
+                 x0 + w * k / 4, x0 + w * k / 4, h - 4, x0 + w * k / 4, 25 * k);
+    json_array_foreach (procs, i, p)
+    {
         double y = 18 + (double)i * P_ROW;
         double v[2] = { jnum (p, "cpu_eff"), jnum (p, "mem_eff") };
         static const char *const cls[2] = { "pb", "pb mem" };
-        static const char *const what[2] = { "CPU efficiency",
-                                             "memory peak / request" };
+        static const char *const what[2] = { "CPU efficiency", "memory peak / "
+                                                               "request" };
         char b[32];
 
         fprintf (out, "<text x=\"4\" y=\"%.1f\">", y + 18);
-        put_esc_cut (out, *jstr (p, "process") ? jstr (p, "process")
-                                               : "(no process)",
+        put_esc_cut (out,
+                     *jstr (p, "process") ? jstr (p, "process")
+                                          : "(no process)",
                      24);
         fputs ("</text>\n", out);
         for (int k = 0; k < 2; k++) {
@@ -2396,7 +2410,10 @@ static void put_process_chart (FILE *out, json_t *procs)
                          "<rect class=\"%s%s\" x=\"%.1f\" y=\"%.1f\" "
                          "width=\"%.2f\" height=\"11\"><title>",
                          cls[k], v[k] > 1 ? " over" : "", x0, yy,
-                         w * (v[k] > 1 ? 1 : v[k] < 0 ? 0 : v[k]));
+                         w
+                             * (v[k] > 1   ? 1
+                                : v[k] < 0 ? 0
+                                           : v[k]));
                 put_esc (out, jstr (p, "process"));
                 fprintf (out, ": %s %s</title></rect>\n", what[k],
                          fmt (b, sizeof (b), F_PCT, v[k]));
@@ -2430,16 +2447,20 @@ static void put_process_table (FILE *out, json_t *view)
            "<th class=\"num\">Share</th><th>Bottleneck</th>"
            "<th>Next time</th><th>Tools</th></tr>\n",
            out);
-    json_array_foreach (procs, i, p) {
+    json_array_foreach (procs, i, p)
+    {
         json_t *fig = get (p, "figures");
         bool first = true;
 
         fputs ("<tr><td>", out);
-        put_esc (out, *jstr (p, "process") ? jstr (p, "process")
-                                           : "(no process)");
-        fprintf (out, "</td><td class=\"num\">%.0f</td><td class=\"num\">"
-                 "%.0f</td><td>", jnum (p, "tasks"), jnum (p, "failed"));
-        json_object_foreach (get (p, "causes"), key, it) {
+        put_esc (out,
+                 *jstr (p, "process") ? jstr (p, "process") : "(no process)");
+        fprintf (out,
+                 "</td><td class=\"num\">%.0f</td><td class=\"num\">"
+                 "%.0f</td><td>",
+                 jnum (p, "tasks"), jnum (p, "failed"));
+        json_object_foreach (get (p, "causes"), key, it)
+        {
             fputs (first ? "" : ", ", out);
             put_esc (out, key);
             fprintf (out, " &times;%lld", (long long)json_integer_value (it));
@@ -2462,7 +2483,8 @@ static void put_process_table (FILE *out, json_t *view)
                  fmt (b, sizeof (b), F_PCT, jnum (p, "cost_share_pct") / 100));
         put_esc (out, get (p, "bottleneck") ? jstr (p, "bottleneck") : unknown);
         fputs ("</td><td>", out);
-        json_array_foreach (get (p, "next_time"), k, it) {
+        json_array_foreach (get (p, "next_time"), k, it)
+        {
             fputs (k ? "<br>" : "", out);
             put_esc (out, jstr (it, "group"));
             fputs (": <code>", out);
@@ -2473,7 +2495,8 @@ static void put_process_table (FILE *out, json_t *view)
             fputs (")", out);
         }
         fputs ("</td><td>", out);
-        json_array_foreach (get (p, "tools"), k, it) {
+        json_array_foreach (get (p, "tools"), k, it)
+        {
             fputs (k ? ", " : "", out);
             put_esc (out, jstr (it, "name"));
         }
@@ -2487,9 +2510,8 @@ static json_t *run_task (json_t *view, const char *id)
     json_t *t;
     size_t i;
 
-    json_array_foreach (get (view, "tasks"), i, t)
-        if (!strcmp (jstr (t, "job_id"), id))
-            return t;
+    json_array_foreach (get (view, "tasks"), i,
+                        t) if (!strcmp (jstr (t, "job_id"), id)) return t;
     return NULL;
 }
 
@@ -2504,7 +2526,8 @@ static void put_slowest (FILE *out, json_t *view)
            "<tr><th>Job</th><th>Process</th><th class=\"num\">Elapsed</th>"
            "<th>State</th><th>Node</th><th>What held it back</th></tr>\n",
            out);
-    json_array_foreach (get (view, "slowest"), i, id) {
+    json_array_foreach (get (view, "slowest"), i, id)
+    {
         json_t *t = run_task (view, json_string_value (id));
 
         if (!t)
@@ -2537,8 +2560,8 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
     double t0 = NAN, t1 = NAN, now;
     int rc = -1, saved;
 
-    if (!out || !json_is_object (get (view, "run"))
-        || !json_is_array (tasks) || !json_is_array (get (view, "processes"))) {
+    if (!out || !json_is_object (get (view, "run")) || !json_is_array (tasks)
+        || !json_is_array (get (view, "processes"))) {
         errno = EINVAL;
         return -1;
     }
@@ -2547,7 +2570,8 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
         || !(nodes = calloc (json_array_size (tasks) + 1, sizeof (*nodes))))
         goto done;
     /* the nodes, and the axis */
-    json_array_foreach (tasks, i, t) {
+    json_array_foreach (tasks, i, t)
+    {
         double s = jnum (t, "start_unix_ms"), e = jnum (t, "end_unix_ms");
         size_t k;
 
@@ -2633,8 +2657,8 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
     put_gantt (out, view, bars, nbars, nodes, nnodes, nlanes, t0, t1);
     put_process_table (out, view);
     put_slowest (out, view);
-    fputs ("</main>\n<footer id=\"footer\">\n<p>Generated by tracer "
-           PACKAGE_VERSION " at ",
+    fputs ("</main>\n<footer id=\"footer\">\n<p>Generated by "
+           "tracer " PACKAGE_VERSION " at ",
            out);
     put_time (out, now * 1000);
     fputs (". This file is self-contained: it runs no scripts and loads "

@@ -25,7 +25,7 @@
 
 #define SLOWEST_MAX 5
 #define TOOLS_MAX 5
-#define GANTT_TASK_LINES 20     /* a line per task up to this many */
+#define GANTT_TASK_LINES 20 /* a line per task up to this many */
 #define GANTT_LABEL_MAX 20
 
 static int put (json_t *o, const char *k, json_t *v)
@@ -92,9 +92,9 @@ static bool state_failed (const char *state)
 }
 
 struct task {
-    size_t first, n;            /* its rows in the sorted array */
-    tr_stepsum_t job;           /* tr_stepsum_job_add of them */
-    const tr_stepsum_t *main;   /* the step diagnosed, or NULL */
+    size_t first, n;          /* its rows in the sorted array */
+    tr_stepsum_t job;         /* tr_stepsum_job_add of them */
+    const tr_stepsum_t *main; /* the step diagnosed, or NULL */
     const char *process;
     json_t *findings;
     size_t order;
@@ -156,8 +156,7 @@ static json_t *task_json (const struct task *t)
     json_t *o = json_object ();
     char buf[512], exitbuf[64];
 
-    if (!o
-        || put (o, "job_id", json_string (j->job_id)) < 0
+    if (!o || put (o, "job_id", json_string (j->job_id)) < 0
         || put (o, "cluster", json_string (j->cluster)) < 0
         || put (o, "process", json_string (t->process)) < 0
         || put (o, "job_name", json_string (j->job_name)) < 0
@@ -182,7 +181,8 @@ static json_t *task_json (const struct task *t)
         || put_num (o, "time_limit_s", j->time_limit_s) < 0
         || put_num (o, "time_eff", time_eff (j)) < 0)
         goto nomem;
-    if (t->main && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
+    if (t->main
+        && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
         goto nomem;
     if (t->findings) {
         json_t *codes = json_array ();
@@ -191,9 +191,11 @@ static json_t *task_json (const struct task *t)
 
         if (put (o, "diagnosis", codes) < 0)
             goto nomem;
-        json_array_foreach (t->findings, i, f)
-            if (push (codes, json_incref (json_object_get (f, "code"))) < 0)
-                goto nomem;
+        json_array_foreach (t->findings, i,
+                            f) if (push (codes,
+                                         json_incref (json_object_get (f, "cod"
+                                                                          "e")))
+                                   < 0) goto nomem;
         if (tr_diag_line (t->findings, buf, sizeof (buf))
             && put (o, "diagnosis_text", json_string (buf)) < 0)
             goto nomem;
@@ -268,14 +270,18 @@ static bool bottleneck_code (const char *code)
 }
 
 /* One process: tasks t[0..nt-1]; rows the sorted rows of the run. */
-static json_t *process_json (struct task **t, size_t nt,
-                             const tr_stepsum_t **rows, json_t *recs,
-                             const struct tr_cost *cost, tr_error_t *error)
+static json_t *process_json (struct task **t,
+                             size_t nt,
+                             const tr_stepsum_t **rows,
+                             json_t *recs,
+                             const struct tr_cost *cost,
+                             tr_error_t *error)
 {
     static const char *const order[] = {
-        TR_DIAG_OOM, TR_DIAG_MEM_PRESSURE, TR_DIAG_IO_BOUND, TR_DIAG_STALLED,
-        TR_DIAG_OVER_CPU, TR_DIAG_OVER_MEM, TR_DIAG_IDLE, TR_DIAG_THROTTLED,
-        TR_DIAG_IMBALANCED, TR_DIAG_GPU_IDLE, TR_DIAG_CPU_BOUND,
+        TR_DIAG_OOM,      TR_DIAG_MEM_PRESSURE, TR_DIAG_IO_BOUND,
+        TR_DIAG_STALLED,  TR_DIAG_OVER_CPU,     TR_DIAG_OVER_MEM,
+        TR_DIAG_IDLE,     TR_DIAG_THROTTLED,    TR_DIAG_IMBALANCED,
+        TR_DIAG_GPU_IDLE, TR_DIAG_CPU_BOUND,
     };
     size_t counts[sizeof (order) / sizeof (order[0])] = { 0 };
     const tr_stepsum_t **prow = NULL;
@@ -321,52 +327,56 @@ static json_t *process_json (struct task **t, size_t nt,
                 size_t gi, hi;
                 bool seen = false;
 
-                json_array_foreach (next, hi, have)
-                    if (!strcmp (json_string_value (json_object_get (have,
-                                                                     "group")),
-                                 r->group))
-                        seen = true;
+                json_array_foreach (next, hi, have) if (
+                    !strcmp (json_string_value (json_object_get (have, "grou"
+                                                                       "p")),
+                             r->group)) seen = true;
                 if (seen)
                     continue;
-                json_array_foreach (json_object_get (recs, "groups"), gi, g)
-                    if (!strcmp (json_string_value (json_object_get (g,
-                                                                     "group")),
-                                 r->group)) {
-                        json_t *c = json_object_get (g, "cpus");
-                        json_t *m = json_object_get (g, "mem");
-                        json_t *tm = json_object_get (g, "time");
-                        json_t *a = json_object ();
+                json_array_foreach (
+                    json_object_get (recs, "groups"), gi,
+                    g) if (!strcmp (json_string_value (json_object_get (g,
+                                                                        "grou"
+                                                                        "p")),
+                                    r->group))
+                {
+                    json_t *c = json_object_get (g, "cpus");
+                    json_t *m = json_object_get (g, "mem");
+                    json_t *tm = json_object_get (g, "time");
+                    json_t *a = json_object ();
 
-                        if (tr_recommend_args (
-                                buf, sizeof (buf), r->scheduler,
-                                json_is_number (json_object_get (c, "recommend"))
-                                    ? json_number_value (
-                                          json_object_get (c, "recommend"))
-                                    : NAN,
-                                json_is_number (json_object_get (m, "recommend"))
-                                    ? json_number_value (
-                                          json_object_get (m, "recommend"))
-                                    : NAN,
-                                json_is_number (
-                                    json_object_get (tm, "recommend"))
-                                    ? json_number_value (
-                                          json_object_get (tm, "recommend"))
-                                    : NAN)
-                            < 0)
-                            buf[0] = '\0';
-                        if (push (next, a) < 0
-                            || put (a, "group", json_string (r->group)) < 0
-                            || put (a, "request", json_string (buf)) < 0
-                            || put (a, "confidence",
-                                    json_incref (json_object_get (
-                                        g, "confidence"))) < 0
-                            || put (a, "runs",
-                                    json_incref (json_object_get (
-                                        json_object_get (g, "runs"), "total")))
-                                   < 0)
-                            goto nomem;
-                        break;
-                    }
+                    if (tr_recommend_args (
+                            buf, sizeof (buf), r->scheduler,
+                            json_is_number (json_object_get (c, "recommend"))
+                                ? json_number_value (json_object_get (c, "recom"
+                                                                         "men"
+                                                                         "d"))
+                                : NAN,
+                            json_is_number (json_object_get (m, "recommend"))
+                                ? json_number_value (json_object_get (m, "recom"
+                                                                         "men"
+                                                                         "d"))
+                                : NAN,
+                            json_is_number (json_object_get (tm, "recommend"))
+                                ? json_number_value (json_object_get (tm, "reco"
+                                                                          "mmen"
+                                                                          "d"))
+                                : NAN)
+                        < 0)
+                        buf[0] = '\0';
+                    if (push (next, a) < 0
+                        || put (a, "group", json_string (r->group)) < 0
+                        || put (a, "request", json_string (buf)) < 0
+                        || put (a, "confidence",
+                                json_incref (json_object_get (g, "confidence")))
+                               < 0
+                        || put (a, "runs",
+                                json_incref (json_object_get (
+                                    json_object_get (g, "runs"), "total")))
+                               < 0)
+                        goto nomem;
+                    break;
+                }
             }
         }
         if (state_failed (j->state)) {
@@ -376,7 +386,8 @@ static json_t *process_json (struct task **t, size_t nt,
             task_cause (t[i], buf, sizeof (buf));
             c = json_object_get (causes, buf);
             if (put (causes, buf,
-                     json_integer (c ? json_integer_value (c) + 1 : 1)) < 0)
+                     json_integer (c ? json_integer_value (c) + 1 : 1))
+                < 0)
                 goto nomem;
         }
         if (!isnan (j->cpu_s) && j->req_cores > 0 && j->elapsed_s > 0) {
@@ -400,16 +411,18 @@ static json_t *process_json (struct task **t, size_t nt,
             size_t fi;
 
             diagnosed++;
-            json_array_foreach (t[i]->findings, fi, f) {
-                const char *code = json_string_value (json_object_get (f,
-                                                                       "code"));
+            json_array_foreach (t[i]->findings, fi, f)
+            {
+                const char *code = json_string_value (json_object_get (f, "cod"
+                                                                          "e"));
                 json_t *c;
 
                 if (!code || !bottleneck_code (code))
                     continue;
                 c = json_object_get (codes, code);
                 if (put (codes, code,
-                         json_integer (c ? json_integer_value (c) + 1 : 1)) < 0)
+                         json_integer (c ? json_integer_value (c) + 1 : 1))
+                    < 0)
                     goto nomem;
                 for (size_t k = 0; k < sizeof (order) / sizeof (order[0]); k++)
                     if (!strcmp (order[k], code))
@@ -434,10 +447,11 @@ static json_t *process_json (struct task **t, size_t nt,
             if (counts[k] > counts[best])
                 best = k;
         if (put (o, "bottleneck",
-                 json_string (counts[best] ? order[best] : TR_DIAG_OK)) < 0
+                 json_string (counts[best] ? order[best] : TR_DIAG_OK))
+                < 0
             || put (o, "bottleneck_tasks",
-                    json_integer ((json_int_t)(counts[best] ? counts[best]
-                                                            : diagnosed)))
+                    json_integer (
+                        (json_int_t)(counts[best] ? counts[best] : diagnosed)))
                    < 0)
             goto nomem;
     }
@@ -455,17 +469,25 @@ static json_t *process_json (struct task **t, size_t nt,
         goto fail;
     run = json_array_get (json_object_get (runs, "runs"), 0);
     if (run) {
-        const char *keep[] = { "core_hours", "gib_hours", "gpu_hours", "money",
-                               "unknown_allocation", "unknown_usage",
-                               "failed_steps", "jobs", "steps" };
+        const char *keep[] = { "core_hours",
+                               "gib_hours",
+                               "gpu_hours",
+                               "money",
+                               "unknown_allocation",
+                               "unknown_usage",
+                               "failed_steps",
+                               "jobs",
+                               "steps" };
 
         if (put (o, "figures", json_object ()) < 0)
             goto nomem;
         for (size_t k = 0; k < sizeof (keep) / sizeof (keep[0]); k++) {
             json_t *v = json_object_get (run, keep[k]);
 
-            if (v && put (json_object_get (o, "figures"), keep[k],
-                          json_incref (v)) < 0)
+            if (v
+                && put (json_object_get (o, "figures"), keep[k],
+                        json_incref (v))
+                       < 0)
                 goto nomem;
         }
     }
@@ -490,14 +512,17 @@ static json_t *group_of (json_t *recs, const char *name)
     json_t *g;
     size_t i;
 
-    json_array_foreach (json_object_get (recs, "groups"), i, g)
-        if (!strcmp (json_string_value (json_object_get (g, "group")), name))
-            return g;
+    json_array_foreach (
+        json_object_get (recs, "groups"), i,
+        g) if (!strcmp (json_string_value (json_object_get (g, "group")),
+                        name)) return g;
     return NULL;
 }
 
 /* share_pct of each process: its part of the sum over the processes */
-static int shares (json_t *procs, const char *obj, const char *sub,
+static int shares (json_t *procs,
+                   const char *obj,
+                   const char *sub,
                    const char *key)
 {
     double total = 0;
@@ -505,9 +530,11 @@ static int shares (json_t *procs, const char *obj, const char *sub,
     size_t i;
     bool any = false;
 
-    json_array_foreach (procs, i, p) {
-        json_t *v = json_object_get (json_object_get (json_object_get (p,
-                                                                       "figures"),
+    json_array_foreach (procs, i, p)
+    {
+        json_t *v = json_object_get (json_object_get (json_object_get (p, "figu"
+                                                                          "re"
+                                                                          "s"),
                                                       obj),
                                      sub);
 
@@ -518,9 +545,11 @@ static int shares (json_t *procs, const char *obj, const char *sub,
     }
     if (!any || !(total > 0))
         return 0;
-    json_array_foreach (procs, i, p) {
-        json_t *v = json_object_get (json_object_get (json_object_get (p,
-                                                                       "figures"),
+    json_array_foreach (procs, i, p)
+    {
+        json_t *v = json_object_get (json_object_get (json_object_get (p, "figu"
+                                                                          "re"
+                                                                          "s"),
                                                       obj),
                                      sub);
 
@@ -569,9 +598,10 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
     for (size_t i = 1; i < nv; i++)
         if (!same_user (v[0], v[i])) {
             errno = EINVAL;
-            tr_errprintf (error, "run '%s' is the run of several users (%s, "
-                          "%s): choose one with -u", id, v[0]->user,
-                          v[i]->user);
+            tr_errprintf (error,
+                          "run '%s' is the run of several users (%s, "
+                          "%s): choose one with -u",
+                          id, v[0]->user, v[i]->user);
             goto fail;
         }
     qsort (v, nv, sizeof (*v), cmp_row);
@@ -619,20 +649,21 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
         if (!t->process)
             t->process = v[i]->process;
         if (t->main
-            && !(t->findings = tr_diagnose_advised (t->main, o->diagnosis,
-                                                    group_of (recs,
-                                                              t->main->group))))
+            && !(t->findings =
+                     tr_diagnose_advised (t->main, o->diagnosis,
+                                          group_of (recs, t->main->group))))
             goto nomem;
         tv[nt++] = t;
     }
     if (!(res = json_object ())
         || put (res, "run",
-                json_incref (json_array_get (json_object_get (runs, "runs"),
-                                             0)))
+                json_incref (
+                    json_array_get (json_object_get (runs, "runs"), 0)))
                < 0
         || (json_object_get (runs, "currency")
             && put (res, "currency",
-                    json_incref (json_object_get (runs, "currency"))) < 0)
+                    json_incref (json_object_get (runs, "currency")))
+                   < 0)
         || put (res, "processes", (procs = json_array ())) < 0
         || put (res, "tasks", (tl = json_array ())) < 0
         || put (res, "slowest", (slow = json_array ())) < 0)
@@ -641,8 +672,7 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
     for (size_t i = 0, j; i < nt; i = j) {
         json_t *p;
 
-        for (j = i + 1; j < nt && !strcmp (tv[i]->process, tv[j]->process);
-             j++)
+        for (j = i + 1; j < nt && !strcmp (tv[i]->process, tv[j]->process); j++)
             ;
         if (!(p = process_json (tv + i, j - i, v, recs, o->cost, error)))
             goto fail;
@@ -725,9 +755,9 @@ char tr_run_gantt_mark (const char *s)
         const char *state;
         char mark;
     } marks[] = {
-        { "COMPLETED", '=' }, { "completed", '=' }, { "RUNNING", '>' },
-        { "running", '>' },   { "FAILED", 'F' },    { "failed", 'F' },
-        { "CANCELLED", 'C' }, { "cancelled", 'C' }, { "TIMEOUT", 'T' },
+        { "COMPLETED", '=' }, { "completed", '=' },     { "RUNNING", '>' },
+        { "running", '>' },   { "FAILED", 'F' },        { "failed", 'F' },
+        { "CANCELLED", 'C' }, { "cancelled", 'C' },     { "TIMEOUT", 'T' },
         { "timeout", 'T' },   { "OUT_OF_MEMORY", 'M' }, { "oom", 'M' },
     };
 
@@ -799,9 +829,8 @@ static int print_header (tr_strbuf_t *sb, json_t *view)
     rc |= tr_strbuf_printf (sb, "Pipeline: %s\n",
                             *str (run, "pipeline") ? str (run, "pipeline")
                                                    : "unknown");
-    rc |= tr_strbuf_printf (sb, "User: %s\n", *str (run, "user")
-                                                  ? str (run, "user")
-                                                  : "unknown");
+    rc |= tr_strbuf_printf (sb, "User: %s\n",
+                            *str (run, "user") ? str (run, "user") : "unknown");
     rc |= tr_strbuf_printf (sb, "Start: %s\n",
                             cell (a, sizeof (a), run, "Start"));
     rc |= tr_strbuf_printf (sb, "End: %s\n", cell (a, sizeof (a), run, "End"));
@@ -823,7 +852,8 @@ static int print_header (tr_strbuf_t *sb, json_t *view)
                                 str (view, "currency"),
                                 cell (d, sizeof (d), run, "Waste%"));
     else
-        rc |= tr_strbuf_printf (sb, "Cost: unknown (no prices), waste %s%% "
+        rc |= tr_strbuf_printf (sb,
+                                "Cost: unknown (no prices), waste %s%% "
                                 "of the core-hours\n",
                                 cell (d, sizeof (d), run, "Waste%"));
     return rc;
@@ -845,7 +875,8 @@ static int print_process (tr_strbuf_t *sb, json_t *p, json_t *view)
                             (long long)num (p, "tasks"),
                             num (p, "tasks") == 1 ? "" : "s",
                             (long long)num (p, "failed"));
-    json_object_foreach (json_object_get (p, "causes"), key, v) {
+    json_object_foreach (json_object_get (p, "causes"), key, v)
+    {
         rc |= tr_strbuf_printf (sb, "%s%s x%lld", first ? ": " : ", ", key,
                                 (long long)json_integer_value (v));
         first = false;
@@ -854,7 +885,8 @@ static int print_process (tr_strbuf_t *sb, json_t *p, json_t *view)
                             pct (a, sizeof (a), num (p, "cpu_eff")),
                             pct (b, sizeof (b), num (p, "mem_eff")),
                             pct (c, sizeof (c), num (p, "time_eff")));
-    rc |= tr_strbuf_printf (sb, "  Core-hours: %s used of %s allocated (%s "
+    rc |= tr_strbuf_printf (sb,
+                            "  Core-hours: %s used of %s allocated (%s "
                             "of the run's used)\n",
                             cell (a, sizeof (a), fig, "UsedCPUh"),
                             cell (b, sizeof (b), fig, "AllocCPUh"),
@@ -879,18 +911,20 @@ static int print_process (tr_strbuf_t *sb, json_t *p, json_t *view)
                                 (long long)num (p, "tasks"));
     else
         rc |= tr_strbuf_printf (sb, "  Bottleneck: unknown\n");
-    json_array_foreach (json_object_get (p, "next_time"), i, it) {
+    json_array_foreach (json_object_get (p, "next_time"), i, it)
+    {
         const char *req = str (it, "request");
 
-        rc |= tr_strbuf_printf (sb, "  Next time: %s: %s (%s confidence, "
+        rc |= tr_strbuf_printf (sb,
+                                "  Next time: %s: %s (%s confidence, "
                                 "from %lld runs)\n",
-                                str (it, "group"),
-                                *req ? req : "as requested",
+                                str (it, "group"), *req ? req : "as requested",
                                 str (it, "confidence"),
                                 (long long)num (it, "runs"));
     }
     first = true;
-    json_array_foreach (json_object_get (p, "tools"), i, it) {
+    json_array_foreach (json_object_get (p, "tools"), i, it)
+    {
         rc |= tr_strbuf_printf (sb, "%s%s (%s CPU)", first ? "  Tools: " : ", ",
                                 str (it, "name"),
                                 tr_when_duration (a, sizeof (a),
@@ -914,7 +948,8 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
     json_t *t;
     int rc = 0;
 
-    json_array_foreach (tasks, i, t) {
+    json_array_foreach (tasks, i, t)
+    {
         double s = num (t, "start_unix_ms"), e = num (t, "end_unix_ms");
 
         if (!isnan (s) && (isnan (t0) || s < t0))
@@ -949,13 +984,14 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
         cols = 10;
     if (!(bar = malloc ((size_t)cols + 1)))
         return -1;
-    rc |= tr_strbuf_printf (sb, "\nTimeline, %s to %s (%s):\n"
-                            "= completed  > running  F failed  C cancelled  "
-                            "T timeout  M out of memory\n",
-                            clock_text (a, sizeof (a), t0),
-                            clock_text (b, sizeof (b), t1),
-                            tr_when_duration (c, sizeof (c),
-                                              (t1 - t0) / 1000.0));
+    rc |=
+        tr_strbuf_printf (sb,
+                          "\nTimeline, %s to %s (%s):\n"
+                          "= completed  > running  F failed  C cancelled  "
+                          "T timeout  M out of memory\n",
+                          clock_text (a, sizeof (a), t0),
+                          clock_text (b, sizeof (b), t1),
+                          tr_when_duration (c, sizeof (c), (t1 - t0) / 1000.0));
     for (i = 0; i < nlines; i++) {
         json_t *o = json_array_get (per_task ? tasks : procs, i);
         char label[256];
@@ -963,7 +999,8 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
 
         memset (bar, ' ', (size_t)cols);
         bar[cols] = '\0';
-        json_array_foreach (tasks, k, t) {
+        json_array_foreach (tasks, k, t)
+        {
             int c0, c1;
             char m;
 
@@ -971,7 +1008,8 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
                           : t != o)
                 continue;
             if (tr_run_gantt_cols (t0, t1, cols, num (t, "start_unix_ms"),
-                                   num (t, "end_unix_ms"), &c0, &c1) < 0)
+                                   num (t, "end_unix_ms"), &c0, &c1)
+                < 0)
                 continue;
             m = tr_run_gantt_mark (str (t, "state"));
             for (int x = c0; x <= c1; x++)
@@ -985,8 +1023,8 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
             snprintf (label, sizeof (label), "%s",
                       *str (o, "process") ? str (o, "process")
                                           : "(no process)");
-        rc |= tr_strbuf_printf (sb, "%-*.*s |%s|\n", labelw, labelw, label,
-                                bar);
+        rc |=
+            tr_strbuf_printf (sb, "%-*.*s |%s|\n", labelw, labelw, label, bar);
     }
     free (bar);
     return rc;
@@ -997,9 +1035,8 @@ static json_t *task_by_id (json_t *tasks, const char *id)
     json_t *t;
     size_t i;
 
-    json_array_foreach (tasks, i, t)
-        if (!strcmp (str (t, "job_id"), id))
-            return t;
+    json_array_foreach (tasks, i,
+                        t) if (!strcmp (str (t, "job_id"), id)) return t;
     return NULL;
 }
 
@@ -1012,7 +1049,8 @@ static int print_slowest (tr_strbuf_t *sb, json_t *view)
     if (json_array_size (json_object_get (view, "slowest")) == 0)
         return 0;
     rc |= tr_strbuf_puts (sb, "\nSlowest tasks:\n");
-    json_array_foreach (json_object_get (view, "slowest"), i, id) {
+    json_array_foreach (json_object_get (view, "slowest"), i, id)
+    {
         json_t *t = task_by_id (tasks, json_string_value (id));
         char a[64];
 
@@ -1024,9 +1062,9 @@ static int print_slowest (tr_strbuf_t *sb, json_t *view)
                                                   num (t, "elapsed_s")),
                                 str (t, "state"),
                                 *str (t, "node") ? str (t, "node") : "unknown",
-                                *str (t, "diagnosis_text")
-                                    ? str (t, "diagnosis_text")
-                                    : "no diagnosis");
+                                *str (t, "diagnosis_text") ? str (t, "diagnosis"
+                                                                     "_text")
+                                                           : "no diagnosis");
     }
     return rc;
 }
@@ -1048,8 +1086,8 @@ int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
     if (width < TR_REPORT_MIN_WIDTH)
         width = TR_REPORT_MIN_WIDTH;
     rc |= print_header (&sb, view);
-    json_array_foreach (json_object_get (view, "processes"), i, p)
-        rc |= print_process (&sb, p, view);
+    json_array_foreach (json_object_get (view, "processes"), i, p) rc |=
+        print_process (&sb, p, view);
     rc |= print_gantt (&sb, view, width);
     rc |= print_slowest (&sb, view);
     if (rc < 0) {
