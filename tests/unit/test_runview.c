@@ -352,6 +352,57 @@ static void test_text (void **state)
     json_decref (view);
 }
 
+/* More than 20 tasks: a timeline line per process, as wide as the view */
+static void test_gantt_processes (void **state)
+{
+    tr_stepsum_t rows[25];
+    const tr_stepsum_t *p[25];
+    static char ids[25][8];
+    json_t *view;
+    tr_error_t error;
+    char *text = NULL, *line, *save = NULL;
+    size_t len = 0;
+    int lines = 0;
+    FILE *f;
+
+    (void)state;
+    for (int i = 0; i < 25; i++) {
+        snprintf (ids[i], sizeof (ids[i]), "%d", 100 + i);
+        /* "a" in the first half of the run, "b" in the second */
+        rows[i] = mk (ids[i], "batch", i < 12 ? "a" : "b", i < 12 ? 0 : 1000,
+                      1000, 1500);
+        p[i] = &rows[i];
+    }
+    rows[24].state = "timeout";
+    assert_non_null (view = tr_run_view (p, 25, "r1", NULL, &error));
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_run_view_print (f, view, 60, &error), 0);
+    fclose (f);
+    for (line = strtok_r (text, "\n", &save); line;
+         line = strtok_r (NULL, "\n", &save)) {
+        assert_true (strlen (line) <= 60);
+        if (!strncmp (line, "a    |", 6)) {
+            lines++;
+            assert_int_equal (strlen (line), 60);
+            /* the first half marked, the second blank */
+            assert_int_equal (line[6], '=');
+            assert_int_equal (line[6 + 26], '=');
+            assert_int_equal (line[6 + 27], ' ');
+            assert_int_equal (line[58], ' ');
+        }
+        if (!strncmp (line, "b    |", 6)) {
+            lines++;
+            assert_int_equal (line[6], ' ');
+            /* the worst state of a column shows: one task timed out */
+            assert_int_equal (line[58], 'T');
+        }
+        assert_true (strncmp (line, "100 ", 4));
+    }
+    assert_int_equal (lines, 2);
+    free (text);
+    json_decref (view);
+}
+
 /* The page: a bar per task, and what a job names escaped */
 static void test_html (void **state)
 {
@@ -391,9 +442,9 @@ static void test_html (void **state)
 int main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_processes),  cmocka_unit_test (test_errors),
-        cmocka_unit_test (test_gantt_cols), cmocka_unit_test (test_text),
-        cmocka_unit_test (test_html),
+        cmocka_unit_test (test_processes),       cmocka_unit_test (test_errors),
+        cmocka_unit_test (test_gantt_cols),      cmocka_unit_test (test_text),
+        cmocka_unit_test (test_gantt_processes), cmocka_unit_test (test_html),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
