@@ -1069,6 +1069,68 @@ static int print_slowest (tr_strbuf_t *sb, json_t *view)
     return rc;
 }
 
+/* A copy of v whose strings a terminal shows as they are: what a job
+ * controls (its names, tags, node and tool names) with control
+ * characters and the like made visible escapes (tr_strbuf_printable).
+ * NULL when out of memory.
+ */
+static json_t *printable_copy (json_t *v)
+{
+    json_t *c, *m;
+    const char *k;
+    size_t i;
+
+    if (json_is_string (v)) {
+        tr_strbuf_t sb = TR_STRBUF_INIT;
+
+        if (tr_text_is_printable (json_string_value (v)))
+            return json_incref (v);
+        if (tr_strbuf_printable (&sb, json_string_value (v)) < 0
+            || !tr_strbuf_str (&sb)) {
+            tr_strbuf_free (&sb);
+            return NULL;
+        }
+        c = json_string (tr_strbuf_str (&sb));
+        tr_strbuf_free (&sb);
+        return c;
+    }
+    if (json_is_array (v)) {
+        if (!(c = json_array ()))
+            return NULL;
+        json_array_foreach (v, i, m) if (push (c, printable_copy (m)) < 0)
+        {
+            json_decref (c);
+            return NULL;
+        }
+        return c;
+    }
+    if (json_is_object (v)) {
+        if (!(c = json_object ()))
+            return NULL;
+        json_object_foreach (v, k, m)
+        {
+            tr_strbuf_t sb = TR_STRBUF_INIT;
+            bool plain = tr_text_is_printable (k);
+            int rc;
+
+            if (!plain
+                && (tr_strbuf_printable (&sb, k) < 0 || !tr_strbuf_str (&sb))) {
+                tr_strbuf_free (&sb);
+                json_decref (c);
+                return NULL;
+            }
+            rc = put (c, plain ? k : tr_strbuf_str (&sb), printable_copy (m));
+            tr_strbuf_free (&sb);
+            if (rc < 0) {
+                json_decref (c);
+                return NULL;
+            }
+        }
+        return c;
+    }
+    return json_incref (v);
+}
+
 int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
 {
     tr_strbuf_t sb = TR_STRBUF_INIT;
@@ -1081,15 +1143,23 @@ int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
         errno = EINVAL;
         return tr_errprintf (error, "run view: not a tr_run_view result");
     }
+    /* names as a terminal shows them, never an escape sequence */
+    if (!(view = printable_copy (view))) {
+        errno = ENOMEM;
+        return tr_errprintf (error, "run view: out of memory");
+    }
     if (width <= 0)
         width = TR_REPORT_DEFAULT_WIDTH;
     if (width < TR_REPORT_MIN_WIDTH)
         width = TR_REPORT_MIN_WIDTH;
     rc |= print_header (&sb, view);
-    json_array_foreach (json_object_get (view, "processes"), i, p) rc |=
-        print_process (&sb, p, view);
+    json_array_foreach (json_object_get (view, "processes"), i, p)
+    {
+        rc |= print_process (&sb, p, view);
+    }
     rc |= print_gantt (&sb, view, width);
     rc |= print_slowest (&sb, view);
+    json_decref (view);
     if (rc < 0) {
         tr_strbuf_free (&sb);
         errno = ENOMEM;

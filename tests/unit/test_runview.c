@@ -313,6 +313,8 @@ static void test_text (void **state)
     (void)state;
     fill (rows, p);
     rows[8].process = "a_process_name_much_longer_than_twenty_columns";
+    /* what a job names reaches the terminal as visible escapes */
+    rows[2].node = "n\x1b]0;owned\x07\nFake: line";
     assert_non_null (view = tr_run_view (p, NROWS, "r1", NULL, &error));
     assert_non_null (f = open_memstream (&text, &len));
     assert_int_equal (tr_run_view_print (f, view, 80, &error), 0);
@@ -330,6 +332,10 @@ static void test_text (void **state)
     assert_non_null (strstr (text, "12 sort"));
     assert_non_null (strstr (text, "MMM"));
     assert_non_null (strstr (text, "Slowest tasks:\n  10 (align) 01:00:00"));
+    assert_null (strchr (text, '\x1b'));
+    assert_null (strchr (text, '\x07'));
+    assert_null (strstr (text, "\nFake: line"));
+    assert_non_null (strstr (text, "on n\\x1b]0;owned\\x07\\nFake: line:"));
     for (line = strtok_r (text, "\n", &save); line;
          line = strtok_r (NULL, "\n", &save))
         if (strlen (line) > 80)
