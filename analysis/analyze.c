@@ -280,12 +280,9 @@ out:
  */
 static int write_run_html (struct rep *r, json_t *view)
 {
-    char dir[4096], *buf = NULL;
-    const char *name = r->html_out, *slash;
-    tr_error_t error;
+    char *buf = NULL;
     size_t len = 0;
     FILE *f;
-    int dfd, rc;
 
     if (!(f = open_memstream (&buf, &len))
         || tr_html_run_report (f, view, NULL) < 0 || fclose (f) != 0) {
@@ -293,32 +290,7 @@ static int write_run_html (struct rep *r, json_t *view)
         free (buf);
         return EXIT_RUNTIME;
     }
-    if (!name || !strcmp (name, "-")) {
-        rc = fwrite (buf, 1, len, stdout) != len || fflush (stdout)
-                 ? EXIT_RUNTIME
-                 : EXIT_OK;
-        free (buf);
-        return rc;
-    }
-    if ((slash = strrchr (name, '/'))) {
-        snprintf (dir, sizeof (dir), "%.*s",
-                  (int)(slash == name ? 1 : slash - name), name);
-        name = slash + 1;
-    }
-    else
-        snprintf (dir, sizeof (dir), ".");
-    if ((dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        rep_err ("%s: %s\n", dir, strerror (errno));
-        free (buf);
-        return EXIT_RUNTIME;
-    }
-    rc = tr_path_write_atomic (dfd, name, buf, len, 0644, (uid_t)-1, (gid_t)-1,
-                               &error);
-    if (rc < 0)
-        rep_err ("%s: %s\n", r->html_out, tr_error_str (&error));
-    close (dfd);
-    free (buf);
-    return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
+    return rep_write_file (r, buf, len);
 }
 
 int rep_run (struct rep *r, tr_rowset_t *set)

@@ -161,6 +161,11 @@ void rep_history_free (struct rep_history *h);
  */
 char *rep_html (struct rep *r, struct rep_history *h, size_t *len);
 
+/* Write buf (len bytes, freed here) to -o FILE, replaced atomically,
+ * or to standard output for none or "-"; an exit status.
+ */
+int rep_write_file (struct rep *r, char *buf, size_t len);
+
 /* The job view of -j and of record files (view.c). */
 int rep_view (struct rep *r);
 
