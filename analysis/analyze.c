@@ -9,17 +9,23 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "libtracer/aggregate.h"
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
 #include "libtracer/recommend.h"
+#include "libtracer/report.h"
+#include "libtracer/runview.h"
+#include "libtracer/html.h"
+#include "libtracer/path.h"
 #include "libtracer/runcmp.h"
 #include "cli.h"
 
@@ -298,6 +304,72 @@ int rep_runs (struct rep *r, tr_rowset_t *set)
         rc = EXIT_OK;
 out:
     json_decref (runs);
+    free (rows);
+    free (parts);
+    return rc;
+}
+
+/* The run page into r->html_out, whole or not at all (a temporary beside
+ * it, renamed over it), or stdout.
+ */
+static int write_run_html (struct rep *r, json_t *view)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    if (!(f = open_memstream (&buf, &len))
+        || tr_html_run_report (f, view, NULL) < 0 || fclose (f) != 0) {
+        rep_err ("writing the run page: %s\n", strerror (errno));
+        free (buf);
+        return EXIT_RUNTIME;
+    }
+    return rep_write_file (r, buf, len);
+}
+
+int rep_run (struct rep *r, tr_rowset_t *set)
+{
+    const tr_stepsum_t **rows = NULL;
+    struct tr_cost_part *parts = NULL;
+    struct tr_recommend_opts ro;
+    struct tr_run_view_opts o;
+    struct tr_cost cost;
+    tr_error_t error;
+    json_t *view = NULL;
+    int rc = EXIT_RUNTIME;
+
+    error.text[0] = '\0';
+    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
+        || conf_cost (r, &cost, &parts) < 0) {
+        rep_err ("out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        rows[i] = &set->rows[i];
+    rep_recommend_opts (r, &ro);
+    o.cost = &cost;
+    o.recommend = &ro;
+    o.diagnosis = &r->conf->diagnosis;
+    if (!(view = tr_run_view (rows, set->n, r->run_id, &o, &error))) {
+        if (errno == ENOENT)
+            rep_err ("%s%s (tracer-report --runs lists the runs)\n",
+                     tr_error_str (&error), r->q.only_uid ? " of yours" : "");
+        else
+            rep_err ("%s\n", tr_error_str (&error));
+        goto out;
+    }
+    if (r->html)
+        rc = write_run_html (r, view);
+    else if (r->json)
+        rc = print_json (view);
+    else if (tr_run_view_print (stdout, view, tr_report_width (STDOUT_FILENO),
+                                &error)
+             < 0)
+        rep_err ("%s\n", tr_error_str (&error));
+    else
+        rc = EXIT_OK;
+out:
+    json_decref (view);
     free (rows);
     free (parts);
     return rc;

@@ -36,6 +36,7 @@ enum rep_mode {
     MODE_DIGEST,        /* --digest */
     MODE_EXPORT,        /* --export */
     MODE_RUNS,          /* --runs */
+    MODE_RUN,           /* --run=ID: the run view */
     MODE_COMPARE,       /* --compare */
 };
 
@@ -62,6 +63,7 @@ struct rep {
     const char *output;     /* --recommend --output */
     bool html;              /* --html: the job view as an HTML file */
     const char *html_out;   /* its path (-o with --html), NULL: stdout */
+    const char *run_id;     /* --run=ID */
     bool digest_print;      /* --digest=print: print, do not send */
     const char *export_format;  /* --export: opendc or opendc-csv */
     const char *export_dir;     /* its directory (-o) */
@@ -162,6 +164,11 @@ void rep_history_free (struct rep_history *h);
  */
 char *rep_html (struct rep *r, struct rep_history *h, size_t *len);
 
+/* Write buf (len bytes, freed here) to -o FILE, replaced atomically,
+ * or to standard output for none or "-"; an exit status.
+ */
+int rep_write_file (struct rep *r, char *buf, size_t len);
+
 /* The job view of -j and of record files (view.c). */
 int rep_view (struct rep *r);
 
@@ -189,6 +196,9 @@ int rep_analyze (struct rep *r, tr_rowset_t *set);
 
 /* --runs (analyze.c): the pipeline runs of the rows. */
 int rep_runs (struct rep *r, tr_rowset_t *set);
+
+/* --run=ID (analyze.c): the run view of r->run_id. */
+int rep_run (struct rep *r, tr_rowset_t *set);
 
 /* The diagnosis codes of a row, for the listing column. */
 const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);

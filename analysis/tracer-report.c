@@ -35,6 +35,8 @@ static void usage (FILE *f)
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
              "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
+             "       tracer-report [FILTERS] --run=ID "
+             "[--json | --html [-o FILE]]\n"
              "       tracer-report [FILTERS] --compare=RUN1,RUN2 [-P] [--json]\n"
              "       tracer-report --live [-j JOBID[,JOBID...]]\n"
              "       tracer-report -j JOBID --html [-o FILE]\n"
@@ -58,8 +60,10 @@ static void usage (FILE *f)
              "  -E, --endtime=TIME    steps running at or before TIME\n"
              "      --name=LIST       job names or step groups\n"
              "      --tag=KEY=VALUE   records with this tag (repeatable)\n"
-             "      --run=ID          the steps of pipeline run ID (--runs "
-             "lists runs)\n"
+             "      --run=ID          with --export, --compare or an "
+             "analysis: only the\n"
+             "                        steps of pipeline run ID (alone: the "
+             "run view)\n"
              "Output:\n"
              "  -o, --format=LIST     fields, FIELD[%%WIDTH],... "
              "(--helpformat)\n"
@@ -74,7 +78,8 @@ static void usage (FILE *f)
              "  -l, --list            a listing even with -j\n"
              "      --json            JSON (see tracer-report(1))\n"
              "      --html            the job view as one HTML file with "
-             "charts (-o FILE)\n"
+             "charts (-o FILE);\n"
+             "                        with --run=ID the run view\n"
              "      --export=FORMAT   the steps as simulator traces in "
              "directory -o DIR:\n"
              "                        opendc (Parquet) or opendc-csv; "
@@ -99,6 +104,9 @@ static void usage (FILE *f)
              "      --runs            pipeline runs: jobs, failures, "
              "core-hours, cost\n"
              "                        (-o FIELDS: --helpformat --runs)\n"
+             "      --run=ID          the run view: the run's processes, "
+             "timeline and\n"
+             "                        slowest tasks\n"
              "      --compare=A,B     two runs of a pipeline side by side, "
              "per process,\n"
              "                        changes flagged as --regressions does\n"
@@ -193,6 +201,7 @@ static const struct option opts[] = {
     { "waste", no_argument, NULL, OPT_WASTE },
     { "by", required_argument, NULL, OPT_BY },
     { "runs", no_argument, NULL, OPT_RUNS },
+    { "run", required_argument, NULL, OPT_RUN },
     { "rows", no_argument, NULL, OPT_ROWS },
     { "shard", required_argument, NULL, OPT_SHARD },
     { "merge", no_argument, NULL, OPT_MERGE },
@@ -208,7 +217,6 @@ static const struct option opts[] = {
     { "allow-unsigned", no_argument, NULL, OPT_UNSIGNED },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
-    { "run", required_argument, NULL, OPT_RUN },
     { "compare", required_argument, NULL, OPT_COMPARE },
     { NULL, 0, NULL, 0 },
 };
@@ -232,8 +240,8 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --runs, --rows, --reindex, --live, --digest, "
-                    "--export, --compare");
+                    "--waste, --runs, --run, --rows, --reindex, --live, "
+                    "--digest, --export, --compare");
     r->mode = mode;
     return EXIT_OK;
 }
@@ -381,6 +389,11 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_WASTE);
     case OPT_RUNS:
         return set_mode (r, MODE_RUNS);
+    case OPT_RUN:
+        if (!tr_run_name_ok (arg))
+            return bad ("--run: '%s' is not a run id", arg);
+        r->run_id = arg;
+        return EXIT_OK;         /* the view or a filter: settle says */
     case OPT_BY:
         r->by = arg;
         return EXIT_OK;
@@ -423,12 +436,6 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return EXIT_OK;
     case OPT_UNSIGNED:
         r->allow_unsigned = true;
-        return EXIT_OK;
-    case OPT_RUN:
-        if (!tr_run_name_ok (arg))
-            return bad ("--run: '%s' is not a run id (tracer-report --runs "
-                        "lists them)", arg);
-        r->q.run_id = arg;
         return EXIT_OK;
     case OPT_COMPARE:
         r->compare_a = arg;
@@ -487,7 +494,26 @@ static int settle (struct rep *r, int argc, char **argv)
         r->files = argv + optind;
         r->nfiles = argc - optind;
     }
-    if (r->html) {
+    /* --run=ID alone is the run view; with another mode (--export,
+     * --compare, an analysis) it selects that run's steps
+     */
+    if (r->run_id && r->mode == MODE_VIEW)
+        r->mode = MODE_RUN;
+    else if (r->run_id)
+        r->q.run_id = r->run_id;
+    if (r->html && r->mode == MODE_RUN) {
+        /* -o names the file here too */
+        if (r->parsable || r->noheader || r->json)
+            return bad ("--html makes the run view a file: drop the "
+                        "listing options");
+        r->html_out = r->format;
+        r->format = NULL;
+        r->list_given = false;
+    }
+    else if (r->mode == MODE_RUN && (r->parsable || r->noheader || r->format))
+        return bad ("--run shows the run view: drop the listing options "
+                    "(-o, -P, -n)");
+    else if (r->html) {
         /* -o names the file here: an HTML report has no columns */
         if (r->mode != MODE_VIEW || r->parsable || r->noheader || r->json)
             return bad ("--html makes the job view a file: drop the "
@@ -620,6 +646,8 @@ static int run (struct rep *r)
             rc = rep_export (r, set);
         else if (r->mode == MODE_RUNS)
             rc = rep_runs (r, set);
+        else if (r->mode == MODE_RUN)
+            rc = rep_run (r, set);
         else if (r->mode == MODE_COMPARE)
             rc = rep_compare (r, set);
         else

@@ -428,24 +428,13 @@ char *rep_html (struct rep *r, struct rep_history *h, size_t *len)
 /* The HTML report into r->html_out, whole or not at all (the store's
  * atomic write: a temporary beside it, renamed over it), or stdout.
  */
-static int write_html (struct rep *r, struct rep_history *h)
+int rep_write_file (struct rep *r, char *buf, size_t len)
 {
     char dir[4096];
     const char *name = r->html_out, *slash;
     tr_error_t error;
-    size_t len;
-    char *buf;
     int dfd, rc;
 
-    if (json_array_size (r->recs) == 0)
-        return EXIT_RUNTIME;
-    if (!(buf = rep_html (r, h, &len))) {
-        if (errno == EINVAL)
-            rep_err ("--html shows one job; name one with -j\n");
-        else
-            rep_err ("writing the report: %s\n", strerror (errno));
-        return EXIT_RUNTIME;
-    }
     if (!name || !strcmp (name, "-")) {
         rc = fwrite (buf, 1, len, stdout) != len || fflush (stdout)
                  ? EXIT_RUNTIME : EXIT_OK;
@@ -471,6 +460,23 @@ static int write_html (struct rep *r, struct rep_history *h)
     close (dfd);
     free (buf);
     return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int write_html (struct rep *r, struct rep_history *h)
+{
+    size_t len;
+    char *buf;
+
+    if (json_array_size (r->recs) == 0)
+        return EXIT_RUNTIME;
+    if (!(buf = rep_html (r, h, &len))) {
+        if (errno == EINVAL)
+            rep_err ("--html shows one job; name one with -j\n");
+        else
+            rep_err ("writing the report: %s\n", strerror (errno));
+        return EXIT_RUNTIME;
+    }
+    return rep_write_file (r, buf, len);
 }
 
 /* Said once at the end of the view when some record's credential had

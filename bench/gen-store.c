@@ -36,6 +36,7 @@
 #include "error.h"
 #include "path.h"
 #include "record.h"
+#include "runid.h"
 #include "store.h"
 
 #define GIB 1073741824.0
@@ -48,6 +49,7 @@ struct options {
     const char *cluster;
     time_t start; /* midnight UTC of the first day */
     long first_job;
+    const char *run; /* --run: every record in this run, or NULL */
     const char *root;
 };
 
@@ -330,7 +332,11 @@ static json_t *make_record (const struct options *o,
     if (strcmp (j->partition, "gpu") == 0)
         json_object_set_new (json_object_get (rec, "request"), "gpus",
                              json_string ("gpu:a100:1"));
-    if (j->tag >= 0) {
+    if (o->run)
+        json_object_set_new (rec, "tags",
+                             json_pack ("{s:s s:s}", "run", o->run, "pipeline",
+                                        "bench"));
+    else if (j->tag >= 0) {
         char tag[16];
         snprintf (tag, sizeof (tag), "p-%d", j->tag);
         json_object_set_new (rec, "tags", json_pack ("{s:s}", "project", tag));
@@ -450,6 +456,8 @@ static void usage (FILE *f)
                 "  -S, --start DAY     first day, YYYY-MM-DD (default "
                 "2026-01-01)\n"
                 "  -j, --first-job ID  first job id (default 1000000)\n"
+                "  -r, --run ID        tag every record run:ID, pipeline:bench "
+                "(a pipeline run)\n"
                 "  -h, --help          show this help\n\n"
                 "Prints the records, jobs and bytes written and the seconds it "
                 "took.\nExit status: 0 done, 1 a failure, 2 a usage error.\n");
@@ -478,6 +486,7 @@ static int parse_args (int argc, char **argv, struct options *o)
         { "cluster", required_argument, NULL, 'M' },
         { "start", required_argument, NULL, 'S' },
         { "first-job", required_argument, NULL, 'j' },
+        { "run", required_argument, NULL, 'r' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -491,7 +500,7 @@ static int parse_args (int argc, char **argv, struct options *o)
                            .cluster = "bench",
                            .first_job = 1000000 };
     parse_day ("2026-01-01", &o->start);
-    while ((c = getopt_long (argc, argv, "n:d:u:s:M:S:j:h", longopts, NULL))
+    while ((c = getopt_long (argc, argv, "n:d:u:s:M:S:j:r:h", longopts, NULL))
            != -1) {
         switch (c) {
         case 'n':
@@ -523,6 +532,11 @@ static int parse_args (int argc, char **argv, struct options *o)
         case 'j':
             if (bench_parse_long (optarg, 1, 1000000000000L, &o->first_job) < 0)
                 goto bad;
+            break;
+        case 'r':
+            if (!tr_run_name_ok (optarg))
+                goto bad;
+            o->run = optarg;
             break;
         case 'h':
             usage (stdout);

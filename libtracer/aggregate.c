@@ -2002,3 +2002,16 @@ void tr_runs_print_fields (FILE *out)
     for (const struct run_field *f = run_fields; f->name; f++)
         fprintf (out, "%-15s %s\n", f->name, f->help);
 }
+
+int tr_runs_cell (char *buf, size_t size, json_t *run, const char *field)
+{
+    for (const struct run_field *f = run_fields; f->name; f++)
+        if (!strcasecmp (f->name, field)) {
+            run_cell (buf, size, f, run);
+            return 0;
+        }
+    if (size)
+        buf[0] = '\0';
+    errno = EINVAL;
+    return -1;
+}

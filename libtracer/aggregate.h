@@ -158,4 +158,10 @@ int tr_runs_print (FILE *out,
 /* The fields of tr_runs_print, a line each with what they mean. */
 void tr_runs_print_fields (FILE *out);
 
+/* One field of tr_runs_print (its name, in any case) of one run of a
+ * tr_runs result, as the listing writes it ("" when unknown), into buf.
+ * 0, or -1 with errno = EINVAL (no such field).
+ */
+int tr_runs_cell (char *buf, size_t size, json_t *run, const char *field);
+
 #endif /* !TRACER_AGGREGATE_H */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <jansson.h>
 
+#include "aggregate.h"
 #include "conf.h"
 #include "diagnose.h"
 #include "html.h"
@@ -2118,6 +2119,562 @@ done:
     free (h.nodes);
     json_decref (steps);
     tr_strpool_destroy (pool);
+    errno = saved;
+    return rc;
+}
+
+/* --- The run page (tracer-report --run=ID --html) --------------------- */
+
+static const char run_css[] =
+    "svg.gantt{max-width:none}svg .gb{fill:var(--ok)}"
+    "svg .gb.run{fill:var(--info)}svg .gb.warn{fill:var(--warn)}"
+    "svg .gb.bad{fill:var(--crit)}svg .lane{fill:var(--grid);"
+    "fill-opacity:.35}svg .pb{fill:var(--info)}svg .pb.mem{fill:var(--warn)}"
+    "svg .pb.over{fill:var(--crit)}\n";
+
+#define G_W 960.0     /* the Gantt's width */
+#define G_LABEL 130.0 /* its node labels' column */
+#define G_LANE 16.0   /* a lane's height */
+#define G_TOP 6.0
+#define G_AXIS 28.0
+#define P_ROW 34.0 /* a process's row in its chart */
+
+/* A task's lane on the Gantt: its node's row, and a lane within the
+ * node where tasks overlap in time.
+ */
+struct gbar {
+    json_t *task;
+    size_t node; /* index in nodes */
+    size_t lane; /* its lane in the whole chart */
+};
+
+struct gnode {
+    const char *name;
+    size_t first_lane, nlanes;
+    double *ends; /* each lane's latest end, ms */
+};
+
+static int cmp_gnode (const void *a, const void *b)
+{
+    return tr_merge_natcmp (((const struct gnode *)a)->name,
+                            ((const struct gnode *)b)->name);
+}
+
+static const char *gantt_class (const char *state)
+{
+    int rank = tr_merge_state_rank (state);
+
+    if (!strcmp (state, "COMPLETED"))
+        return "gb";
+    if (!strcmp (state, "RUNNING"))
+        return "gb run";
+    if (!strcmp (state, "CANCELLED"))
+        return "gb warn";
+    return rank == 2 && strcmp (state, "FAILED") && strcmp (state, "TIMEOUT")
+                   && strcmp (state, "OUT_OF_MEMORY")
+               ? "gb warn"
+               : "gb bad";
+}
+
+/* The job page's colour classes, for a state in Slurm's words */
+static const char *run_state_class (const char *state)
+{
+    const char *c = gantt_class (state);
+
+    return !strcmp (c, "gb")        ? "state-good"
+           : !strcmp (c, "gb run")  ? "state-run"
+           : !strcmp (c, "gb warn") ? "state-warn"
+                                    : "state-bad";
+}
+
+static void put_clock (FILE *out, double ms)
+{
+    time_t t = (time_t)(ms / 1000.0);
+    struct tm tm;
+    char buf[32];
+
+    if (known (ms) && localtime_r (&t, &tm)) {
+        strftime (buf, sizeof (buf), "%H:%M:%S", &tm);
+        fputs (buf, out);
+    }
+    else
+        fputs (unknown, out);
+}
+
+static void put_run_cell (FILE *out, json_t *run, const char *field)
+{
+    char buf[128];
+
+    if (tr_runs_cell (buf, sizeof (buf), run, field) < 0 || !*buf)
+        fputs (unknown, out);
+    else
+        put_esc (out, buf);
+}
+
+static void put_run_header (FILE *out, json_t *view)
+{
+    json_t *run = get (view, "run");
+    static const struct {
+        const char *label, *field;
+    } facts[] = {
+        { "Pipeline", "Pipeline" },
+        { "User", "User" },
+        { "Start", "Start" },
+        { "End", "End" },
+        { "Elapsed", "Elapsed" },
+        { "Jobs", "Jobs" },
+        { "Steps", "Steps" },
+        { "Failed jobs", "Failed" },
+        { "Core-hours used", "UsedCPUh" },
+        { "Core-hours allocated", "AllocCPUh" },
+        { "Cost", "Cost" },
+        { "Waste %", "Waste%" },
+    };
+
+    fputs ("<header id=\"run\">\n<p class=\"kicker\">tracer run view</p>\n"
+           "<h1>Run ",
+           out);
+    put_esc (out, jstr (run, "run"));
+    fputs ("</h1>\n<dl class=\"facts\">\n", out);
+    for (size_t i = 0; i < sizeof (facts) / sizeof (facts[0]); i++) {
+        fputs ("<dt>", out);
+        put_esc (out, facts[i].label);
+        fputs ("</dt><dd>", out);
+        put_run_cell (out, run, facts[i].field);
+        if (!strcmp (facts[i].field, "Cost") && *jstr (view, "currency")) {
+            fputs (" ", out);
+            put_esc (out, jstr (view, "currency"));
+        }
+        fputs ("</dd>\n", out);
+    }
+    fputs ("</dl>\n</header>\n", out);
+}
+
+static void put_task_title (FILE *out, json_t *t)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+
+    fputs ("<title>Job ", out);
+    put_esc (out, jstr (t, "job_id"));
+    fputs (" (", out);
+    put_esc (out, jstr (t, "process"));
+    fputs (") on ", out);
+    put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+    fputs (": ", out);
+    put_esc (out, jstr (t, "state"));
+    fprintf (out, ", %s, CPU %s, memory %s of %s",
+             fmt (b1, sizeof (b1), F_DUR, jnum (t, "elapsed_s")),
+             fmt (b2, sizeof (b2), F_PCT, jnum (t, "cpu_eff")),
+             fmt (b3, sizeof (b3), F_BYTES, jnum (t, "mem_peak_bytes")),
+             fmt (b4, sizeof (b4), F_BYTES, jnum (t, "req_mem_bytes")));
+    if (*jstr (t, "diagnosis_text")) {
+        fputs (". ", out);
+        put_esc (out, jstr (t, "diagnosis_text"));
+    }
+    fputs ("</title>", out);
+}
+
+static void put_gantt (FILE *out,
+                       json_t *view,
+                       struct gbar *bars,
+                       size_t nbars,
+                       struct gnode *nodes,
+                       size_t nnodes,
+                       size_t nlanes,
+                       double t0,
+                       double t1)
+{
+    double h = G_TOP + (double)nlanes * G_LANE + G_AXIS;
+    double span = t1 > t0 ? t1 - t0 : 1;
+    double plot = G_W - G_LABEL - 10;
+
+    (void)view;
+    fputs ("<section id=\"timeline\">\n<h2>Timeline</h2>\n", out);
+    if (nbars == 0) {
+        fputs ("<p class=\"empty\">No task has a known start.</p>\n"
+               "</section>\n",
+               out);
+        return;
+    }
+    fprintf (out,
+             "<figure class=\"gantt\" data-tasks=\"%zu\">\n"
+             "<div class=\"scroll\"><svg class=\"gantt\" viewBox=\"0 0 %.0f "
+             "%.0f\" width=\"%.0f\" role=\"img\" aria-label=\"Gantt chart of "
+             "the run's tasks by node\">\n",
+             nbars, G_W, h, G_W);
+    for (size_t i = 0; i < nnodes; i++) {
+        double y = G_TOP + (double)nodes[i].first_lane * G_LANE;
+
+        if (i % 2 == 0)
+            fprintf (out,
+                     "<rect class=\"lane\" x=\"0\" y=\"%.1f\" width=\"%.0f\" "
+                     "height=\"%.1f\"/>\n",
+                     y, G_W, (double)nodes[i].nlanes * G_LANE);
+        fprintf (out, "<text x=\"4\" y=\"%.1f\">", y + G_LANE - 2);
+        put_esc_cut (out, *nodes[i].name ? nodes[i].name : unknown, 18);
+        fputs ("</text>\n", out);
+    }
+    for (int k = 0; k <= 4; k++) {
+        double x = G_LABEL + plot * k / 4.0;
+        double yb = G_TOP + (double)nlanes * G_LANE;
+
+        fprintf (out,
+                 "<line class=\"gr\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                 "y2=\"%.1f\"/><text x=\"%.1f\" y=\"%.1f\" "
+                 "text-anchor=\"%s\">",
+                 x, G_TOP, x, yb, x, yb + 16,
+                 k == 0   ? "start"
+                 : k == 4 ? "end"
+                          : "middle");
+        put_clock (out, t0 + span * k / 4.0);
+        fputs ("</text>\n", out);
+    }
+    for (size_t i = 0; i < nbars; i++) {
+        json_t *t = bars[i].task;
+        double s = jnum (t, "start_unix_ms"), e = jnum (t, "end_unix_ms");
+        double x0, x1;
+
+        if (!known (e))
+            e = t1;
+        x0 = G_LABEL + plot * (s - t0) / span;
+        x1 = G_LABEL + plot * (e - t0) / span;
+        if (x1 - x0 < 1)
+            x1 = x0 + 1;
+        fprintf (out, "<rect class=\"%s\" data-job=\"",
+                 gantt_class (jstr (t, "state")));
+        put_esc (out, jstr (t, "job_id"));
+        fprintf (out,
+                 "\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">", x0,
+                 G_TOP + (double)bars[i].lane * G_LANE + 1, x1 - x0,
+                 G_LANE - 2);
+        put_task_title (out, t);
+        fputs ("</rect>\n", out);
+    }
+    fputs ("</svg></div>\n<figcaption><b>Every task across the nodes</b>: "
+           "a bar per task from its start to its end, a row per node (more "
+           "where its tasks overlap); hover a bar for its figures.</figcaption>"
+           "\n<ul class=\"legend\"><li><svg class=\"key\" viewBox=\"0 0 16 6\">"
+           "<rect class=\"gb\" width=\"16\" height=\"6\"/></svg>completed</li>"
+           "<li><svg class=\"key\" viewBox=\"0 0 16 6\"><rect class=\"gb run\" "
+           "width=\"16\" height=\"6\"/></svg>running</li><li><svg "
+           "class=\"key\" "
+           "viewBox=\"0 0 16 6\"><rect class=\"gb warn\" width=\"16\" "
+           "height=\"6\"/></svg>cancelled, unknown</li><li><svg class=\"key\" "
+           "viewBox=\"0 0 16 6\"><rect class=\"gb bad\" width=\"16\" "
+           "height=\"6\"/></svg>failed, timeout, out of memory</li></ul>\n"
+           "</figure>\n</section>\n",
+           out);
+}
+
+/* Bars of one share per process: CPU efficiency, memory peak over the
+ * request.
+ */
+static void put_process_chart (FILE *out, json_t *procs)
+{
+    size_t n = json_array_size (procs), i;
+    double h = 24 + (double)n * P_ROW;
+    double x0 = 150, w = 360;
+    json_t *p;
+
+    fprintf (out,
+             "<figure class=\"chart pchart\" data-metric=\"process\">\n"
+             "<svg viewBox=\"0 0 620 %.0f\" role=\"img\" aria-label=\"CPU "
+             "efficiency and memory peak over the request, per process\">\n",
+             h);
+    for (int k = 0; k <= 4; k++)
+        fprintf (out,
+                 "<line class=\"gr\" x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" "
+                 "y2=\"%.1f\"/><text x=\"%.1f\" y=\"11\" "
+                 "text-anchor=\"middle\">%d%%</text>\n",
+                 x0 + w * k / 4, x0 + w * k / 4, h - 4, x0 + w * k / 4, 25 * k);
+    json_array_foreach (procs, i, p)
+    {
+        double y = 18 + (double)i * P_ROW;
+        double v[2] = { jnum (p, "cpu_eff"), jnum (p, "mem_eff") };
+        static const char *const cls[2] = { "pb", "pb mem" };
+        static const char *const what[2] = { "CPU efficiency", "memory peak / "
+                                                               "request" };
+        char b[32];
+
+        fprintf (out, "<text x=\"4\" y=\"%.1f\">", y + 18);
+        put_esc_cut (out,
+                     *jstr (p, "process") ? jstr (p, "process")
+                                          : "(no process)",
+                     24);
+        fputs ("</text>\n", out);
+        for (int k = 0; k < 2; k++) {
+            double yy = y + 2 + k * 14;
+
+            if (known (v[k])) {
+                fprintf (out,
+                         "<rect class=\"%s%s\" x=\"%.1f\" y=\"%.1f\" "
+                         "width=\"%.2f\" height=\"11\"><title>",
+                         cls[k], v[k] > 1 ? " over" : "", x0, yy,
+                         w
+                             * (v[k] > 1   ? 1
+                                : v[k] < 0 ? 0
+                                           : v[k]));
+                put_esc (out, jstr (p, "process"));
+                fprintf (out, ": %s %s</title></rect>\n", what[k],
+                         fmt (b, sizeof (b), F_PCT, v[k]));
+            }
+            fprintf (out, "<text x=\"%.1f\" y=\"%.1f\">%s %s</text>\n",
+                     x0 + w + 6, yy + 10, k ? "mem" : "CPU",
+                     fmt (b, sizeof (b), F_PCT, v[k]));
+        }
+    }
+    fputs ("</svg>\n<figcaption><b>Per process</b>: CPU efficiency (blue) "
+           "and memory peak over the request (amber; red above 100%), the "
+           "means of its tasks.</figcaption>\n</figure>\n",
+           out);
+}
+
+static void put_process_table (FILE *out, json_t *view)
+{
+    json_t *procs = get (view, "processes"), *p, *it;
+    const char *key;
+    size_t i, k;
+    char b[64];
+
+    fputs ("<section id=\"processes\">\n<h2>Processes</h2>\n", out);
+    put_process_chart (out, procs);
+    fputs ("<div class=\"scroll\"><table class=\"processes\">\n"
+           "<tr><th>Process</th><th class=\"num\">Tasks</th>"
+           "<th class=\"num\">Failed</th><th>Causes</th>"
+           "<th class=\"num\">CPU eff.</th><th class=\"num\">Mem eff.</th>"
+           "<th class=\"num\">Time eff.</th><th class=\"num\">Core-h used</th>"
+           "<th class=\"num\">Share</th><th class=\"num\">Cost</th>"
+           "<th class=\"num\">Share</th><th>Bottleneck</th>"
+           "<th>Next time</th><th>Tools</th></tr>\n",
+           out);
+    json_array_foreach (procs, i, p)
+    {
+        json_t *fig = get (p, "figures");
+        bool first = true;
+
+        fputs ("<tr><td>", out);
+        put_esc (out,
+                 *jstr (p, "process") ? jstr (p, "process") : "(no process)");
+        fprintf (out,
+                 "</td><td class=\"num\">%.0f</td><td class=\"num\">"
+                 "%.0f</td><td>",
+                 jnum (p, "tasks"), jnum (p, "failed"));
+        json_object_foreach (get (p, "causes"), key, it)
+        {
+            fputs (first ? "" : ", ", out);
+            put_esc (out, key);
+            fprintf (out, " &times;%lld", (long long)json_integer_value (it));
+            first = false;
+        }
+        fprintf (out, "</td><td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_PCT, jnum (p, "cpu_eff")));
+        fprintf (out, "<td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_PCT, jnum (p, "mem_eff")));
+        fprintf (out, "<td class=\"num\">%s</td><td class=\"num\">",
+                 fmt (b, sizeof (b), F_PCT, jnum (p, "time_eff")));
+        put_run_cell (out, fig, "UsedCPUh");
+        fprintf (out, "</td><td class=\"num\">%s</td><td class=\"num\">",
+                 fmt (b, sizeof (b), F_PCT, jnum (p, "cpu_share_pct") / 100));
+        if (get (fig, "money"))
+            put_run_cell (out, fig, "Cost");
+        else
+            fputs (unknown, out);
+        fprintf (out, "</td><td class=\"num\">%s</td><td>",
+                 fmt (b, sizeof (b), F_PCT, jnum (p, "cost_share_pct") / 100));
+        put_esc (out, get (p, "bottleneck") ? jstr (p, "bottleneck") : unknown);
+        fputs ("</td><td>", out);
+        json_array_foreach (get (p, "next_time"), k, it)
+        {
+            fputs (k ? "<br>" : "", out);
+            put_esc (out, jstr (it, "group"));
+            fputs (": <code>", out);
+            put_esc (out, *jstr (it, "request") ? jstr (it, "request")
+                                                : "as requested");
+            fputs ("</code> (", out);
+            put_esc (out, jstr (it, "confidence"));
+            fputs (")", out);
+        }
+        fputs ("</td><td>", out);
+        json_array_foreach (get (p, "tools"), k, it)
+        {
+            fputs (k ? ", " : "", out);
+            put_esc (out, jstr (it, "name"));
+        }
+        fputs ("</td></tr>\n", out);
+    }
+    fputs ("</table></div>\n</section>\n", out);
+}
+
+static json_t *run_task (json_t *view, const char *id)
+{
+    json_t *t;
+    size_t i;
+
+    json_array_foreach (get (view, "tasks"), i,
+                        t) if (!strcmp (jstr (t, "job_id"), id)) return t;
+    return NULL;
+}
+
+static void put_slowest (FILE *out, json_t *view)
+{
+    json_t *id;
+    size_t i;
+    char b[64];
+
+    fputs ("<section id=\"slowest\">\n<h2>Slowest tasks</h2>\n"
+           "<div class=\"scroll\"><table class=\"slowest usage\">\n"
+           "<tr><th>Job</th><th>Process</th><th class=\"num\">Elapsed</th>"
+           "<th>State</th><th>Node</th><th>What held it back</th></tr>\n",
+           out);
+    json_array_foreach (get (view, "slowest"), i, id)
+    {
+        json_t *t = run_task (view, json_string_value (id));
+
+        if (!t)
+            continue;
+        fputs ("<tr><td>", out);
+        put_esc (out, jstr (t, "job_id"));
+        fputs ("</td><td>", out);
+        put_esc (out, jstr (t, "process"));
+        fprintf (out, "</td><td class=\"num\">%s</td><td>",
+                 fmt (b, sizeof (b), F_DUR, jnum (t, "elapsed_s")));
+        fprintf (out, "<span class=\"state %s\">",
+                 run_state_class (jstr (t, "state")));
+        put_esc (out, jstr (t, "state"));
+        fputs ("</span></td><td>", out);
+        put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+        fputs ("</td><td>", out);
+        put_esc (out, *jstr (t, "diagnosis_text") ? jstr (t, "diagnosis_text")
+                                                  : unknown);
+        fputs ("</td></tr>\n", out);
+    }
+    fputs ("</table></div>\n</section>\n", out);
+}
+
+int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
+{
+    json_t *tasks = get (view, "tasks"), *t;
+    struct gbar *bars = NULL;
+    struct gnode *nodes = NULL;
+    size_t nbars = 0, nnodes = 0, nlanes = 0, i;
+    double t0 = NAN, t1 = NAN, now;
+    int rc = -1, saved;
+
+    if (!out || !json_is_object (get (view, "run")) || !json_is_array (tasks)
+        || !json_is_array (get (view, "processes"))) {
+        errno = EINVAL;
+        return -1;
+    }
+    now = o && o->now > 0 ? o->now : (double)time (NULL);
+    if (!(bars = calloc (json_array_size (tasks) + 1, sizeof (*bars)))
+        || !(nodes = calloc (json_array_size (tasks) + 1, sizeof (*nodes))))
+        goto done;
+    /* the nodes, and the axis */
+    json_array_foreach (tasks, i, t)
+    {
+        double s = jnum (t, "start_unix_ms"), e = jnum (t, "end_unix_ms");
+        size_t k;
+
+        if (!known (s))
+            continue;
+        if (!known (t0) || s < t0)
+            t0 = s;
+        if (!known (e))
+            e = now * 1000 > s ? now * 1000 : s;
+        if (!known (t1) || e > t1)
+            t1 = e;
+        for (k = 0; k < nnodes; k++)
+            if (!strcmp (nodes[k].name, jstr (t, "node")))
+                break;
+        if (k == nnodes)
+            nodes[nnodes++].name = jstr (t, "node");
+        bars[nbars].task = t;
+        bars[nbars++].node = k;
+    }
+    if (nnodes > 1) {
+        /* natural order of the names; the bars follow their node */
+        const char **before = malloc (nnodes * sizeof (*before));
+
+        if (!before)
+            goto done;
+        for (size_t k = 0; k < nnodes; k++)
+            before[k] = nodes[k].name;
+        qsort (nodes, nnodes, sizeof (*nodes), cmp_gnode);
+        for (size_t b = 0; b < nbars; b++)
+            for (size_t k = 0; k < nnodes; k++)
+                if (nodes[k].name == before[bars[b].node]) {
+                    bars[b].node = k;
+                    break;
+                }
+        free (before);
+    }
+    /* lanes: tasks by start (tasks are), each in its node's first lane
+     * free by then
+     */
+    for (size_t k = 0; k < nnodes; k++)
+        if (!(nodes[k].ends = calloc (nbars + 1, sizeof (double))))
+            goto done;
+    for (size_t b = 0; b < nbars; b++) {
+        struct gnode *g = &nodes[bars[b].node];
+        double s = jnum (bars[b].task, "start_unix_ms");
+        double e = jnum (bars[b].task, "end_unix_ms");
+        size_t l;
+
+        if (!known (e))
+            e = t1;
+        for (l = 0; l < g->nlanes; l++)
+            if (g->ends[l] <= s)
+                break;
+        if (l == g->nlanes)
+            g->nlanes++;
+        g->ends[l] = e;
+        bars[b].lane = l;
+    }
+    for (size_t k = 0; k < nnodes; k++) {
+        nodes[k].first_lane = nlanes;
+        nlanes += nodes[k].nlanes;
+    }
+    for (size_t b = 0; b < nbars; b++)
+        bars[b].lane += nodes[bars[b].node].first_lane;
+
+    fputs ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+           "<meta charset=\"utf-8\">\n"
+           "<meta name=\"viewport\" content=\"width=device-width,"
+           "initial-scale=1\">\n"
+           "<meta name=\"generator\" content=\"tracer " PACKAGE_VERSION "\">\n"
+           "<title>Run ",
+           out);
+    put_esc (out, jstr (get (view, "run"), "run"));
+    fprintf (out,
+             " \xe2\x80\x94 tracer report</title>\n<style>\n%s%s"
+             "</style>\n</head>\n<body>\n",
+             css, run_css);
+    put_run_header (out, view);
+    fputs ("<nav class=\"toc\"><a href=\"#timeline\">Timeline</a>"
+           "<a href=\"#processes\">Processes</a>"
+           "<a href=\"#slowest\">Slowest tasks</a></nav>\n<main>\n",
+           out);
+    put_gantt (out, view, bars, nbars, nodes, nnodes, nlanes, t0, t1);
+    put_process_table (out, view);
+    put_slowest (out, view);
+    fputs ("</main>\n<footer id=\"footer\">\n<p>Generated by "
+           "tracer " PACKAGE_VERSION " at ",
+           out);
+    put_time (out, now * 1000);
+    fputs (". This file is self-contained: it runs no scripts and loads "
+           "nothing from the network.</p>\n</footer>\n</body>\n</html>\n",
+           out);
+    if (fflush (out) || ferror (out)) {
+        errno = EIO;
+        goto done;
+    }
+    rc = 0;
+done:
+    saved = errno;
+    for (size_t k = 0; nodes && k < nnodes; k++)
+        free (nodes[k].ends);
+    free (nodes);
+    free (bars);
     errno = saved;
     return rc;
 }

@@ -58,4 +58,16 @@ int tr_html_job_report (FILE *out,
  */
 int tr_html_escape (FILE *out, const char *s);
 
+/* Write the run page of view (a tr_run_view result, runview.h) to out:
+ * the same self-contained HTML5 file as the job's (inline CSS and SVG,
+ * no scripts, no external resources) with the run's figures, a Gantt
+ * chart of every task with a known start (one <rect> per task in
+ * svg.gantt, a row per node and more where its tasks overlap, coloured
+ * by state, its figures in a <title>), a chart of each process's CPU
+ * and memory efficiency, the processes' table and the slowest tasks.  o
+ * may be NULL (only o->now is used).  Returns 0, or -1 with errno =
+ * EINVAL (not a run view), ENOMEM or EIO (a write failed).
+ */
+int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o);
+
 #endif /* !TRACER_HTML_H */

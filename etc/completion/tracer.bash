@@ -122,7 +122,7 @@ _tracer_report ()
         --export) _tracer_words "opendc opendc-csv"; return ;;
         --digest) _tracer_words "send print"; return ;;
         -j|--jobs|-A|--account|-p|--partition|-S|--starttime|-E|--endtime|\
-        --name|--tag|--sort|--last|--shard|-M|--cluster)
+        --name|--tag|--sort|--last|--shard|-M|--cluster|--run)
             return ;;
     esac
     case $cur in

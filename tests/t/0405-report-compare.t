@@ -133,10 +133,13 @@ test_expect_success '--regressions --by=run flags the slow run of the pipeline' 
     grep -q "H8" text
 '
 
-test_expect_success '--run selects a run: a listing and the OpenDC export' '
-    report -u 2001 --run=R3 -P -n -o jobid,run,process -X >list &&
-    printf "401|R3|align\n402|R3|align\n403|R3|align\n404|R3|sort\n405|R3|sort\n406|R3|report\n" >list.expect &&
-    test_cmp list.expect list &&
+test_expect_success '--run with --export or an analysis selects a run; alone it is the run view' '
+    report -u 2001 --run=R3 --summary=group --json >sum.json &&
+    jq -e "[.groups[].count] | add == 6" sum.json &&
+    report -u 2001 --summary=group --run=R3 --json >sum2.json &&
+    test_cmp sum.json sum2.json &&
+    report -u 2001 --run=R3 --json >view.json &&
+    jq -e ".run.run == \"R3\" and .run.jobs == 6" view.json &&
     report -u 2001 --run=R1 --export=opendc-csv -o odc 2>err &&
     grep -q "5 tasks" err &&
     test $(wc -l <odc/tasks.csv) = 6 &&
