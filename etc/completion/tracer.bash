@@ -118,11 +118,11 @@ _tracer_report ()
             return ;;
         --summary) _tracer_words "array group name"; return ;;
         --output) _tracer_words "table sbatch nextflow snakemake json"; return ;;
-        --by) _tracer_words "user account partition step tool group"; return ;;
-        --export) _tracer_words "opendc opendc-csv"; return ;;
+        --by) _tracer_words "user account partition step tool group run"; return ;;
+        --export) _tracer_words "opendc opendc-csv nextflow-trace"; return ;;
         --digest) _tracer_words "send print"; return ;;
         -j|--jobs|-A|--account|-p|--partition|-S|--starttime|-E|--endtime|\
-        --name|--tag|--sort|--last|--shard|-M|--cluster|--run)
+        --name|--tag|--sort|--last|--shard|-M|--cluster|--run|--compare)
             return ;;
     esac
     case $cur in
