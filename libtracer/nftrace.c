@@ -257,9 +257,10 @@ char *tr_nftrace_text (const tr_stepsum_t *const *rows,
         || !(jobs = calloc (n ? n : 1, sizeof (*jobs)))
         || !(pool = tr_strpool_create ()))
         goto done;
-    memcpy (v, rows, n * sizeof (*v));
-    if (n)
+    if (n) {
+        memcpy (v, rows, n * sizeof (*v));
         qsort (v, n, sizeof (*v), cmp_step);
+    }
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || strcmp (v[i]->cluster, v[i - 1]->cluster)
             || strcmp (v[i]->job_id, v[i - 1]->job_id))
