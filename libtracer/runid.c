@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "runid.h"
-#include "stepsum.h"
 #include "strbuf.h"
 
 bool tr_run_name_ok (const char *s)
@@ -160,13 +159,33 @@ static bool nextflow (const char *name, const char *dir, struct tr_run *out)
     if (blen == 4 && !strncmp (b, "work", 4) && b > dir + 1)
         b = base_of (dir, (size_t)(b - 1 - dir), &blen);
     set_name (out->pipeline, sizeof (out->pipeline), b, blen);
-    /* the process: what tr_stepsum_group makes of the name */
-    tr_stepsum_group (proc, sizeof (proc), name, "", "", NULL);
-    len = strlen (proc);
-    if (len && proc[len - 1] == '/')
-        proc[len - 1] = '\0';
+    tr_run_process_name (proc, sizeof (proc), name);
     set_name (out->process, sizeof (out->process), proc, strlen (proc));
     return true;
+}
+
+const char *tr_run_process_name (char *buf, size_t size,
+                                 const char *job_name)
+{
+    const char *name = job_name ? job_name : "";
+    const char *end;
+    size_t len = strlen (name);
+
+    if (!strncmp (name, "nf-", 3) && len > 3) {
+        /* nf-NAME_(tag): a process name has no '(', the tag may */
+        const char *tag = strstr (name + 3, "_(");
+
+        name += 3;
+        len = tag && name[strlen (name) - 1] == ')' ? (size_t)(tag - name)
+                                                    : strlen (name);
+    }
+    else if (!strncmp (name, "snakejob.", 9)
+             && (end = strchr (name + 9, '.')) && end > name + 9) {
+        name += 9;
+        len = (size_t)(end - name);
+    }
+    snprintf (buf, size, "%.*s", (int)len, name);
+    return buf;
 }
 
 bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out)
@@ -174,24 +193,19 @@ bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out)
     char v[300];
 
     out->id[0] = out->pipeline[0] = out->process[0] = '\0';
-    if (in->tags && tr_stepsum_tag (in->tags, "run", v, sizeof (v)) && *v) {
+    if (in->tags && tr_tags_get (in->tags, "run", v, sizeof (v)) && *v) {
         char proc[600];
-        size_t len;
 
         copy (out->id, sizeof (out->id), v);
-        if (tr_stepsum_tag (in->tags, "pipeline", v, sizeof (v)))
+        if (tr_tags_get (in->tags, "pipeline", v, sizeof (v)))
             copy (out->pipeline, sizeof (out->pipeline), v);
-        if (tr_stepsum_tag (in->tags, "process", v, sizeof (v)) && *v)
+        if (tr_tags_get (in->tags, "process", v, sizeof (v)) && *v)
             copy (out->process, sizeof (out->process), v);
         else {
             /* the job name as the step group has it (a rule, a
              * Nextflow process), without the tag "group"
              */
-            tr_stepsum_group (proc, sizeof (proc), in->job_name, "", "",
-                              NULL);
-            len = strlen (proc);
-            if (len && proc[len - 1] == '/')
-                proc[len - 1] = '\0';
+            tr_run_process_name (proc, sizeof (proc), in->job_name);
             copy (out->process, sizeof (out->process), proc);
         }
         return true;

@@ -46,7 +46,7 @@ struct tr_run {
 };
 
 /* What identifies a step; strings may be NULL (unknown).  tags is a step
- * summary's tags string (tr_stepsum_tag reads it).  command is the path
+ * summary's tags string (tr_tags_get reads it).  command is the path
  * of the script the scheduler ran (identity.command), work_dir the job's
  * working directory (identity.work_dir): the controller's, never the
  * job environment's.
@@ -59,6 +59,15 @@ struct tr_run_input {
     const char *command;
     const char *work_dir;
 };
+
+/* The process a workflow manager's job name names: Nextflow's
+ * "nf-NAME_(tag)" gives NAME (':' written '_', as Nextflow does),
+ * Snakemake's "snakejob.RULE.N.sh" gives RULE, any other name itself.
+ * The step group (tr_stepsum_group) starts from it.  Writes into buf;
+ * returns buf.
+ */
+const char *tr_run_process_name (char *buf, size_t size,
+                                 const char *job_name);
 
 /* Fill out; returns true when the step is in a run (out->id not ""). */
 bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out);

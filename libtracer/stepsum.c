@@ -745,32 +745,7 @@ static const char *tools_string (json_t *tools, tr_strpool_t *pool)
 bool tr_stepsum_tag (const char *tags, const char *key, char *buf,
                      size_t size)
 {
-    size_t klen = strlen (key);
-    const char *p = tags;
-
-    while (p && *p) {
-        if (!strncmp (p, key, klen) && p[klen] == '=') {
-            size_t n = 0;
-
-            for (p += klen + 1; *p && *p != ';'; p++) {
-                if (*p == '\\' && p[1])
-                    p++;
-                if (n + 1 < size)
-                    buf[n++] = *p;
-            }
-            buf[n] = '\0';
-            return true;
-        }
-        /* to the next unescaped ';' */
-        while (*p && *p != ';') {
-            if (*p == '\\' && p[1])
-                p++;
-            p++;
-        }
-        if (*p == ';')
-            p++;
-    }
-    return false;
+    return tr_tags_get (tags, key, buf, size);
 }
 
 const char *tr_stepsum_group (char *buf,
@@ -782,28 +757,9 @@ const char *tr_stepsum_group (char *buf,
 {
     char base[512];
     const char *step = step_id ? step_id : "";
-    size_t len;
 
-    if (!tags || !tr_stepsum_tag (tags, "group", base, sizeof (base)) || !*base) {
-        const char *name = job_name ? job_name : "";
-        const char *end;
-
-        len = strlen (name);
-        if (!strncmp (name, "nf-", 3) && len > 3) {
-            /* nf-NAME_(tag): a process name has no '(', the tag may */
-            const char *tag = strstr (name + 3, "_(");
-
-            name += 3;
-            len = tag && name[strlen (name) - 1] == ')'
-                      ? (size_t)(tag - name) : strlen (name);
-        }
-        else if (!strncmp (name, "snakejob.", 9)
-                 && (end = strchr (name + 9, '.')) && end > name + 9) {
-            name += 9;
-            len = (size_t)(end - name);
-        }
-        snprintf (base, sizeof (base), "%.*s", (int)len, name);
-    }
+    if (!tags || !tr_stepsum_tag (tags, "group", base, sizeof (base)) || !*base)
+        tr_run_process_name (base, sizeof (base), job_name);
     if (step_name && *step_name && (*step >= '0' && *step <= '9'))
         step = step_name;
     snprintf (buf, size, "%s/%s", base, step);

@@ -224,3 +224,34 @@ uint64_t tr_str_hash64 (const char *s, size_t len)
     }
     return h;
 }
+
+bool tr_tags_get (const char *tags, const char *key, char *buf, size_t size)
+{
+    size_t klen = strlen (key);
+    const char *p = tags;
+
+    while (p && *p) {
+        if (!strncmp (p, key, klen) && p[klen] == '=') {
+            size_t n = 0;
+
+            for (p += klen + 1; *p && *p != ';'; p++) {
+                if (*p == '\\' && p[1])
+                    p++;
+                if (n + 1 < size)
+                    buf[n++] = *p;
+            }
+            if (size)
+                buf[n] = '\0';
+            return true;
+        }
+        /* to the next unescaped ';' */
+        while (*p && *p != ';') {
+            if (*p == '\\' && p[1])
+                p++;
+            p++;
+        }
+        if (*p == ';')
+            p++;
+    }
+    return false;
+}

@@ -4,6 +4,7 @@
 #ifndef TRACER_STRBUF_H
 #define TRACER_STRBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,5 +58,11 @@ int tr_strbuf_printable (tr_strbuf_t *sb, const char *s);
  * for names on disk (store markers), so it must never change.
  */
 uint64_t tr_str_hash64 (const char *s, size_t len);
+
+/* The value of key in a tags string ("k=v" pairs joined by ';', ';'
+ * and '\\' in values escaped with '\\'), unescaped into buf (size
+ * bytes, cut); false when the key is not there.
+ */
+bool tr_tags_get (const char *tags, const char *key, char *buf, size_t size);
 
 #endif /* !TRACER_STRBUF_H */
