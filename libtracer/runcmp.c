@@ -231,6 +231,14 @@ static json_t *process_side (const tr_stepsum_t *j, size_t k, double *buf)
 static const double min_change[TR_RECOMMEND_METRICS] = { 1, 1048576, 1,
                                                          1048576 };
 
+/* Fewer tasks than this in run A cannot show their own spread (one
+ * short task runs 1.7 s, then 2.7 s on a busy node): their spread is
+ * taken as at least this fraction of their median, so that only a
+ * change well beyond such noise is flagged (a task twice as slow is).
+ */
+#define FEW_TASKS 3
+#define FEW_TASKS_SPREAD 0.2
+
 /* The changes from tasks ja[0..ka-1] to jb[0..kb-1]. */
 static json_t *changes (const tr_stepsum_t *ja, size_t ka,
                         const tr_stepsum_t *jb, size_t kb,
@@ -238,7 +246,10 @@ static json_t *changes (const tr_stepsum_t *ja, size_t ka,
                         double *bufa, double *bufb)
 {
     json_t *arr = json_array ();
+    struct tr_recommend_regress_opts few = *o;
 
+    if (few.mad_floor < FEW_TASKS_SPREAD)
+        few.mad_floor = FEW_TASKS_SPREAD;
     for (int m = 0; arr && m < TR_RECOMMEND_METRICS; m++) {
         size_t na = 0, nb = 0;
         struct tr_drift d;
@@ -254,7 +265,9 @@ static json_t *changes (const tr_stepsum_t *ja, size_t ka,
         if (nb == 0)
             continue;
         x = tr_stats_median (bufb, nb);
-        if ((v = tr_recommend_drift (x, bufa, na, o, &d)) < 0)
+        if ((v = tr_recommend_drift (x, bufa, na, na < FEW_TASKS ? &few : o,
+                                     &d))
+            < 0)
             goto fail;
         if ((v != TR_DRIFT_UP && v != TR_DRIFT_DOWN)
             || fabs (x - d.median) < min_change[m])

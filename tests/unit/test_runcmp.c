@@ -188,6 +188,34 @@ static void test_noise (void **state)
     json_decref (cmp);
 }
 
+/* One task per process in each run shows no spread of its own: a short
+ * task 1.7 s, then 2.7 s (a busy node), is noise; 2 s, then 6.5 s, is
+ * not.
+ */
+static void test_one_task_each (void **state)
+{
+    static struct rows r;
+    struct tr_recommend_regress_opts o;
+    tr_error_t error;
+    json_t *cmp;
+
+    (void)state;
+    r.n = 0;
+    task (&r, "S1", "sort", 0, 1.7, 1.7);
+    task (&r, "S2", "sort", 3600, 2.7, 2.7);
+    task (&r, "S3", "sort", 7200, 6.5, 6.5);
+    task (&r, "S0", "sort", 10800, 2.0, 2.0);
+    opts (&o);
+    assert_non_null (cmp = tr_run_compare (r.ptr, r.n, "S1", "S2", &o,
+                                           &error));
+    assert_int_equal (nchanges (cmp, "sort"), 0);
+    json_decref (cmp);
+    assert_non_null (cmp = tr_run_compare (r.ptr, r.n, "S0", "S3", &o,
+                                           &error));
+    assert_int_equal (nchanges (cmp, "sort"), 2);
+    json_decref (cmp);
+}
+
 static void test_slowed (void **state)
 {
     static struct rows r;
@@ -389,7 +417,7 @@ static void test_print (void **state)
                                   "this run)\n"));
     assert_non_null (strstr (out, "\n                 B*      1    0 00:00:20"));
     assert_non_null (strstr (out, "  align: elapsed up x2.00 per task, median "
-                                  "20.0 s (A 10.0 s), z 20.0\n"));
+                                  "20.0 s (A 10.0 s), z 5.0\n"));
     for (char *l = out; *l; l = strchr (l, '\n') + 1)
         assert_true (strchr (l, '\n') - l <= 80);
     free (out);
@@ -550,6 +578,7 @@ int main (void)
         cmocka_unit_test (test_drift),
         cmocka_unit_test (test_noise),
         cmocka_unit_test (test_slowed),
+        cmocka_unit_test (test_one_task_each),
         cmocka_unit_test (test_one_side),
         cmocka_unit_test (test_steps_one_task),
         cmocka_unit_test (test_errors),
