@@ -223,13 +223,14 @@ static json_t *process_side (const tr_stepsum_t *j, size_t k, double *buf)
 }
 
 /* The least change of a metric (tr_recommend_metric order) per task
- * that is flagged at all: a second of elapsed or CPU time, a MiB of
- * memory or I/O.  Below that, any ratio is noise (a task that wrote 4
- * KiB and then 12 KiB did not triple its I/O in any sense that
- * matters).
+ * that is flagged at all: a second of elapsed or CPU time, 16 MiB of
+ * memory or I/O.  Below that, any ratio is noise (a short task that
+ * read 1.3 MiB and then 208 KiB, its interpreter's files cached the
+ * second time, did not change in any sense that matters).
  */
-static const double min_change[TR_RECOMMEND_METRICS] = { 1, 1048576, 1,
-                                                         1048576 };
+#define MIN_BYTES (16.0 * 1048576)
+static const double min_change[TR_RECOMMEND_METRICS] = { 1, MIN_BYTES, 1,
+                                                         MIN_BYTES };
 
 /* Fewer tasks than this in run A cannot show their own spread (one
  * short task runs 1.7 s, then 2.7 s on a busy node): their spread is
