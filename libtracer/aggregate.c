@@ -1578,16 +1578,23 @@ static int cmp_num (double a, double b)
  * run id; then its rows by job and step, so that a job's steps are
  * adjacent.
  */
-static int cmp_run_key (const tr_stepsum_t *x, const tr_stepsum_t *y)
+int tr_runs_cmp_user (const tr_stepsum_t *x, const tr_stepsum_t *y)
 {
     int c = cmp_num (x->uid, y->uid);
 
     if (!c && isnan (x->uid))
         c = strcmp (x->user, y->user);
+    return c;
+}
+
+static int cmp_run_key (const tr_stepsum_t *x, const tr_stepsum_t *y)
+{
+    int c = tr_runs_cmp_user (x, y);
+
     return c ? c : strcmp (x->run_id, y->run_id);
 }
 
-static int cmp_run_row (const void *pa, const void *pb)
+int tr_runs_cmp_rows (const void *pa, const void *pb)
 {
     const tr_stepsum_t *x = *(const tr_stepsum_t *const *)pa;
     const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
@@ -1600,15 +1607,6 @@ static int cmp_run_row (const void *pa, const void *pb)
     return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
 }
 
-/* A state that is a failure: failed, cancelled, timeout, out of memory
- * (not running, unknown or incomplete: tracer lost track of those).
- */
-static bool state_failed (const char *state)
-{
-    int r = tr_merge_state_rank (state);
-
-    return r >= 3 && r <= 6;
-}
 
 struct run_out {
     double start;
@@ -1654,12 +1652,12 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
             running = true;
         else if (isnan (end) || r->end_ms > end)
             end = r->end_ms;
-        failed_steps += state_failed (r->state);
+        failed_steps += tr_merge_state_failed (r->state);
         /* a job's state as sacct gives it: the batch step's */
         if (i == 0 || strcmp (r->cluster, v[i - 1]->cluster)
             || strcmp (r->job_id, v[i - 1]->job_id)) {
             if (i > 0)
-                failed_jobs += state_failed (job.state);
+                failed_jobs += tr_merge_state_failed (job.state);
             tr_stepsum_init (&job);
             jobs++;
         }
@@ -1667,7 +1665,7 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
             return NULL;
     }
     if (n > 0)
-        failed_jobs += state_failed (job.state);
+        failed_jobs += tr_merge_state_failed (job.state);
     a.steps = n;
     a.jobs = jobs;
     if (!(o = acc_json (&a, false, false, priced)))
@@ -1721,7 +1719,7 @@ json_t *tr_runs (const tr_stepsum_t *const *rows,
         if (*rows[i]->run_id)
             v[nv++] = rows[i];
     if (nv > 0)
-        qsort (v, nv, sizeof (*v), cmp_run_row);
+        qsort (v, nv, sizeof (*v), tr_runs_cmp_rows);
     for (size_t i = 0, j; i < nv; i = j) {
         for (j = i + 1; j < nv && cmp_run_key (v[i], v[j]) == 0; j++)
             ;

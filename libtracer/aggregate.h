@@ -164,4 +164,12 @@ void tr_runs_print_fields (FILE *out);
  */
 int tr_runs_cell (char *buf, size_t size, json_t *run, const char *field);
 
+/* The order tr_runs keeps: tr_runs_cmp_user is a run's user (the uid,
+ * else the name where the uid is unknown); tr_runs_cmp_rows, a qsort
+ * comparator of const tr_stepsum_t pointers, orders by that user, the
+ * run id, then job and step.
+ */
+int tr_runs_cmp_user (const tr_stepsum_t *x, const tr_stepsum_t *y);
+int tr_runs_cmp_rows (const void *pa, const void *pb);
+
 #endif /* !TRACER_AGGREGATE_H */

@@ -174,6 +174,13 @@ int tr_merge_state_rank (const char *state)
     return 2; /* "unknown" */
 }
 
+bool tr_merge_state_failed (const char *state)
+{
+    int r = tr_merge_state_rank (state);
+
+    return r >= 3 && r <= 6;
+}
+
 const char *tr_merge_state_name (const char *state, double oom_kills)
 {
     if (!state)

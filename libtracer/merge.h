@@ -4,6 +4,8 @@
 #ifndef TRACER_MERGE_H
 #define TRACER_MERGE_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 /* Merged views of multi-node steps.  A step that ran on N nodes has N
@@ -38,6 +40,11 @@ int tr_merge_cmp_identity (json_t *ra, json_t *rb);
  * whole story; a state this list does not know ranks as "unknown".
  */
 int tr_merge_state_rank (const char *state);
+
+/* Whether a state is a failure: failed, cancelled, timeout, oom (not
+ * running, unknown or incomplete: tracer lost track of those).
+ */
+bool tr_merge_state_failed (const char *state);
 
 /* The name every view shows for a step's state: Slurm's OUT_OF_MEMORY
  * for a step the OOM killer ended ("oom", or "failed" with oom_kills > 0:

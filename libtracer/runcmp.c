@@ -13,51 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "aggregate.h"
 #include "merge.h"
 #include "report.h"
 #include "runcmp.h"
 #include "stats.h"
 #include "when.h"
-
-static int cmp_num (double a, double b)
-{
-    if (isnan (a) || isnan (b))
-        return isnan (a) - isnan (b);
-    return (a > b) - (a < b);
-}
-
-/* A run's key: the user (uid, else the name), then the run id. */
-static int cmp_user (const tr_stepsum_t *x, const tr_stepsum_t *y)
-{
-    int c = cmp_num (x->uid, y->uid);
-
-    if (!c && isnan (x->uid))
-        c = strcmp (x->user, y->user);
-    return c;
-}
-
-/* Rows by run (user, run id), then job and step. */
-static int cmp_row (const void *pa, const void *pb)
-{
-    const tr_stepsum_t *x = *(const tr_stepsum_t *const *)pa;
-    const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
-    int c = cmp_user (x, y);
-
-    if (!c)
-        c = strcmp (x->run_id, y->run_id);
-    if (!c)
-        c = strcmp (x->cluster, y->cluster);
-    if (!c)
-        c = tr_merge_natcmp (x->job_id, y->job_id);
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
-}
-
-static bool state_failed (const char *state)
-{
-    int r = tr_merge_state_rank (state);
-
-    return r >= 3 && r <= 6;
-}
 
 /* Fold rows v[0..n-1] (one run, sorted by job and step) into job rows
  * jobs[0..*nj-1].  0, or -1 on ENOMEM.
@@ -120,7 +81,7 @@ static int pick (const tr_stepsum_t **v, size_t nv, struct side *s,
     s->v = v + i;
     for (s->n = 0; i + s->n < nv && !strcmp (v[i + s->n]->run_id, s->id);
          s->n++)
-        if (cmp_user (s->v[0], s->v[s->n])) {
+        if (tr_runs_cmp_user (s->v[0], s->v[s->n])) {
             errno = EINVAL;
             tr_errprintf (error, "run %s is the run of several users: "
                           "choose one with -u", s->id);
@@ -137,7 +98,8 @@ static int one_user (const tr_stepsum_t **v, size_t nv, const struct side *s,
                      tr_error_t *error)
 {
     for (size_t i = 0; i < nv; i++)
-        if (!strcmp (v[i]->run_id, s->id) && cmp_user (v[i], s->v[0])) {
+        if (!strcmp (v[i]->run_id, s->id)
+            && tr_runs_cmp_user (v[i], s->v[0])) {
             errno = EINVAL;
             tr_errprintf (error, "run %s is the run of several users: "
                           "choose one with -u", s->id);
@@ -164,7 +126,7 @@ static json_t *run_info (const struct side *s)
             end = r->end_ms;
     }
     for (size_t i = 0; i < s->njobs; i++)
-        failed += state_failed (s->jobs[i].state);
+        failed += tr_merge_state_failed (s->jobs[i].state);
     if (!(o = json_pack ("{s:s s:s s:s s:I s:I s:b}", "run", s->id,
                          "pipeline", s->v[0]->pipeline, "user",
                          s->v[0]->user, "tasks", (json_int_t)s->njobs,
@@ -198,7 +160,7 @@ static json_t *process_side (const tr_stepsum_t *j, size_t k, double *buf)
     for (size_t i = 0; i < k; i++) {
         double e = j[i].elapsed_s;
 
-        failed += state_failed (j[i].state);
+        failed += tr_merge_state_failed (j[i].state);
         if (isfinite (e))
             buf[nb++] = e;
         total = add (total, e);
@@ -376,7 +338,7 @@ json_t *tr_run_compare (const tr_stepsum_t *const *rows,
         if (!strcmp (rows[i]->run_id, a) || !strcmp (rows[i]->run_id, b))
             v[nv++] = rows[i];
     if (nv)
-        qsort (v, nv, sizeof (*v), cmp_row);
+        qsort (v, nv, sizeof (*v), tr_runs_cmp_rows);
     for (int k = 0; k < 2; k++) {
         if (pick (v, nv, &s[k], error) < 0 || one_user (v, nv, &s[k], error))
             goto out;
@@ -619,7 +581,7 @@ static int run_row (const tr_stepsum_t **v, size_t n, tr_rowset_t *out)
             && (isnan (row.mem_peak_bytes)
                 || r->mem_peak_bytes > row.mem_peak_bytes))
             row.mem_peak_bytes = r->mem_peak_bytes;
-        failed |= state_failed (r->state);
+        failed |= tr_merge_state_failed (r->state);
     }
     if (n == 0 || !*v[0]->pipeline)
         return 0;
@@ -657,9 +619,9 @@ int tr_run_rows (const tr_stepsum_t *const *rows,
         if (*rows[i]->run_id)
             v[nv++] = rows[i];
     if (nv)
-        qsort (v, nv, sizeof (*v), cmp_row);
+        qsort (v, nv, sizeof (*v), tr_runs_cmp_rows);
     for (size_t i = 0, j; rc == 0 && i < nv; i = j) {
-        for (j = i + 1; j < nv && !cmp_user (v[i], v[j])
+        for (j = i + 1; j < nv && !tr_runs_cmp_user (v[i], v[j])
                         && !strcmp (v[i]->run_id, v[j]->run_id);
              j++)
             ;

@@ -84,13 +84,6 @@ static bool is_extern (const tr_stepsum_t *r)
     return !strcmp (r->step_id, "extern");
 }
 
-static bool state_failed (const char *state)
-{
-    int r = tr_merge_state_rank (state);
-
-    return r >= 3 && r <= 6;
-}
-
 struct task {
     size_t first, n;          /* its rows in the sorted array */
     tr_stepsum_t job;         /* tr_stepsum_job_add of them */
@@ -379,7 +372,7 @@ static json_t *process_json (struct task **t,
                 }
             }
         }
-        if (state_failed (j->state)) {
+        if (tr_merge_state_failed (j->state)) {
             json_t *c;
 
             failed++;
