@@ -67,6 +67,26 @@ static int conf_cost (struct rep *r, struct tr_cost *cost,
     return 0;
 }
 
+/* Pointers to the set's rows (*rows, the caller's to free) and the
+ * configured prices (conf_cost), as the analyses over a whole set take
+ * them.  -1 on ENOMEM, said on standard error.
+ */
+static int rows_and_cost (struct rep *r, tr_rowset_t *set,
+                          const tr_stepsum_t ***rows, struct tr_cost *cost,
+                          struct tr_cost_part **parts)
+{
+    *rows = NULL;
+    *parts = NULL;
+    if ((set->n && !(*rows = calloc (set->n, sizeof (**rows))))
+        || conf_cost (r, cost, parts) < 0) {
+        rep_err ("out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        (*rows)[i] = &set->rows[i];
+    return 0;
+}
+
 void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o)
 {
     const struct tr_conf_recommend *c = &r->conf->recommend;
@@ -281,13 +301,8 @@ int rep_runs (struct rep *r, tr_rowset_t *set)
     int rc = EXIT_RUNTIME;
 
     error.text[0] = '\0';
-    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
-        || conf_cost (r, &cost, &parts) < 0) {
-        rep_err ("out of memory\n");
+    if (rows_and_cost (r, set, &rows, &cost, &parts) < 0)
         goto out;
-    }
-    for (size_t i = 0; i < set->n; i++)
-        rows[i] = &set->rows[i];
     if (!(runs = tr_runs (rows, set->n, &cost, &error))) {
         rep_err ("%s\n", tr_error_str (&error));
         rc = errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
@@ -339,13 +354,8 @@ int rep_run (struct rep *r, tr_rowset_t *set)
     int rc = EXIT_RUNTIME;
 
     error.text[0] = '\0';
-    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
-        || conf_cost (r, &cost, &parts) < 0) {
-        rep_err ("out of memory\n");
+    if (rows_and_cost (r, set, &rows, &cost, &parts) < 0)
         goto out;
-    }
-    for (size_t i = 0; i < set->n; i++)
-        rows[i] = &set->rows[i];
     rep_recommend_opts (r, &ro);
     o.cost = &cost;
     o.recommend = &ro;
@@ -472,14 +482,10 @@ int rep_digest (struct rep *r, tr_rowset_t *set)
     int rc = EXIT_OK;
     size_t start = 0, sent = 0;
 
-    if ((set->n && !(rows = calloc (set->n, sizeof (*rows))))
-        || conf_cost (r, &cost, &parts) < 0) {
+    if (rows_and_cost (r, set, &rows, &cost, &parts) < 0) {
         free (rows);
-        rep_err ("out of memory\n");
         return EXIT_RUNTIME;
     }
-    for (size_t i = 0; i < set->n; i++)
-        rows[i] = &set->rows[i];
     qsort (rows, set->n, sizeof (*rows), digest_cmp);
     for (size_t i = 1; i <= set->n; i++) {
         if (i < set->n && !strcmp (rows[i]->user, rows[start]->user)
