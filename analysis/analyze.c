@@ -360,6 +360,7 @@ int rep_run (struct rep *r, tr_rowset_t *set)
     o.cost = &cost;
     o.recommend = &ro;
     o.diagnosis = &r->conf->diagnosis;
+    o.now_ms = 0;
     if (!(view = tr_run_view (rows, set->n, r->run_id, &o, &error))) {
         if (errno == ENOENT)
             rep_err ("%s%s (tracer-report --runs lists the runs)\n",

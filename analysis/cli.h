@@ -53,6 +53,7 @@ struct rep {
     bool noconvert;
     char units;                 /* --units: K, M, G, T, P or 0 */
     bool no_index;
+    bool live_rows;          /* --run, --runs: the running steps too */
     bool list_given;        /* -o, -P, -n or --list asked for a listing */
     const char *cluster;
     const char *store_path;

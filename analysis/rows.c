@@ -18,6 +18,7 @@
 
 #include "libtracer/diagnose.h"
 #include "libtracer/index.h"
+#include "libtracer/livesum.h"
 #include "libtracer/record.h"
 #include "libtracer/store.h"
 #include "cli.h"
@@ -28,6 +29,7 @@ struct collect {
     tr_rowset_t *set;
     size_t unsigned_dropped;
     const char *root; /* the store's, absolute, while it is scanned */
+    size_t nrecords;  /* rows from records, before the live ones */
 };
 
 /* The index's loader: a verified record's summary.  Tampered and forged
@@ -152,6 +154,67 @@ static int collect_direct (struct collect *c, tr_store_t *store,
     return EXIT_OK;
 }
 
+/* A live summary that cannot be believed is named, as a bad record is
+ * (a user is not told of others' files).
+ */
+static void live_bad (const char *relpath, const char *why, void *arg)
+{
+    struct collect *c = arg;
+
+    if (c->q->only_uid)
+        return;
+    rep_err ("%s/%s: REJECTED: live summary: %s\n", c->root, relpath, why);
+    c->r->rejected++;
+    rep_set_worst (c->r, EXIT_TAMPERED);
+}
+
+/* A running step's live row, unless the step's record is in the set
+ * already (it ended since: the record wins).
+ */
+static int keep_live (const tr_stepsum_t *row, void *arg)
+{
+    struct collect *c = arg;
+
+    if (!tr_query_match_record (c->q, row))
+        return 0;
+    for (size_t i = 0; i < c->nrecords; i++) {
+        const tr_stepsum_t *x = &c->set->rows[i];
+
+        if (!strcmp (x->job_id, row->job_id)
+            && !strcmp (x->step_id, row->step_id)
+            && !strcmp (x->node, row->node)
+            && !strcmp (x->cluster, row->cluster))
+            return 0;
+    }
+    return tr_rowset_add (c->set, row);
+}
+
+/* The steps running now, from the store's live summaries (--run,
+ * --runs): a run in progress on every node.
+ */
+static int collect_live (struct collect *c, tr_store_t *store,
+                         const char *cluster)
+{
+    struct tr_livesum_stats st;
+    struct timespec ts;
+    tr_error_t error;
+    uid_t writer = c->r->conf->store_owner_is_job ? 0
+                                                  : c->r->conf->store_owner_uid;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    c->nrecords = c->set->n;
+    c->root = tr_store_root (store);
+    if (tr_livesum_scan (store, cluster, writer,
+                         1000.0 * (double)ts.tv_sec + (double)ts.tv_nsec / 1e6,
+                         c->set->pool, keep_live, live_bad, c, &st, &error)
+        < 0) {
+        rep_err ("%s\n", tr_error_str (&error));
+        return EXIT_RUNTIME;
+    }
+    c->root = NULL;
+    return EXIT_OK;
+}
+
 static int collect_store (struct collect *c)
 {
     struct rep *r = c->r;
@@ -183,6 +246,8 @@ static int collect_store (struct collect *c)
      */
     if (r->no_index) {
         rc = collect_direct (c, store, cluster, from, to);
+        if (rc == EXIT_OK && r->live_rows)
+            rc = collect_live (c, store, cluster);
         rep_node_drops (store, cluster);
         tr_store_destroy (store);
         return rc;
@@ -191,12 +256,18 @@ static int collect_store (struct collect *c)
     rc = tr_index_scan (store, cluster, from, to, &io, load_row, c, keep_row,
                         c, c->set->pool, &st, &error);
     c->root = NULL;
-    rep_node_drops (store, cluster);
-    tr_store_destroy (store);
     if (rc < 0) {
+        rep_node_drops (store, cluster);
+        tr_store_destroy (store);
         rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
+    if (r->live_rows && collect_live (c, store, cluster) != EXIT_OK) {
+        tr_store_destroy (store);
+        return EXIT_RUNTIME;
+    }
+    rep_node_drops (store, cluster);
+    tr_store_destroy (store);
     if (st.bad > 0)
         rep_err ("%zu record%s of this period could "
                  "not be used (tampered, forged, misplaced or corrupt: "

@@ -631,6 +631,8 @@ static int run (struct rep *r)
         fprintf (stderr, "tracer-report: out of memory\n");
         return EXIT_RUNTIME;
     }
+    /* a run in progress: its running steps from the live summaries */
+    r->live_rows = r->mode == MODE_RUNS || r->mode == MODE_RUN;
     rc = rep_collect (r, &r->q,
                       r->mode != MODE_ROWS && r->mode != MODE_REINDEX
                           && r->mode != MODE_EXPORT,

@@ -45,6 +45,7 @@
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 #include "libtracer/jobstate.h"
+#include "libtracer/livesum.h"
 #include "libtracer/sign.h"
 #include "libtracer/strbuf.h"
 #include "libtracer/store.h"
@@ -727,6 +728,57 @@ static void forward_status (void)
     json_decref (st);
 }
 
+/* Live summaries of the running steps for the store (livesum.h): made
+ * by tracerd every store.live_interval (live_pass), written by the
+ * forwarder, which has them from the fork, after the round's records.
+ * The places (cluster and node) that had files are remembered, so that
+ * a user's file goes when their last step there ends.
+ */
+#define LIVE_PLACES_MAX 256
+#define LIVE_PLACE_KEEP 3       /* passes a place is pruned after its last file */
+
+static struct {
+    double next;                /* monotonic time of the next pass */
+    struct tr_livesum_file *files;
+    size_t nfiles;
+    struct {
+        char cluster[256];
+        char node[256];
+        int empty;              /* passes since it last had a file */
+    } places[LIVE_PLACES_MAX];
+    size_t nplaces;
+} live;
+
+/* In the forwarder: the last pass's files into the store, and the files
+ * of users with nothing running any more out of it.
+ */
+static void forward_live (void)
+{
+    uid_t keep[LIVE_PLACES_MAX];
+    tr_error_t error;
+
+    for (size_t i = 0; i < live.nfiles; i++) {
+        struct tr_livesum_file *f = &live.files[i];
+
+        if (tr_store_put_live (d.store, f->cluster, f->node, f->uid, f->text,
+                               &error) < 0)
+            logmsg (LOG_WARNING, "store: live summary of uid %u on %s: %s",
+                    (unsigned)f->uid, f->node, tr_error_str (&error));
+    }
+    for (size_t p = 0; p < live.nplaces; p++) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < live.nfiles && n < LIVE_PLACES_MAX; i++)
+            if (!strcmp (live.files[i].cluster, live.places[p].cluster)
+                && !strcmp (live.files[i].node, live.places[p].node))
+                keep[n++] = live.files[i].uid;
+        if (tr_store_prune_live (d.store, live.places[p].cluster,
+                                 live.places[p].node, keep, n, &error) < 0)
+            logmsg (LOG_WARNING, "store: live summaries: %s",
+                    tr_error_str (&error));
+    }
+}
+
 /* One forwarding round, in the forwarder: 0 when the spool was drained,
  * 1 when the store failed.
  */
@@ -751,6 +803,10 @@ static int forward_all (void)
         logmsg (LOG_ERR, "spool: %s", tr_error_str (&error));
         failed = 1;
     }
+    /* after the records, so that a step's record is in the store
+     * before its live summary goes
+     */
+    forward_live ();
     /* Forwarded records leave their job directories and day markers
      * behind: without this the spool grows by the day and every round
      * walks all of it.
@@ -2669,6 +2725,95 @@ static double expire_conns (double now, double later)
     return later;
 }
 
+/* A place (cluster and node) with live summaries, remembered. */
+static void live_place (const char *cluster, const char *node)
+{
+    size_t i;
+
+    for (i = 0; i < live.nplaces; i++)
+        if (!strcmp (live.places[i].cluster, cluster)
+            && !strcmp (live.places[i].node, node)) {
+            live.places[i].empty = 0;
+            return;
+        }
+    if (live.nplaces == LIVE_PLACES_MAX)
+        return;
+    snprintf (live.places[i].cluster, sizeof (live.places[i].cluster), "%s",
+              cluster);
+    snprintf (live.places[i].node, sizeof (live.places[i].node), "%s", node);
+    live.places[i].empty = 0;
+    live.nplaces++;
+}
+
+/* Every store.live_interval: the live summaries of the steps running
+ * now, for the forwarder to write.  A step that is recorded only if its
+ * job has another step here (the extern step) is left out until then.
+ */
+static void live_pass (double now)
+{
+    double interval = d.conf->store_live_interval_s;
+    tr_strpool_t *pool = NULL;
+    tr_stepsum_t *rows = NULL;
+    const tr_stepsum_t **v = NULL;
+    struct tr_livesum_file *files = NULL;
+    struct timespec ts;
+    double now_ms;
+    size_t n = 0;
+    ssize_t nf;
+
+    if (!(interval > 0) || now < live.next)
+        return;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    now_ms = 1000.0 * (double)ts.tv_sec + (double)ts.tv_nsec / 1e6;
+    live.next = now + interval;
+    if (d.nsteps == 0 && live.nfiles == 0 && live.nplaces == 0)
+        return;
+    if (d.nsteps > 0
+        && (!(pool = tr_strpool_create ())
+            || !(rows = calloc ((size_t)d.nsteps, sizeof (*rows)))
+            || !(v = calloc ((size_t)d.nsteps, sizeof (*v)))))
+        goto nomem;
+    for (int i = 0; i < d.nsteps; i++) {
+        struct active *a = &d.steps[i];
+        json_t *rec;
+
+        if (a->conditional && !job_traced (tr_step_identity (a->step)))
+            continue;
+        if (!(rec = tr_step_live_record (a->step)))
+            goto nomem;
+        if (tr_livesum_row (&rows[n], rec, now_ms, pool) < 0) {
+            json_decref (rec);
+            goto nomem;
+        }
+        json_decref (rec);
+        v[n] = &rows[n];
+        n++;
+    }
+    if ((nf = tr_livesum_files (v, n, now_ms, interval, &files)) < 0)
+        goto nomem;
+    tr_livesum_files_free (live.files, live.nfiles);
+    live.files = files;
+    live.nfiles = (size_t)nf;
+    for (size_t p = 0; p < live.nplaces; p++)
+        live.places[p].empty++;
+    for (size_t i = 0; i < live.nfiles; i++)
+        live_place (live.files[i].cluster, live.files[i].node);
+    /* forget places pruned a few times over */
+    for (size_t p = live.nplaces; p-- > 0;)
+        if (live.places[p].empty > LIVE_PLACE_KEEP)
+            live.places[p] = live.places[--live.nplaces];
+    fwd.pending = true;
+    if (!d.forward_failing)
+        d.next_forward = 0;
+    goto out;
+nomem:
+    logmsg (LOG_WARNING, "live summaries: out of memory");
+out:
+    free (v);
+    free (rows);
+    tr_strpool_destroy (pool);
+}
+
 /* Sample the steps that are due; return the time of the next one due
  * (at most one daemon interval away, for spool forwarding).  At most
  * SAMPLE_SLICE_S of sampling at a time: with thousands of steps due
@@ -3151,6 +3296,7 @@ int main (int argc, char **argv)
         if (now >= next_sample)
             next_sample = sample_due (now);
         pending_retry (now);
+        live_pass (now);
         forward_spool (now);
         reap_ended (now);
         trim_memory (now);
@@ -3161,6 +3307,9 @@ int main (int argc, char **argv)
             next_sample = d.next_forward;
         if (pend.n > 0 && pend.next < next_sample)
             next_sample = pend.next;
+        if (d.conf->store_live_interval_s > 0 && live.next > now
+            && live.next < next_sample)
+            next_sample = live.next;
     }
     /* Active steps keep their state files: the next tracerd resumes
      * them.  Save the latest readings first.

@@ -263,6 +263,19 @@ static const struct key schema[] = {
       .doc_default = "unset",
       .desc = "group of record files, a group name or gid (unset: the "
               "writer's group)" },
+    { .section = "store",
+      .name = "live_interval",
+      .type = K_NUMBER,
+      .off = F (store_live_interval_s),
+      .min = 5,
+      .max = 3600,
+      .zero_off = true,
+      .dflt = "30",
+      .doc_default = "30",
+      .desc = "seconds between the live summaries of the steps running on "
+              "a node that tracerd writes into the store (one file per node "
+              "and user, for tracer-report --run and --runs of a run in "
+              "progress): 0 (none) or 5 to 3600" },
     { .section = "spool",
       .name = "path",
       .type = K_PATH,

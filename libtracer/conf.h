@@ -154,6 +154,7 @@ typedef struct tr_conf {
     uid_t store_owner_uid;     /* valid when !store_owner_is_job */
     bool store_group_set;      /* store.group given */
     gid_t store_gid;           /* store.group, resolved */
+    double store_live_interval_s; /* store.live_interval (0 = none) */
 
     /* spool: node-local, root-only */
     char *spool_path;          /* spool.path */

@@ -2551,6 +2551,50 @@ static void put_slowest (FILE *out, json_t *view)
     fputs ("</table></div>\n</section>\n", out);
 }
 
+/* The tasks running now with their live figures and their age. */
+static void put_running (FILE *out, json_t *view)
+{
+    json_t *id;
+    size_t i;
+    char b[64];
+
+    if (json_array_size (get (view, "running")) == 0)
+        return;
+    fputs ("<section id=\"running\">\n<h2>Running now</h2>\n"
+           "<div class=\"scroll\"><table class=\"running usage\">\n"
+           "<tr><th>Job</th><th>Process</th><th>Node</th>"
+           "<th class=\"num\">Elapsed</th><th class=\"num\">CPU eff.</th>"
+           "<th class=\"num\">Memory peak</th><th class=\"num\">Requested"
+           "</th><th class=\"num\">Figures age</th></tr>\n",
+           out);
+    json_array_foreach (get (view, "running"), i, id)
+    {
+        json_t *t = run_task (view, json_string_value (id));
+        json_t *l = get (t, "live");
+
+        if (!t)
+            continue;
+        fputs ("<tr><td>", out);
+        put_esc (out, jstr (t, "job_id"));
+        fputs ("</td><td>", out);
+        put_esc (out, jstr (t, "process"));
+        fputs ("</td><td>", out);
+        put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+        fprintf (out, "</td><td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_DUR, jnum (t, "elapsed_s")));
+        fprintf (out, "<td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_PCT, jnum (t, "cpu_eff")));
+        fprintf (out, "<td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_BYTES, jnum (t, "mem_peak_bytes")));
+        fprintf (out, "<td class=\"num\">%s</td>",
+                 fmt (b, sizeof (b), F_BYTES, jnum (t, "req_mem_bytes")));
+        fprintf (out, "<td class=\"num\">%s%s</td></tr>\n",
+                 l ? fmt (b, sizeof (b), F_DUR, jnum (l, "age_s")) : unknown,
+                 json_is_true (get (l, "stale")) ? " (stale)" : "");
+    }
+    fputs ("</table></div>\n</section>\n", out);
+}
+
 int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
 {
     json_t *tasks = get (view, "tasks"), *t;
@@ -2654,6 +2698,7 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
            "<a href=\"#processes\">Processes</a>"
            "<a href=\"#slowest\">Slowest tasks</a></nav>\n<main>\n",
            out);
+    put_running (out, view);
     put_gantt (out, view, bars, nbars, nodes, nnodes, nlanes, t0, t1);
     put_process_table (out, view);
     put_slowest (out, view);

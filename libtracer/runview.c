@@ -143,7 +143,24 @@ static double time_eff (const tr_stepsum_t *r)
     return f ? tr_stepsum_num (r, f) : NAN;
 }
 
-static json_t *task_json (const struct task *t)
+/* A running task's live figures: when read, how old, whether stale. */
+static int task_live (json_t *o, const tr_stepsum_t *j, double now_ms)
+{
+    json_t *l;
+
+    if (isnan (j->live_ms))
+        return 0;
+    if (put (o, "live", (l = json_object ())) < 0
+        || put (l, "figures_unix_ms", json_integer ((json_int_t)j->live_ms))
+               < 0
+        || put (l, "age_s", json_real (fmax (0, (now_ms - j->live_ms) / 1000.0)))
+               < 0
+        || put (l, "stale", json_boolean (j->live_stale)) < 0)
+        return -1;
+    return 0;
+}
+
+static json_t *task_json (const struct task *t, double now_ms)
 {
     const tr_stepsum_t *j = &t->job;
     json_t *o = json_object ();
@@ -172,7 +189,10 @@ static json_t *task_json (const struct task *t)
         || put_num (o, "req_mem_bytes", j->req_mem_bytes) < 0
         || put_num (o, "mem_eff", tr_stepsum_mem_eff (j)) < 0
         || put_num (o, "time_limit_s", j->time_limit_s) < 0
-        || put_num (o, "time_eff", time_eff (j)) < 0)
+        || put_num (o, "time_eff", time_eff (j)) < 0
+        || put_num (o, "read_bytes", j->read_bytes) < 0
+        || put_num (o, "write_bytes", j->write_bytes) < 0
+        || task_live (o, j, now_ms) < 0)
         goto nomem;
     if (t->main
         && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
@@ -560,14 +580,16 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
                      const struct tr_run_view_opts *o,
                      tr_error_t *error)
 {
-    struct tr_run_view_opts none = { NULL, NULL, NULL };
+    struct tr_run_view_opts none = { NULL, NULL, NULL, 0 };
     struct tr_recommend_opts ropts;
     const tr_stepsum_t **v = NULL, **nx = NULL;
     struct task *tasks = NULL;
     struct task **tv = NULL;
     tr_strpool_t *pool = NULL;
     size_t nv = 0, nt = 0, nnx = 0;
-    json_t *res = NULL, *runs = NULL, *recs = NULL, *procs, *tl, *slow;
+    json_t *res = NULL, *runs = NULL, *recs = NULL, *procs, *tl, *slow, *live;
+    double now_ms;
+    struct timespec ts;
 
     if ((!rows && n > 0) || !id) {
         errno = EINVAL;
@@ -576,6 +598,11 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
     }
     if (!o)
         o = &none;
+    now_ms = o->now_ms;
+    if (!(now_ms > 0)) {
+        clock_gettime (CLOCK_REALTIME, &ts);
+        now_ms = 1000.0 * (double)ts.tv_sec + (double)ts.tv_nsec / 1e6;
+    }
     if (!(v = malloc ((n ? n : 1) * sizeof (*v)))
         || !(nx = malloc ((n ? n : 1) * sizeof (*nx)))
         || !(pool = tr_strpool_create ()))
@@ -600,8 +627,9 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
     qsort (v, nv, sizeof (*v), cmp_row);
     if (!(runs = tr_runs (v, nv, o->cost, error)))
         goto fail;
+    /* advice from the steps that ended, not from running ones' figures */
     for (size_t i = 0; i < nv; i++)
-        if (!is_extern (v[i]))
+        if (!is_extern (v[i]) && strcmp (v[i]->state, "running"))
             nx[nnx++] = v[i];
     if (o->recommend)
         ropts = *o->recommend;
@@ -659,7 +687,8 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
                    < 0)
         || put (res, "processes", (procs = json_array ())) < 0
         || put (res, "tasks", (tl = json_array ())) < 0
-        || put (res, "slowest", (slow = json_array ())) < 0)
+        || put (res, "slowest", (slow = json_array ())) < 0
+        || put (res, "running", (live = json_array ())) < 0)
         goto nomem;
     qsort (tv, nt, sizeof (*tv), cmp_task_process);
     for (size_t i = 0, j; i < nt; i = j) {
@@ -677,13 +706,24 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
         goto nomem;
     qsort (tv, nt, sizeof (*tv), cmp_task_start);
     for (size_t i = 0; i < nt; i++)
-        if (push (tl, task_json (tv[i])) < 0)
+        if (push (tl, task_json (tv[i], now_ms)) < 0
+            || (!strcmp (tr_stepsum_state_name (tv[i]->job.state,
+                                                tv[i]->job.oom_kills),
+                         "RUNNING")
+                && push (live, json_string (tv[i]->job.job_id)) < 0))
             goto nomem;
     qsort (tv, nt, sizeof (*tv), cmp_task_slow);
-    for (size_t i = 0; i < nt && i < SLOWEST_MAX; i++)
-        if (!isnan (tv[i]->job.elapsed_s)
-            && push (slow, json_string (tv[i]->job.job_id)) < 0)
+    for (size_t i = 0, k = 0; i < nt && k < SLOWEST_MAX; i++) {
+        /* a running task's time is not its time yet */
+        if (isnan (tv[i]->job.elapsed_s)
+            || !strcmp (tr_stepsum_state_name (tv[i]->job.state,
+                                               tv[i]->job.oom_kills),
+                        "RUNNING"))
+            continue;
+        if (push (slow, json_string (tv[i]->job.job_id)) < 0)
             goto nomem;
+        k++;
+    }
     goto done;
 nomem:
     errno = ENOMEM;
@@ -1062,6 +1102,80 @@ static int print_slowest (tr_strbuf_t *sb, json_t *view)
     return rc;
 }
 
+/* The tasks running now, with their live figures and how old they are. */
+static int print_running (tr_strbuf_t *sb, json_t *view)
+{
+    json_t *id, *tasks = json_object_get (view, "tasks");
+    json_t *ids = json_object_get (view, "running");
+    double oldest = NAN;
+    size_t i;
+    int rc = 0;
+
+    if (json_array_size (ids) == 0)
+        return 0;
+    json_array_foreach (ids, i, id)
+    {
+        json_t *l = json_object_get (task_by_id (tasks, json_string_value (id)),
+                                     "live");
+        double age = num (l, "age_s");
+
+        /* the stale say their own age */
+        if (!isnan (age) && !json_is_true (json_object_get (l, "stale"))
+            && !(age <= oldest))
+            oldest = age;
+    }
+    if (isnan (oldest))
+        rc |= tr_strbuf_printf (sb, "\nRunning now: %zu task%s\n",
+                                json_array_size (ids),
+                                json_array_size (ids) == 1 ? "" : "s");
+    else {
+        char a[64];
+
+        rc |= tr_strbuf_printf (sb, "\nRunning now: %zu task%s (figures at "
+                                "most %s old)\n", json_array_size (ids),
+                                json_array_size (ids) == 1 ? "" : "s",
+                                tr_when_duration (a, sizeof (a), oldest));
+    }
+    json_array_foreach (ids, i, id)
+    {
+        json_t *t = task_by_id (tasks, json_string_value (id));
+        json_t *l = json_object_get (t, "live");
+        char a[64], b[64], c[64], d[64], e[64], f[64];
+
+        if (!t)
+            continue;
+        rc |= tr_strbuf_printf (sb, "  %s (%s) on %s: ", str (t, "job_id"),
+                                str (t, "process"),
+                                *str (t, "node") ? str (t, "node")
+                                                 : "unknown");
+        if (!l)
+            rc |= tr_strbuf_puts (sb, "no live figures (its node writes "
+                                  "none); ");
+        else if (json_is_true (json_object_get (l, "stale")))
+            rc |= tr_strbuf_printf (sb, "STALE: figures %s old (its node "
+                                    "stopped writing them); ",
+                                    tr_when_duration (a, sizeof (a),
+                                                      num (l, "age_s")));
+        rc |= tr_strbuf_printf (
+            sb, "%s so far, CPU %s, memory %s of %s, I/O %s read, %s written\n",
+            tr_when_duration (a, sizeof (a), num (t, "elapsed_s")),
+            pct (b, sizeof (b), num (t, "cpu_eff")),
+            isnan (num (t, "mem_peak_bytes"))
+                ? "unknown"
+                : tr_report_bytes (c, sizeof (c), num (t, "mem_peak_bytes")),
+            isnan (num (t, "req_mem_bytes"))
+                ? "unknown"
+                : tr_report_bytes (d, sizeof (d), num (t, "req_mem_bytes")),
+            isnan (num (t, "read_bytes"))
+                ? "unknown"
+                : tr_report_bytes (e, sizeof (e), num (t, "read_bytes")),
+            isnan (num (t, "write_bytes"))
+                ? "unknown"
+                : tr_report_bytes (f, sizeof (f), num (t, "write_bytes")));
+    }
+    return rc;
+}
+
 /* A copy of v whose strings a terminal shows as they are: what a job
  * controls (its names, tags, node and tool names) with control
  * characters and the like made visible escapes (tr_strbuf_printable).
@@ -1146,6 +1260,7 @@ int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
     if (width < TR_REPORT_MIN_WIDTH)
         width = TR_REPORT_MIN_WIDTH;
     rc |= print_header (&sb, view);
+    rc |= print_running (&sb, view);
     json_array_foreach (json_object_get (view, "processes"), i, p)
     {
         rc |= print_process (&sb, p, view);

@@ -1907,6 +1907,11 @@ json_t *tr_step_record (tr_step_t *step, const char *kind)
     return record_json (step, kind, true);
 }
 
+json_t *tr_step_live_record (tr_step_t *step)
+{
+    return record_json (step, "snapshot", false);
+}
+
 char *tr_step_snapshot_text (tr_step_t *step)
 {
     tr_strbuf_t sb = TR_STRBUF_INIT;

@@ -186,6 +186,12 @@ json_t *tr_step_record (tr_step_t *step, const char *kind);
  */
 char *tr_step_snapshot_text (tr_step_t *step);
 
+/* The step's snapshot without its series: what a live summary
+ * (livesum.h) needs, at a small part of the cost.  A new reference, or
+ * NULL with errno.
+ */
+json_t *tr_step_live_record (tr_step_t *step);
+
 /* The step's resumable state: identity, request, tags, where it is
  * attached, its tasks and its latest readings (not the series).  tracerd
  * keeps it under daemon.state_dir so that a restarted daemon resumes the

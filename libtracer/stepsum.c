@@ -580,6 +580,7 @@ void tr_stepsum_init (tr_stepsum_t *row)
         else
             *num_member (row, f) = NAN;
     }
+    row->live_ms = NAN;
 }
 
 const tr_field_t *tr_stepsum_field (const char *name)
@@ -1155,6 +1156,8 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->queue_wait_s = max2 (dst->queue_wait_s, src->queue_wait_s);
     dst->elapsed_s = max2 (dst->elapsed_s, src->elapsed_s);
     dst->exit_code = max2 (dst->exit_code, src->exit_code);
+    dst->live_ms = min2 (dst->live_ms, src->live_ms);
+    dst->live_stale = dst->live_stale || src->live_stale;
     if (isnan (dst->signal) || dst->signal == 0)
         dst->signal = src->signal;
     dst->complete = dst->complete && src->complete ? 1 : 0;
@@ -1461,6 +1464,8 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
     job->gpu_mem_peak_bytes =
         max2 (job->gpu_mem_peak_bytes, step->gpu_mem_peak_bytes);
     job->nprocs = add (job->nprocs, step->nprocs);
+    job->live_ms = min2 (job->live_ms, step->live_ms);
+    job->live_stale = job->live_stale || step->live_stale;
     return 0;
 }
 

@@ -44,6 +44,7 @@ const char *tr_strpool_intern_n (tr_strpool_t *pool,
 /* Signature status of the record a row came from. */
 #define TR_STEPSUM_SIG_VALID "valid"
 #define TR_STEPSUM_SIG_UNSIGNED "unsigned"
+#define TR_STEPSUM_SIG_LIVE "live"       /* a live summary (livesum.h) */
 
 /* Series buckets count as idle when the step used less than this many
  * cores and moved less than TR_STEPSUM_IDLE_IO_BPS bytes per second of
@@ -177,6 +178,13 @@ typedef struct tr_stepsum {
      */
     bool job_outcome_batch;
     bool job_outcome_extern;    /* so far only the extern step's */
+
+    /* A running step's live summary (livesum.h): when its figures were
+     * read, ms since the epoch (NAN for a record; a merged or job row:
+     * the oldest), and whether they are stale.  Not index fields.
+     */
+    double live_ms;
+    bool live_stale;
 } tr_stepsum_t;
 
 /* A row with every number NAN and every string "" (not from a pool). */

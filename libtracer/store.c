@@ -428,6 +428,35 @@ static int record_day (json_t *rec, char *buf, size_t size, tr_error_t *error)
     return 0;
 }
 
+/* The owner and reader of a file of user uid ((uid_t)-1: none known),
+ * as record_owner below.
+ */
+static int owner_of (tr_store_t *store,
+                     uid_t uid,
+                     uid_t *uidp,
+                     uid_t *readerp,
+                     tr_error_t *error)
+{
+    bool valid = uid != (uid_t)-1;
+
+    *uidp = *readerp = (uid_t)-1;
+    if (!store->opts.owner_is_job) {
+        *uidp = store->opts.owner_uid;
+        if (valid && store->opts.job_access == TR_STORE_ACCESS_ACL)
+            *readerp = uid;
+        return 0;
+    }
+    if (!valid) {
+        errno = EINVAL;
+        return tr_errprintf (error, "identity.uid: expected a uid");
+    }
+    if (store->opts.job_access == TR_STORE_ACCESS_ACL)
+        *readerp = uid;
+    else if (store->opts.job_access != TR_STORE_ACCESS_NONE)
+        *uidp = uid;
+    return 0;
+}
+
 /* The record's owner and reader: with owner_is_job, the job's user
  * owns it (TR_STORE_ACCESS_OWNER) or reads it through an ACL entry
  * (TR_STORE_ACCESS_ACL: the writer keeps it), or neither; else the
@@ -448,22 +477,8 @@ static int record_owner (tr_store_t *store,
     /* -1 would mean "leave as is" to fchown: never let a record ask. */
     valid = json_is_integer (v) && (uid = json_integer_value (v)) >= 0
             && (uintmax_t)uid < (uintmax_t)(uid_t)-1;
-    *uidp = *readerp = (uid_t)-1;
-    if (!store->opts.owner_is_job) {
-        *uidp = store->opts.owner_uid;
-        if (valid && store->opts.job_access == TR_STORE_ACCESS_ACL)
-            *readerp = (uid_t)uid;
-        return 0;
-    }
-    if (!valid) {
-        errno = EINVAL;
-        return tr_errprintf (error, "identity.uid: expected a uid");
-    }
-    if (store->opts.job_access == TR_STORE_ACCESS_ACL)
-        *readerp = (uid_t)uid;
-    else if (store->opts.job_access != TR_STORE_ACCESS_NONE)
-        *uidp = (uid_t)uid;
-    return 0;
+    return owner_of (store, valid ? (uid_t)uid : (uid_t)-1, uidp, readerp,
+                     error);
 }
 
 /* A POSIX access ACL in the kernel's extended attribute format
@@ -1774,4 +1789,123 @@ int tr_store_job_has_other_uid (tr_store_t *store,
     tr_store_free_names (names, n);
     close (fd);
     return found;
+}
+
+/* --- Live summaries -------------------------------------------------- */
+
+static int live_dir (tr_store_t *store,
+                     const char *cluster,
+                     const char *node,
+                     char *rel,
+                     size_t size,
+                     tr_error_t *error)
+{
+    if (!store || !cluster || !node || !tr_record_id_is_safe (cluster)
+        || !tr_record_id_is_safe (node)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "live summary: cluster or node name not "
+                                    "safe as a path component");
+    }
+    if (!store->writable) {
+        errno = EBADF;
+        return tr_errprintf (error, "store %s: opened read-only", store->root);
+    }
+    if (fmt_path (rel, size, "%s/live/%s", cluster, node) < 0)
+        return tr_errprintf (error, "live summary: %s", strerror (errno));
+    return 0;
+}
+
+int tr_store_put_live (tr_store_t *store,
+                       const char *cluster,
+                       const char *node,
+                       uid_t uid,
+                       const char *text,
+                       tr_error_t *error)
+{
+    char rel[PATH_MAX], name[64];
+    uid_t owner, reader;
+    int dfd, rc;
+
+    if (live_dir (store, cluster, node, rel, sizeof (rel), error) < 0)
+        return -1;
+    if (!text || uid == (uid_t)-1) {
+        errno = EINVAL;
+        return tr_errprintf (error, "live summary: invalid argument");
+    }
+    snprintf (name, sizeof (name), "%u.tsv", (unsigned)uid);
+    if (owner_of (store, uid, &owner, &reader, error) < 0)
+        return -1;
+    dfd = tr_path_mkdirat_p (store->rootfd, rel, store->opts.dir_mode, error);
+    if (dfd < 0)
+        return -1;
+    rc = tr_path_replace (dfd, name, text, strlen (text),
+                          store->opts.file_mode, owner, store->opts.gid, error);
+    if (rc == 0 && reader != (uid_t)-1)
+        rc = grant_reader (store, dfd, name, store->opts.file_mode, reader,
+                           error);
+    close_keep_errno (dfd);
+    return rc;
+}
+
+static bool live_name (const char *name, void *arg)
+{
+    size_t len = strlen (name);
+
+    (void)arg;
+    return len > 4 && !strcmp (name + len - 4, ".tsv");
+}
+
+int tr_store_prune_live (tr_store_t *store,
+                         const char *cluster,
+                         const char *node,
+                         const uid_t *keep,
+                         size_t n,
+                         tr_error_t *error)
+{
+    char rel[PATH_MAX], name[64], **names = NULL;
+    size_t nn = 0;
+    int dfd, removed = 0;
+
+    if (live_dir (store, cluster, node, rel, sizeof (rel), error) < 0)
+        return -1;
+    if ((dfd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return errno == ENOENT ? 0
+                               : tr_errprintf (error, "%s/%s: %s", store->root,
+                                               rel, strerror (errno));
+    if (tr_store_list (dfd, live_name, NULL, DT_UNKNOWN, &names, &nn) < 0) {
+        tr_errprintf (error, "%s/%s: %s", store->root, rel, strerror (errno));
+        close_keep_errno (dfd);
+        return -1;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        bool kept = false;
+
+        for (size_t k = 0; k < n && !kept; k++) {
+            snprintf (name, sizeof (name), "%u.tsv", (unsigned)keep[k]);
+            kept = !strcmp (name, names[i]);
+        }
+        if (kept)
+            continue;
+        if (unlinkat (dfd, names[i], 0) == 0)
+            removed++;
+        else if (errno != ENOENT) {
+            tr_errprintf (error, "%s/%s/%s: %s", store->root, rel, names[i],
+                          strerror (errno));
+            tr_store_free_names (names, nn);
+            close_keep_errno (dfd);
+            return -1;
+        }
+    }
+    tr_store_free_names (names, nn);
+    close (dfd);
+    if (n == 0) {
+        int livefd;
+
+        if (fmt_path (rel, sizeof (rel), "%s/live", cluster) == 0
+            && (livefd = tr_store_open_below (store->rootfd, rel)) >= 0) {
+            (void)unlinkat (livefd, node, AT_REMOVEDIR);
+            close (livefd);
+        }
+    }
+    return removed;
 }

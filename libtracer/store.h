@@ -257,6 +257,30 @@ json_t *tr_store_node_status (tr_store_t *store,
  */
 long tr_store_refused_count (tr_store_t *store, const char *cluster);
 
+/* Live summaries (livesum.h): put the text of uid's running steps on
+ * node at <cluster>/live/<node>/<uid>.tsv, replaced atomically without
+ * fsync (losing one costs only freshness), owned and readable as a
+ * record of uid's is.  -1 with errno and error.
+ */
+int tr_store_put_live (tr_store_t *store,
+                       const char *cluster,
+                       const char *node,
+                       uid_t uid,
+                       const char *text,
+                       tr_error_t *error);
+
+/* Remove the live summaries of node whose uid is not in keep[0..n):
+ * the users with no step running there any more.  A node with none
+ * left loses its directory.  Returns how many were removed, or -1 with
+ * errno and error.
+ */
+int tr_store_prune_live (tr_store_t *store,
+                         const char *cluster,
+                         const char *node,
+                         const uid_t *keep,
+                         size_t n,
+                         tr_error_t *error);
+
 /* Directory helpers of the store's layout, shared with the summary
  * index (index.c), which lives in the same tree under the same rules.
  */

@@ -131,7 +131,7 @@ static void test_processes (void **state)
     tr_stepsum_t rows[NROWS];
     const tr_stepsum_t *p[NROWS];
     struct tr_cost cost = { .core_hour = 0.5, .currency = "EUR" };
-    struct tr_run_view_opts o = { &cost, NULL, NULL };
+    struct tr_run_view_opts o = { &cost, NULL, NULL, 0 };
     json_t *view, *runs, *al, *so, *pl, *t, *pr;
     double cpu = 0, money = 0;
     tr_error_t error;
