@@ -41,6 +41,7 @@
 #include "conf.h"
 #include "detail.h"
 #include "error.h"
+#include "livesum.h"
 #include "record.h"
 #include "sampler.h"
 #include "series.h"
@@ -97,6 +98,9 @@ struct result {
     char invalid[160]; /* why not */
     double cpu_us;     /* per reading, tr_step_sample_at() only */
     double wall_s;     /* the whole case */
+    long live_bytes;   /* the step's row in a live summary (livesum.h) */
+    double snap_us;    /* CPU of its local live snapshot (the baseline) */
+    double live_us;    /* CPU of its live summary row and text */
 };
 
 /* Everything the benchmark creates, so that one cleanup undoes any
@@ -715,6 +719,67 @@ static long dense_bytes (json_t *rec)
     return n;
 }
 
+/* The CPU a step costs tracerd each store.live_interval for its live
+ * summary in the store (tr_step_live_record, its row, the text), against
+ * what it costs each sampling.snapshot_interval already for the node's
+ * own live snapshot (tr_step_snapshot_text), alternately, LIVE_ROUNDS
+ * times each.
+ */
+#define LIVE_ROUNDS 20
+
+static int measure_live (struct result *res)
+{
+    double snap = 0, lv = 0, c0;
+
+    for (int k = 0; k < LIVE_ROUNDS; k++) {
+        tr_strpool_t *pool = tr_strpool_create ();
+        const tr_stepsum_t *v[1];
+        tr_stepsum_t row;
+        json_t *rec;
+        char *text;
+
+        c0 = cpu_us_now ();
+        text = tr_step_snapshot_text (fx.step);
+        snap += cpu_us_now () - c0;
+        free (text);
+        if (!text || !pool)
+            goto nomem;
+        c0 = cpu_us_now ();
+        rec = tr_step_live_record (fx.step);
+        if (!rec
+            || tr_livesum_row (&row, rec, 1000.0 * (double)time (NULL), pool)
+                   < 0) {
+            json_decref (rec);
+            tr_strpool_destroy (pool);
+            goto nomem;
+        }
+        json_decref (rec);
+        row.uid = 1000;
+        v[0] = &row;
+        text = tr_livesum_text (v, 1, row.cluster, row.node, 1000, row.live_ms,
+                                30);
+        lv += cpu_us_now () - c0;
+        if (text && k == 0) {
+            /* the row alone: the two header lines and #end are paid once
+             * per file
+             */
+            const char *p = strchr (text, '\n');
+
+            p = p ? strchr (p + 1, '\n') : NULL;
+            res->live_bytes =
+                p ? (long)(strlen (p + 1) - strlen ("#end\t1\n")) : -1;
+        }
+        free (text);
+        tr_strpool_destroy (pool);
+    }
+    res->snap_us = snap / LIVE_ROUNDS;
+    res->live_us = lv / LIVE_ROUNDS;
+    return 0;
+nomem:
+    fprintf (stderr, "record-size: live summary: %s\n", strerror (errno));
+    return -1;
+}
+
 static int measure (struct result *res)
 {
     json_t *rec = tr_step_record (fx.step, "final"), *row, *procs;
@@ -748,6 +813,8 @@ static int measure (struct result *res)
     }
     procs = json_object_get (json_object_get (rec, "summary"), "processes");
     res->complete = json_is_true (json_object_get (procs, "complete"));
+    if (measure_live (res) < 0)
+        goto out;
     res->valid = tr_record_validate (rec, &err) == 0;
     snprintf (res->invalid, sizeof (res->invalid), "%s",
               res->valid ? "" : tr_error_str (&err));
@@ -873,6 +940,19 @@ static void print_table (const struct bench_machine *m,
                 (double)r->dense / TARGET_BYTES, r->canonical, r->cpu_us,
                 r->valid ? "" : "  INVALID");
     }
+    printf ("\nlive summary in the store (store.live_interval), per running "
+            "step,\nagainst the node's own live snapshot "
+            "(sampling.snapshot_interval):\n");
+    printf ("%-10s %9s %9s %9s %7s\n", "step", "row", "summary", "snapshot",
+            "ratio");
+    printf ("%-10s %9s %9s %9s %7s\n", "time", "bytes", "CPU us", "CPU us", "");
+    for (int i = 0; i < nres; i++) {
+        const struct result *r = &res[i];
+
+        label (r->seconds, l, sizeof (l));
+        printf ("%-10s %9ld %9.1f %9.1f %7.3f\n", l, r->live_bytes, r->live_us,
+                r->snap_us, r->snap_us > 0 ? r->live_us / r->snap_us : NAN);
+    }
     for (int i = 0; i < nres; i++)
         if (!res[i].valid) {
             label (res[i].seconds, l, sizeof (l));
@@ -910,6 +990,19 @@ static int print_json (const struct bench_machine *m,
                        (json_int_t)r->started, "processes_complete",
                        r->complete, "valid", r->valid, "cpu_us_per_reading",
                        r->cpu_us, "wall_s", r->wall_s);
+        if (c
+            && (json_object_set_new (c, "live_row_bytes",
+                                     json_integer (r->live_bytes))
+                    < 0
+                || json_object_set_new (c, "live_summary_cpu_us",
+                                        json_real (r->live_us))
+                       < 0
+                || json_object_set_new (c, "live_snapshot_cpu_us",
+                                        json_real (r->snap_us))
+                       < 0)) {
+            json_decref (c);
+            c = NULL;
+        }
         if (!c || json_array_append_new (cases, c) < 0) {
             json_decref (cases);
             cases = NULL;

@@ -133,9 +133,9 @@ ssize_t tr_livesum_files (const tr_stepsum_t **rows,
         nv++;
         if (!(f->cluster = strdup (rows[i]->cluster))
             || !(f->node = strdup (rows[i]->node))
-            || !(f->text = tr_livesum_text (rows + i, j - i, f->cluster,
-                                            f->node, f->uid, written_ms,
-                                            interval_s)))
+            || !(f->text =
+                     tr_livesum_text (rows + i, j - i, f->cluster, f->node,
+                                      f->uid, written_ms, interval_s)))
             goto nomem;
     }
     *files = v;
@@ -218,12 +218,11 @@ int tr_livesum_parse (char *text,
     if (!(line = next_line (&p)) || split_tabs (line, f, 7) != 6
         || strcmp (f[0], TR_LIVESUM_MAGIC))
         return refuse (error, "not a live summary (first line)");
-    if (strcmp (f[1], cluster) || strcmp (f[2], node)
-        || strcmp (f[3], uidtext))
+    if (strcmp (f[1], cluster) || strcmp (f[2], node) || strcmp (f[3], uidtext))
         return refuse (error, "written for another node, cluster or user "
-                           "(first line)");
-    if (parse_number (f[4], &written) < 0
-        || parse_number (f[5], &interval) < 0 || !(interval > 0))
+                              "(first line)");
+    if (parse_number (f[4], &written) < 0 || parse_number (f[5], &interval) < 0
+        || !(interval > 0))
         return refuse (error, "first line: bad time or interval");
     if (!(line = next_line (&p))
         || tr_stepsum_tsv_check_header (line, error) < 0) {
@@ -253,8 +252,10 @@ int tr_livesum_parse (char *text,
         if (strcmp (row.cluster, cluster) || strcmp (row.node, node)
             || row.uid != (double)uid) {
             errno = EINVAL;
-            rc = tr_errprintf (error, "job %s: a row of another node, "
-                               "cluster or user", row.job_id);
+            rc = tr_errprintf (error,
+                               "job %s: a row of another node, "
+                               "cluster or user",
+                               row.job_id);
             goto out;
         }
         if (n == alloc) {
@@ -271,9 +272,10 @@ int tr_livesum_parse (char *text,
         }
         row.sig = tr_strpool_intern (pool, TR_STEPSUM_SIG_LIVE);
         row.live_ms = written;
-        row.live_stale = now_ms - written > 1000.0 * (TR_LIVESUM_STALE_INTERVALS
-                                                      * interval
-                                                      + TR_LIVESUM_SLACK_S);
+        row.live_stale =
+            now_ms - written > 1000.0
+                                   * (TR_LIVESUM_STALE_INTERVALS * interval
+                                      + TR_LIVESUM_SLACK_S);
         if (!row.sig) {
             errno = ENOMEM;
             goto out;
@@ -387,7 +389,8 @@ static int scan_file (struct scan *s,
         said_bad (s, rel, "not the store writer's file (owner or mode)");
         goto out;
     }
-    if (s->now_ms - 1000.0 * (double)st.st_mtime > 1000.0 * TR_LIVESUM_IGNORE_S) {
+    if (s->now_ms - 1000.0 * (double)st.st_mtime
+        > 1000.0 * TR_LIVESUM_IGNORE_S) {
         s->st->old++;
         goto out;
     }

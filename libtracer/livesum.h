@@ -117,10 +117,10 @@ int tr_livesum_parse (char *text,
                       tr_error_t *error);
 
 struct tr_livesum_stats {
-    size_t files;       /* read and believed */
+    size_t files; /* read and believed */
     size_t rows;
-    size_t bad;         /* refused (named through bad) */
-    size_t old;         /* older than TR_LIVESUM_IGNORE_S, not read */
+    size_t bad; /* refused (named through bad) */
+    size_t old; /* older than TR_LIVESUM_IGNORE_S, not read */
 };
 
 /* Read every live summary of cluster (NULL: every cluster) in store
@@ -133,9 +133,7 @@ struct tr_livesum_stats {
  * and error only when the store cannot be read at all; a store with no
  * live summaries is 0.
  */
-typedef void (*tr_livesum_bad_f) (const char *path,
-                                  const char *why,
-                                  void *arg);
+typedef void (*tr_livesum_bad_f) (const char *path, const char *why, void *arg);
 int tr_livesum_scan (tr_store_t *store,
                      const char *cluster,
                      uid_t writer,

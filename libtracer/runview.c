@@ -21,6 +21,7 @@
 #include "report.h"
 #include "runview.h"
 #include "strbuf.h"
+#include "tools.h"
 #include "when.h"
 
 #define SLOWEST_MAX 5
@@ -151,9 +152,9 @@ static int task_live (json_t *o, const tr_stepsum_t *j, double now_ms)
     if (isnan (j->live_ms))
         return 0;
     if (put (o, "live", (l = json_object ())) < 0
-        || put (l, "figures_unix_ms", json_integer ((json_int_t)j->live_ms))
-               < 0
-        || put (l, "age_s", json_real (fmax (0, (now_ms - j->live_ms) / 1000.0)))
+        || put (l, "figures_unix_ms", json_integer ((json_int_t)j->live_ms)) < 0
+        || put (l, "age_s",
+                json_real (fmax (0, (now_ms - j->live_ms) / 1000.0)))
                < 0
         || put (l, "stale", json_boolean (j->live_stale)) < 0)
         return -1;
@@ -245,6 +246,19 @@ static int tools_add (struct tool **v, size_t *n, size_t *cap, const char *s)
 
         if (nlen >= sizeof ((*v)->name))
             nlen = sizeof ((*v)->name) - 1;
+        {
+            /* the scheduler's own processes are no tool of the task */
+            char name[sizeof ((*v)->name)];
+
+            memcpy (name, s, nlen);
+            name[nlen] = '\0';
+            if (tr_tools_scheduler_own (name)) {
+                s += len;
+                if (*s == ';')
+                    s++;
+                continue;
+            }
+        }
         for (i = 0; i < *n; i++)
             if (strlen ((*v)[i].name) == nlen
                 && !strncmp ((*v)[i].name, s, nlen))
@@ -987,6 +1001,9 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
 
         if (!isnan (s) && (isnan (t0) || s < t0))
             t0 = s;
+        /* a running task: as far as its figures go */
+        if (isnan (e) && !isnan (num (t, "elapsed_s")))
+            e = s + 1000.0 * num (t, "elapsed_s");
         if (isnan (e))
             e = s;
         if (!isnan (e) && (isnan (t1) || e > t1))
@@ -1115,8 +1132,9 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
         return 0;
     json_array_foreach (ids, i, id)
     {
-        json_t *l = json_object_get (task_by_id (tasks, json_string_value (id)),
-                                     "live");
+        json_t *l =
+            json_object_get (task_by_id (tasks, json_string_value (id)), "liv"
+                                                                         "e");
         double age = num (l, "age_s");
 
         /* the stale say their own age */
@@ -1131,8 +1149,10 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
     else {
         char a[64];
 
-        rc |= tr_strbuf_printf (sb, "\nRunning now: %zu task%s (figures at "
-                                "most %s old)\n", json_array_size (ids),
+        rc |= tr_strbuf_printf (sb,
+                                "\nRunning now: %zu task%s (figures at "
+                                "most %s old)\n",
+                                json_array_size (ids),
                                 json_array_size (ids) == 1 ? "" : "s",
                                 tr_when_duration (a, sizeof (a), oldest));
     }
@@ -1146,13 +1166,13 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
             continue;
         rc |= tr_strbuf_printf (sb, "  %s (%s) on %s: ", str (t, "job_id"),
                                 str (t, "process"),
-                                *str (t, "node") ? str (t, "node")
-                                                 : "unknown");
+                                *str (t, "node") ? str (t, "node") : "unknown");
         if (!l)
             rc |= tr_strbuf_puts (sb, "no live figures (its node writes "
-                                  "none); ");
+                                      "none); ");
         else if (json_is_true (json_object_get (l, "stale")))
-            rc |= tr_strbuf_printf (sb, "STALE: figures %s old (its node "
+            rc |= tr_strbuf_printf (sb,
+                                    "STALE: figures %s old (its node "
                                     "stopped writing them); ",
                                     tr_when_duration (a, sizeof (a),
                                                       num (l, "age_s")));

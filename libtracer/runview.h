@@ -46,7 +46,7 @@ struct tr_run_view_opts {
     const struct tr_cost *cost;
     const struct tr_recommend_opts *recommend;
     const struct tr_diag_thresholds *diagnosis;
-    double now_ms;      /* the time live figures are aged against, ms
+    double now_ms; /* the time live figures are aged against, ms
                          * since the epoch; 0: now */
 };
 

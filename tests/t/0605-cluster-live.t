@@ -95,6 +95,61 @@ else
     kuser=root
 fi
 
+# A run in progress, seen from the shared store alone: tracerd writes a
+# live summary of each user's running steps on the node there every
+# store.live_interval (30 s by default, as deployed), and removes it
+# when the user's last step ends.
+test_expect_success 'a run in progress: --run shows its running task from the store, figures under a minute old' '
+    kuid=$(id -u $kuser) &&
+    lfile=$TRACER_STORE/$TRACER_CLUSTER_NAME/live/$TRACER_NODENAME/$kuid.tsv &&
+    echo "$lfile" >lfile &&
+    stop=/tmp/tracer-live-run.$$ && echo $stop >stopfile && rm -f $stop &&
+    runuser -u $kuser -- sbatch --parsable --tracer=tag=run:liverun-1 \
+        --mem=64M -o /dev/null --chdir=/tmp --wrap \
+        "perl -e \"my \\\$t = time + 2; 1 while time < \\\$t\"; for i in \$(seq 120); do test -e $stop && break; sleep 1; done" \
+        >ljob &&
+    ljob=$(cat ljob) &&
+    wait_for "test -f \"$lfile\"" 60 &&
+    test "$(stat -c "%U %a" "$lfile")" = "root 640" &&
+    runuser -u $kuser -- "$REPORT" --run=liverun-1 >lrun.out &&
+    cat lrun.out &&
+    grep -q "^Running now: 1 task (figures at most 00:00:[0-5][0-9] old)\$" lrun.out &&
+    grep -q "^  $ljob (.*) on $TRACER_NODENAME: [0-9:]* so far, CPU " lrun.out &&
+    grep -q "^Elapsed: unknown (still running)\$" lrun.out &&
+    runuser -u $kuser -- "$REPORT" --run=liverun-1 --json >lrun.json &&
+    jq -e ".running == [\"$ljob\"] and .run.running == true
+           and (.tasks[] | select(.job_id == \"$ljob\")
+                | .state == \"RUNNING\" and .node == \"$TRACER_NODENAME\"
+                  and .live.age_s <= 60 and .live.stale == false
+                  and .req_mem_bytes == 67108864)" lrun.json &&
+    runuser -u $kuser -- "$REPORT" --runs -P -o run,jobs,failed >lruns.out &&
+    grep -qx "liverun-1|1|0" lruns.out &&
+    "$REPORT" -a --run=liverun-1 >lrun-root.out &&
+    grep -q "^Running now: 1 task" lrun-root.out
+'
+
+test_expect_success USER_JOBS 'the live summary is the user'"'"'s to read, nobody'"'"'s to write, another user'"'"'s not to read' '
+    lfile=$(cat lfile) &&
+    runuser -u tracertest -- cat "$lfile" >/dev/null &&
+    ! runuser -u tracertest -- sh -c "echo x >>\"$lfile\"" &&
+    ! runuser -u tracertest -- sh -c "echo x >\"\${0%/*}/0.tsv\"" "$lfile" &&
+    ! runuser -u nobody -- cat "$lfile" >/dev/null 2>&1
+'
+
+test_expect_success 'the run ended: its live summary leaves the store, the view is made of its records' '
+    ljob=$(cat ljob) && lfile=$(cat lfile) &&
+    touch $(cat stopfile) &&
+    wait_record $ljob &&
+    wait_for "! test -e \"$lfile\"" 60 &&
+    runuser -u $kuser -- "$REPORT" --run=liverun-1 --json >lend.json &&
+    jq -e ".running == [] and .run.running == false
+           and (.tasks[] | select(.job_id == \"$ljob\")
+                | .state == \"COMPLETED\" and (has(\"live\") | not))" lend.json &&
+    runuser -u $kuser -- "$REPORT" --run=liverun-1 >lend.out &&
+    ! grep -q "^Running now" lend.out &&
+    rm -f $(cat stopfile)
+'
+
 test_expect_success 'SIGKILL of tracerd: root sees the running step as stale at once' '
     runuser -u $kuser -- srun --tracer --chdir=/tmp \
         sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec sleep 15" 2>k.err &

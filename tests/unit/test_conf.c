@@ -43,6 +43,7 @@ static const char *const all_keys[] = {
     "store.owner",
     "store.job_access",
     "store.group",
+    "store.live_interval",
     "spool.path",
     "spool.retry_interval",
     "spool.retry_max",
@@ -134,6 +135,7 @@ static const char *defaults_json =
     " \"store.dir_mode\": \"0755\","
     " \"store.owner\": \"job\","
     " \"store.group\": null,"
+    " \"store.live_interval\": 30,"
     " \"spool.path\": \"/var/spool/tracer\","
     " \"spool.retry_interval\": 5,"
     " \"spool.retry_max\": 300,"
@@ -319,6 +321,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "store.job_access", json_integer (c->store_job_access) },
         { "store.group",
           c->store_group_set ? json_integer (c->store_gid) : json_null () },
+        { "store.live_interval", json_real (c->store_live_interval_s) },
         { "spool.path", str_or_null (c->spool_path) },
         { "spool.retry_interval", json_real (c->spool_retry_s) },
         { "spool.retry_max", json_real (c->spool_retry_max_s) },

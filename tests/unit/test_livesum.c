@@ -134,7 +134,9 @@ static void test_round_trip (void **state)
 }
 
 /* parse text (a copy) and expect it refused, fn never called */
-static void refused (const char *text, const char *node, unsigned uid,
+static void refused (const char *text,
+                     const char *node,
+                     unsigned uid,
                      const char *why)
 {
     tr_strpool_t *pool = tr_strpool_create ();
@@ -296,8 +298,8 @@ static void scan (struct fx *f, struct both *b, struct tr_livesum_stats *st)
     memset (b, 0, sizeof (*b));
     /* now: files older than a day are not read */
     assert_int_equal (tr_livesum_scan (f->store, "c1", geteuid (),
-                                       1000.0 * (double)time (NULL),
-                                       pool, take2, said2, b, st, &error),
+                                       1000.0 * (double)time (NULL), pool,
+                                       take2, said2, b, st, &error),
                       0);
     /* the rows' strings live in the pool: only counts are kept */
     tr_strpool_destroy (pool);
@@ -320,14 +322,16 @@ static void test_store (void **state)
     char p[512], q[512];
     struct stat sb;
 
-    assert_int_equal (
-        tr_store_put_live (f->store, "c1", "n1", 1000, text, &error), 0);
+    assert_int_equal (tr_store_put_live (f->store, "c1", "n1", 1000, text,
+                                         &error),
+                      0);
     assert_int_equal (stat (at (f, p, sizeof (p), "c1/live/n1/1000.tsv"), &sb),
                       0);
     assert_int_equal (sb.st_mode & 07777, 0640);
     /* a place that is no path component is refused */
-    assert_int_equal (
-        tr_store_put_live (f->store, "c1", "../x", 1000, text, &error), -1);
+    assert_int_equal (tr_store_put_live (f->store, "c1", "../x", 1000, text,
+                                         &error),
+                      -1);
     scan (f, &b, &st);
     assert_int_equal (st.files, 1);
     assert_int_equal (b.got.n, 2);
@@ -335,8 +339,8 @@ static void test_store (void **state)
     /* a link in a user's place is not followed; a file others may write
      * is not believed; both are named
      */
-    assert_int_equal (symlink ("1000.tsv", at (f, p, sizeof (p),
-                                               "c1/live/n1/1001.tsv")),
+    assert_int_equal (symlink ("1000.tsv",
+                               at (f, p, sizeof (p), "c1/live/n1/1001.tsv")),
                       0);
     scan (f, &b, &st);
     assert_int_equal (b.got.n, 2);
@@ -351,8 +355,9 @@ static void test_store (void **state)
     assert_int_equal (b.bads.n, 1);
     assert_non_null (strstr (b.bads.last, "owner or mode"));
     /* rewritten: believed again */
-    assert_int_equal (
-        tr_store_put_live (f->store, "c1", "n1", 1000, text, &error), 0);
+    assert_int_equal (tr_store_put_live (f->store, "c1", "n1", 1000, text,
+                                         &error),
+                      0);
     scan (f, &b, &st);
     assert_int_equal (b.got.n, 2);
     /* a file copied to another user's name: refused, its rows unseen */
@@ -413,18 +418,19 @@ static void test_run_view (void **state)
     r[2].live_stale = true;
     assert_non_null (view = tr_run_view (v, 3, "r1", &o, &error));
     assert_int_equal (json_array_size (json_object_get (view, "running")), 2);
-    assert_string_equal (
-        json_string_value (json_array_get (json_object_get (view, "running"),
-                                           0)),
-        "8");
+    assert_string_equal (json_string_value (
+                             json_array_get (json_object_get (view, "running"),
+                                             0)),
+                         "8");
     t = json_array_get (json_object_get (view, "tasks"), 1);
     assert_string_equal (json_string_value (json_object_get (t, "job_id")),
                          "8");
     assert_non_null (l = json_object_get (t, "live"));
     assert_true (json_number_value (json_object_get (l, "age_s")) == 20);
     assert_false (json_is_true (json_object_get (l, "stale")));
-    assert_true (json_is_true (json_object_get (json_object_get (view, "run"),
-                                                "running")));
+    assert_true (
+        json_is_true (json_object_get (json_object_get (view, "run"), "runnin"
+                                                                      "g")));
     assert_non_null (out = open_memstream (&buf, &len));
     assert_int_equal (tr_run_view_print (out, view, 80, &error), 0);
     fclose (out);

@@ -104,7 +104,7 @@ static json_t *task (json_t *view, const char *id)
 static void fill (tr_stepsum_t *rows, const tr_stepsum_t **p)
 {
     rows[0] = mk ("10", "batch", "align", 1000, 3600, 7000);
-    rows[0].tools = "bwa=6000;samtools=1000";
+    rows[0].tools = "bwa=6000;samtools=1000;slurmstepd=2";
     rows[1] = mk ("10", "extern", "align", 1000, 3600, 1);
     rows[1].tools = "sleep=1";
     rows[2] = mk ("11", "batch", "align", 1200, 1800, 3500);
@@ -179,6 +179,7 @@ static void test_processes (void **state)
     assert_true (num (json_array_get (json_object_get (al, "tools"), 0), "cpu_"
                                                                          "s")
                  == 9500);
+    /* the scheduler's own slurmstepd is no tool of the task */
     assert_int_equal (json_array_size (json_object_get (al, "tools")), 2);
     so = process (view, "sort");
     assert_int_equal (num (so, "tasks"), 2);
