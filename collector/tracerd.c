@@ -3335,6 +3335,7 @@ int main (int argc, char **argv)
         close (d.state_fd);
     if (d.live_fd >= 0)
         close (d.live_fd);
+    tr_livesum_files_free (live.files, live.nfiles);
     tr_taskstats_close (d.taskstats);
     tr_gpu_close (d.gpu);
     unlink (d.conf->socket_path);

@@ -214,6 +214,36 @@ test_expect_success 'sbatch -N2 with an inner srun: each node named right' '
     test_cmp expect steps.out
 '
 
+# A run in progress on both nodes, seen from the shared store alone:
+# each node's tracerd writes its own live summary (store.live_interval,
+# 30 s by default), and removes it when the step ends.
+test_expect_success 'a run in progress on two nodes: --run shows a running task on each, from the store' '
+    stop=$PWD/mn-stop && rm -f "$stop" &&
+    for n in $n1 $n2; do
+        sbatch --parsable --tracer=tag=run:mn-live -w $n -o /dev/null \
+            --wrap "for i in \$(seq 120); do test -e \"$stop\" && break; sleep 1; done" \
+            >>mn.jobs || return 1
+    done &&
+    live=$TRACER_STORE/$TRACER_CLUSTER_NAME/live &&
+    wait_for "test -f $live/$n1/0.tsv && test -f $live/$n2/0.tsv" 60 &&
+    "$REPORT" --run=mn-live --json >mn.json &&
+    jq -e "(.running | length) == 2
+           and ([.tasks[] | select(.state == \"RUNNING\") | .node] | sort)
+               == ([\"$n1\", \"$n2\"] | sort)
+           and all(.tasks[]; .live.age_s <= 60 and .live.stale == false)" \
+        mn.json &&
+    "$REPORT" --run=mn-live >mn.out &&
+    grep -q "^Running now: 2 tasks (figures at most 00:00:[0-5][0-9] old)\$" mn.out &&
+    grep -q "^  $(head -1 mn.jobs) (.*) on $n1: " mn.out &&
+    grep -q "^  $(tail -1 mn.jobs) (.*) on $n2: " mn.out &&
+    touch "$stop" &&
+    for j in $(cat mn.jobs); do wait_record $j || return 1; done &&
+    wait_for "! test -e $live/$n1/0.tsv && ! test -e $live/$n2/0.tsv" 60 &&
+    "$REPORT" --run=mn-live --json >mn-end.json &&
+    jq -e ".running == [] and (.tasks | length) == 2
+           and all(.tasks[]; .state == \"COMPLETED\")" mn-end.json
+'
+
 # The OpenDC export of a job of a batch step and two steps on both
 # nodes: one task per step per node, read back by hyparquet, every value
 # as tests/data/opendc.jq computes it from the job's records.

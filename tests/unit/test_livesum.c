@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include <cmocka.h>
+#include "html.h"
 #include "livesum.h"
 #include "runview.h"
 #include "stepsum.h"
@@ -444,6 +445,15 @@ static void test_run_view (void **state)
     /* running tasks are not among the slowest, nor advice's evidence */
     assert_int_equal (json_array_size (json_object_get (view, "slowest")), 1);
     assert_non_null (strstr (buf, "from 1 runs)"));
+    free (buf);
+    /* the page has the table of the running tasks */
+    buf = NULL;
+    assert_non_null (out = open_memstream (&buf, &len));
+    assert_int_equal (tr_html_run_report (out, view, NULL), 0);
+    fclose (out);
+    assert_non_null (strstr (buf, "<h2>Running now</h2>"));
+    assert_non_null (strstr (buf, "<td>8</td><td>align</td><td>n2</td>"));
+    assert_non_null (strstr (buf, "(stale)"));
     free (buf);
     json_decref (view);
 }
