@@ -35,6 +35,7 @@
 #include "libtracer/gpu.h"
 #include "libtracer/hookconf.h"
 #include "libtracer/taskstats.h"
+#include "libtracer/bpffiles.h"
 #include "libtracer/conf.h"
 #include "libtracer/path.h"
 #include "libtracer/record.h"
@@ -68,6 +69,8 @@ static struct {
     tr_step_t *step;
     tr_taskstats_t *taskstats;
     tr_gpu_t *gpu;
+    tr_files_t *files;          /* eBPF file evidence, NULL: none */
+    char files_why[300];        /* ... and why none */
     int sfd; /* signalfd of the forwarded signals, -1 when closed */
 } o = { .sfd = -1 };
 
@@ -368,10 +371,51 @@ static int finish (int rc)
     tr_step_destroy (o.step);
     tr_taskstats_close (o.taskstats);
     tr_gpu_close (o.gpu);
+    tr_files_close (o.files);
     tr_conf_destroy (o.conf);
     if (o.sfd >= 0)
         close (o.sfd);
     return rc;
+}
+
+/* The eBPF file evidence (sampling.ebpf) of the command's cgroups. */
+static void files_start (bool cgroup_mode)
+{
+    const char *dirs[] = { tr_step_cgroup2_dir (o.step),
+                           tr_step_cgroup1_dir (o.step) };
+    tr_error_t error = { 0 };
+
+    if (o.conf->ebpf == TR_EBPF_OFF) {
+        snprintf (o.files_why, sizeof (o.files_why),
+                  "turned off (sampling.ebpf: false)");
+        return;
+    }
+    if (!cgroup_mode) {
+        snprintf (o.files_why, sizeof (o.files_why),
+                  "the command has no cgroup of its own");
+        return;
+    }
+    if (!(o.files = tr_files_open (&error))
+        || tr_files_watch (o.files, "run", dirs, 2, &error) < 0) {
+        snprintf (o.files_why, sizeof (o.files_why), "%s", error.text);
+        tr_files_close (o.files);
+        o.files = NULL;
+        if (o.conf->ebpf == TR_EBPF_ON && !o.quiet)
+            msg ("no file evidence: %s", o.files_why);
+    }
+}
+
+/* The record's files member. */
+static json_t *files_member (void)
+{
+    tr_error_t error = { 0 };
+    json_t *m;
+
+    if (o.files && (m = tr_files_step (o.files, "run", &error)))
+        return m;
+    if (o.files)
+        snprintf (o.files_why, sizeof (o.files_why), "%s", error.text);
+    return tr_files_none (o.files_why);
 }
 
 static int exit_status_of (int status)
@@ -752,6 +796,7 @@ int main (int argc, char **argv)
         if (dirs[0])
             (void)tr_taskstats_filter_cgroups (o.taskstats, dirs, 1, &error);
     }
+    files_start (cgroup_mode);
     if (write (pfd[1], "g", 1) != 1) {
         msg ("cannot start the command");
         kill (pid, SIGKILL);
@@ -814,6 +859,11 @@ int main (int argc, char **argv)
     if (!(rec = tr_step_record (o.step, "final"))) {
         msg ("building the record: %s", strerror (errno));
         return finish (EXIT_FAIL);
+    }
+    {
+        json_t *fm = files_member ();
+        if (fm)
+            json_object_set_new (rec, "files", fm);
     }
     if (o.no_sign)
         tr_sign_mark_unsigned (rec, "signing disabled (--no-sign)");

@@ -166,6 +166,13 @@ static const struct enum_name psi_mirrors[] = {
     { NULL, 0 },
 };
 
+static const struct enum_name ebpfs[] = {
+    { "false", TR_EBPF_OFF },
+    { "true", TR_EBPF_ON },
+    { "auto", TR_EBPF_AUTO },
+    { NULL, 0 },
+};
+
 static const struct enum_name delayaccts[] = {
     { "off", TR_DELAYACCT_OFF },
     { "on", TR_DELAYACCT_ON },
@@ -432,6 +439,19 @@ static const struct key schema[] = {
               "hosts where steps have none (cgroup v1, or hybrid with "
               "psi_mirror false), on turns it on everywhere, off leaves "
               "the kernel setting alone" },
+    { .section = "sampling",
+      .name = "ebpf",
+      .type = K_ENUM,
+      .off = F (ebpf),
+      .enums = ebpfs,
+      .dflt = "auto",
+      .doc_default = "auto",
+      .desc = "file evidence from eBPF (the record's files: failed opens, "
+              "read and write errors, the files most read and written), "
+              "counted in the kernel for the steps' cgroups only: auto "
+              "where it loads (root, kernel BTF, built with eBPF; else the "
+              "record says why not), true: also warn where it does not, "
+              "false: never" },
     { .section = "sampling",
       .name = "gpu",
       .type = K_BOOL,

@@ -112,6 +112,13 @@ enum {
     TR_PSI_MIRROR_AUTO = 2, /* on hybrid hosts, quietly elsewhere */
 };
 
+/* sampling.ebpf */
+enum {
+    TR_EBPF_OFF = 0,  /* never */
+    TR_EBPF_ON = 1,   /* load it; log a refusal as a warning */
+    TR_EBPF_AUTO = 2, /* load it where the kernel allows; say once why not */
+};
+
 /* sampling.delayacct: kernel.task_delayacct */
 enum {
     TR_DELAYACCT_OFF = 0,  /* leave the kernel setting alone */
@@ -181,6 +188,7 @@ typedef struct tr_conf {
      */
     int psi_mirror;
     int delayacct;             /* sampling.delayacct: TR_DELAYACCT_* */
+    int ebpf;                  /* sampling.ebpf: TR_EBPF_* (default auto) */
     bool gpu;                  /* sampling.gpu (default true) */
     char *nvml_library;        /* sampling.nvml_library (NULL = default) */
     double cmdline_max;        /* sampling.cmdline_max (bytes, default 256) */

@@ -1236,6 +1236,88 @@ static int check_collector (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, collector_members, false, error);
 }
 
+/* files (eBPF file evidence) */
+
+static const char *const files_source_values[] = { "ebpf", "none", NULL };
+static const char *const files_op_values[] = { "read", "write", NULL };
+
+static const struct member failed_open_members[] = {
+    { "path", M_STR, F_REQ, 1024, NULL, NULL },
+    { "errno", M_STR, F_REQ, 32, NULL, NULL },
+    { "tool", M_STR, F_REQ, 64, NULL, NULL },
+    { "count", M_INT, F_REQ | F_POS, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static const struct member io_error_members[] = {
+    { "op", M_STR, F_REQ, 0, files_op_values, NULL },
+    { "errno", M_STR, F_REQ, 32, NULL, NULL },
+    { "tool", M_STR, F_REQ, 64, NULL, NULL },
+    { "count", M_INT, F_REQ | F_POS, 0, NULL, NULL },
+    { "path", M_STR, 0, 1024, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static const struct member file_bytes_members[] = {
+    { "path", M_STR, F_REQ, 1024, NULL, NULL },
+    { "bytes", M_INT, F_REQ | F_POS, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_failed_open (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, failed_open_members, false, error);
+}
+
+static int check_io_error (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, io_error_members, false, error);
+}
+
+static int check_file_bytes (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, file_bytes_members, false, error);
+}
+
+static const struct member failed_open_elem = { "", M_OBJ, 0, 0, NULL,
+                                                check_failed_open };
+static const struct member io_error_elem = { "", M_OBJ, 0, 0, NULL,
+                                             check_io_error };
+static const struct member file_bytes_elem = { "", M_OBJ, 0, 0, NULL,
+                                               check_file_bytes };
+
+static int check_failed_opens (json_t *v, const char *path,
+                               tr_error_t *error)
+{
+    return check_array_of (v, path, 16, &failed_open_elem, error);
+}
+
+static int check_io_errors (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, 16, &io_error_elem, error);
+}
+
+static int check_files_bytes (json_t *v, const char *path,
+                              tr_error_t *error)
+{
+    return check_array_of (v, path, 5, &file_bytes_elem, error);
+}
+
+static const struct member files_members[] = {
+    { "source", M_STR, F_REQ, 0, files_source_values, NULL },
+    { "reason", M_STR, 0, 512, NULL, NULL },
+    { "failed_opens", M_ARR, 0, 0, NULL, check_failed_opens },
+    { "io_errors", M_ARR, 0, 0, NULL, check_io_errors },
+    { "top_read", M_ARR, 0, 0, NULL, check_files_bytes },
+    { "top_written", M_ARR, 0, 0, NULL, check_files_bytes },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_files (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, files_members, false, error);
+}
+
 /* signature */
 
 static int check_digest (json_t *v, const char *path, tr_error_t *error)
@@ -1323,6 +1405,7 @@ static const struct member record_members[] = {
     { "outcome", M_OBJ, F_REQ, 0, NULL, check_outcome },
     { "collector", M_OBJ, F_REQ, 0, NULL, check_collector },
     { "signature", M_OBJ, 0, 0, NULL, check_signature },
+    { "files", M_OBJ, 0, 0, NULL, check_files },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
