@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libtracer/bpffiles.h"
 #include "libtracer/cgroup.h"
 #include "libtracer/conf.h"
 #include "libtracer/fsroot.h"
@@ -1511,6 +1512,74 @@ static void poll_queries (struct pollfd *pfd, double now)
     }
 }
 
+/* File evidence from eBPF (sampling.ebpf, libtracer/bpffiles.h): each
+ * step with a cgroup directory of its own is followed from before its
+ * task is released (files_sync, with the exit filter) to its record.
+ */
+static struct {
+    tr_files_t *files;   /* NULL: none, for the reason in why */
+    char why[300];
+} fe;
+
+static void files_open (void)
+{
+    tr_error_t error = { 0 };
+
+    if (d.conf->ebpf == TR_EBPF_OFF) {
+        snprintf (fe.why, sizeof (fe.why),
+                  "turned off (sampling.ebpf: false)");
+        logmsg (LOG_INFO, "file evidence: %s", fe.why);
+        return;
+    }
+    if (!(fe.files = tr_files_open (&error))) {
+        snprintf (fe.why, sizeof (fe.why), "%s", error.text);
+        logmsg (d.conf->ebpf == TR_EBPF_ON ? LOG_WARNING : LOG_INFO,
+                "file evidence: none in records (%s)", fe.why);
+        return;
+    }
+    logmsg (LOG_INFO, "file evidence: eBPF program loaded (failed opens, "
+            "I/O errors, bytes per file of the steps' cgroups)");
+}
+
+/* Follow each active step's cgroup directories; forget the others. */
+static void files_sync (void)
+{
+    const char *keys[MAX_STEPS];
+    size_t n = 0;
+
+    if (!fe.files)
+        return;
+    for (int i = 0; i < d.nsteps; i++) {
+        struct active *a = &d.steps[i];
+        const char *dirs[] = { tr_step_cgroup2_dir (a->step),
+                               tr_step_cgroup1_dir (a->step) };
+        tr_error_t error = { 0 };
+
+        keys[n++] = a->key;
+        if (tr_files_watching (fe.files, a->key))
+            continue;
+        if (tr_files_watch (fe.files, a->key, dirs, 2, &error) < 0)
+            logmsg (LOG_DEBUG, "step %s: no file evidence: %s", a->key,
+                    error.text);
+    }
+    tr_files_retain (fe.files, keys, n);
+}
+
+/* The record's files member of step a. */
+static void files_attach (struct active *a, json_t *rec)
+{
+    tr_error_t error = { 0 };
+    json_t *m = NULL;
+
+    if (fe.files && !(m = tr_files_step (fe.files, a->key, &error))
+        && errno == ENOENT)
+        m = tr_files_none ("the step has no cgroup directory of its own");
+    else if (!fe.files)
+        m = tr_files_none (fe.why);
+    if (m)
+        (void)json_object_set_new (rec, "files", m);
+}
+
 static void finish_step (struct active *a)
 {
     json_t *rec, *oc;
@@ -1523,6 +1592,7 @@ static void finish_step (struct active *a)
                 strerror (errno));
         return;
     }
+    files_attach (a, rec);
     /* A task killed by a signal that is not the OOM killer's: the
      * scheduler knows whether it was a cancel or the time limit.
      */
@@ -1828,6 +1898,7 @@ static void update_exit_filter (void)
     size_t n = 0, k = 0;
     tr_error_t error;
 
+    files_sync ();
     if (!d.taskstats || xf.held || d.nsteps == 0)
         return;
     why[0] = '\0';
@@ -2986,6 +3057,7 @@ static void open_sources (void)
 {
     tr_error_t error;
 
+    files_open ();
     if (d.conf->taskstats) {
         if (!(d.taskstats = tr_taskstats_open (&error)))
             logmsg (LOG_WARNING, "taskstats unavailable (%s): processes "
@@ -3337,6 +3409,7 @@ int main (int argc, char **argv)
         close (d.live_fd);
     tr_livesum_files_free (live.files, live.nfiles);
     tr_taskstats_close (d.taskstats);
+    tr_files_close (fe.files);
     tr_gpu_close (d.gpu);
     unlink (d.conf->socket_path);
     close (d.listen_fd);

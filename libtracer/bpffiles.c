@@ -324,6 +324,7 @@ static json_t *bytes_json (struct flist *l, bool written)
 json_t *tr_files_agg_json (const tr_files_agg_t *agg)
 {
     tr_files_agg_t *m = (tr_files_agg_t *)agg; /* sorted in place */
+    uint64_t rsum = 0, wsum = 0;
     json_t *o;
 
     if (!agg) {
@@ -339,8 +340,16 @@ json_t *tr_files_agg_json (const tr_files_agg_t *agg)
         qsort (m->opens.v, m->opens.n, sizeof (m->opens.v[0]), cmp_count);
     if (m->ioerrs.n)
         qsort (m->ioerrs.v, m->ioerrs.n, sizeof (m->ioerrs.v[0]), cmp_count);
+    for (size_t i = 0; i < m->bytes.n; i++) {
+        rsum = add_sat (rsum, m->bytes.v[i].rbytes);
+        wsum = add_sat (wsum, m->bytes.v[i].wbytes);
+    }
     if (!(o = json_object ())
         || set_new (o, "source", json_string ("ebpf")) < 0
+        || set_new (o, "read_bytes", json_integer ((json_int_t)(
+                        rsum > INT64_MAX ? INT64_MAX : rsum))) < 0
+        || set_new (o, "written_bytes", json_integer ((json_int_t)(
+                        wsum > INT64_MAX ? INT64_MAX : wsum))) < 0
         || set_new (o, "failed_opens", errors_json (&m->opens, false)) < 0
         || set_new (o, "io_errors", errors_json (&m->ioerrs, true)) < 0
         || set_new (o, "top_read", bytes_json (&m->bytes, false)) < 0
@@ -410,6 +419,13 @@ void tr_files_unwatch (tr_files_t *f, const char *key)
 {
     (void)f;
     (void)key;
+}
+
+void tr_files_retain (tr_files_t *f, const char *const *keys, size_t n)
+{
+    (void)f;
+    (void)keys;
+    (void)n;
 }
 
 #else /* HAVE_EBPF */
@@ -756,6 +772,20 @@ void tr_files_unwatch (tr_files_t *f, const char *key)
                         NULL);
     free (s->key);
     s->key = NULL;
+}
+
+void tr_files_retain (tr_files_t *f, const char *const *keys, size_t n)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < TR_FILES_SLOTS; i++) {
+        const char *k = f->slots[i].key;
+        size_t j = 0;
+        while (k && j < n && strcmp (keys[j], k))
+            j++;
+        if (k && j == n)
+            tr_files_unwatch (f, k);
+    }
 }
 
 void tr_files_close (tr_files_t *f)

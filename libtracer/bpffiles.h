@@ -51,10 +51,11 @@ int tr_files_agg_ioerr (tr_files_agg_t *agg, bool write, int err,
 int tr_files_agg_bytes (tr_files_agg_t *agg, const char *path,
                         uint64_t rbytes, uint64_t wbytes);
 
-/* The member: {"source": "ebpf", "failed_opens": [...], "io_errors":
- * [...], "top_read": [...], "top_written": [...]}, each sorted by count
- * (bytes), then path; top_read and top_written leave out files with 0
- * bytes.  NULL with errno ENOMEM.
+/* The member: {"source": "ebpf", "read_bytes": R, "written_bytes": W,
+ * "failed_opens": [...], "io_errors": [...], "top_read": [...],
+ * "top_written": [...]}, each sorted by count (bytes), then path;
+ * read_bytes and written_bytes are the totals over every regular file;
+ * top_read and top_written leave out files with 0 bytes.  NULL with errno ENOMEM.
  */
 json_t *tr_files_agg_json (const tr_files_agg_t *agg);
 
@@ -93,5 +94,8 @@ json_t *tr_files_step (tr_files_t *f, const char *key, tr_error_t *error);
 
 /* Stop following step key and drop its counts. */
 void tr_files_unwatch (tr_files_t *f, const char *key);
+
+/* Stop following every step whose key is not among keys[0..n-1]. */
+void tr_files_retain (tr_files_t *f, const char *const *keys, size_t n);
 
 #endif /* !TRACER_BPFFILES_H */

@@ -1306,6 +1306,8 @@ static int check_files_bytes (json_t *v, const char *path,
 static const struct member files_members[] = {
     { "source", M_STR, F_REQ, 0, files_source_values, NULL },
     { "reason", M_STR, 0, 512, NULL, NULL },
+    { "read_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "written_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
     { "failed_opens", M_ARR, 0, 0, NULL, check_failed_opens },
     { "io_errors", M_ARR, 0, 0, NULL, check_io_errors },
     { "top_read", M_ARR, 0, 0, NULL, check_files_bytes },

@@ -146,6 +146,7 @@ static void print_nodes (FILE *out, json_t *step)
 static void print_io (FILE *out, json_t *io, long long nodes);
 static void print_network (FILE *out, json_t *net, struct view_notes *vn);
 static void print_tools (FILE *out, json_t *tools);
+static void print_files (FILE *out, json_t *files);
 
 /* The lines every step gets from its summary: stalls, GPUs, the
  * diagnosis and what to request next time.
@@ -299,12 +300,77 @@ static void print_step (FILE *out,
         print_network (out, json_object_get (step, "network"), vn);
         print_tools (out, json_object_get (step, "tools"));
     }
+    print_files (out, json_object_get (rec, "files"));
     if (stepsum)
         print_summary_lines (out, stepsum, opts);
     if (note && *note) {
         label (out, 4, "Record");
         fprintf (out, "%s\n", note);
     }
+}
+
+/* The eBPF file evidence (the record's files member): failed opens and
+ * I/O errors (the first VIEW_FILES of each), the files most read and
+ * written with their share of the step's bytes.  Nothing where the
+ * record has none.
+ */
+#define VIEW_FILES 4
+
+static void print_file_errors (FILE *out, json_t *arr, bool io,
+                               const char *name)
+{
+    size_t n = json_array_size (arr);
+
+    for (size_t i = 0; i < n && i < VIEW_FILES; i++) {
+        json_t *e = json_array_get (arr, i);
+        if (i == 0)
+            label (out, 4, name);
+        fprintf (out, "%s", i ? "; " : "");
+        if (io)
+            fprintf (out, "%s ", str (e, "op"));
+        fprintf (out, "%s (%s) by %s", has (e, "path") ? str (e, "path")
+                                                       : "(unknown file)",
+                 str (e, "errno"), str (e, "tool"));
+        if (ival (e, "count") > 1)
+            fprintf (out, " x%lld", ival (e, "count"));
+    }
+    if (n > VIEW_FILES)
+        fprintf (out, ", and %zu more", n - VIEW_FILES);
+    if (n)
+        fprintf (out, "\n");
+}
+
+static void print_file_bytes (FILE *out, json_t *arr, double total,
+                              const char *name)
+{
+    size_t n = json_array_size (arr);
+    char b[32];
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get (arr, i);
+        if (i == 0)
+            label (out, 4, name);
+        fprintf (out, "%s%s %s", i ? ", " : "", str (e, "path"),
+                 tr_report_bytes (b, sizeof (b), num (e, "bytes")));
+        if (total > 0)
+            fprintf (out, " (%.0f%%)", 100.0 * num (e, "bytes") / total);
+    }
+    if (n)
+        fprintf (out, "\n");
+}
+
+static void print_files (FILE *out, json_t *files)
+{
+    if (!files || strcmp (str (files, "source"), "ebpf"))
+        return;
+    print_file_errors (out, json_object_get (files, "failed_opens"), false,
+                       "Failed opens");
+    print_file_errors (out, json_object_get (files, "io_errors"), true,
+                       "I/O errors");
+    print_file_bytes (out, json_object_get (files, "top_read"),
+                      num (files, "read_bytes"), "Most read");
+    print_file_bytes (out, json_object_get (files, "top_written"),
+                      num (files, "written_bytes"), "Most written");
 }
 
 /* The note of the record at index idx of the caller's array, or NULL. */
