@@ -183,7 +183,9 @@ static int cmp_count (const void *pa, const void *pb)
     const struct fent *a = pa, *b = pb;
     int c = cmp_u64_desc (a->count, b->count);
 
-    return c ? c : cmp_ident (pa, pb);
+    if (c || (c = strcmp_null (a->path, b->path)))
+        return c;
+    return cmp_ident (pa, pb);
 }
 
 static int cmp_read (const void *pa, const void *pb)
