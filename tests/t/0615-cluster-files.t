@@ -1,0 +1,128 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='file evidence from eBPF in step records (files)
+
+A real cluster whose tracerd loads the eBPF file evidence (where the
+kernel allows it): a step whose tool opens a missing file names the
+path, ENOENT and the tool; a read from a FUSE file system that returns
+EIO is an I/O error of the tool; failed opens of a process outside the
+step never attach; with sampling.ebpf false the record says why it has
+none and keeps every other figure.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+
+SBATCH_MEM_PER_NODE=200 SLURM_MEM_PER_NODE=200
+export SBATCH_MEM_PER_NODE SLURM_MEM_PER_NODE
+
+# step0 JQ: JQ applied to the record of step 0 in rec.json
+step0 ()
+{
+    jq -r ".[] | select(.identity.step_id == \"0\") | $1" rec.json
+}
+
+# run_step CMD: srun --tracer sh -c CMD; sets job; waits for its record
+run_step ()
+{
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; $1" 2>s.err &&
+    job=$(sed -n "s/^JOB=//p" s.err) &&
+    test -n "$job" &&
+    wait_for "wait_record $job && test -n \"\$(step0 .files.source)\"" 60
+}
+
+test_expect_success 'start the cluster; tracerd says whether eBPF loaded' '
+    cluster_up --sampling ebpf=auto &&
+    wait_log "$(tracerd_log)" "file evidence: " &&
+    if grep -q "file evidence: eBPF program loaded" "$(tracerd_log)"
+    then
+        test_set_prereq EBPF
+    else
+        grep "file evidence: none in records" "$(tracerd_log)"
+    fi
+'
+
+test_expect_success EBPF 'a missing input: the path, ENOENT and the tool' '
+    run_step "cat /nonexistent/ref.fa || true" &&
+    step0 ".files.source" >src.out &&
+    echo ebpf >expect &&
+    test_cmp expect src.out &&
+    step0 ".files.failed_opens[] | select(.path == \"/nonexistent/ref.fa\")
+        | \"\(.errno) \(.tool) \(.count)\"" >fo.out &&
+    echo "ENOENT cat 1" >expect &&
+    test_cmp expect fo.out &&
+    cp rec.json on.json &&
+    "$REPORT" -j "$job" >view.out &&
+    grep "Failed opens: *.*/nonexistent/ref.fa (ENOENT) by cat" view.out
+'
+
+test_expect_success !EBPF 'without eBPF the record says why' '
+    run_step "cat /nonexistent/ref.fa || true" &&
+    test "$(step0 .files.source)" = none &&
+    test -n "$(step0 .files.reason)" &&
+    cp rec.json on.json
+'
+
+test_expect_success EBPF 'failed opens of a process outside the step never attach' '
+    ( while :; do cat /nonexistent/outside.fa 2>/dev/null; sleep 0.05;
+      done ) &
+    opid=$! &&
+    test_when_finished "kill $opid" &&
+    run_step "sleep 1; cat /nonexistent/inside.fa || true; sleep 0.5" &&
+    step0 ".files.failed_opens[].path" >paths.out &&
+    grep -x /nonexistent/inside.fa paths.out &&
+    ! grep outside paths.out
+'
+
+test_expect_success EBPF 'a read that fails with EIO: op read, EIO, the tool' '
+    mkdir eio &&
+    { "$B/tests/eiofs" "$PWD/eio" -f -s -o allow_other 2>eiofs.err & } &&
+    test_when_finished "umount -l \"$PWD/eio\"" &&
+    wait_for "test -f eio/good" 20 &&
+    run_step "cat \"$PWD/eio/bad\" || true;
+        head -c 4096 \"$PWD/eio/good\" >/dev/null" &&
+    step0 ".files.io_errors[] | \"\(.op) \(.errno) \(.tool) \(.path)\"" \
+        >io.out &&
+    echo "read EIO cat $PWD/eio/bad" >expect &&
+    test_cmp expect io.out &&
+    step0 ".files.top_read[] | select(.path == \"$PWD/eio/good\") | .bytes" \
+        >good.out &&
+    echo 4096 >expect &&
+    test_cmp expect good.out
+'
+
+# the record's members and figures, without files: what eBPF must not
+# change
+figures ()
+{
+    jq -r ".[] | select(.identity.step_id == \"0\") | del(.files) |
+        [paths(scalars) | map(tostring) | join(\".\")] | .[]" "$1" |
+        grep -v -e "^tools\." -e "^series\." -e "^summary\.tasks" |
+        sed "s/\.[0-9][0-9]*\././g" | sort -u
+}
+
+test_expect_success 'sampling.ebpf false: source none, the reason, the rest kept' '
+    conf=$TRACER_CLUSTER_DIR/etc/tracer.yaml &&
+    sed -i "s/^  ebpf: auto$/  ebpf: false/" "$conf" &&
+    grep -x "  ebpf: false" "$conf" &&
+    tracerd_stop && tracerd_start &&
+    run_step "cat /nonexistent/ref.fa || true" &&
+    step0 ".files | \"\(.source): \(.reason)\"" >off.out &&
+    echo "none: turned off (sampling.ebpf: false)" >expect &&
+    test_cmp expect off.out &&
+    test "$(step0 ".files | keys | length")" = 2 &&
+    figures on.json >on.fig &&
+    figures rec.json >off.fig &&
+    test_cmp on.fig off.fig
+'
+
+test_done
