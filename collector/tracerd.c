@@ -1537,8 +1537,9 @@ static void files_open (void)
                 "file evidence: none in records (%s)", fe.why);
         return;
     }
-    logmsg (LOG_INFO, "file evidence: eBPF program loaded (failed opens, "
-            "I/O errors, bytes per file of the steps' cgroups)");
+    logmsg (LOG_INFO, "file evidence: eBPF program loaded (%s: failed "
+            "opens, I/O errors, bytes per file of the steps' cgroups)",
+            tr_files_how (fe.files));
 }
 
 /* Follow each active step's cgroup directories; forget the others. */

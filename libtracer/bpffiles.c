@@ -389,6 +389,12 @@ void tr_files_close (tr_files_t *f)
     (void)f;
 }
 
+const char *tr_files_how (const tr_files_t *f)
+{
+    (void)f;
+    return "";
+}
+
 int tr_files_watch (tr_files_t *f, const char *key,
                     const char *const *dirs, size_t n, tr_error_t *error)
 {
@@ -442,6 +448,7 @@ struct slot {
 
 struct tr_files {
     struct tr_files_bpf *skel;
+    const char *how;                /* which programs: tr_files_how */
     struct slot slots[TR_FILES_SLOTS];
 };
 
@@ -451,6 +458,37 @@ static int silent_print (enum libbpf_print_level level, const char *fmt,
     (void)level;
     (void)fmt;
     (void)ap;
+    return 0;
+}
+
+/* Open, load and attach the skeleton with the fexit programs (fexit
+ * true) or the raw tracepoint one; 0, or a negative errno.
+ */
+static int load_way (tr_files_t *f, bool fexit)
+{
+    struct bpf_program *fx[] = {
+        NULL, NULL, NULL, NULL, NULL,
+    };
+    int rc;
+
+    if (!(f->skel = tr_files_bpf__open ()))
+        return errno ? -errno : -EINVAL;
+    fx[0] = f->skel->progs.tr_files_read;
+    fx[1] = f->skel->progs.tr_files_write;
+    fx[2] = f->skel->progs.tr_files_readv;
+    fx[3] = f->skel->progs.tr_files_writev;
+    fx[4] = f->skel->progs.tr_files_open;
+    for (size_t i = 0; i < sizeof (fx) / sizeof (fx[0]); i++)
+        (void)bpf_program__set_autoload (fx[i], fexit);
+    (void)bpf_program__set_autoload (f->skel->progs.tr_files_sys_exit,
+                                     !fexit);
+    if ((rc = tr_files_bpf__load (f->skel)) < 0
+        || (rc = tr_files_bpf__attach (f->skel)) < 0) {
+        tr_files_bpf__destroy (f->skel);
+        f->skel = NULL;
+        return rc < 0 ? rc : -EINVAL;
+    }
+    f->how = fexit ? "fexit" : "tp_btf/sys_exit";
     return 0;
 }
 
@@ -469,25 +507,23 @@ tr_files_t *tr_files_open (tr_error_t *error)
     if (!(f = calloc (1, sizeof (*f))))
         return NULL;
     (void)libbpf_set_print (silent_print);
-    if (!(f->skel = tr_files_bpf__open ())) {
-        int e = errno;
-        tr_errprintf (error, "eBPF not available: opening the program: %s",
-                      strerror (e));
-        free (f);
-        errno = e;
-        return NULL;
-    }
-    if ((rc = tr_files_bpf__load (f->skel)) < 0
-        || (rc = tr_files_bpf__attach (f->skel)) < 0) {
-        int e = rc < 0 ? -rc : EINVAL;
+    /* fexit first: only the traced functions pay; where the kernel
+     * refuses trampolines (lockdown), the syscall-exit tracepoint
+     */
+    if (load_way (f, true) < 0 && (rc = load_way (f, false)) < 0) {
         tr_errprintf (error, "eBPF not available: the kernel refused the "
-                      "program: %s", strerror (e));
-        tr_files_bpf__destroy (f->skel);
+                      "program: %s%s", strerror (-rc),
+                      rc == -EPERM && geteuid () != 0 ? " (not root)" : "");
         free (f);
-        errno = e;
+        errno = -rc;
         return NULL;
     }
     return f;
+}
+
+const char *tr_files_how (const tr_files_t *f)
+{
+    return f ? f->how : "";
 }
 
 static void update_mask (tr_files_t *f)
@@ -498,6 +534,7 @@ static void update_mask (tr_files_t *f)
         for (size_t j = 0; f->slots[i].key && j < f->slots[i].ncg; j++)
             mask |= 1u << f->slots[i].cg[j].hier;
     f->skel->bss->hier_mask = mask;
+    f->skel->bss->generation++; /* every task looks its step up again */
 }
 
 static struct slot *find_slot (const tr_files_t *f, const char *key)

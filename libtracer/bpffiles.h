@@ -68,12 +68,17 @@ const char *tr_files_errno_name (int err, char *buf, size_t size);
 /* The kernel part. */
 typedef struct tr_files tr_files_t;
 
-/* Load and attach the BPF program.  NULL with errno and the reason in
- * error: ENOTSUP when built without eBPF support, else as the kernel
- * refused (EPERM not root, ENOENT no BTF, ...).
+/* Load and attach the BPF programs: fexit programs on the kernel's open,
+ * read and write functions, else (a kernel in lockdown refuses them) the
+ * raw syscall-exit tracepoint.  NULL with errno and the reason in error:
+ * ENOTSUP when built without eBPF support, else as the kernel refused
+ * (EPERM not root, ENOENT no BTF, ...).
  */
 tr_files_t *tr_files_open (tr_error_t *error);
 void tr_files_close (tr_files_t *f);
+
+/* Which programs were loaded: "fexit" or "tp_btf/sys_exit". */
+const char *tr_files_how (const tr_files_t *f);
 
 /* Follow step key: the tasks in dirs (cgroup directories, cgroup2 or v1
  * cpuacct or memory; any other is skipped) and below them count for it.

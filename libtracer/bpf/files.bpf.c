@@ -2,12 +2,14 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * File evidence of the followed steps (libtracer/bpffiles.c loads it):
- * on the raw syscall-exit tracepoint (BTF-typed, no tracefs needed), the
- * opens that failed, the reads and writes that failed with EIO, ENOSPC
- * or EDQUOT, and the bytes read and written per regular file, of the
- * tasks in a followed step's cgroup (any of its ancestors in the cgroup2,
- * v1 cpuacct or v1 memory hierarchy is in the cgroups map).  Every other
- * task's event is dropped here.  x86-64 system call numbers.
+ * the opens that failed, the reads and writes that failed with EIO,
+ * ENOSPC or EDQUOT, and the bytes read and written per regular file, of
+ * the tasks in a followed step's cgroup (any of its ancestors in the
+ * cgroup2, v1 cpuacct or v1 memory hierarchy is in the cgroups map).
+ * Every other task's event is dropped here.  Two ways in, neither needing
+ * tracefs: fexit programs on the kernel's open, read and write functions
+ * (only those calls pay), else, where the kernel refuses them (lockdown),
+ * the raw syscall-exit tracepoint (every system call pays its dispatch).
  */
 #include "vmlinux.h"
 
@@ -64,6 +66,28 @@ struct {
     __type (key, struct tr_fname_key);
     __type (value, struct tr_fname_val);
 } names SEC (".maps");
+
+/* Each task's step as last looked up: valid while the generation (bumped
+ * by userspace at every change of the cgroups map) and the task's
+ * css_set (which changes when it moves to another cgroup) are the same.
+ * A lookup walks up to TR_FILES_DEPTH cgroups in three hierarchies; this
+ * makes it once per task and move, not once per system call.
+ */
+__u64 generation = 0;
+
+struct tcache {
+    __u64 generation;
+    __u64 css_set;
+    __s32 slot;
+    __u32 pad;
+};
+
+struct {
+    __uint (type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint (map_flags, BPF_F_NO_PREALLOC);
+    __type (key, int);
+    __type (value, struct tcache);
+} tasks SEC (".maps");
 
 /* scratch space (too large for the stack) */
 struct {
@@ -236,28 +260,25 @@ static __always_inline int on_open (__u32 slot, const char *upath, long ret)
     return 0;
 }
 
-static __always_inline int on_rw (__u32 slot, unsigned long fd, int op,
-                                  long ret)
+static __always_inline int on_rw (struct task_struct *t, __u32 slot,
+                                  unsigned long fd, int op, long ret)
 {
-    struct task_struct *t = (struct task_struct *)bpf_get_current_task ();
     struct tr_fname_key fk;
+    struct files_struct *files;
     struct file **arr = NULL;
     struct file *f = NULL;
     struct fdtable *fdt;
     struct inode *ino;
-    int reg;
 
-    fdt = BPF_CORE_READ (t, files, fdt);
-    if (!fdt || fd >= BPF_CORE_READ (fdt, max_fds))
+    /* direct (fault-safe) loads through the task's BTF-typed pointers */
+    if (!(files = t->files) || !(fdt = files->fdt) || fd >= fdt->max_fds
+        || !(arr = fdt->fd))
         return 0;
-    arr = BPF_CORE_READ (fdt, fd);
-    if (!arr || bpf_core_read (&f, sizeof (f), &arr[fd]) || !f)
+    if (bpf_probe_read_kernel (&f, sizeof (f), &arr[fd]) || !f)
         return 0;
-    ino = BPF_CORE_READ (f, f_inode);
-    if (!ino)
+    if (!(ino = BPF_CORE_READ (f, f_inode)))
         return 0;
-    reg = (BPF_CORE_READ (ino, i_mode) & S_IFMT_) == S_IFREG_;
-    if (ret > 0 && !reg)
+    if (ret > 0 && (BPF_CORE_READ (ino, i_mode) & S_IFMT_) != S_IFREG_)
         return 0;
     fk.dev = BPF_CORE_READ (ino, i_sb, s_dev);
     fk.ino = BPF_CORE_READ (ino, i_ino);
@@ -305,10 +326,107 @@ static __always_inline int on_rw (__u32 slot, unsigned long fd, int op,
     return 0;
 }
 
+/* A read or write of f that moved ret bytes or failed with -ret. */
+static __always_inline int on_file_rw (__u32 slot, struct file *f, int op,
+                                       long ret)
+{
+    struct tr_fname_key fk;
+    struct inode *ino;
+
+    if (!f || !(ino = f->f_inode))
+        return 0;
+    if (ret > 0 && (ino->i_mode & S_IFMT_) != S_IFREG_)
+        return 0;
+    fk.dev = BPF_CORE_READ (ino, i_sb, s_dev);
+    fk.ino = ino->i_ino;
+    if (ret > 0) {
+        struct tr_fbytes_key bk = { .slot = slot, .dev = fk.dev,
+                                    .ino = fk.ino };
+        struct tr_fbytes_val *bv, nv = { 0, 0 };
+
+        if ((bv = bpf_map_lookup_elem (&bytes, &bk))) {
+            if (op == TR_FILES_OP_READ)
+                __sync_fetch_and_add (&bv->rbytes, ret);
+            else
+                __sync_fetch_and_add (&bv->wbytes, ret);
+            return 0;
+        }
+        if (op == TR_FILES_OP_READ)
+            nv.rbytes = ret;
+        else
+            nv.wbytes = ret;
+        if (bpf_map_update_elem (&bytes, &bk, &nv, BPF_NOEXIST) == 0)
+            name_file ((__u64)f, fk.dev, fk.ino);
+        else if ((bv = bpf_map_lookup_elem (&bytes, &bk))) {
+            __sync_fetch_and_add (&bv->rbytes, nv.rbytes);
+            __sync_fetch_and_add (&bv->wbytes, nv.wbytes);
+        }
+        return 0;
+    }
+    {
+        struct tr_fio_key k;
+        __u64 one = 1, *c;
+
+        __builtin_memset (&k, 0, sizeof (k));
+        k.slot = slot;
+        k.op = op;
+        k.err = (__s16)-ret;
+        k.dev = fk.dev;
+        k.ino = fk.ino;
+        bpf_get_current_comm (k.comm, sizeof (k.comm));
+        if ((c = bpf_map_lookup_elem (&io_errors, &k)))
+            __sync_fetch_and_add (c, 1);
+        else
+            bpf_map_update_elem (&io_errors, &k, &one, BPF_NOEXIST);
+        name_file ((__u64)f, fk.dev, fk.ino);
+    }
+    return 0;
+}
+
+/* The current task's step slot, or -1: from its cache entry while that
+ * is valid, else looked up (step_of) and cached.
+ */
+static __always_inline int current_slot (void)
+{
+    struct task_struct *t = bpf_get_current_task_btf ();
+    __u64 cs = (__u64)t->cgroups;
+    struct tcache *c;
+    int slot;
+
+    c = bpf_task_storage_get (&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (c && c->generation == generation && c->css_set == cs)
+        return c->slot;
+    slot = step_of ();
+    if (c) {
+        c->generation = generation;
+        c->css_set = cs;
+        c->slot = slot;
+    }
+    return slot;
+}
+
+static __always_inline int rw_exit (struct file *f, int op, long ret)
+{
+    int slot;
+
+    if (ret == 0 || !hier_mask)
+        return 0;
+    if (ret < 0 && ret != -EIO_
+        && (op == TR_FILES_OP_READ || (ret != -ENOSPC_ && ret != -EDQUOT_)))
+        return 0;
+    if ((slot = current_slot ()) < 0)
+        return 0;
+    return on_file_rw ((__u32)slot, f, op, ret);
+}
+
+/* The raw syscall-exit tracepoint (BTF-typed: no tracefs), where the
+ * kernel refuses fexit programs (lockdown): every system call of the node
+ * runs it, so it filters on the call number first.  x86-64 numbers.
+ */
 SEC ("tp_btf/sys_exit")
 int BPF_PROG (tr_files_sys_exit, struct pt_regs *regs, long ret)
 {
-    long nr = BPF_CORE_READ (regs, orig_ax);
+    long nr = regs->orig_ax;
     int op, slot;
 
     switch (nr) {
@@ -342,13 +460,56 @@ int BPF_PROG (tr_files_sys_exit, struct pt_regs *regs, long ret)
     default:
         return 0;
     }
-    if (!hier_mask || (slot = step_of ()) < 0)
+    if (!hier_mask || (slot = current_slot ()) < 0)
         return 0;
     if (op == 0)
         return on_open ((__u32)slot,
-                        (const char *)(nr == 2 || nr == 85
-                                           ? BPF_CORE_READ (regs, di)
-                                           : BPF_CORE_READ (regs, si)),
+                        (const char *)(nr == 2 || nr == 85 ? regs->di
+                                                           : regs->si),
                         ret);
-    return on_rw ((__u32)slot, BPF_CORE_READ (regs, di), op, ret);
+    return on_rw (bpf_get_current_task_btf (), (__u32)slot, regs->di, op,
+                  ret);
+}
+
+/* fexit programs, tried first (BTF trampolines: no tracefs, and only
+ * these functions pay for them, not every system call): read, pread64, readv, preadv
+ * and their writes; open, openat, creat and openat2 (do_sys_openat2).
+ */
+SEC ("fexit/vfs_read")
+int BPF_PROG (tr_files_read, struct file *file, char *buf, size_t count,
+              loff_t *pos, ssize_t ret)
+{
+    return rw_exit (file, TR_FILES_OP_READ, ret);
+}
+
+SEC ("fexit/vfs_write")
+int BPF_PROG (tr_files_write, struct file *file, const char *buf,
+              size_t count, loff_t *pos, ssize_t ret)
+{
+    return rw_exit (file, TR_FILES_OP_WRITE, ret);
+}
+
+SEC ("fexit/vfs_readv")
+int BPF_PROG (tr_files_readv, struct file *file, const struct iovec *vec,
+              unsigned long vlen, loff_t *pos, rwf_t flags, ssize_t ret)
+{
+    return rw_exit (file, TR_FILES_OP_READ, ret);
+}
+
+SEC ("fexit/vfs_writev")
+int BPF_PROG (tr_files_writev, struct file *file, const struct iovec *vec,
+              unsigned long vlen, loff_t *pos, rwf_t flags, ssize_t ret)
+{
+    return rw_exit (file, TR_FILES_OP_WRITE, ret);
+}
+
+SEC ("fexit/do_sys_openat2")
+int BPF_PROG (tr_files_open, int dfd, const char *filename,
+              struct open_how *how, long ret)
+{
+    int slot;
+
+    if (ret >= 0 || !hier_mask || (slot = current_slot ()) < 0)
+        return 0;
+    return on_open ((__u32)slot, filename, ret);
 }
