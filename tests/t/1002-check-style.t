@@ -28,7 +28,9 @@ list_sources ()
         cd "$TRACER_SRCDIR" || exit 1
         for d in libtracer collector spank analysis prolog bench tests/unit \
                  tests/fixtures tests/mock tests/fuzz; do
-            test -d "$d" && find "$d" -type f \( -name '*.c' -o -name '*.h' \)
+            # not the files the build generates from the kernel's BTF
+            test -d "$d" && find "$d" -type f \( -name '*.c' -o -name '*.h' \) \
+                ! -name vmlinux.h ! -name '*.skel.h'
         done
         for f in tests/*.c; do
             test -f "$f" && echo "$f"
