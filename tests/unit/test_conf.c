@@ -60,6 +60,7 @@ static const char *const all_keys[] = {
     "sampling.taskstats",
     "sampling.psi_mirror",
     "sampling.delayacct",
+    "sampling.ebpf",
     "sampling.gpu",
     "sampling.nvml_library",
     "sampling.cmdline_max",
@@ -152,6 +153,7 @@ static const char *defaults_json =
     " \"sampling.taskstats\": true,"
     " \"sampling.psi_mirror\": 2,"
     " \"sampling.delayacct\": 2,"
+    " \"sampling.ebpf\": 2,"
     " \"sampling.gpu\": true,"
     " \"sampling.nvml_library\": null,"
     " \"sampling.cmdline_max\": 256,"
@@ -338,6 +340,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "sampling.taskstats", json_boolean (c->taskstats) },
         { "sampling.psi_mirror", json_integer (c->psi_mirror) },
         { "sampling.delayacct", json_integer (c->delayacct) },
+        { "sampling.ebpf", json_integer (c->ebpf) },
         { "sampling.gpu", json_boolean (c->gpu) },
         { "sampling.nvml_library", str_or_null (c->nvml_library) },
         { "sampling.cmdline_max", json_real (c->cmdline_max) },
@@ -788,6 +791,9 @@ static const struct error_case error_cases[] = {
     { "log level", "daemon:\n  log_level: verbose\n",
       "tracer.yaml:2:14: daemon.log_level: expected one of error, warning, "
       "notice, info, debug, got 'verbose'" },
+    { "ebpf on", "sampling:\n  ebpf: on\n",
+      "tracer.yaml:2:9: sampling.ebpf: expected one of false, true, auto, "
+      "got 'on'" },
 
     /* Users and groups. */
     { "unknown user in list", "daemon:\n  notify_users: [root, nosuchuser]\n",
@@ -1114,11 +1120,11 @@ static const struct valid_case valid_cases[] = {
       "{\"sampling.redact\": [\"pin=([0-9]+)\"]}" },
     { "sampling switches",
       "sampling:\n  taskstats: false\n  psi_mirror: true\n  gpu: false\n"
-      "  delayacct: off\n"
+      "  delayacct: off\n  ebpf: false\n"
       "  nvml_library: /opt/nvidia/lib/libnvidia-ml.so.1\n"
       "  snapshot_interval: 0\n  cmdline_max: 0\n",
       "{\"sampling.taskstats\": false, \"sampling.psi_mirror\": 1,"
-      " \"sampling.delayacct\": 0,"
+      " \"sampling.delayacct\": 0, \"sampling.ebpf\": 0,"
       " \"sampling.gpu\": false,"
       " \"sampling.nvml_library\": \"/opt/nvidia/lib/libnvidia-ml.so.1\","
       " \"sampling.snapshot_interval\": 0, \"sampling.cmdline_max\": 0}" },
