@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bpffiles.h"
+#include "strbuf.h"
 
 #ifdef HAVE_EBPF
 #include <linux/magic.h>
@@ -68,6 +69,37 @@ void tr_files_agg_free (tr_files_agg_t *agg)
     free (agg);
 }
 
+/* Text the job controls (a path, a command name) as a record may hold
+ * it: control characters and bytes that are not UTF-8 escaped (so that
+ * no name breaks the record or a terminal), cut to TR_FILES_TEXT_MAX
+ * bytes at a character boundary.  NULL for NULL; NULL with errno ENOMEM.
+ */
+#define TR_FILES_TEXT_MAX 1024
+
+static char *record_text (const char *s)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    char *t;
+    size_t len;
+
+    if (!s)
+        return NULL;
+    if (tr_text_is_printable (s) && strlen (s) <= TR_FILES_TEXT_MAX)
+        return strdup (s);
+    if (tr_strbuf_printable (&sb, s) < 0 || !(t = tr_strbuf_steal (&sb))) {
+        tr_strbuf_free (&sb);
+        errno = ENOMEM;
+        return NULL;
+    }
+    if ((len = strlen (t)) > TR_FILES_TEXT_MAX) {
+        len = TR_FILES_TEXT_MAX;
+        while (len > 0 && ((unsigned char)t[len] & 0xc0) == 0x80)
+            len--;
+        t[len] = '\0';
+    }
+    return t;
+}
+
 static int flist_add (struct flist *l, const struct fent *e)
 {
     struct fent n = *e;
@@ -80,8 +112,8 @@ static int flist_add (struct flist *l, const struct fent *e)
         l->v = v;
         l->cap = cap;
     }
-    n.path = e->path ? strdup (e->path) : NULL;
-    n.tool = e->tool ? strdup (e->tool) : NULL;
+    n.path = record_text (e->path);
+    n.tool = record_text (e->tool);
     if ((e->path && !n.path) || (e->tool && !n.tool)) {
         free (n.path);
         free (n.tool);

@@ -153,6 +153,40 @@ static void test_saturate_and_errors (void **state)
     tr_files_agg_free (NULL);
 }
 
+/* Names the job controls: a path with a newline and bytes that are not
+ * UTF-8, a very long one, a tool with an escape character: escaped, cut,
+ * and the member still built and valid.
+ */
+static void test_hostile_names (void **state)
+{
+    tr_files_agg_t *agg = tr_files_agg_new ();
+    json_t *rec, *m, *fo;
+    tr_error_t error;
+    char longp[4000];
+
+    (void)state;
+    memset (longp, 'a', sizeof (longp) - 1);
+    longp[0] = '/';
+    longp[sizeof (longp) - 1] = '\0';
+    assert_int_equal (tr_files_agg_open (agg, "/in/x\ny\xff.fa", ENOENT,
+                                         "to\x1b[2Jol", 2), 0);
+    assert_int_equal (tr_files_agg_open (agg, longp, ENOENT, "t", 1), 0);
+    assert_non_null (m = tr_files_agg_json (agg));
+    fo = json_object_get (m, "failed_opens");
+    assert_int_equal (json_array_size (fo), 2);
+    assert_string_equal (sget (json_array_get (fo, 0), "path"),
+                         "/in/x\\ny\\xff.fa");
+    assert_string_equal (sget (json_array_get (fo, 0), "tool"),
+                         "to\\x1b[2Jol");
+    assert_int_equal (strlen (sget (json_array_get (fo, 1), "path")), 1024);
+    rec = rec_with ("{}", true);
+    json_object_set_new (rec, "files", m);
+    if (tr_record_validate (rec, &error) < 0)
+        fail_msg ("%s", tr_error_str (&error));
+    json_decref (rec);
+    tr_files_agg_free (agg);
+}
+
 /* The member in a record passes tr_record_validate; a damaged one not. */
 static void test_validates (void **state)
 {
@@ -216,6 +250,7 @@ int main (void)
         cmocka_unit_test (test_merge_and_order),
         cmocka_unit_test (test_top_n),
         cmocka_unit_test (test_saturate_and_errors),
+        cmocka_unit_test (test_hostile_names),
         cmocka_unit_test (test_validates),
         cmocka_unit_test (test_open_says_why),
     };
