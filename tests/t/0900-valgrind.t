@@ -111,14 +111,19 @@ wait_rec ()
 }
 
 # vg_tracerd_start NAME: private_tracerd_start (sharness.d/40-tracerd.sh)
-# under valgrind, which needs far longer to open the socket.
+# under valgrind, which needs far longer to open the socket, and to load
+# the eBPF file evidence (libbpf reads the kernel's BTF) before it
+# answers: wait for its "started" line.
 vg_tracerd_start ()
 {
     _sock=$(sed -n 's/^  socket: "\(.*\)"$/\1/p' tracer.yaml)
+    _started=$(grep -c " started: socket " tracerd.log 2>/dev/null)
     { $VG --log-file="vg-$1.%p.log" "$TRACERD" -c "$PWD/tracer.yaml" -f \
           >"$1.out" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- & } &&
     echo $! >tracerd.pid &&
-    wait_for "test -S \"$_sock\"" 60
+    wait_for "test -S \"$_sock\"" 60 &&
+    wait_for "test \$(grep -c \" started: socket \" tracerd.log) \
+        -gt ${_started:-0}" 60
 }
 
 # vg_tracerd_stop: SIGTERM, and tracerd (valgrind) must exit 0, its leak
