@@ -62,7 +62,7 @@ EOF
 # smk LOG NJOBS [snakemake options and targets]: run the workflow, every
 # rule a Slurm job through sbatch --tracer, and wait for the records of
 # the NJOBS jobs it submitted (their ids in jobs); snakemake's exit
-# status.
+# status, or 100 for another number of jobs or a record missing.
 smk ()
 {
     _log=$1 && _n=$2 && shift 2 &&
@@ -71,9 +71,9 @@ smk ()
         "sbatch --tracer --parsable -o slurm-%j.out -c {resources.cpus_per_task} --mem={resources.mem_mb} -t {resources.runtime}" \
         >"$_log" 2>&1 || _rc=$?; } &&
     sed -n "s/.*with external jobid '\([0-9]*\)'.*/\1/p" "$_log" >jobs &&
-    test $(wc -l <jobs) = $_n || { cat "$_log" >&2; return 1; }
+    test $(wc -l <jobs) = $_n || { cat "$_log" >&2; return 100; }
     for _j in $(cat jobs); do
-        wait_record "$_j" || return 1
+        wait_record "$_j" || return 100
     done &&
     return $_rc
 }
