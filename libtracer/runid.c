@@ -172,12 +172,13 @@ const char *tr_run_process_name (char *buf, size_t size,
     size_t len = strlen (name);
 
     if (!strncmp (name, "nf-", 3) && len > 3) {
-        /* nf-NAME_(tag): a process name has no '(', the tag may */
+        /* nf-NAME_(tag): a process name has no '(', the tag may; the
+         * ')' is gone where Nextflow cut a long name at 256 characters
+         */
         const char *tag = strstr (name + 3, "_(");
 
         name += 3;
-        len = tag && name[strlen (name) - 1] == ')' ? (size_t)(tag - name)
-                                                    : strlen (name);
+        len = tag ? (size_t)(tag - name) : strlen (name);
     }
     else if (!strncmp (name, "snakejob.", 9)
              && (end = strchr (name + 9, '.')) && end > name + 9) {

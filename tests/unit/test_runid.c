@@ -118,6 +118,16 @@ static void test_nextflow (void **state)
     assert_string_equal (b.id, a.id);
     assert_string_equal (b.process, "MULTIQC");
 
+    /* a tag with "(" and ")" of its own; a name Nextflow cut at 256
+     * characters, its tag without the ")"
+     */
+    in.job_name = "nf-WF_ALIGN_(s1_(rep_2))";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "WF_ALIGN");
+    in.job_name = "nf-WF_ALIGN_(a_tag_of_some_250_characters_cut_wher";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "WF_ALIGN");
+
     /* a work directory not named "work": its own name is the pipeline */
     in.work_dir = "/scratch/ann/nfrun/" HASH;
     assert_true (tr_run_identify (&in, &b));

@@ -191,6 +191,14 @@ static void test_processes (void **state)
     /* a batch script that runs srun: its srun step is the one diagnosed,
      * and next time names both step groups, as recommendations do
      */
+    /* a failed task's cause, none for the others */
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "cause")),
+                         "FAILED (exit 2)");
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "12"), "cause")),
+                         "OUT_OF_MEMORY");
+    assert_null (json_object_get (task (view, "13"), "cause"));
     t = task (view, "13");
     assert_string_equal (json_string_value (json_object_get (t, "diagnosed_"
                                                                 "step")),
@@ -333,6 +341,11 @@ static void test_text (void **state)
     assert_non_null (strstr (text, "12 sort"));
     assert_non_null (strstr (text, "MMM"));
     assert_non_null (strstr (text, "Slowest tasks:\n  10 (align) 01:00:00"));
+    /* each failed task named: job id, process, job name and cause */
+    assert_non_null (strstr (text, "\nFailed tasks:\n  11 (align) align: "
+                                   "FAILED (exit 2) on n\\x1b]0;owned"));
+    assert_non_null (strstr (text, "\n  12 (sort) sort: OUT_OF_MEMORY on "
+                                   "n1: "));
     assert_null (strchr (text, '\x1b'));
     assert_null (strchr (text, '\x07'));
     assert_null (strstr (text, "\nFake: line"));
