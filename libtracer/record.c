@@ -485,6 +485,7 @@ static const struct member identity_members[] = {
     { "qos", M_STR, 0, 128, NULL, NULL },
     { "command", M_STR, 0, 1024, NULL, NULL },
     { "work_dir", M_STR, 0, 1024, NULL, NULL },
+    { "task_name", M_STR, 0, 1024, NULL, NULL },
     { "truncated", M_ARR, 0, 0, NULL, check_truncated },
     { NULL, 0, 0, 0, NULL, NULL },
 };

@@ -133,8 +133,36 @@ static bool snakemake (const char *cmd, const char *dir, struct tr_run *out)
     return snakemake_path (cmd, out);
 }
 
-/* nf-PROCESS_(TAG) in WORK/xx/HASH */
-static bool nextflow (const char *name, const char *dir, struct tr_run *out)
+/* A process name as Nextflow writes it, from its task name "NAME (TAG)":
+ * NAME, whose ':' separate the workflows it is nested in; other
+ * characters as set_name keeps them.
+ */
+static void nextflow_process (char *buf, size_t size, const char *task)
+{
+    const char *tag = strstr (task, " (");
+    size_t len = tag ? (size_t)(tag - task) : strlen (task), n = 0;
+
+    for (size_t i = 0; i < len && n + 1 < size; i++) {
+        char c = task[i];
+        char keep[2] = { c, '\0' };
+
+        if (c == ':')
+            buf[n++] = c;
+        else {
+            set_name (buf + n, size - n, keep, 1);
+            n++;
+        }
+    }
+    buf[n] = '\0';
+}
+
+/* nf-PROCESS_(TAG) in WORK/xx/HASH; the process as Nextflow names it
+ * when the job script's task name is known (task, NULL: not)
+ */
+static bool nextflow (const char *name,
+                      const char *dir,
+                      const char *task,
+                      struct tr_run *out)
 {
     char proc[600];
     size_t len, wlen, blen;
@@ -159,8 +187,12 @@ static bool nextflow (const char *name, const char *dir, struct tr_run *out)
     if (blen == 4 && !strncmp (b, "work", 4) && b > dir + 1)
         b = base_of (dir, (size_t)(b - 1 - dir), &blen);
     set_name (out->pipeline, sizeof (out->pipeline), b, blen);
-    tr_run_process_name (proc, sizeof (proc), name);
-    set_name (out->process, sizeof (out->process), proc, strlen (proc));
+    if (task && *task)
+        nextflow_process (out->process, sizeof (out->process), task);
+    else {
+        tr_run_process_name (proc, sizeof (proc), name);
+        set_name (out->process, sizeof (out->process), proc, strlen (proc));
+    }
     return true;
 }
 
@@ -211,8 +243,8 @@ bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out)
         }
         return true;
     }
-    if (snakemake (in->command, in->work_dir, out) || nextflow (in->job_name, in->work_dir,
-                                                  out))
+    if (snakemake (in->command, in->work_dir, out)
+        || nextflow (in->job_name, in->work_dir, in->task_name, out))
         return true;
     out->id[0] = out->pipeline[0] = out->process[0] = '\0';
     if (in->array_job_id && *in->array_job_id) {

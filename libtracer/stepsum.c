@@ -1013,6 +1013,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
             .array_job_id = row->array_job_id,
             .command = json_string_value (get (id, "command")),
             .work_dir = json_string_value (get (id, "work_dir")),
+            .task_name = json_string_value (get (id, "task_name")),
         };
         struct tr_run run;
 

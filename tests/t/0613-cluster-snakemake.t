@@ -370,10 +370,10 @@ test_expect_success 'a driver under tracer-run --pipeline: its 40 jobs and 2 arr
 # is "nf-" and the task name with " / : @ * ? = tab newline" made "_":
 # task NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (KO REP1) is job
 # nf-NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN_(KO_REP1).  Nextflow'"'"'s
-# trace names the process NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN; the
-# controller shows only the job name, where a ":" is a "_" as any other,
-# so tracer names the process as the job name does,
-# NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN (doc/runs.md).
+# trace names the process NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN, and
+# so does tracer: tracerd reads the task'"'"'s name from the "### name:"
+# line of the job script the controller keeps, where the job name agrees
+# with it (doc/runs.md).
 nf_task ()
 {
     _h=$(printf "%s" "$1" | md5sum | cut -c1-32) &&
@@ -414,18 +414,33 @@ test_expect_success 'Nextflow-shaped jobs of a nested-subworkflow pipeline are o
     jq -e ".[] | select(.identity.step_id == \"batch\") | .identity
            | .job_name == \"nf-NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN_(KO_REP1)\"
              and (.work_dir | startswith(\"$PWD/rnaseq/work/\"))
-             and (.work_dir | test(\"/work/[0-9a-f]{2}/[0-9a-f]{30}\$\"))" \
+             and (.work_dir | test(\"/work/[0-9a-f]{2}/[0-9a-f]{30}\$\"))
+             and .task_name == \"NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (KO REP1)\"" \
         rec.json &&
     $REPORT -a --run=$r --json >nf-view.json &&
     jq -e "([.processes[] | [.process, .tasks, .failed]] | sort) == [
-        [\"NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_BAM_SORT_STATS_SAMTOOLS_SAMTOOLS_SORT\", 3, 0],
-        [\"NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN\", 3, 0],
-        [\"NFCORE_RNASEQ_RNASEQ_FASTQC\", 3, 0],
-        [\"NFCORE_RNASEQ_RNASEQ_MULTIQC\", 1, 0]]
+        [\"NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:BAM_SORT_STATS_SAMTOOLS:SAMTOOLS_SORT\", 3, 0],
+        [\"NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN\", 3, 0],
+        [\"NFCORE_RNASEQ:RNASEQ:FASTQC\", 3, 0],
+        [\"NFCORE_RNASEQ:RNASEQ:MULTIQC\", 1, 0]]
         and .run.pipeline == \"rnaseq\"" nf-view.json &&
     $REPORT -a --run=$r >nf-view.txt &&
     cat nf-view.txt &&
-    grep -qx "NFCORE_RNASEQ_RNASEQ_FASTQC: 3 tasks, 0 failed" nf-view.txt
+    grep -qx "NFCORE_RNASEQ:RNASEQ:FASTQC: 3 tasks, 0 failed" nf-view.txt
+'
+
+# The script names the task only where the job name is Nextflow'"'"'s name
+# of that task: a script claiming another name is not believed.
+test_expect_success 'a job script whose task name disagrees with its job name: the job name'"'"'s process' '
+    _d=$PWD/other/work/ab/0123456789abcdef0123456789abcd &&
+    mkdir -p "$_d" &&
+    printf "%s\n" "#!/bin/bash" "#SBATCH -J nf-ALIGN_(s1)" "#SBATCH --tracer" \
+        "### name: '"'"'EVIL:WORKFLOW:NAME (s1)'"'"'" "true" >"$_d/.command.run" &&
+    j=$(cd "$_d" && sbatch --parsable .command.run) &&
+    wait_record $j &&
+    jq -e "all(.[]; .identity | has(\"task_name\") | not)" rec.json &&
+    $REPORT -a -P -n -X -o jobidraw,process -j $j >other.out &&
+    grep -qx "$j|ALIGN" other.out
 '
 
 test_done
