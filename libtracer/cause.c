@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -259,8 +260,10 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         json_array_foreach (json_object_get (oc, "tasks"), i, v)
             task_oom = task_oom || json_is_true (json_object_get (v,
                                                                   "oom_killed"));
-        if (ev || eq (state, "oom") || num (mem, "oom_kill_events") > 0
-            || task_oom) {
+        double kills = num (mem, "oom_kill_events");
+        if (isnan (kills)) /* an older record's member */
+            kills = num (summary, "x_oom_kill_events");
+        if (ev || eq (state, "oom") || kills > 0 || task_oom) {
             if (ev && str (ev, "tool")) {
                 put (t, "the OOM killer killed ");
                 put_safe (t, str (ev, "tool"), 64);
@@ -272,10 +275,9 @@ static tr_cause_t decide (json_t *rec, struct text *t)
                     put (t, " resident");
                 }
             }
-            else if (num (mem, "oom_kill_events") > 0)
+            else if (kills > 0)
                 put (t, "the OOM killer killed %.0f process%s of the step",
-                     num (mem, "oom_kill_events"),
-                     num (mem, "oom_kill_events") == 1 ? "" : "es");
+                     kills, kills == 1 ? "" : "es");
             else
                 put (t, "the OOM killer killed a process of the step");
             if (!isnan (num (mem, "peak_bytes"))
@@ -481,4 +483,19 @@ tr_cause_t tr_cause_of (json_t *rec, char *text, size_t size)
     if (!text || !size)
         t.buf = NULL;
     return rec ? decide (rec, &t) : TR_CAUSE_NONE;
+}
+
+json_t *tr_cause_json (json_t *rec)
+{
+    char text[TR_CAUSE_TEXT_MAX];
+    tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
+    json_t *o;
+
+    errno = 0;
+    if (cause == TR_CAUSE_NONE)
+        return NULL;
+    if (!(o = json_pack ("{s:s s:s}", "class", tr_cause_name (cause), "text",
+                         text)))
+        errno = ENOMEM;
+    return o;
 }

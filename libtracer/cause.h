@@ -54,6 +54,11 @@ tr_cause_t tr_cause_from_name (const char *name);
  */
 tr_cause_t tr_cause_of (json_t *rec, char *text, size_t size);
 
+/* The cause as JSON: {"class": "tool-crash", "text": "..."}, or NULL
+ * when the record has none (errno 0) or on ENOMEM.
+ */
+json_t *tr_cause_json (json_t *rec);
+
 /* The signal's name ("SIGSEGV"), NULL when it has none. */
 const char *tr_cause_signal_name (int sig);
 

@@ -57,6 +57,9 @@ static const struct ccase cases[] = {
           "\"events\": [{\"kind\": \"oom-kill\", \"scope\": \"step\", "
           "\"pid\": 7, \"tool\": \"perl\", \"rss_bytes\": 104857600}]}"),
       "oom", "the OOM killer killed perl (pid 7) at 100.0 MiB resident", 0 },
+    { OC ("{\"state\": \"failed\", \"exit_code\": 1}, \"summary\": "
+          "{\"x_oom_kill_events\": 1}}"),
+      "oom", "the OOM killer killed 1 process of the step", 0 },
     /* a node-wide OOM kill is not the step's */
     { OC ("{\"state\": \"failed\", \"exit_code\": 1}, \"events\": "
           "[{\"kind\": \"oom-kill\", \"scope\": \"node\", \"pid\": 7}]}"),
