@@ -193,7 +193,10 @@ static json_t *task_json (const struct task *t, double now_ms)
         || put_num (o, "time_eff", time_eff (j)) < 0
         || put_num (o, "read_bytes", j->read_bytes) < 0
         || put_num (o, "write_bytes", j->write_bytes) < 0
-        || task_live (o, j, now_ms) < 0)
+        || task_live (o, j, now_ms) < 0
+        || (*j->cause && put (o, "cause", json_string (j->cause)) < 0)
+        || (*j->cause_text
+            && put (o, "cause_text", json_string (j->cause_text)) < 0))
         goto nomem;
     if (t->main
         && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
@@ -1090,6 +1093,37 @@ static json_t *task_by_id (json_t *tasks, const char *id)
     return NULL;
 }
 
+/* The failed tasks, each with its cause and evidence (cause.h). */
+#define FAILED_SHOWN 10
+static int print_failed (tr_strbuf_t *sb, json_t *view)
+{
+    json_t *t;
+    size_t i, shown = 0, more = 0;
+    int rc = 0;
+
+    json_array_foreach (json_object_get (view, "tasks"), i, t)
+    {
+        if (!*str (t, "cause"))
+            continue;
+        if (shown == FAILED_SHOWN) {
+            more++;
+            continue;
+        }
+        if (!shown++)
+            rc |= tr_strbuf_puts (sb, "\nFailed tasks:\n");
+        rc |= tr_strbuf_printf (sb, "  %s (%s) %s on %s: %s%s%s\n",
+                                str (t, "job_id"), str (t, "process"),
+                                str (t, "state"),
+                                *str (t, "node") ? str (t, "node") : "unknown",
+                                str (t, "cause"),
+                                *str (t, "cause_text") ? ": " : "",
+                                str (t, "cause_text"));
+    }
+    if (more)
+        rc |= tr_strbuf_printf (sb, "  and %zu more\n", more);
+    return rc;
+}
+
 static int print_slowest (tr_strbuf_t *sb, json_t *view)
 {
     json_t *id, *tasks = json_object_get (view, "tasks");
@@ -1286,6 +1320,7 @@ int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
         rc |= print_process (&sb, p, view);
     }
     rc |= print_gantt (&sb, view, width);
+    rc |= print_failed (&sb, view);
     rc |= print_slowest (&sb, view);
     json_decref (view);
     if (rc < 0) {
