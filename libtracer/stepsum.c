@@ -304,6 +304,8 @@ const tr_field_t tr_stepsum_fields[] = {
       "tool-error, unknown (doc/diagnosis.md)", M (cause) },
     { "causetext", TR_FIELD_STR, 40, "the evidence for the cause, one line",
       M (cause_text) },
+    { "culprit", TR_FIELD_STR, 12, "the tool of the process that failed "
+      "first", M (culprit) },
     { "start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "end", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
     { "submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
@@ -521,6 +523,8 @@ const tr_field_t tr_stepsum_sacct_fields[] = {
       "tool-error, unknown", M (cause) },
     { "CauseText", TR_FIELD_STR, 40, "the evidence for the cause",
       M (cause_text) },
+    { "Culprit", TR_FIELD_STR, 12, "the tool of the process that failed "
+      "first", M (culprit) },
     { "Start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "End", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
     { "Submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
@@ -1039,6 +1043,8 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
         INTERN (cause, tr_cause_name (cause));
         INTERN (cause_text, text);
+        INTERN (culprit,
+                str_or_empty (get (oc, "culprit"), "tool"));
     }
     INTERN (gpus, str_or_empty (req, "gpus"));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))
@@ -1166,6 +1172,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
                    < tr_cause_from_name (dst->cause))) {
         dst->cause = src->cause;
         dst->cause_text = src->cause_text;
+        dst->culprit = src->culprit;
     }
     dst->nodes = add (dst->nodes, src->nodes);
     dst->nodes_expected = max2 (dst->nodes_expected, src->nodes_expected);
@@ -1389,6 +1396,7 @@ static void job_outcome (tr_stepsum_t *job, const tr_stepsum_t *step,
     job->reason = step->reason;
     job->cause = step->cause;
     job->cause_text = step->cause_text;
+    job->culprit = step->culprit;
     job->exit_code = step->exit_code;
     job->signal = step->signal;
     /* Slurm gives a job it ended (cancelled, out of time) no exit code

@@ -88,6 +88,7 @@ typedef struct tr_stepsum {
                                  * merged row: the earliest class of its
                                  * nodes' */
     const char *cause_text;     /* its evidence, one line */
+    const char *culprit;        /* outcome.culprit.tool, "" if none */
     const char *gpus;           /* request.gpus */
     const char *tools;          /* up to 5 busiest tools, "name=cpu_s"
                                  * joined by ';', busiest first */

@@ -168,6 +168,7 @@ static void test_cause (void **state)
     assert_int_equal (tr_stepsum_from_tsv (&back, line, pool, &error), 0);
     free (line);
     assert_string_equal (back.cause, "tool-crash");
+    assert_string_equal (back.culprit, "samtools");
     assert_string_equal (back.cause_text, row.cause_text);
     /* another node's OOM kill is decided earlier: it wins */
     json_object_set_new (oc, "state", json_string ("oom"));
