@@ -358,12 +358,10 @@ static tr_cause_t decide (json_t *rec, struct text *t)
 
     /* 4. cancelled */
     if (eq (state, "cancelled")) {
-        put (t, "cancelled");
-        if (reason) {
-            put (t, " (");
+        if (reason)
             put_safe (t, reason, 200);
-            put (t, ")");
-        }
+        else
+            put (t, "the job or step was cancelled");
         return TR_CAUSE_CANCELLED;
     }
 

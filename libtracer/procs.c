@@ -2426,8 +2426,11 @@ json_t *tr_procs_culprit_json (tr_procs_t *P, int64_t step_end_ms)
     for (size_t k = 0; k < f->nchain; k++) {
         int tool = f->chain[k].tool;
         struct proc *q;
-        /* a parent the table learnt of after the exit (its own exit) */
-        if (tool < 0 && (q = find_parent (P, f->chain[k].pid, f->end_ms)))
+        /* the parent's name as the table knows it now: a task is first
+         * seen before it execs, and its own exit names the program; or a
+         * parent the table learnt of after the exit
+         */
+        if ((q = find_parent (P, f->chain[k].pid, f->end_ms)))
             tool = q->tool;
         if (json_array_append_new (chain,
                                    json_pack ("{s:s s:i}", "tool",

@@ -74,7 +74,7 @@ test_expect_success 'cancelled: the cause in the listing and the job view' '
     $REPORT -j "$cjob" -o JobID,State,Cause -P -n >cl.out &&
     grep -qx "$cjob.0|CANCELLED|cancelled" cl.out &&
     $REPORT -j "$cjob" >cv.out &&
-    grep -q "^    Cause: *cancelled (the scheduler reports the job CANCELLED)" \
+    grep -q "^    Cause: *cancelled: the scheduler reports the job CANCELLED$" \
         cv.out
 '
 
@@ -88,7 +88,7 @@ test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
     test "$(jq -r .outcome.culprit.tool s.json)" = perl &&
     test "$(jq -r .outcome.culprit.signal s.json)" = 11 &&
     test "$(jq -r ".outcome.culprit.chain | length" s.json)" -ge 1 &&
-    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" != perl &&
+    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" = sh &&
     test "$(jq -r .outcome.culprit.collateral s.json)" -ge 1 &&
     test "$(jq -r .cause.class s.json)" = tool-crash &&
     $REPORT -j "$sjob" -o JobID,State,Cause,Culprit -P -n >sl.out &&

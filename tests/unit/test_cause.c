@@ -90,7 +90,9 @@ static const struct ccase cases[] = {
     /* 4. cancelled */
     { OC ("{\"state\": \"cancelled\", \"reason\": \"the scheduler reports "
           "the job CANCELLED\"}}"),
-      "cancelled", "cancelled (the scheduler reports the job CANCELLED)", 0 },
+      "cancelled", "the scheduler reports the job CANCELLED", 0 },
+    { OC ("{\"state\": \"cancelled\"}}"), "cancelled",
+      "the job or step was cancelled", 0 },
     /* 5. node-failure */
     { OC ("{\"state\": \"cancelled\", \"reason\": \"the scheduler reports "
           "the job NODE_FAIL\"}}"),
