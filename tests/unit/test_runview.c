@@ -167,11 +167,11 @@ static void test_processes (void **state)
                                            "FAILED (exit 2)")),
                       1);
     /* each task's cause class, none for one that completed */
-    assert_string_equal (json_string_value (json_object_get (task (view, "11"),
-                                                             "cause")),
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "cause")),
                          "tool-error");
-    assert_string_equal (json_string_value (json_object_get (task (view, "11"),
-                                                             "cause_text")),
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "cause_text")),
                          "bwa (pid 7) exited 2, 0.0 s before the end");
     assert_null (json_object_get (task (view, "10"), "cause"));
     /* CPU efficiency over the jobs: CPU time over cores x elapsed */
