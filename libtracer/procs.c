@@ -267,8 +267,10 @@ struct tr_procs {
      * so that a sample's sums cost nothing per process
      */
     struct sums entry_sums;
-    /* the first failing exits, in the order they were applied */
-    struct failure fails[FAILS_MAX];
+    /* the first failing exits, in the order they were applied (made on
+     * the first: most steps have none)
+     */
+    struct failure *fails;
     size_t nfails;
 };
 
@@ -966,6 +968,8 @@ static void record_failure (tr_procs_t *P, struct proc *p, int status,
         || (!WIFEXITED (status) && !WIFSIGNALED (status))
         || P->nfails >= FAILS_MAX)
         return;
+    if (!P->fails && !(P->fails = calloc (FAILS_MAX, sizeof (*P->fails))))
+        return; /* no culprit is named: the step's exit still says */
     f = &P->fails[P->nfails++];
     memset (f, 0, sizeof (*f));
     f->pid = p->pid;
@@ -2181,6 +2185,7 @@ void tr_procs_destroy (tr_procs_t *P)
     free (P->hash);
     free (P->ring);
     free (P->pending);
+    free (P->fails);
     free (P->tools);
     free (P->exe);
     free (P->roots);
