@@ -16,9 +16,9 @@
 #include "cause.h"
 
 static const char *const names[] = {
-    "",          "oom",          "stalled",       "timeout",
-    "cancelled", "node-failure", "io-error",      "input-missing",
-    "tool-crash", "tool-error",  "unknown",
+    "",           "oom",          "stalled",  "timeout",
+    "cancelled",  "node-failure", "io-error", "input-missing",
+    "tool-crash", "tool-error",   "unknown",
 };
 
 const char *tr_cause_name (tr_cause_t cause)
@@ -55,9 +55,18 @@ const char *tr_cause_signal_name (int sig)
 /* A signal that says the program itself crashed. */
 static bool crash_signal (int sig)
 {
-    return sig == 11 /* SEGV */ || sig == 7 /* BUS */ || sig == 4 /* ILL */
-           || sig == 8 /* FPE */ || sig == 6 /* ABRT */ || sig == 31 /* SYS */
-           || sig == 5 /* TRAP */;
+    switch (sig) {
+    case 4:  /* SIGILL */
+    case 5:  /* SIGTRAP */
+    case 6:  /* SIGABRT */
+    case 7:  /* SIGBUS */
+    case 8:  /* SIGFPE */
+    case 11: /* SIGSEGV */
+    case 31: /* SIGSYS */
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* The evidence line */
@@ -95,8 +104,7 @@ static void put_safe (struct text *t, const char *s, size_t max)
 {
     if (!s)
         s = "?";
-    for (size_t i = 0; s[i] && i < max && t->buf && t->len + 1 < t->size;
-         i++) {
+    for (size_t i = 0; s[i] && i < max && t->buf && t->len + 1 < t->size; i++) {
         unsigned char c = (unsigned char)s[i];
         t->buf[t->len++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
         t->buf[t->len] = '\0';
@@ -258,8 +266,10 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         json_t *ev = event_of (rec, k, true);
         bool task_oom = false;
         json_array_foreach (json_object_get (oc, "tasks"), i, v)
-            task_oom = task_oom || json_is_true (json_object_get (v,
-                                                                  "oom_killed"));
+        {
+            if (json_is_true (json_object_get (v, "oom_killed")))
+                task_oom = true;
+        }
         double kills = num (mem, "oom_kill_events");
         if (isnan (kills)) /* an older record's member */
             kills = num (summary, "x_oom_kill_events");
@@ -346,7 +356,8 @@ static tr_cause_t decide (json_t *rec, struct text *t)
     /* 5 before 4: the scheduler reports a node failure as a cancel */
     if (eq (state, "incomplete")
         || (eq (state, "cancelled") && reason
-            && (strstr (reason, "NODE_FAIL") || strstr (reason, "BOOT_FAIL")))) {
+            && (strstr (reason, "NODE_FAIL")
+                || strstr (reason, "BOOT_FAIL")))) {
         put (t, eq (state, "incomplete") ? "the record is incomplete"
                                          : "the node failed");
         if (reason) {

@@ -27,9 +27,10 @@ static int bump (json_t *map, const char *name, bool failed)
     }
     if (failed)
         json_object_set_new (e, "failed",
-                             json_integer (json_integer_value (json_object_get (
-                                               e, "failed"))
-                                           + 1));
+                             json_integer (
+                                 json_integer_value (json_object_get (e, "faile"
+                                                                         "d"))
+                                 + 1));
     return json_object_set_new (
         e, "steps",
         json_integer (json_integer_value (json_object_get (e, "steps")) + 1));
@@ -170,8 +171,8 @@ json_t *tr_failures (const tr_stepsum_t *const *rows,
             goto nomem;
         if (!(g = json_object_get (gn, *r->group ? r->group : "(none)"))) {
             if (!(g = json_object ())
-                || json_object_set_new (gn, *r->group ? r->group : "(none)",
-                                        g) < 0)
+                || json_object_set_new (gn, *r->group ? r->group : "(none)", g)
+                       < 0)
                 goto nomem;
         }
         if (each_node (r->node, g, f) < 0)
@@ -264,8 +265,11 @@ static void cut (char *buf, size_t size, const char *s, size_t width)
         snprintf (buf, size, "%.*s~", (int)(width - 1), s);
 }
 
-static int print_list (FILE *out, json_t *f, const char *key,
-                       const char *title, bool steps)
+static int print_list (FILE *out,
+                       json_t *f,
+                       const char *key,
+                       const char *title,
+                       bool steps)
 {
     json_t *arr = json_object_get (f, key), *e;
     size_t i;
@@ -286,7 +290,8 @@ static int print_list (FILE *out, json_t *f, const char *key,
         cut (name, sizeof (name), sval (e, "name"), 40);
         if (steps)
             fprintf (out, "  %-40s %8lld %8lld %6.1f%%\n", name,
-                     (long long)ival (e, "failed"), (long long)ival (e, "steps"),
+                     (long long)ival (e, "failed"),
+                     (long long)ival (e, "steps"),
                      ival (e, "steps") ? 100.0 * (double)ival (e, "failed")
                                              / (double)ival (e, "steps")
                                        : 0.0);
@@ -319,10 +324,12 @@ static void print_parsable (FILE *out, json_t *f)
             fprintf (out, "|\n");
         }
     json_array_foreach (json_object_get (f, "suspects"), i, e)
+    {
         fprintf (out, "suspect|%s|%s|%lld|%lld|%lld\n", sval (e, "group"),
                  sval (e, "node"), (long long)ival (e, "failed"),
                  (long long)ival (e, "steps"),
                  (long long)ival (e, "ok_elsewhere"));
+    }
 }
 
 int tr_failures_print (FILE *out, json_t *f, bool parsable)
@@ -330,8 +337,8 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
     json_t *e;
     size_t i;
 
-    if (!out || !json_is_object (f) || !json_is_array (json_object_get (f,
-                                                                  "by_cause"))) {
+    if (!out || !json_is_object (f)
+        || !json_is_array (json_object_get (f, "by_cause"))) {
         errno = EINVAL;
         return -1;
     }
@@ -339,15 +346,19 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
         print_parsable (out, f);
         return ferror (out) ? -1 : 0;
     }
-    fprintf (out, "Failures: %lld of %lld step%s", (long long)ival (f, "failed"),
-             (long long)ival (f, "steps"), ival (f, "steps") == 1 ? "" : "s");
+    fprintf (out, "Failures: %lld of %lld step%s",
+             (long long)ival (f, "failed"), (long long)ival (f, "steps"),
+             ival (f, "steps") == 1 ? "" : "s");
     if (ival (f, "steps"))
-        fprintf (out, " (%.1f%%)", 100.0 * (double)ival (f, "failed")
-                                       / (double)ival (f, "steps"));
+        fprintf (out, " (%.1f%%)",
+                 100.0 * (double)ival (f, "failed")
+                     / (double)ival (f, "steps"));
     fprintf (out, "\n");
     print_list (out, f, "by_cause", "By cause (doc/diagnosis.md)", false);
-    print_list (out, f, "by_tool", "By culprit tool (the process that failed "
-                                   "first)", false);
+    print_list (out, f, "by_tool",
+                "By culprit tool (the process that failed "
+                "first)",
+                false);
     print_list (out, f, "by_group", "By step group", true);
     print_list (out, f, "by_node", "By node", true);
     print_list (out, f, "by_user", "By user", true);
@@ -356,8 +367,8 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
 
         fprintf (out, "\nNodes where a step group fails while it succeeds "
                       "elsewhere:\n");
-        fprintf (out, "  %-32s %-16s %6s %6s %11s\n", "Group", "Node",
-                 "Failed", "Steps", "OK on other");
+        fprintf (out, "  %-32s %-16s %6s %6s %11s\n", "Group", "Node", "Failed",
+                 "Steps", "OK on other");
         json_array_foreach (json_object_get (f, "suspects"), i, e)
         {
             if (i == TEXT_ROWS) {
@@ -369,7 +380,8 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
             cut (g, sizeof (g), sval (e, "group"), 32);
             cut (n, sizeof (n), sval (e, "node"), 16);
             fprintf (out, "  %-32s %-16s %6lld %6lld %5lld on %lld\n", g, n,
-                     (long long)ival (e, "failed"), (long long)ival (e, "steps"),
+                     (long long)ival (e, "failed"),
+                     (long long)ival (e, "steps"),
                      (long long)ival (e, "ok_elsewhere"),
                      (long long)ival (e, "nodes_ok"));
         }

@@ -19,21 +19,21 @@
 #include "libtracer/cause.h"
 
 struct ccase {
-    const char *json;   /* the record (only what the engine reads) */
-    const char *cause;  /* expected class name, "" for none */
-    const char *text;   /* expected text, or a part of it when part */
+    const char *json;  /* the record (only what the engine reads) */
+    const char *cause; /* expected class name, "" for none */
+    const char *text;  /* expected text, or a part of it when part */
     int part;
 };
 
 #define OC(x) "{\"outcome\": " x
-#define CULPRIT_SEGV                                                       \
+#define CULPRIT_SEGV                                                        \
     "\"culprit\": {\"tool\": \"samtools\", \"pid\": 4242, \"signal\": 11, " \
-    "\"core_dumped\": true, \"at_s\": 0.8, \"chain\": [{\"tool\": \"sh\", "  \
+    "\"core_dumped\": true, \"at_s\": 0.8, \"chain\": [{\"tool\": \"sh\", " \
     "\"pid\": 4241}, {\"tool\": \"bash\", \"pid\": 4240}], "                \
     "\"collateral\": 2}"
-#define CULPRIT_EXIT2                                                      \
-    "\"culprit\": {\"tool\": \"STAR\", \"pid\": 50, \"exit_code\": 2, "     \
-    "\"core_dumped\": false, \"at_s\": 0.0, \"chain\": [{\"tool\": "        \
+#define CULPRIT_EXIT2                                                   \
+    "\"culprit\": {\"tool\": \"STAR\", \"pid\": 50, \"exit_code\": 2, " \
+    "\"core_dumped\": false, \"at_s\": 0.0, \"chain\": [{\"tool\": "    \
     "\"bash\", \"pid\": 49}], \"collateral\": 1}"
 
 static const struct ccase cases[] = {
@@ -49,7 +49,8 @@ static const struct ccase cases[] = {
           "\"limit_bytes\": 1073741824}}}"),
       "oom",
       "the OOM killer killed 2 processes of the step; memory peak 1.0 GiB "
-      "of a 1.0 GiB limit", 0 },
+      "of a 1.0 GiB limit",
+      0 },
     { OC ("{\"state\": \"failed\", \"tasks\": [{\"task_id\": 0, \"pid\": 1, "
           "\"oom_killed\": true}]}}"),
       "oom", "the OOM killer killed a process of the step", 0 },
@@ -75,7 +76,8 @@ static const struct ccase cases[] = {
       "stalled",
       "no CPU or I/O progress for 12 min 05 s at the end; cat (pid 77) "
       "blocked in pipe_read, sh (pid 76) state S; then killed at its time "
-      "limit", 0 },
+      "limit",
+      0 },
     { OC ("{\"state\": \"cancelled\"}, \"progress\": {\"stalled\": true}}"),
       "stalled", "no CPU or I/O progress at the end; then cancelled", 0 },
     { OC ("{\"state\": \"timeout\"}, \"progress\": {\"stalled\": false}}"),
@@ -86,7 +88,8 @@ static const struct ccase cases[] = {
           "\"request\": {\"time_limit_s\": 60}}"),
       "timeout",
       "reached its time limit of 1 min 00 s (the scheduler reports the job "
-      "TIMEOUT)", 0 },
+      "TIMEOUT)",
+      0 },
     /* 4. cancelled */
     { OC ("{\"state\": \"cancelled\", \"reason\": \"the scheduler reports "
           "the job CANCELLED\"}}"),
@@ -96,12 +99,16 @@ static const struct ccase cases[] = {
     /* 5. node-failure */
     { OC ("{\"state\": \"cancelled\", \"reason\": \"the scheduler reports "
           "the job NODE_FAIL\"}}"),
-      "node-failure", "the node failed: the scheduler reports the job "
-      "NODE_FAIL", 0 },
+      "node-failure",
+      "the node failed: the scheduler reports the job "
+      "NODE_FAIL",
+      0 },
     { OC ("{\"state\": \"incomplete\", \"reason\": \"the step ended without "
           "an end notification\"}}"),
-      "node-failure", "the record is incomplete: the step ended without an "
-      "end notification", 0 },
+      "node-failure",
+      "the record is incomplete: the step ended without an "
+      "end notification",
+      0 },
     /* 6. io-error, before input-missing and the culprit's crash */
     { OC ("{\"state\": \"failed\", \"exit_code\": 1, " CULPRIT_SEGV "}, "
           "\"files\": {\"source\": \"ebpf\", \"io_errors\": [{\"op\": "
@@ -123,7 +130,8 @@ static const struct ccase cases[] = {
       "input-missing",
       "STAR could not open /ref/hg38.fa (ENOENT, 3 times); STAR (pid 50) "
       "exited 2, 0.0 s before the end, under bash 49; 1 collateral failure "
-      "after it", 0 },
+      "after it",
+      0 },
     /* another tool's failed open: the culprit's exit decides */
     { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}, "
           "\"files\": {\"failed_opens\": [{\"path\": \"/x\", \"errno\": "
@@ -148,7 +156,8 @@ static const struct ccase cases[] = {
     { OC ("{\"state\": \"failed\", \"exit_code\": 1, " CULPRIT_SEGV "}}"),
       "tool-crash",
       "samtools (pid 4242) killed by SIGSEGV (core dumped), 0.8 s before the "
-      "end, under sh 4241 < bash 4240; 2 collateral failures after it", 0 },
+      "end, under sh 4241 < bash 4240; 2 collateral failures after it",
+      0 },
     { OC ("{\"state\": \"failed\", \"exit_code\": 139}, \"events\": "
           "[{\"kind\": \"segfault\", \"scope\": \"step\", \"pid\": 9, "
           "\"tool\": \"a.out\", \"text\": \"a.out[9]: segfault at 0\"}]}"),
@@ -160,7 +169,8 @@ static const struct ccase cases[] = {
     { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}}"),
       "tool-error",
       "STAR (pid 50) exited 2, 0.0 s before the end, under bash 49; 1 "
-      "collateral failure after it", 0 },
+      "collateral failure after it",
+      0 },
     { OC ("{\"state\": \"failed\", \"signal\": 9}}"), "tool-error",
       "a task was killed by SIGKILL (no process exit was observed)", 0 },
     { OC ("{\"state\": \"failed\", \"exit_code\": 3}}"), "tool-error",
@@ -212,8 +222,8 @@ static void test_names (void **state)
 /* A short buffer gets a terminated prefix; NULL text is allowed. */
 static void test_short_buffer (void **state)
 {
-    json_t *rec = json_loads (OC ("{\"state\": \"failed\", \"exit_code\": 1, "
-                                  CULPRIT_SEGV "}}"),
+    json_t *rec = json_loads (OC ("{\"state\": \"failed\", \"exit_code\": "
+                                  "1, " CULPRIT_SEGV "}}"),
                               0, NULL);
     char text[12];
 
