@@ -198,10 +198,11 @@ for i in 1 3; do
             failed'$i'.txt &&
         $REPORT -a --run=$r --json >view'$i'.json &&
         jq -e --arg j $j --arg n "snakejob.check.$n.sh" "
-            ([.tasks[] | select(.cause)] | length) == (if \"'$i'\" == \"3\" then 2 else 1 end)
+            ([.tasks[] | select(.outcome)] | length) == (if \"'$i'\" == \"3\" then 2 else 1 end)
             and (.tasks[] | select(.job_id == \$j)
                  | .process == \"check\" and .job_name == \$n
-                   and .cause == \"FAILED (exit 1)\" and .state == \"FAILED\")
+                   and .outcome == \"FAILED (exit 1)\" and .state == \"FAILED\"
+                   and .cause == \"tool-error\")
             and ([.processes[] | select(.process == \"check\")][0]
                  | .tasks == 10 and .failed == 1
                    and .causes == {\"FAILED (exit 1)\": 1})
