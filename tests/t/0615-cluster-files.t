@@ -40,6 +40,16 @@ run_step ()
     wait_for "wait_record $job && test -n \"\$(step0 .files.source)\"" 60
 }
 
+# fail_step CMD: as run_step, for a step that fails
+fail_step ()
+{
+    test_must_fail srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; $1" \
+        2>s.err &&
+    job=$(sed -n "s/^JOB=//p" s.err) &&
+    test -n "$job" &&
+    wait_for "wait_record $job && test -n \"\$(step0 .files.source)\"" 60
+}
+
 test_expect_success 'start the cluster; tracerd says whether eBPF loaded' '
     cluster_up --sampling ebpf=auto &&
     wait_log "$(tracerd_log)" "file evidence: " &&
@@ -61,7 +71,7 @@ test_expect_success EBPF 'a missing input: the path, ENOENT and the tool' '
     echo "ENOENT cat 1" >expect &&
     test_cmp expect fo.out &&
     cp rec.json on.json &&
-    "$REPORT" -j "$job" >view.out &&
+    COLUMNS=400 "$REPORT" -j "$job" >view.out &&
     grep "Failed opens: *.*/nonexistent/ref.fa (ENOENT) by cat" view.out
 '
 
@@ -86,7 +96,7 @@ test_expect_success EBPF 'failed opens of a process outside the step never attac
 test_expect_success EBPF 'a read that fails with EIO: op read, EIO, the tool' '
     mkdir eio &&
     { "$B/tests/eiofs" "$PWD/eio" -f -s -o allow_other 2>eiofs.err & } &&
-    test_when_finished "umount -l \"$PWD/eio\"" &&
+    tr_atexit "umount -l \"$PWD/eio\" 2>/dev/null" &&
     wait_for "test -f eio/good" 20 &&
     run_step "cat \"$PWD/eio/bad\" || true;
         head -c 4096 \"$PWD/eio/good\" >/dev/null" &&
@@ -98,6 +108,20 @@ test_expect_success EBPF 'a read that fails with EIO: op read, EIO, the tool' '
         >good.out &&
     echo 4096 >expect &&
     test_cmp expect good.out
+'
+
+test_expect_success EBPF 'a step failing on a missing input: cause input-missing, the path' '
+    fail_step "cat /nonexistent/ref.fa" &&
+    COLUMNS=400 "$REPORT" -j "$job" >view.out &&
+    grep "Cause: *input-missing: cat could not open /nonexistent/ref.fa (ENOENT)" \
+        view.out
+'
+
+test_expect_success EBPF 'a step failing on an EIO read: cause io-error, the file' '
+    fail_step "cat \"$PWD/eio/bad\"" &&
+    COLUMNS=400 "$REPORT" -j "$job" >view.out &&
+    grep "Cause: *io-error: read of $PWD/eio/bad failed with EIO in cat" \
+        view.out
 '
 
 # the record's members and figures, without files: what eBPF must not
