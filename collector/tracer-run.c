@@ -395,7 +395,7 @@ static void files_start (bool cgroup_mode)
                   "the command has no cgroup of its own");
         return;
     }
-    if (!(o.files = tr_files_open (&error))
+    if (!(o.files = tr_files_open (o.conf->ebpf == TR_EBPF_ON, &error))
         || tr_files_watch (o.files, "run", dirs, 2, &error) < 0) {
         snprintf (o.files_why, sizeof (o.files_why), "%s", error.text);
         tr_files_close (o.files);

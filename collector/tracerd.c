@@ -1531,7 +1531,7 @@ static void files_open (void)
         logmsg (LOG_INFO, "file evidence: %s", fe.why);
         return;
     }
-    if (!(fe.files = tr_files_open (&error))) {
+    if (!(fe.files = tr_files_open (d.conf->ebpf == TR_EBPF_ON, &error))) {
         snprintf (fe.why, sizeof (fe.why), "%s", error.text);
         logmsg (d.conf->ebpf == TR_EBPF_ON ? LOG_WARNING : LOG_INFO,
                 "file evidence: none in records (%s)", fe.why);

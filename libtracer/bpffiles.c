@@ -409,8 +409,9 @@ json_t *tr_files_none (const char *reason)
 
 #ifndef HAVE_EBPF
 
-tr_files_t *tr_files_open (tr_error_t *error)
+tr_files_t *tr_files_open (bool costly, tr_error_t *error)
 {
+    (void)costly;
     tr_errprintf (error, "built without eBPF support");
     errno = ENOTSUP;
     return NULL;
@@ -524,7 +525,7 @@ static int load_way (tr_files_t *f, bool fexit)
     return 0;
 }
 
-tr_files_t *tr_files_open (tr_error_t *error)
+tr_files_t *tr_files_open (bool costly, tr_error_t *error)
 {
     tr_files_t *f;
     int rc;
@@ -542,7 +543,20 @@ tr_files_t *tr_files_open (tr_error_t *error)
     /* fexit first: only the traced functions pay; where the kernel
      * refuses trampolines (lockdown), the syscall-exit tracepoint
      */
-    if (load_way (f, true) < 0 && (rc = load_way (f, false)) < 0) {
+    if ((rc = load_way (f, true)) < 0 && !costly) {
+        tr_errprintf (error, "eBPF not used: the kernel refused its fexit "
+                      "programs (%s%s), and the system-call tracepoint "
+                      "instead slows system-call-heavy jobs about 2 times "
+                      "(doc/performance.md); sampling.ebpf: true uses it "
+                      "anyway", strerror (-rc),
+                      rc == -EPERM && geteuid () != 0 ? ", not root"
+                      : rc == -EPERM                  ? ", a kernel in lockdown?"
+                                                      : "");
+        free (f);
+        errno = -rc;
+        return NULL;
+    }
+    if (!f->skel && (rc = load_way (f, false)) < 0) {
         tr_errprintf (error, "eBPF not available: the kernel refused the "
                       "program: %s%s", strerror (-rc),
                       rc == -EPERM && geteuid () != 0 ? " (not root)" : "");

@@ -69,12 +69,13 @@ const char *tr_files_errno_name (int err, char *buf, size_t size);
 typedef struct tr_files tr_files_t;
 
 /* Load and attach the BPF programs: fexit programs on the kernel's open,
- * read and write functions, else (a kernel in lockdown refuses them) the
- * raw syscall-exit tracepoint.  NULL with errno and the reason in error:
- * ENOTSUP when built without eBPF support, else as the kernel refused
- * (EPERM not root, ENOENT no BTF, ...).
+ * read and write functions, else, only with costly (sampling.ebpf:
+ * true), the raw syscall-exit tracepoint, which every system call of the
+ * node pays for (a kernel in lockdown refuses fexit).  NULL with errno
+ * and the reason in error: ENOTSUP when built without eBPF support, else
+ * as the kernel refused (EPERM not root or lockdown, ENOENT no BTF, ...).
  */
-tr_files_t *tr_files_open (tr_error_t *error);
+tr_files_t *tr_files_open (bool costly, tr_error_t *error);
 void tr_files_close (tr_files_t *f);
 
 /* Which programs were loaded: "fexit" or "tp_btf/sys_exit". */

@@ -449,9 +449,12 @@ static const struct key schema[] = {
       .desc = "file evidence from eBPF (the record's files: failed opens, "
               "read and write errors, the files most read and written), "
               "counted in the kernel for the steps' cgroups only: auto "
-              "where it loads (root, kernel BTF, built with eBPF; else the "
-              "record says why not), true: also warn where it does not, "
-              "false: never" },
+              "where it loads as fexit programs, which only the traced "
+              "functions pay for (root, kernel BTF, built with eBPF, no "
+              "lockdown; else the record says why not), true: also through "
+              "the system-call tracepoint, which every system call of the "
+              "node pays for (about 2 times slower system-call-heavy jobs), "
+              "and warn where it does not load, false: never" },
     { .section = "sampling",
       .name = "gpu",
       .type = K_BOOL,

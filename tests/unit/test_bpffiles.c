@@ -229,7 +229,7 @@ static void test_open_says_why (void **state)
     tr_files_t *f;
 
     (void)state;
-    if ((f = tr_files_open (&error))) {
+    if ((f = tr_files_open (true, &error))) {
         const char *bad[] = { "/nonexistent" };
         assert_false (tr_files_watching (f, "a"));
         assert_int_equal (tr_files_watch (f, "a", bad, 1, &error), -1);
