@@ -21,8 +21,11 @@
 #include <cmocka.h>
 
 #include "libtracer/kmsg.h"
+#include "libtracer/record.h"
 
-static int parse (tr_kmsg_parser_t *p, const char *rec,
+#include "record-fixture.h"
+
+static int kparse (tr_kmsg_parser_t *p, const char *rec,
                   struct tr_kmsg_event *ev)
 {
     return tr_kmsg_parse (p, rec, strlen (rec), ev);
@@ -35,12 +38,12 @@ static void test_oom (void **state)
 
     (void)state;
     tr_kmsg_parser_init (&p);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,1001,5000000,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),"
         "cpuset=/,mems_allowed=0,oom_memcg=/slurm_vm/uid_0/job_5/step_0,"
         "task_memcg=/slurm_vm/uid_0/job_5/step_0/task_0,task=perl,pid=4242,"
         "uid=0\n", &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,1002,5000100,-;Memory cgroup out of memory: Killed process 4242 "
         "(perl) total-vm:210000kB, anon-rss:100000kB, file-rss:2000kB, "
         "shmem-rss:48kB, UID:0 pgtables:400kB oom_score_adj:0\n", &ev), 1);
@@ -55,7 +58,7 @@ static void test_oom (void **state)
     assert_int_equal (ev.ts_usec, 5000100);
     assert_non_null (strstr (ev.text, "Killed process 4242 (perl)"));
     /* a global OOM kill, no oom-kill: line before (older kernels) */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,1010,6000000,-;Out of memory: Killed process 77 (a) b) "
         "total-vm:10kB, anon-rss:4kB, file-rss:0kB, shmem-rss:0kB, UID:1000\n",
         &ev), 1);
@@ -64,16 +67,16 @@ static void test_oom (void **state)
     assert_int_equal (ev.rss_bytes, 4096);
     assert_string_equal (ev.memcg, "");
     /* the oom-kill: line of another pid is not joined */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,1020,7000000,-;oom-kill:constraint=CONSTRAINT_MEMCG,"
         "oom_memcg=/a,task_memcg=/a/b,task=x,pid=5,uid=0\n", &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,1021,7000001,-;Memory cgroup out of memory: Killed process 6 (y) "
         "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0\n",
         &ev), 1);
     assert_string_equal (ev.memcg, "");
     /* no RSS figures: unknown, never 0 */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,1022,7000002,-;Killed process 8 (z)\n", &ev), 1);
     assert_int_equal (ev.rss_bytes, -1);
 }
@@ -85,7 +88,7 @@ static void test_segfault_trap (void **state)
 
     (void)state;
     tr_kmsg_parser_init (&p);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,2001,8000000,-;samtools[31337]: segfault at 0 ip 000055d0 sp "
         "00007ffd error 4 in samtools[55d0+1000] likely on CPU 1 (core 1, "
         "socket 0)\n", &ev), 1);
@@ -94,18 +97,18 @@ static void test_segfault_trap (void **state)
     assert_string_equal (ev.tool, "samtools");
     assert_int_equal (ev.rss_bytes, -1);
     /* a name with brackets: the pid is the kernel's, before "]: segfault" */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,2002,8000000,-;a[1]b[42]: segfault at 8 ip 0 sp 0 error 6\n",
         &ev), 1);
     assert_int_equal (ev.pid, 42);
     assert_string_equal (ev.tool, "a[1]b");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,2003,8000001,-;traps: perl[999] trap divide error ip:4011 "
         "sp:7ffc error:0 in perl[400000+1000]\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_TRAP);
     assert_int_equal (ev.pid, 999);
     assert_string_equal (ev.tool, "perl");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "4,2004,8000002,-;traps: bwa[12] general protection fault ip:1 "
         "sp:2 error:0\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_TRAP);
@@ -120,7 +123,7 @@ static void test_hung_io_nfs_xid (void **state)
 
     (void)state;
     tr_kmsg_parser_init (&p);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,3001,9000000,-;INFO: task dd:5150 blocked for more than 120 "
         "seconds.\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_HUNG_TASK);
@@ -128,7 +131,7 @@ static void test_hung_io_nfs_xid (void **state)
     assert_string_equal (ev.tool, "dd");
     assert_false (tr_kmsg_kind_nodewide (ev.kind));
     /* continuation lines (the device's properties) follow the message */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,3002,9000001,-;I/O error, dev sda, sector 2048 op 0x0:(READ) "
         "flags 0x0 phys_seg 1 prio class 2\n SUBSYSTEM=block\n DEVICE=b8:0\n",
         &ev), 1);
@@ -137,33 +140,33 @@ static void test_hung_io_nfs_xid (void **state)
     assert_int_equal (ev.pid, 0);
     assert_null (strstr (ev.text, "SUBSYSTEM"));
     assert_true (tr_kmsg_kind_nodewide (ev.kind));
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,3003,9000002,-;blk_update_request: I/O error, dev vdb, sector 8 "
         "op 0x1:(WRITE)\n", &ev), 1);
     assert_string_equal (ev.device, "vdb");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,3004,9000003,-;Buffer I/O error on dev sdb1, logical block 0, "
         "async page read\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_IO_ERROR);
     assert_string_equal (ev.device, "sdb1");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "5,3005,9000004,-;nfs: server fs1.example.org not responding, still "
         "trying\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_NFS);
     assert_string_equal (ev.device, "fs1.example.org");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "4,3006,9000005,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, "
         "name=python3, GPU has fallen off the bus.\n", &ev), 1);
     assert_int_equal (ev.kind, TR_KMSG_GPU_XID);
     assert_string_equal (ev.device, "PCI:0000:3b:00");
     assert_int_equal (ev.pid, 1234);
     assert_string_equal (ev.tool, "python3");
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "4,3007,9000006,-;NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', "
         "name=<unknown>, An uncorrectable double bit error\n", &ev), 1);
     assert_int_equal (ev.pid, 0);
     /* lines of no interest */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,3008,9000007,-;eth0: link up\n", &ev), 0);
     assert_int_equal (ev.kind, TR_KMSG_NONE);
 }
@@ -190,12 +193,12 @@ static void test_forged (void **state)
     (void)state;
     tr_kmsg_parser_init (&p);
     for (size_t i = 0; i < sizeof (forged) / sizeof (forged[0]); i++)
-        assert_int_equal (parse (&p, forged[i], &ev), 0);
+        assert_int_equal (kparse (&p, forged[i], &ev), 0);
     /* a forged oom-kill: line does not lend its cgroup to a real kill */
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "14,4006,6,-;oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/s,"
         "task_memcg=/s/step_0,task=perl,pid=9,uid=0\n", &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "3,4007,7,-;Memory cgroup out of memory: Killed process 9 (perl) "
         "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0\n",
         &ev), 1);
@@ -217,7 +220,7 @@ static void test_malformed (void **state)
     tr_kmsg_parser_init (&p);
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         errno = 0;
-        assert_int_equal (parse (&p, bad[i], &ev), -1);
+        assert_int_equal (kparse (&p, bad[i], &ev), -1);
         assert_int_equal (errno, EINVAL);
     }
     for (size_t n = 0;
@@ -225,16 +228,16 @@ static void test_malformed (void **state)
         int rc = tr_kmsg_parse (&p, cut, n, &ev);
         assert_true (rc <= 0);
     }
-    assert_int_equal (parse (&p, cut, &ev), 1);
+    assert_int_equal (kparse (&p, cut, &ev), 1);
     assert_int_equal (ev.pid, 31337);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,5002,1,-;samtools[]: segfault at 0\n", &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,5003,1,-;samtools[0]: segfault at 0\n", &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,5004,1,-;INFO: task dd: blocked for more than 1 seconds.\n",
         &ev), 0);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,5005,1,-;Killed process x (y)\n", &ev), 0);
 }
 
@@ -250,7 +253,7 @@ static void test_text (void **state)
 
     (void)state;
     tr_kmsg_parser_init (&p);
-    assert_int_equal (parse (&p,
+    assert_int_equal (kparse (&p,
         "6,6001,1,-;a\x1b[2Jb\\\xff[7]: segfault at 0\n", &ev), 1);
     assert_string_equal (ev.tool, "a\\x1b[2Jb\\\\\\xff");
     assert_null (strchr (ev.text, '\x1b'));
@@ -260,7 +263,7 @@ static void test_text (void **state)
     json_decref (o);
     snprintf (rec, sizeof (rec), "6,6002,1,-;x[8]: segfault at %0400d", 0);
     memset (rec + 40, '\x01', 300);
-    assert_int_equal (parse (&p, rec, &ev), 1);
+    assert_int_equal (kparse (&p, rec, &ev), 1);
     assert_true (strlen (ev.text) <= TR_KMSG_TEXT_MAX);
     /* 29 bytes as they are, then 56 whole escapes of 4 bytes */
     assert_int_equal (strlen (ev.text), 29 + 4 * 56);
@@ -331,6 +334,68 @@ static void test_bounds (void **state)
     json_decref (events);
 }
 
+/* The record checker takes the events kmsg.c makes and refuses what
+ * the schema does not allow.
+ */
+static void test_record (void **state)
+{
+    tr_kmsg_parser_t p;
+    struct tr_kmsg_event ev;
+    json_t *rec = rec_with ("{}", true), *events = NULL, *e;
+    tr_error_t err;
+
+    (void)state;
+    tr_kmsg_parser_init (&p);
+    assert_int_equal (kparse (&p,
+        "3,1,5,-;Memory cgroup out of memory: Killed process 4242 (perl) "
+        "total-vm:1kB, anon-rss:100kB, file-rss:2kB, shmem-rss:0kB, UID:0\n",
+        &ev), 1);
+    assert_int_equal (tr_kmsg_events_add (&events, &ev, "step", 1050000,
+                                          NULL), 1);
+    assert_int_equal (kparse (&p, "3,2,6,-;I/O error, dev sda, sector 1\n",
+                              &ev), 1);
+    assert_int_equal (tr_kmsg_events_add (&events, &ev, "node", 1060000,
+                                          NULL), 1);
+    assert_int_equal (json_object_set_new (rec, "events", events), 0);
+    if (tr_record_validate (rec, &err) < 0)
+        fail_msg ("%s", err.text);
+    e = json_array_get (events, 0);
+    assert_int_equal (json_integer_value (json_object_get (e, "rss_bytes")),
+                      102 * 1024);
+    /* a kind, a scope or a member the schema does not know */
+    json_object_set_new (e, "kind", json_string ("panic"));
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_set_new (e, "kind", json_string ("oom-kill"));
+    json_object_set_new (e, "scope", json_string ("job"));
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_set_new (e, "scope", json_string ("step"));
+    json_object_set_new (e, "extra", json_true ());
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_del (e, "extra");
+    json_object_set_new (e, "rss_bytes", json_integer (-1));
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_set_new (e, "rss_bytes", json_integer (1));
+    assert_int_equal (tr_record_validate (rec, &err), 0);
+    /* at most 32 */
+    while (json_array_size (events) <= 32)
+        json_array_append (events, e);
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_del (rec, "events");
+    /* progress */
+    json_object_set_new (rec, "progress", parse (
+        "{'stalled': true, 'stalled_s': 725.0, 'since_unix_ms': 1010000,"
+        " 'processes': [{'tool': 'cat', 'pid': 77, 'state': 'S',"
+        " 'wchan': 'pipe_read'}]}"));
+    if (tr_record_validate (rec, &err) < 0)
+        fail_msg ("%s", err.text);
+    json_object_set_new (json_object_get (rec, "progress"), "stalled_s",
+                         json_real (-1));
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_object_set_new (rec, "progress", parse ("{'stalled_s': 1}"));
+    assert_int_equal (tr_record_validate (rec, &err), -1);
+    json_decref (rec);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +408,7 @@ int main (void)
         cmocka_unit_test (test_cgroup_within),
         cmocka_unit_test (test_time),
         cmocka_unit_test (test_bounds),
+        cmocka_unit_test (test_record),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
