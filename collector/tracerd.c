@@ -3111,7 +3111,7 @@ static void kmsg_read (void)
                                  + (uint64_t)mono.tv_nsec / 1000);
         if (kmsg_offer (&ev, t))
             kmsg.attached++;
-        else if (ev.pid > 0 && !ev.memcg[0] && kmsg.nheld < KMSG_HELD_MAX) {
+        else if (ev.pid > 0 && kmsg.nheld < KMSG_HELD_MAX) {
             kmsg.held[kmsg.nheld].ev = ev;
             kmsg.held[kmsg.nheld].t_unix_ms = t;
             kmsg.held[kmsg.nheld].until = tr_when_monotonic () + KMSG_HOLD_S;
@@ -3430,8 +3430,11 @@ int main (int argc, char **argv)
         /* the kernel's lines before the ends of steps they may concern */
         if (ready > 0 && (pfd[3 + nq + nc].revents & POLLIN))
             kmsg_read ();
-        if (kmsg.nheld > 0)
+        /* lines that wait for their process: its exit may be queued */
+        if (kmsg.nheld > 0) {
+            drain_exits ();
             kmsg_retry (tr_when_monotonic ());
+        }
         if (ready > 0) {
             /* newest last: serving one moves the last into its place */
             for (int i = nc - 1; i >= 0; i--)

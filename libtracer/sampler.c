@@ -358,13 +358,16 @@ int tr_step_configure (tr_step_t *step,
 
 int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev)
 {
-    if (ev->group_exit && ev->tgid > 0) {
+    int rc = tr_detail_exit (step->detail, ev);
+
+    /* a process of the step that ended: a kernel line may follow */
+    if (rc == 1 && ev->tgid > 0) {
         unsigned n = sizeof (step->gone) / sizeof (step->gone[0]);
         step->gone[step->ngone % n].pid = ev->tgid;
         step->gone[step->ngone % n].mono = tr_when_monotonic ();
         step->ngone++;
     }
-    return tr_detail_exit (step->detail, ev);
+    return rc;
 }
 
 void tr_step_exits_lost (tr_step_t *step, uint64_t n)
@@ -2359,9 +2362,9 @@ bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,
         if (u && (tr_kmsg_cgroup_within (ev->memcg, u)
                   || tr_kmsg_cgroup_within (ev->oom_memcg, u)))
             return true;
-        /* the kernel named the victim's cgroup: it alone decides */
-        if (ev->memcg[0])
-            return false;
+        /* else the victim's pid decides (a cgroup namespace may name
+         * the path otherwise than this host's mount does)
+         */
     }
     if (ev->pid <= 0)
         return false;

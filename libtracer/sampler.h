@@ -245,7 +245,7 @@ void tr_step_set_stall_after (tr_step_t *step, double seconds);
 bool tr_step_stalled (tr_step_t *step, double *idle_s);
 
 /* Kernel evidence (kmsg.h).  Whether ev concerns the step: the cgroup
- * the kernel named for an OOM victim is the step's or below it, else the
+ * the kernel named for an OOM victim is the step's or below it, or the
  * pid it names is a process of the step (at the last reading, one that
  * ended within recent_s, or a live process in the step's cgroup).
  */
