@@ -3047,15 +3047,18 @@ static bool kmsg_offer (const struct tr_kmsg_event *ev, int64_t t_unix_ms)
             || !tr_step_kmsg_concerns (step, ev, KMSG_RECENT_S))
             continue;
         any = true;
-        if (tr_step_kmsg_add (step, ev, "step", t_unix_ms) > 0)
+        if (tr_step_kmsg_add (step, ev, tr_kmsg_scope (ev, true, true),
+                              t_unix_ms) > 0)
             logmsg (LOG_INFO, "step %s: kernel: %s", d.steps[i].key,
                     ev->text);
     }
-    if (any || !tr_kmsg_kind_nodewide (ev->kind))
+    if (any || !tr_kmsg_scope (ev, false, false))
         return any;
     for (int i = 0; i < d.nsteps; i++)
         if (!tr_step_finished (d.steps[i].step))
-            (void)tr_step_kmsg_add (d.steps[i].step, ev, "node", t_unix_ms);
+            (void)tr_step_kmsg_add (d.steps[i].step, ev,
+                                    tr_kmsg_scope (ev, false, false),
+                                    t_unix_ms);
     return true;
 }
 

@@ -452,6 +452,39 @@ bool tr_kmsg_cgroup_within (const char *memcg, const char *dir_rel)
            && (memcg[n] == '\0' || memcg[n] == '/');
 }
 
+bool tr_kmsg_concerns (const struct tr_kmsg_event *ev,
+                       const struct tr_kmsg_step *st)
+{
+    if ((ev->memcg[0] || ev->oom_memcg[0])
+        && ((st->memory_rel
+             && (tr_kmsg_cgroup_within (ev->memcg, st->memory_rel)
+                 || tr_kmsg_cgroup_within (ev->oom_memcg, st->memory_rel)))
+            || (st->unified_rel
+                && (tr_kmsg_cgroup_within (ev->memcg, st->unified_rel)
+                    || tr_kmsg_cgroup_within (ev->oom_memcg,
+                                              st->unified_rel)))))
+        return true;
+    if (ev->pid <= 0)
+        return false;
+    for (size_t i = 0; i < st->npids; i++)
+        if (st->pids[i] == ev->pid)
+            return true;
+    for (size_t i = 0; i < st->ngone; i++)
+        if (st->gone[i] == ev->pid)
+            return true;
+    return false;
+}
+
+const char *tr_kmsg_scope (const struct tr_kmsg_event *ev, bool concerns,
+                           bool concerns_any)
+{
+    if (concerns)
+        return "step";
+    if (!concerns_any && tr_kmsg_kind_nodewide (ev->kind))
+        return "node";
+    return NULL;
+}
+
 json_t *tr_kmsg_event_json (const struct tr_kmsg_event *ev, const char *scope,
                             int64_t t_unix_ms)
 {

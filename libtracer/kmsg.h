@@ -92,6 +92,34 @@ int64_t tr_kmsg_unix_ms (uint64_t ts_usec, int64_t now_unix_ms,
  */
 bool tr_kmsg_cgroup_within (const char *memcg, const char *dir_rel);
 
+/* What a step is, for deciding whether an event concerns it: its cgroup
+ * directories relative to their hierarchies' roots (as the kernel names
+ * them; NULL when it has none), its processes at the last reading, and
+ * those that ended lately.
+ */
+struct tr_kmsg_step {
+    const char *memory_rel;     /* v1 memory controller directory */
+    const char *unified_rel;    /* cgroup2 directory (not a mirror) */
+    const pid_t *pids;
+    size_t npids;
+    const pid_t *gone;
+    size_t ngone;
+};
+
+/* Whether ev concerns the step: the OOM victim's cgroup (task_memcg, or
+ * the cgroup whose limit was hit, oom_memcg) is the step's or below it,
+ * or the pid the line names is one of the step's processes.
+ */
+bool tr_kmsg_concerns (const struct tr_kmsg_event *ev,
+                       const struct tr_kmsg_step *st);
+
+/* The scope ev gets in a running step's record: "step" when it concerns
+ * the step, "node" when it concerns no step at all and its kind is a
+ * node-wide one (io-error, nfs, gpu-xid), else NULL (never attached).
+ */
+const char *tr_kmsg_scope (const struct tr_kmsg_event *ev, bool concerns,
+                           bool concerns_any);
+
 /* The event as a record's "events" element (scope "step" or "node"),
  * with t_unix_ms.  NULL with errno on allocation failure.
  */

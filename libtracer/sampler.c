@@ -2346,35 +2346,32 @@ static bool pid_in_cgroup (tr_step_t *step, pid_t pid)
 bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,
                             double recent_s)
 {
-    char rel[PATH_MAX];
+    char mem[PATH_MAX], uni[PATH_MAX];
     double now = tr_when_monotonic ();
     unsigned n = sizeof (step->gone) / sizeof (step->gone[0]);
+    pid_t gone[sizeof (step->gone) / sizeof (step->gone[0])];
+    struct tr_kmsg_step st = {
+        .pids = step->pids,
+        .npids = step->npids,
+        .gone = gone,
+    };
 
     if (ev->memcg[0] || ev->oom_memcg[0]) {
-        const char *m = rel_dir (step->cg.memory, "memory", rel, sizeof (rel));
-        const char *u;
-        if (m && (tr_kmsg_cgroup_within (ev->memcg, m)
-                  || tr_kmsg_cgroup_within (ev->oom_memcg, m)))
-            return true;
-        u = step->cg.unified_is_mirror
-                ? NULL
-                : rel_dir (step->cg.unified, NULL, rel, sizeof (rel));
-        if (u && (tr_kmsg_cgroup_within (ev->memcg, u)
-                  || tr_kmsg_cgroup_within (ev->oom_memcg, u)))
-            return true;
-        /* else the victim's pid decides (a cgroup namespace may name
-         * the path otherwise than this host's mount does)
-         */
+        st.memory_rel = rel_dir (step->cg.memory, "memory", mem, sizeof (mem));
+        if (!step->cg.unified_is_mirror)
+            st.unified_rel =
+                rel_dir (step->cg.unified, NULL, uni, sizeof (uni));
     }
-    if (ev->pid <= 0)
-        return false;
-    for (size_t i = 0; i < step->npids; i++)
-        if (step->pids[i] == ev->pid)
-            return true;
     for (unsigned i = 0; i < n && i < step->ngone; i++)
-        if (step->gone[i].pid == ev->pid && now - step->gone[i].mono <= recent_s)
-            return true;
-    return step->mode == ATTACH_CGROUP && pid_in_cgroup (step, ev->pid);
+        if (now - step->gone[i].mono <= recent_s)
+            gone[st.ngone++] = step->gone[i].pid;
+    /* a cgroup namespace may name the victim's path otherwise than this
+     * host's mount does: then its pid decides
+     */
+    if (tr_kmsg_concerns (ev, &st))
+        return true;
+    return ev->pid > 0 && step->mode == ATTACH_CGROUP
+           && pid_in_cgroup (step, ev->pid);
 }
 
 int tr_step_kmsg_add (tr_step_t *step, const struct tr_kmsg_event *ev,

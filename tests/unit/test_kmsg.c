@@ -396,6 +396,97 @@ static void test_record (void **state)
     json_decref (rec);
 }
 
+/* Which step a line concerns: by the OOM victim's cgroup (v1 or v2
+ * names), else by a pid of the step, lately ended ones included; a line
+ * of another cgroup or process never; node-wide kinds that concern no
+ * step go to every step as "node".
+ */
+static void test_attach (void **state)
+{
+    tr_kmsg_parser_t p;
+    struct tr_kmsg_event ev;
+    pid_t pids[] = { 100, 101, 4242 }, gone[] = { 555 };
+    struct tr_kmsg_step v1 = {
+        .memory_rel = "/slurm_n1/uid_0/job_5/step_0",
+        .pids = pids, .npids = 3, .gone = gone, .ngone = 1,
+    };
+    struct tr_kmsg_step other = {
+        .memory_rel = "/slurm_n1/uid_0/job_6/step_0",
+        .pids = NULL, .npids = 0,
+    };
+    struct tr_kmsg_step v2 = {
+        .unified_rel = "/system.slice/slurmstepd.scope/job_7/step_0",
+    };
+
+    (void)state;
+    tr_kmsg_parser_init (&p);
+    /* an OOM kill in job 5's step 0 (by cgroup; its pid is unknown) */
+    assert_int_equal (kparse (&p,
+        "6,1,5,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),"
+        "cpuset=/,mems_allowed=0,oom_memcg=/slurm_n1/uid_0/job_5,"
+        "task_memcg=/slurm_n1/uid_0/job_5/step_0/task_0,task=perl,pid=9999,"
+        "uid=0\n", &ev), 0);
+    assert_int_equal (kparse (&p,
+        "3,2,6,-;Memory cgroup out of memory: Killed process 9999 (perl) "
+        "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0\n",
+        &ev), 1);
+    assert_true (tr_kmsg_concerns (&ev, &v1));
+    assert_false (tr_kmsg_concerns (&ev, &other));
+    assert_false (tr_kmsg_concerns (&ev, &v2));
+    assert_string_equal (tr_kmsg_scope (&ev, true, true), "step");
+    assert_null (tr_kmsg_scope (&ev, false, true));
+    assert_null (tr_kmsg_scope (&ev, false, false));
+    /* the job's limit hit by its other step: oom_memcg is job 5, not
+     * the step; task_memcg is step 1
+     */
+    assert_int_equal (kparse (&p,
+        "6,3,5,-;oom-kill:constraint=CONSTRAINT_MEMCG,"
+        "oom_memcg=/slurm_n1/uid_0/job_5,"
+        "task_memcg=/slurm_n1/uid_0/job_5/step_1/task_0,task=perl,pid=9998,"
+        "uid=0\n", &ev), 0);
+    assert_int_equal (kparse (&p,
+        "3,4,6,-;Memory cgroup out of memory: Killed process 9998 (perl) "
+        "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0\n",
+        &ev), 1);
+    assert_false (tr_kmsg_concerns (&ev, &v1));
+    /* cgroup v2 names */
+    assert_int_equal (kparse (&p,
+        "6,5,5,-;oom-kill:constraint=CONSTRAINT_MEMCG,"
+        "oom_memcg=/system.slice/slurmstepd.scope/job_7/step_0,"
+        "task_memcg=/system.slice/slurmstepd.scope/job_7/step_0/user/task_0,"
+        "task=a,pid=77,uid=0\n", &ev), 0);
+    assert_int_equal (kparse (&p,
+        "3,6,6,-;Memory cgroup out of memory: Killed process 77 (a) "
+        "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0\n",
+        &ev), 1);
+    assert_true (tr_kmsg_concerns (&ev, &v2));
+    assert_false (tr_kmsg_concerns (&ev, &v1));
+    /* segfaults: a process of the step, one that ended lately, another */
+    assert_int_equal (kparse (&p, "6,7,1,-;x[4242]: segfault at 0\n", &ev),
+                      1);
+    assert_true (tr_kmsg_concerns (&ev, &v1));
+    assert_false (tr_kmsg_concerns (&ev, &other));
+    assert_int_equal (kparse (&p, "6,8,1,-;x[555]: segfault at 0\n", &ev), 1);
+    assert_true (tr_kmsg_concerns (&ev, &v1));
+    assert_int_equal (kparse (&p, "6,9,1,-;x[556]: segfault at 0\n", &ev), 1);
+    assert_false (tr_kmsg_concerns (&ev, &v1));
+    assert_null (tr_kmsg_scope (&ev, false, false));
+    /* a disk error names no process: node-wide, for every step */
+    assert_int_equal (kparse (&p, "3,10,1,-;I/O error, dev sda, sector 1\n",
+                              &ev), 1);
+    assert_false (tr_kmsg_concerns (&ev, &v1));
+    assert_string_equal (tr_kmsg_scope (&ev, false, false), "node");
+    /* an Xid of a step's process is the step's, not node-wide */
+    assert_int_equal (kparse (&p,
+        "4,11,1,-;NVRM: Xid (PCI:0000:3b:00): 31, pid=101, name=python\n",
+        &ev), 1);
+    assert_true (tr_kmsg_concerns (&ev, &v1));
+    assert_string_equal (tr_kmsg_scope (&ev, true, true), "step");
+    /* a step it does not concern gets nothing when another step has it */
+    assert_false (tr_kmsg_concerns (&ev, &other));
+    assert_null (tr_kmsg_scope (&ev, false, true));
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +500,7 @@ int main (void)
         cmocka_unit_test (test_time),
         cmocka_unit_test (test_bounds),
         cmocka_unit_test (test_record),
+        cmocka_unit_test (test_attach),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
