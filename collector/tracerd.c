@@ -3091,13 +3091,22 @@ static void kmsg_read (void)
         int64_t t;
         if (len < 0 && errno == EPIPE) {
             /* overwritten before we read them: count and go on */
-            kmsg.overwritten++;
+            if (kmsg.overwritten++ % 100 == 0)
+                logmsg (LOG_NOTICE, "kernel log: lines overwritten before "
+                        "tracerd read them (%llu times so far)",
+                        (unsigned long long)kmsg.overwritten);
             continue;
         }
         if (len < 0 && errno == EINTR)
             continue;
-        if (len < 0 && errno == EINVAL)
-            continue; /* a record longer than the buffer: skipped */
+        if (len < 0 && errno == EINVAL) {
+            /* a record longer than the buffer (older kernels do not
+             * move past it): skip to the end rather than spin
+             */
+            kmsg.overwritten++;
+            (void)lseek (kmsg.fd, 0, SEEK_END);
+            return;
+        }
         if (len < 0) {
             if (errno != EAGAIN)
                 logmsg (LOG_WARNING, "kernel log: %s", strerror (errno));

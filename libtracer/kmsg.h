@@ -31,7 +31,7 @@ enum tr_kmsg_kind {
 
 /* Bounds of what is kept. */
 #define TR_KMSG_TEXT_MAX 256       /* escaped text, bytes (without NUL) */
-#define TR_KMSG_LINE_MAX 4096      /* bytes of one record read */
+#define TR_KMSG_LINE_MAX 8192      /* a record read: the kernel's most */
 #define TR_KMSG_STEP_EVENTS 32     /* events kept per step, all kinds */
 #define TR_KMSG_STEP_NODE_EVENTS 8 /* ... of which node-wide */
 
