@@ -1680,8 +1680,12 @@ static void note_traced_job (json_t *id)
 static void update_exit_filter (void);
 static uint64_t exits_received (void);
 
+static void kmsg_settle (void);
+
 static void retire_step (struct active *a)
 {
+    /* the kernel's lines about its last processes, before its record */
+    kmsg_settle ();
     logmsg (LOG_DEBUG, "step %s: %llu process exit events received while "
             "it ran", a->key,
             (unsigned long long)(exits_received () - a->exits_before));
@@ -2993,6 +2997,7 @@ static void resume_steps (void)
 #define KMSG_HOLD_S 3.0
 #define KMSG_HELD_MAX 16
 #define KMSG_RECENT_S 30.0
+#define KMSG_RETRY_S 0.25
 
 static struct {
     int fd;
@@ -3005,6 +3010,7 @@ static struct {
         double until;
     } held[KMSG_HELD_MAX];
     int nheld;
+    double next_retry;       /* held lines are offered again from then */
 } kmsg = { .fd = -1 };
 
 static void kmsg_open (void)
@@ -3043,8 +3049,10 @@ static bool kmsg_offer (const struct tr_kmsg_event *ev, int64_t t_unix_ms)
 
     for (int i = 0; i < d.nsteps; i++) {
         tr_step_t *step = d.steps[i].step;
-        if (tr_step_finished (step)
-            || !tr_step_kmsg_concerns (step, ev, KMSG_RECENT_S))
+        /* also a step whose final reading is taken: its record is
+         * built next (retire_step)
+         */
+        if (!tr_step_kmsg_concerns (step, ev, KMSG_RECENT_S))
             continue;
         any = true;
         if (tr_step_kmsg_add (step, ev, tr_kmsg_scope (ev, true, true),
@@ -3074,8 +3082,11 @@ static void kmsg_retry (double now)
             kmsg.attached++;
         else if (now < kmsg.held[i].until)
             kmsg.held[k++] = kmsg.held[i];
-        else
+        else {
             kmsg.foreign++;
+            logmsg (LOG_DEBUG, "kernel: of no step: %s",
+                    kmsg.held[i].ev.text);
+        }
     }
     kmsg.nheld = k;
 }
@@ -3128,10 +3139,24 @@ static void kmsg_read (void)
             kmsg.held[kmsg.nheld].t_unix_ms = t;
             kmsg.held[kmsg.nheld].until = tr_when_monotonic () + KMSG_HOLD_S;
             kmsg.nheld++;
+            logmsg (LOG_DEBUG, "kernel: waiting for its process: %s",
+                    ev.text);
         }
         else
             kmsg.foreign++;
     }
+}
+
+/* Before a step's record: the kernel's lines logged so far are read,
+ * and those that waited for their process's exit (offered by now) are
+ * offered again.
+ */
+static void kmsg_settle (void)
+{
+    if (kmsg.fd >= 0)
+        kmsg_read ();
+    if (kmsg.nheld > 0)
+        kmsg_retry (tr_when_monotonic ());
 }
 
 static void open_sources (void)
@@ -3424,8 +3449,8 @@ int main (int argc, char **argv)
         /* the kernel log, after the connections */
         pfd[3 + nq + nc].fd = kmsg.fd;
         pfd[3 + nq + nc].events = POLLIN;
-        if (kmsg.nheld > 0 && wake > now + 0.5)
-            wake = now + 0.5;
+        if (kmsg.nheld > 0 && wake > kmsg.next_retry)
+            wake = kmsg.next_retry;
         /* exits are read in batches (tr_taskstats_poll_fd) */
         pfd[1].fd = tr_taskstats_poll_fd (d.taskstats, now, &wake);
         if (exits_waiting ()) {
@@ -3442,10 +3467,15 @@ int main (int argc, char **argv)
         /* the kernel's lines before the ends of steps they may concern */
         if (ready > 0 && (pfd[3 + nq + nc].revents & POLLIN))
             kmsg_read ();
-        /* lines that wait for their process: its exit may be queued */
-        if (kmsg.nheld > 0) {
+        /* lines that wait for their process: its exit may be queued
+         * (at most every KMSG_RETRY_S, and before a step's end is heard)
+         */
+        if (kmsg.nheld > 0
+            && (tr_when_monotonic () >= kmsg.next_retry
+                || (ready > 0 && nc > 0))) {
             drain_exits ();
             kmsg_retry (tr_when_monotonic ());
+            kmsg.next_retry = tr_when_monotonic () + KMSG_RETRY_S;
         }
         if (ready > 0) {
             /* newest last: serving one moves the last into its place */

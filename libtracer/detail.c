@@ -814,3 +814,8 @@ void tr_detail_proc_io (tr_detail_t *d, struct tr_proc_io *out)
     }
     tr_procs_io (d->procs, out);
 }
+
+bool tr_detail_has_pid (tr_detail_t *d, pid_t pid)
+{
+    return d && tr_procs_has_pid (d->procs, pid);
+}

@@ -99,6 +99,9 @@ uint64_t tr_detail_rss (tr_detail_t *d);
  */
 void tr_detail_proc_io (tr_detail_t *d, struct tr_proc_io *out);
 
+/* Whether pid is a process of the step, live or ended lately. */
+bool tr_detail_has_pid (tr_detail_t *d, pid_t pid);
+
 /* A process exit from taskstats: returns 1 when it belongs to the step. */
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);
 

@@ -2370,8 +2370,10 @@ bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,
      */
     if (tr_kmsg_concerns (ev, &st))
         return true;
-    return ev->pid > 0 && step->mode == ATTACH_CGROUP
-           && pid_in_cgroup (step, ev->pid);
+    return ev->pid > 0
+           && (tr_detail_has_pid (step->detail, ev->pid)
+               || (step->mode == ATTACH_CGROUP
+                   && pid_in_cgroup (step, ev->pid)));
 }
 
 int tr_step_kmsg_add (tr_step_t *step, const struct tr_kmsg_event *ev,
