@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "libtracer/aggregate.h"
+#include "libtracer/failures.h"
 #include "libtracer/mail.h"
 #include "libtracer/merge.h"
 #include "libtracer/recommend.h"
@@ -226,6 +227,21 @@ static int waste (struct rep *r, const tr_stepsum_t *const *rows, size_t n,
     return rc;
 }
 
+static int failures (struct rep *r, const tr_stepsum_t *const *rows,
+                     size_t n, tr_error_t *error)
+{
+    json_t *f = tr_failures (rows, n, error);
+    int rc;
+
+    if (!f)
+        return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+    rc = r->json ? print_json (f)
+                 : tr_failures_print (stdout, f, r->parsable) < 0 ? EXIT_RUNTIME
+                                                                 : EXIT_OK;
+    json_decref (f);
+    return rc;
+}
+
 static int summary (struct rep *r, const tr_stepsum_t *const *rows,
                     size_t n, tr_error_t *error)
 {
@@ -282,6 +298,8 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
         rc = recommend (r, rows, n, &error);
     else if (r->mode == MODE_REGRESS)
         rc = regressions (r, rows, n, &error);
+    else if (r->mode == MODE_FAILURES)
+        rc = failures (r, rows, n, &error);
     else
         rc = waste (r, rows, n, &error);
     free (rows);

@@ -30,6 +30,7 @@ enum rep_mode {
     MODE_RECOMMEND,     /* --recommend */
     MODE_REGRESS,       /* --regressions */
     MODE_WASTE,         /* --waste */
+    MODE_FAILURES,      /* --failures */
     MODE_ROWS,          /* --rows: the selected rows, for --merge */
     MODE_REINDEX,       /* --reindex */
     MODE_LIVE,          /* --live */

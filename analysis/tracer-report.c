@@ -34,6 +34,7 @@ static void usage (FILE *f)
              "       tracer-report [FILTERS] --summary[=array|group|name] | "
              "--recommend |\n"
              "                     --regressions | --waste [--by=KEY]\n"
+             "       tracer-report [FILTERS] --failures [-P] [--json]\n"
              "       tracer-report [FILTERS] --runs [-o FIELDS] [-P] [--json]\n"
              "       tracer-report [FILTERS] --run=ID "
              "[--json | --html [-o FILE]]\n"
@@ -97,6 +98,10 @@ static void usage (FILE *f)
              "      --last=N          the newest N runs of each group\n"
              "      --regressions     runs that drifted from their history\n"
              "      --waste           allocated against used, and cost\n"
+             "      --failures        failed steps by cause, tool, group, "
+             "node and user\n"
+             "                        (a week unless -S), and nodes where "
+             "a group fails\n"
              "      --by=KEY          user, account, partition, step, tool "
              "or group;\n"
              "                        --regressions --by=run: pipeline "
@@ -155,6 +160,7 @@ enum {
     OPT_LAST,
     OPT_REGRESS,
     OPT_WASTE,
+    OPT_FAILURES,
     OPT_BY,
     OPT_ROWS,
     OPT_SHARD,
@@ -199,6 +205,7 @@ static const struct option opts[] = {
     { "last", required_argument, NULL, OPT_LAST },
     { "regressions", no_argument, NULL, OPT_REGRESS },
     { "waste", no_argument, NULL, OPT_WASTE },
+    { "failures", no_argument, NULL, OPT_FAILURES },
     { "by", required_argument, NULL, OPT_BY },
     { "runs", no_argument, NULL, OPT_RUNS },
     { "run", required_argument, NULL, OPT_RUN },
@@ -240,7 +247,8 @@ static int set_mode (struct rep *r, enum rep_mode mode)
 {
     if (r->mode != MODE_VIEW && r->mode != mode)
         return bad ("choose one of --summary, --recommend, --regressions, "
-                    "--waste, --runs, --run, --rows, --reindex, --live, "
+                    "--waste, --failures, --runs, --run, --rows, --reindex, "
+                    "--live, "
                     "--digest, --export, --compare");
     r->mode = mode;
     return EXIT_OK;
@@ -387,6 +395,8 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_REGRESS);
     case OPT_WASTE:
         return set_mode (r, MODE_WASTE);
+    case OPT_FAILURES:
+        return set_mode (r, MODE_FAILURES);
     case OPT_RUNS:
         return set_mode (r, MODE_RUNS);
     case OPT_RUN:
@@ -571,7 +581,7 @@ static int settle (struct rep *r, int argc, char **argv)
     if (r->mode == MODE_VIEW)
         r->mode = MODE_LIST;
     /* a digest covers a week unless told otherwise */
-    if (!r->from_given && r->mode == MODE_DIGEST)
+    if (!r->from_given && (r->mode == MODE_DIGEST || r->mode == MODE_FAILURES))
         r->q.from = time (NULL) - 7 * 86400;
     /* sacct's default: since midnight, unless jobs were named */
     if (!r->from_given && !r->q.jobs && !r->q.run_id

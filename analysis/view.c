@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libtracer/cause.h"
 #include "libtracer/html.h"
 #include "libtracer/path.h"
 #include "libtracer/recommend.h"
@@ -499,7 +500,18 @@ int rep_view (struct rep *r)
         return r->errors ? EXIT_RUNTIME : EXIT_OK;
     }
     if (r->json) {
-        char *s = json_dumps (r->recs, JSON_INDENT (2) | JSON_SORT_KEYS);
+        size_t i;
+        json_t *rec;
+        char *s;
+
+        /* each failed step's cause and its evidence (doc/diagnosis.md) */
+        json_array_foreach (r->recs, i, rec)
+        {
+            json_t *cause = tr_cause_json (rec);
+            if (cause)
+                json_object_set_new (rec, "cause", cause);
+        }
+        s = json_dumps (r->recs, JSON_INDENT (2) | JSON_SORT_KEYS);
         if (s)
             printf ("%s\n", s);
         free (s);

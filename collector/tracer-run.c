@@ -430,7 +430,9 @@ static const char *opts_tag (const char *opts, const char *key, char *buf,
  * scheduler passes to the jobs it submits, and TRACER_RUN_ID and
  * TRACER_PIPELINE for scripts and for jobs with a --tracer option of
  * their own), of every job submitted beneath it.  Tags the user set
- * (--tag, TRACER_OPTS) win.  0, or -1 having said why.
+ * (--tag, TRACER_OPTS) win.  The command's own record is also tagged
+ * process:driver, unless --tag gives a process.  0, or -1 having said
+ * why.
  */
 static int setup_run (void)
 {
@@ -493,7 +495,13 @@ static int setup_run (void)
          && json_object_set_new (o.tags, "run", json_string (run)) < 0)
         || (pipeline && !json_object_get (o.tags, "pipeline")
             && json_object_set_new (o.tags, "pipeline",
-                                    json_string (pipeline)) < 0))
+                                    json_string (pipeline)) < 0)
+        /* the driver's own record is the run's process "driver" (the
+         * jobs beneath it get no process tag: theirs is their name)
+         */
+        || (!json_object_get (o.tags, "process")
+            && json_object_set_new (o.tags, "process",
+                                    json_string ("driver")) < 0))
         return -1;
     /* TRACER_OPTS as it was, and the tags it lacks */
     n = snprintf (opts, sizeof (opts), "%s", env ? env : "");

@@ -1635,6 +1635,9 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
     size_t failed_steps = 0, failed_jobs = 0, jobs = 0;
     json_t *o;
 
+    const tr_stepsum_t *prev = NULL, *driver = NULL;
+    size_t steps = 0;
+
     memset (&a, 0, sizeof (a));
     tr_stepsum_init (&job);
     for (size_t i = 0; i < n; i++) {
@@ -1644,29 +1647,39 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
         /* a node without a name for the uid leaves the user out */
         if (!*user)
             user = r->user;
-        row_use (r, cost, &u);
-        acc_add (&a, &u, 1, true, false);
         if (!isnan (r->start_ms) && (isnan (start) || r->start_ms < start))
             start = r->start_ms;
         if (isnan (r->end_ms))
             running = true;
         else if (isnan (end) || r->end_ms > end)
             end = r->end_ms;
+        /* the driver (tracer-run, no scheduler) spans the run but is no
+         * job of it: the run's jobs are the scheduler's, as sacct lists
+         * them
+         */
+        if (!strcmp (r->scheduler, "none")) {
+            driver = r;
+            continue;
+        }
+        row_use (r, cost, &u);
+        acc_add (&a, &u, 1, true, false);
+        steps++;
         failed_steps += tr_merge_state_failed (r->state);
         /* a job's state as sacct gives it: the batch step's */
-        if (i == 0 || strcmp (r->cluster, v[i - 1]->cluster)
-            || strcmp (r->job_id, v[i - 1]->job_id)) {
-            if (i > 0)
+        if (!prev || strcmp (r->cluster, prev->cluster)
+            || strcmp (r->job_id, prev->job_id)) {
+            if (prev)
                 failed_jobs += tr_merge_state_failed (job.state);
             tr_stepsum_init (&job);
             jobs++;
         }
+        prev = r;
         if (tr_stepsum_job_add (&job, r, pool) < 0)
             return NULL;
     }
-    if (n > 0)
+    if (prev)
         failed_jobs += tr_merge_state_failed (job.state);
-    a.steps = n;
+    a.steps = steps;
     a.jobs = jobs;
     if (!(o = acc_json (&a, false, false, priced)))
         return NULL;
@@ -1684,7 +1697,14 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
         || put (o, "running", json_boolean (running)) < 0
         || put (o, "failed_jobs", json_integer ((json_int_t)failed_jobs)) < 0
         || put (o, "failed_steps", json_integer ((json_int_t)failed_steps))
-               < 0) {
+               < 0
+        || (driver
+            && put (o, "driver",
+                    json_pack ("{s:s s:s}", "job_id", driver->job_id,
+                               "state",
+                               tr_stepsum_state_name (driver->state,
+                                                      driver->oom_kills)))
+                   < 0)) {
         decref_keep_errno (o);
         return NULL;
     }

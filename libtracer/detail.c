@@ -549,6 +549,11 @@ int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev)
     return tr_procs_exit (d->procs, ev);
 }
 
+json_t *tr_detail_culprit (tr_detail_t *d, int64_t step_end_ms)
+{
+    return d ? tr_procs_culprit_json (d->procs, step_end_ms) : NULL;
+}
+
 void tr_detail_exits_lost (tr_detail_t *d, uint64_t n)
 {
     d->lost += n;

@@ -105,6 +105,9 @@ bool tr_detail_has_pid (tr_detail_t *d, pid_t pid);
 /* A process exit from taskstats: returns 1 when it belongs to the step. */
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);
 
+/* The step's culprit process (tr_procs_culprit_json), or NULL. */
+json_t *tr_detail_culprit (tr_detail_t *d, int64_t step_end_ms);
+
 /* The exit listener lost n events (a receive-buffer overrun) while the
  * step ran: its process table cannot claim to be complete.
  */

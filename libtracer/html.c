@@ -762,7 +762,20 @@ static void put_findings (struct html *h, struct hstep *hs)
     put_esc (out, jstr (hs->step, "step_id"));
     fputs ("\"><h3>", out);
     put_step_title (out, hs->step);
-    fputs ("</h3>\n<ul class=\"findings\">\n", out);
+    fputs ("</h3>\n", out);
+    /* the cause of a step that did not complete (cause.h) */
+    if (hs->sum.cause && *hs->sum.cause) {
+        fputs ("<p class=\"cause\" data-cause=\"", out);
+        put_esc (out, hs->sum.cause);
+        fputs ("\"><strong>Cause:</strong> ", out);
+        put_esc (out, hs->sum.cause);
+        if (hs->sum.cause_text && *hs->sum.cause_text) {
+            fputs (": ", out);
+            put_esc (out, hs->sum.cause_text);
+        }
+        fputs ("</p>\n", out);
+    }
+    fputs ("<ul class=\"findings\">\n", out);
     json_array_foreach (hs->findings, i, f)
     {
         const char *sev = jstr (f, "severity");

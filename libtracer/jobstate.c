@@ -31,8 +31,11 @@ extern char **environ;
 
 #define OUT_MAX 4096
 #define DETAIL_MAX 65536
+#define SCRIPT_MAX 16384 /* the head of a job script: its header lines */
 
-/* Stage 0 runs squeue into out; stage 1 scontrol into detail. */
+/* Stage 0 runs squeue into out; stage 1 scontrol into detail; stage 2,
+ * for a Nextflow job, "scontrol write batch_script" into script.
+ */
 struct tr_jobstate_query {
     pid_t pid;
     int fd;
@@ -43,6 +46,9 @@ struct tr_jobstate_query {
     size_t len;
     char *detail;
     size_t dlen;
+    char *script;
+    size_t slen;
+    int sstatus;         /* scontrol write batch_script's */
     char *scontrol;
     char job[24];
 };
@@ -448,7 +454,7 @@ int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
 {
     static const char *const from_env[] = {
         "cluster", "user", "group", "account", "partition", "qos", "job_name",
-        "command", "work_dir",
+        "command", "work_dir", "task_name",
     };
     const char *sched;
 
@@ -639,6 +645,51 @@ static json_t *detail_value (const char *text, const char *key)
         || (flen == 6 && !strncmp (found, "(null)", 6)))
         return NULL;
     return json_stringn (found, flen);
+}
+
+/* Nextflow's job name for a task name: "nf-" and the name with
+ * ' ', '/', ':', '@', '*', '?', '=', tab, newline and carriage return
+ * made '_', cut at 256 characters (its Slurm executor's getJobNameFor
+ * and sanitizeJobName).
+ */
+static void nextflow_job_name (const char *task, char *buf, size_t size)
+{
+    size_t n = 0;
+
+    for (const char *p = "nf-"; *p && n + 1 < size; p++)
+        buf[n++] = *p;
+    for (const char *p = task; *p && n + 1 < size && n < 256; p++)
+        buf[n++] = strchr (" /:@*?=\t\n\r", *p) ? '_' : *p;
+    buf[n] = '\0';
+}
+
+bool tr_jobstate_nextflow_task (const char *script,
+                                const char *job_name,
+                                char *buf,
+                                size_t size)
+{
+    const char *line = script;
+    char name[TR_JOBSTATE_TEXT + 1], made[TR_JOBSTATE_TEXT + 64];
+
+    for (int i = 0; line && *line && i < 100; i++) {
+        const char *eol = strchr (line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen (line);
+
+        if (len > 12 && !strncmp (line, "### name: '", 11)
+            && line[len - 1] == '\'' && len - 12 < sizeof (name)) {
+            memcpy (name, line + 11, len - 12);
+            name[len - 12] = '\0';
+            nextflow_job_name (name, made, sizeof (made));
+            /* only the name the job itself was named after */
+            if (!job_name || strcmp (made, job_name)
+                || strlen (name) >= size)
+                return false;
+            snprintf (buf, size, "%s", name);
+            return true;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return false;
 }
 
 json_t *tr_jobstate_parse_paths (const char *text)
@@ -850,6 +901,7 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     q->fd = -1;
     q->status = -1;
     q->dstatus = -1;
+    q->sstatus = -1;
     snprintf (q->job, sizeof (q->job), "%s", job);
     if (spawn (squeue, argv, &q->pid, &q->fd, error) < 0) {
         int e = errno;
@@ -894,12 +946,56 @@ static int next_stage (tr_jobstate_query_t *q)
     return 0;
 }
 
+/* The job name on the first line of scontrol's answer ("JobId=N
+ * JobName=NAME"), into buf; false when there is none.
+ */
+static bool detail_job_name (const char *text, char *buf, size_t size)
+{
+    const char *p = strstr (text, " JobName="), *eol = strchr (text, '\n');
+    size_t n;
+
+    if (!p || (eol && p > eol) || strncmp (text, "JobId=", 6))
+        return false;
+    p += 9;
+    n = eol ? (size_t)(eol - p) : strlen (p);
+    if (n == 0 || n >= size)
+        return false;
+    memcpy (buf, p, n);
+    buf[n] = '\0';
+    return true;
+}
+
+/* scontrol is done: keep its status and, for a job named as Nextflow
+ * names its tasks, read the head of the job script (the task's name is
+ * on its "### name:" line).  1 when there is nothing more to read.
+ */
+static int script_stage (tr_jobstate_query_t *q)
+{
+    char *argv[] = { q->scontrol, (char *)"write", (char *)"batch_script",
+                     q->job, (char *)"-", NULL };
+    char name[TR_JOBSTATE_TEXT + 1];
+
+    reap (q, &q->dstatus);
+    close (q->fd);
+    q->fd = -1;
+    q->stage = 2;
+    q->detail[q->dlen] = '\0';
+    if (!WIFEXITED (q->dstatus) || WEXITSTATUS (q->dstatus)
+        || !detail_job_name (q->detail, name, sizeof (name))
+        || strncmp (name, "nf-", 3) || !(q->script = malloc (SCRIPT_MAX))
+        || spawn (q->scontrol, argv, &q->pid, &q->fd, NULL) < 0)
+        return 1;
+    return 0;
+}
+
 int tr_jobstate_query_read (tr_jobstate_query_t *q)
 {
     for (;;) {
-        char *buf = q->stage ? q->detail : q->out;
-        size_t *len = q->stage ? &q->dlen : &q->len;
-        size_t cap = q->stage ? DETAIL_MAX : sizeof (q->out);
+        char *buf = q->stage == 2 ? q->script : q->stage ? q->detail : q->out;
+        size_t *len = q->stage == 2 ? &q->slen : q->stage ? &q->dlen : &q->len;
+        size_t cap = q->stage == 2 ? SCRIPT_MAX
+                     : q->stage    ? DETAIL_MAX
+                                   : sizeof (q->out);
         ssize_t n;
 
         if (q->fd < 0)
@@ -909,10 +1005,15 @@ int tr_jobstate_query_read (tr_jobstate_query_t *q)
                 errno = EOVERFLOW;
                 return -1;
             }
-            /* a detail too long to read is no detail: GPUs unknown */
+            /* a detail too long to read is no detail: GPUs unknown; of a
+             * script, the head is all that is wanted
+             */
             (void)kill (q->pid, SIGKILL);
-            reap (q, &q->dstatus);
-            q->dstatus = -1;
+            reap (q, q->stage == 2 ? &q->sstatus : &q->dstatus);
+            if (q->stage == 1)
+                q->dstatus = -1;
+            else
+                q->sstatus = 0;
             close (q->fd);
             q->fd = -1;
             return 1;
@@ -928,7 +1029,12 @@ int tr_jobstate_query_read (tr_jobstate_query_t *q)
                     return 1;
                 continue;
             }
-            reap (q, &q->dstatus);
+            if (q->stage == 1) {
+                if (script_stage (q) == 1)
+                    return 1;
+                continue;
+            }
+            reap (q, &q->sstatus);
             close (q->fd);
             q->fd = -1;
             return 1;
@@ -974,11 +1080,26 @@ json_t *tr_jobstate_query_nodes (tr_jobstate_query_t *q)
 
 json_t *tr_jobstate_query_paths (tr_jobstate_query_t *q)
 {
+    char name[TR_JOBSTATE_TEXT + 1], task[TR_JOBSTATE_TEXT + 1];
+    json_t *o;
+
     if (!q->detail || q->fd >= 0 || !WIFEXITED (q->dstatus)
         || WEXITSTATUS (q->dstatus) != 0)
         return NULL;
     q->detail[q->dlen] = '\0';
-    return tr_jobstate_parse_paths (q->detail);
+    if (!(o = tr_jobstate_parse_paths (q->detail)))
+        return NULL;
+    if (q->script && WIFEXITED (q->sstatus) && WEXITSTATUS (q->sstatus) == 0
+        && detail_job_name (q->detail, name, sizeof (name))) {
+        q->script[q->slen] = '\0';
+        if (tr_jobstate_nextflow_task (q->script, name, task, sizeof (task))
+            && json_object_set_new (o, "task_name", json_string (task)) < 0) {
+            json_decref (o);
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    return o;
 }
 
 void tr_jobstate_query_destroy (tr_jobstate_query_t *q)
@@ -993,6 +1114,7 @@ void tr_jobstate_query_destroy (tr_jobstate_query_t *q)
     if (q->fd >= 0)
         close (q->fd);
     free (q->detail);
+    free (q->script);
     free (q->scontrol);
     free (q);
 }

@@ -191,8 +191,25 @@ json_t *tr_jobstate_parse_detail (const char *text);
  */
 json_t *tr_jobstate_parse_paths (const char *text);
 
-/* The same from a query's scontrol output; NULL when there is none. */
+/* The same from a query's scontrol output, and for a job Nextflow named
+ * ("nf-..."), its "task_name" from the job script the controller keeps
+ * (`scontrol write batch_script JOB -`; tr_jobstate_nextflow_task);
+ * NULL when there is none.
+ */
 json_t *tr_jobstate_query_paths (tr_jobstate_query_t *q);
+
+/* The task name of a Nextflow job script (its "### name: 'NAME'" line
+ * among the first 100) into buf, only if job_name is the name
+ * Nextflow's Slurm executor makes of it ("nf-" and NAME with ' ', '/',
+ * ':', '@', '*', '?', '=', tab and line breaks made '_', at most 256
+ * characters): the script and the job name must agree, so that the
+ * name says no more than the job does.  False when there is none, they
+ * disagree, or it does not fit.
+ */
+bool tr_jobstate_nextflow_task (const char *script,
+                                const char *job_name,
+                                char *buf,
+                                size_t size);
 
 /* Whether a Slurm hostlist ("n[01-04,7],gpu3") names node.  One bracket
  * per item at most; anything fancier names nothing.

@@ -121,7 +121,8 @@ ssize_t tr_livesum_files (const tr_stepsum_t **rows,
             rows[m++] = rows[i];
             rows[i] = t;
         }
-    qsort (rows, m, sizeof (*rows), cmp_place);
+    if (m > 1)
+        qsort (rows, m, sizeof (*rows), cmp_place);
     if (m && !(v = calloc (m, sizeof (*v))))
         goto nomem;
     for (size_t i = 0, j; i < m; i = j) {

@@ -635,6 +635,21 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
                       nmax (r->req_mem_bytes, r->mem_limit_bytes)));
     }
 
+    /* why each step that did not complete ended so (doc/diagnosis.md) */
+    for (size_t i = 0, shown = 0; i < j->n; i++) {
+        const tr_stepsum_t *r = &j->rows[i];
+
+        if (!*r->cause)
+            continue;
+        if (!shown++)
+            fprintf (out, "\nWhy it failed:\n");
+        fprintf (out, "  %-12s %s", pr (&rg, step_label (j, i, lab,
+                                                        sizeof (lab))),
+                 pr (&rg, r->cause));
+        fprintf (out, "%s%s\n", *r->cause_text ? ": " : "",
+                 pr (&rg, r->cause_text));
+    }
+
     /* Stall as measured; "unknown" where the node could not, never 0 % */
     fprintf (out, "\nStalled (some task waiting):\n");
     for (size_t i = 0; i < j->n; i++) {
@@ -787,6 +802,9 @@ int tr_mail_digest (FILE *out,
                  pr (&rg, r->step_id),
                  pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
                  pr (&rg, r->job_name), pr (&rg, r->reason));
+        if (*r->cause)
+            fprintf (out, "      cause %s%s%s\n", pr (&rg, r->cause),
+                     *r->cause_text ? ": " : "", pr (&rg, r->cause_text));
     }
     if (waste) {
         fprintf (out, "\nWhere the allocation went unused, by step group:\n");
@@ -923,6 +941,32 @@ int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)
         esc (out, st);
     }
     fputs ("</p>\n", out);
+
+    {
+        size_t shown = 0;
+
+        for (size_t i = 0; i < j->n; i++) {
+            const tr_stepsum_t *r = &j->rows[i];
+
+            if (!*r->cause)
+                continue;
+            if (!shown++)
+                fputs ("<h3 style=\"font-size:15px\">Why it failed</h3>\n"
+                       "<ul id=\"cause\">\n", out);
+            fputs ("<li>", out);
+            esc (out, step_label (j, i, lab, sizeof (lab)));
+            fputs (": <strong>", out);
+            esc (out, r->cause);
+            fputs ("</strong>", out);
+            if (*r->cause_text) {
+                fputs (": ", out);
+                esc (out, r->cause_text);
+            }
+            fputs ("</li>\n", out);
+        }
+        if (shown)
+            fputs ("</ul>\n", out);
+    }
 
     fputs ("<h3 style=\"font-size:15px\">Diagnosis</h3>\n<ul id=\"diagnosis"
            "\">\n", out);

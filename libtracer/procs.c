@@ -191,6 +191,23 @@ struct redact_set {
 static struct redact_set *redact_sets;
 static pthread_mutex_t redact_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A failing exit (non-zero status or a signal), with the chain of its
+ * parents as the table knew them at the exit, nearest first.
+ */
+#define FAILS_MAX 16
+#define CHAIN_MAX 8
+struct failure {
+    pid_t pid;
+    int tool;
+    int status;
+    int64_t end_ms;
+    size_t nchain;
+    struct {
+        pid_t pid;
+        int tool; /* -1: not in the table */
+    } chain[CHAIN_MAX];
+};
+
 struct tr_procs {
     size_t cmdline_max, tools_max;
     struct redact_set *rs;
@@ -250,6 +267,11 @@ struct tr_procs {
      * so that a sample's sums cost nothing per process
      */
     struct sums entry_sums;
+    /* the first failing exits, in the order they were applied (made on
+     * the first: most steps have none)
+     */
+    struct failure *fails;
+    size_t nfails;
 };
 
 /* The members of struct tr_proc_io, to loop over them. */
@@ -910,6 +932,62 @@ static void proc_revive (tr_procs_t *P, struct proc *p)
         P->live->lprev = p;
     P->live = p;
     P->nlive++;
+}
+
+/* The entry of the parent ppid of a process started at child_start_ms,
+ * or NULL.
+ */
+static struct proc *find_parent (tr_procs_t *P, pid_t ppid,
+                                 int64_t child_start_ms)
+{
+    struct proc *best = NULL;
+
+    if (ppid <= 0)
+        return NULL;
+    for (struct proc *q = P->hash[pid_slot (P, ppid)]; q; q = q->hnext) {
+        if (q->pid != ppid || q->start_ms > child_start_ms + START_TOL_MS)
+            continue;
+        if (q->live)
+            return q;
+        if (q->end_ms + START_TOL_MS >= child_start_ms
+            && (!best || q->start_ms > best->start_ms))
+            best = q;
+    }
+    return best;
+}
+
+/* Keep a failing exit (the first FAILS_MAX) with its parent chain. */
+static void record_failure (tr_procs_t *P, struct proc *p, int status,
+                            int64_t end_ms)
+{
+    struct failure *f;
+    pid_t ppid = p->ppid;
+    int64_t start = p->start_ms;
+
+    if ((WIFEXITED (status) && WEXITSTATUS (status) == 0)
+        || (!WIFEXITED (status) && !WIFSIGNALED (status))
+        || P->nfails >= FAILS_MAX)
+        return;
+    if (!P->fails && !(P->fails = calloc (FAILS_MAX, sizeof (*P->fails))))
+        return; /* no culprit is named: the step's exit still says */
+    f = &P->fails[P->nfails++];
+    memset (f, 0, sizeof (*f));
+    f->pid = p->pid;
+    f->tool = p->tool;
+    f->status = status;
+    f->end_ms = end_ms;
+    if (is_root (P, p->pid))
+        return; /* a task: the chain ends here */
+    while (f->nchain < CHAIN_MAX && ppid > 0) {
+        struct proc *q = find_parent (P, ppid, start);
+        f->chain[f->nchain].pid = ppid;
+        f->chain[f->nchain].tool = q ? q->tool : -1;
+        f->nchain++;
+        if (!q || is_root (P, ppid))
+            break;
+        ppid = q->ppid;
+        start = q->start_ms;
+    }
 }
 
 static void record_status (tr_procs_t *P, struct proc *p, int status)
@@ -1715,6 +1793,7 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
     if (ev->group_exit) {
         p->exact = true;
         record_status (P, p, ev->exit_status);
+        record_failure (P, p, ev->exit_status, ev->end_unix_ms);
         if (p->live)
             proc_end (P, p, ev->end_unix_ms);
         else {
@@ -2106,6 +2185,7 @@ void tr_procs_destroy (tr_procs_t *P)
     free (P->hash);
     free (P->ring);
     free (P->pending);
+    free (P->fails);
     free (P->tools);
     free (P->exe);
     free (P->roots);
@@ -2279,6 +2359,110 @@ static int order_cmp (const void *x, const void *y)
     if (a->a->count != b->a->count)
         return a->a->count > b->a->count ? -1 : 1;
     return strcmp (a->name, b->name);
+}
+
+static bool fail_signalled (const struct failure *f)
+{
+    return WIFSIGNALED (f->status);
+}
+
+/* Whether pid is among the parents of failure f. */
+static bool in_chain (const struct failure *f, pid_t pid)
+{
+    for (size_t i = 0; i < f->nchain; i++)
+        if (f->chain[i].pid == pid)
+            return true;
+    return false;
+}
+
+static const char *tool_name (tr_procs_t *P, int tool)
+{
+    return tool >= 0 && (size_t)tool < P->ntools && P->tools[tool].name
+               ? P->tools[tool].name
+               : "?";
+}
+
+int tr_procs_culprit (tr_procs_t *P, size_t *collateral)
+{
+    int best = -1;
+
+    if (!P)
+        return -1;
+    for (size_t i = 0; i < P->nfails; i++) {
+        const struct failure *f = &P->fails[i];
+        bool ancestor = false;
+
+        /* the parent of a failure that ended no later is collateral */
+        for (size_t j = 0; j < P->nfails && !ancestor; j++)
+            ancestor = j != i && P->fails[j].end_ms <= f->end_ms
+                       && in_chain (&P->fails[j], f->pid);
+        if (ancestor)
+            continue;
+        if (best < 0 || f->end_ms < P->fails[best].end_ms
+            || (f->end_ms == P->fails[best].end_ms && fail_signalled (f)
+                && !fail_signalled (&P->fails[best])))
+            best = (int)i;
+    }
+    if (best >= 0 && collateral) {
+        *collateral = 0;
+        for (size_t j = 0; j < P->nfails; j++)
+            if (in_chain (&P->fails[best], P->fails[j].pid)
+                && P->fails[j].end_ms >= P->fails[best].end_ms)
+                (*collateral)++;
+    }
+    return best;
+}
+
+json_t *tr_procs_culprit_json (tr_procs_t *P, int64_t step_end_ms)
+{
+    size_t collateral = 0;
+    int i = tr_procs_culprit (P, &collateral);
+    const struct failure *f;
+    json_t *o, *chain;
+    double at_s;
+
+    if (i < 0)
+        return NULL;
+    f = &P->fails[i];
+    at_s = step_end_ms > f->end_ms ? (double)(step_end_ms - f->end_ms) / 1e3
+                                   : 0.0;
+    if (!(chain = json_array ()))
+        return NULL;
+    for (size_t k = 0; k < f->nchain; k++) {
+        int tool = f->chain[k].tool;
+        struct proc *q;
+        /* the parent's name as the table knows it now: a task is first
+         * seen before it execs, and its own exit names the program; or a
+         * parent the table learnt of after the exit
+         */
+        if ((q = find_parent (P, f->chain[k].pid, f->end_ms)))
+            tool = q->tool;
+        if (json_array_append_new (chain,
+                                   json_pack ("{s:s s:i}", "tool",
+                                              tool_name (P, tool), "pid",
+                                              (int)f->chain[k].pid))
+            < 0) {
+            json_decref (chain);
+            return NULL;
+        }
+    }
+    if (!(o = json_pack ("{s:s s:i s:b s:f s:o s:I}", "tool",
+                         tool_name (P, f->tool), "pid", (int)f->pid,
+                         "core_dumped",
+                         WIFSIGNALED (f->status) && WCOREDUMP (f->status),
+                         "at_s", at_s, "chain", chain, "collateral",
+                         (json_int_t)collateral)))
+        return NULL;
+    if (json_object_set_new (o,
+                             WIFSIGNALED (f->status) ? "signal" : "exit_code",
+                             json_integer (WIFSIGNALED (f->status)
+                                               ? WTERMSIG (f->status)
+                                               : WEXITSTATUS (f->status)))
+        < 0) {
+        json_decref (o);
+        return NULL;
+    }
+    return o;
 }
 
 json_t *tr_procs_tools_json (tr_procs_t *P)

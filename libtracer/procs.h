@@ -130,6 +130,22 @@ int tr_procs_exit (tr_procs_t *procs, const struct tr_exit *ev);
  */
 bool tr_procs_has_pid (tr_procs_t *procs, pid_t pid);
 
+/* The culprit: of the failing exits offered (non-zero status or a
+ * signal; the first 16 are kept, each with the chain of its parents up
+ * to the task as the table knew them at the exit), the earliest that is
+ * not a parent of a failure that ended no later; a signal death wins a
+ * tie.  Returns its index (>= 0) and in *collateral (may be NULL) the
+ * failing exits of its parents at or after it; -1 when none failed.
+ */
+int tr_procs_culprit (tr_procs_t *procs, size_t *collateral);
+
+/* The culprit as the record's outcome.culprit (doc/record-format.md):
+ * tool, pid, exit_code or signal, core_dumped, at_s (seconds before
+ * step_end_ms, >= 0), chain, collateral.  NULL when none failed (or
+ * ENOMEM).
+ */
+json_t *tr_procs_culprit_json (tr_procs_t *procs, int64_t step_end_ms);
+
 /* Events lost by the exit listener while the step ran (see
  * tr_taskstats_lost); reported as summary.processes.lost.
  */

@@ -485,6 +485,7 @@ static const struct member identity_members[] = {
     { "qos", M_STR, 0, 128, NULL, NULL },
     { "command", M_STR, 0, 1024, NULL, NULL },
     { "work_dir", M_STR, 0, 1024, NULL, NULL },
+    { "task_name", M_STR, 0, 1024, NULL, NULL },
     { "truncated", M_ARR, 0, 0, NULL, check_truncated },
     { NULL, 0, 0, 0, NULL, NULL },
 };
@@ -1207,6 +1208,42 @@ static int check_tasks (json_t *v, const char *path, tr_error_t *error)
     return check_array_of (v, path, TASKS_MAX, &task_elem, error);
 }
 
+static const struct member chain_members[] = {
+    { "tool", M_STR, F_REQ, 256, NULL, NULL },
+    { "pid", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_chain_elem (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, chain_members, false, error);
+}
+
+static const struct member chain_elem = { "", M_OBJ, 0, 0, NULL,
+                                          check_chain_elem };
+
+static int check_chain (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, 8, &chain_elem, error);
+}
+
+static const struct member culprit_members[] = {
+    { "tool", M_STR, F_REQ, 256, NULL, NULL },
+    { "pid", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { "exit_code", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "signal", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "core_dumped", M_BOOL, 0, 0, NULL, NULL },
+    { "at_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "chain", M_ARR, 0, 0, NULL, check_chain },
+    { "collateral", M_INT, F_NONNEG, 0, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_culprit (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, culprit_members, false, error);
+}
+
 static const struct member outcome_members[] = {
     { "state", M_STR, F_REQ, 0, state_values, NULL },
     { "complete", M_BOOL, F_REQ, 0, NULL, NULL },
@@ -1214,6 +1251,7 @@ static const struct member outcome_members[] = {
     { "signal", M_INT, F_NONNEG, 0, NULL, NULL },
     { "reason", M_STR, 0, 1024, NULL, NULL },
     { "tasks", M_ARR, F_REQ, 0, NULL, check_tasks },
+    { "culprit", M_OBJ, 0, 0, NULL, check_culprit },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
 #include "diagnose.h"
 #include "merge.h"
 #include "proto.h"
@@ -276,6 +277,16 @@ static void print_kernel (FILE *out, json_t *rec)
     }
 }
 
+/* "Cause: CLASS: evidence" of a step that did not complete. */
+static void print_cause (FILE *out, const char *cause, const char *text)
+{
+    if (!cause || !*cause)
+        return;
+    label (out, 4, "Cause");
+    fprintf (out, "%s%s%s\n", cause, text && *text ? ": " : "",
+             text ? text : "");
+}
+
 static void print_step (FILE *out,
                         json_t *rec,
                         json_t *step,
@@ -301,6 +312,11 @@ static void print_step (FILE *out,
         fprintf (out, " (%s)", str (id, "step_name"));
     print_outcome (out, tr_merge_record_state (rec), oc);
     fprintf (out, "\n");
+    {
+        char text[TR_CAUSE_TEXT_MAX];
+        tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
+        print_cause (out, tr_cause_name (cause), text);
+    }
     label (out, 4, "Elapsed");
     fprintf (out, "%s\n", tr_when_duration (b1, sizeof (b1), elapsed));
 
@@ -549,6 +565,8 @@ static void print_merged (FILE *out,
         fprintf (out, " (%s)", str (step, "step_name"));
     print_outcome (out, str (step, "state"), step);
     fprintf (out, "\n");
+    if (sum)
+        print_cause (out, sum->cause, sum->cause_text);
     print_nodes (out, step);
     label (out, 4, "Elapsed");
     fprintf (out, "%s (the longest node)\n",

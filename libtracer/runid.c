@@ -133,8 +133,36 @@ static bool snakemake (const char *cmd, const char *dir, struct tr_run *out)
     return snakemake_path (cmd, out);
 }
 
-/* nf-PROCESS_(TAG) in WORK/xx/HASH */
-static bool nextflow (const char *name, const char *dir, struct tr_run *out)
+/* A process name as Nextflow writes it, from its task name "NAME (TAG)":
+ * NAME, whose ':' separate the workflows it is nested in; other
+ * characters as set_name keeps them.
+ */
+static void nextflow_process (char *buf, size_t size, const char *task)
+{
+    const char *tag = strstr (task, " (");
+    size_t len = tag ? (size_t)(tag - task) : strlen (task), n = 0;
+
+    for (size_t i = 0; i < len && n + 1 < size; i++) {
+        char c = task[i];
+        char keep[2] = { c, '\0' };
+
+        if (c == ':')
+            buf[n++] = c;
+        else {
+            set_name (buf + n, size - n, keep, 1);
+            n++;
+        }
+    }
+    buf[n] = '\0';
+}
+
+/* nf-PROCESS_(TAG) in WORK/xx/HASH; the process as Nextflow names it
+ * when the job script's task name is known (task, NULL: not)
+ */
+static bool nextflow (const char *name,
+                      const char *dir,
+                      const char *task,
+                      struct tr_run *out)
 {
     char proc[600];
     size_t len, wlen, blen;
@@ -159,8 +187,12 @@ static bool nextflow (const char *name, const char *dir, struct tr_run *out)
     if (blen == 4 && !strncmp (b, "work", 4) && b > dir + 1)
         b = base_of (dir, (size_t)(b - 1 - dir), &blen);
     set_name (out->pipeline, sizeof (out->pipeline), b, blen);
-    tr_run_process_name (proc, sizeof (proc), name);
-    set_name (out->process, sizeof (out->process), proc, strlen (proc));
+    if (task && *task)
+        nextflow_process (out->process, sizeof (out->process), task);
+    else {
+        tr_run_process_name (proc, sizeof (proc), name);
+        set_name (out->process, sizeof (out->process), proc, strlen (proc));
+    }
     return true;
 }
 
@@ -172,12 +204,13 @@ const char *tr_run_process_name (char *buf, size_t size,
     size_t len = strlen (name);
 
     if (!strncmp (name, "nf-", 3) && len > 3) {
-        /* nf-NAME_(tag): a process name has no '(', the tag may */
+        /* nf-NAME_(tag): a process name has no '(', the tag may; the
+         * ')' is gone where Nextflow cut a long name at 256 characters
+         */
         const char *tag = strstr (name + 3, "_(");
 
         name += 3;
-        len = tag && name[strlen (name) - 1] == ')' ? (size_t)(tag - name)
-                                                    : strlen (name);
+        len = tag ? (size_t)(tag - name) : strlen (name);
     }
     else if (!strncmp (name, "snakejob.", 9)
              && (end = strchr (name + 9, '.')) && end > name + 9) {
@@ -210,8 +243,8 @@ bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out)
         }
         return true;
     }
-    if (snakemake (in->command, in->work_dir, out) || nextflow (in->job_name, in->work_dir,
-                                                  out))
+    if (snakemake (in->command, in->work_dir, out)
+        || nextflow (in->job_name, in->work_dir, in->task_name, out))
         return true;
     out->id[0] = out->pipeline[0] = out->process[0] = '\0';
     if (in->array_job_id && *in->array_job_id) {

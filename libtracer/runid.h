@@ -58,6 +58,7 @@ struct tr_run_input {
     const char *array_job_id;
     const char *command;
     const char *work_dir;
+    const char *task_name;      /* identity.task_name: Nextflow's own name */
 };
 
 /* The process a workflow manager's job name names: Nextflow's

@@ -28,6 +28,7 @@
 #define TOOLS_MAX 5
 #define GANTT_TASK_LINES 20 /* a line per task up to this many */
 #define GANTT_LABEL_MAX 20
+#define FAILED_MAX 10 /* failed tasks the text names */
 
 static int put (json_t *o, const char *k, json_t *v)
 {
@@ -193,8 +194,17 @@ static json_t *task_json (const struct task *t, double now_ms)
         || put_num (o, "time_eff", time_eff (j)) < 0
         || put_num (o, "read_bytes", j->read_bytes) < 0
         || put_num (o, "write_bytes", j->write_bytes) < 0
-        || task_live (o, j, now_ms) < 0)
+        || task_live (o, j, now_ms) < 0
+        || (*j->cause && put (o, "cause", json_string (j->cause)) < 0)
+        || (*j->cause_text
+            && put (o, "cause_text", json_string (j->cause_text)) < 0))
         goto nomem;
+    /* the outcome as sacct words it; the cause class is cause.h's */
+    if (tr_merge_state_failed (j->state)) {
+        task_cause (t, buf, sizeof (buf));
+        if (put (o, "outcome", json_string (buf)) < 0)
+            goto nomem;
+    }
     if (t->main
         && put (o, "diagnosed_step", json_string (t->main->step_id)) < 0)
         goto nomem;
@@ -1196,6 +1206,46 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
     return rc;
 }
 
+/* The failed tasks by name: job id, process, job name, cause, node and
+ * diagnosis; the first FAILED_MAX of them in the order of the tasks.
+ */
+static int print_failed (tr_strbuf_t *sb, json_t *view)
+{
+    json_t *t;
+    size_t i, n = 0;
+    int rc = 0;
+
+    json_array_foreach (json_object_get (view, "tasks"), i, t)
+    {
+        if (!*str (t, "outcome") && !*str (t, "cause"))
+            continue;
+        if (n++ == 0)
+            rc |= tr_strbuf_puts (sb, "\nFailed tasks:\n");
+        if (n > FAILED_MAX)
+            continue;
+        /* the outcome in sacct's words, then the cause and its evidence
+         * (cause.h), else the diagnosis
+         */
+        rc |= tr_strbuf_printf (
+            sb, "  %s (%s) %s: %s on %s: %s%s%s\n", str (t, "job_id"),
+            *str (t, "process") ? str (t, "process") : "no process",
+            *str (t, "job_name") ? str (t, "job_name") : "no name",
+            *str (t, "outcome") ? str (t, "outcome") : str (t, "state"),
+            *str (t, "node") ? str (t, "node") : "unknown",
+            *str (t, "cause") ? str (t, "cause") : "",
+            *str (t, "cause") ? ": " : "",
+            *str (t, "cause_text")       ? str (t, "cause_text")
+            : *str (t, "diagnosis_text") ? str (t, "diagnosis_text")
+                                         : "no diagnosis");
+    }
+    if (n > FAILED_MAX)
+        rc |= tr_strbuf_printf (sb,
+                                "  and %zu more (--json lists every "
+                                "task)\n",
+                                n - FAILED_MAX);
+    return rc;
+}
+
 /* A copy of v whose strings a terminal shows as they are: what a job
  * controls (its names, tags, node and tool names) with control
  * characters and the like made visible escapes (tr_strbuf_printable).
@@ -1286,6 +1336,7 @@ int tr_run_view_print (FILE *out, json_t *view, int width, tr_error_t *error)
         rc |= print_process (&sb, p, view);
     }
     rc |= print_gantt (&sb, view, width);
+    rc |= print_failed (&sb, view);
     rc |= print_slowest (&sb, view);
     json_decref (view);
     if (rc < 0) {

@@ -1930,6 +1930,16 @@ no_series:
     if (tr_detail_record (step->detail, rec) < 0
         || kernel_members (step, rec) < 0)
         goto nomem;
+    if (final) {
+        /* a step that did not complete: the process that failed first */
+        json_t *oc = json_object_get (rec, "outcome");
+        const char *state = json_string_value (json_object_get (oc, "state"));
+        json_t *culprit;
+        if (state && strcmp (state, "completed")
+            && (culprit = tr_detail_culprit (step->detail, end))
+            && json_object_set_new (oc, "culprit", culprit) < 0)
+            goto nomem;
+    }
     return rec;
 nomem:
     json_decref (rec);

@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cause.h"
 #include "jobstate.h"
 #include "merge.h"
 #include "runid.h"
@@ -298,6 +299,13 @@ const tr_field_t tr_stepsum_fields[] = {
     { "signal", TR_FIELD_COUNT, 4, "signal that ended the step",
       M (signal) },
     { "reason", TR_FIELD_STR, 30, "how it ended, in words", M (reason) },
+    { "cause", TR_FIELD_STR, 13, "why it failed: oom, stalled, timeout, "
+      "cancelled, node-failure, io-error, input-missing, tool-crash, "
+      "tool-error, unknown (doc/diagnosis.md)", M (cause) },
+    { "causetext", TR_FIELD_STR, 40, "the evidence for the cause, one line",
+      M (cause_text) },
+    { "culprit", TR_FIELD_STR, 12, "the tool of the process that failed "
+      "first", M (culprit) },
     { "start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "end", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
     { "submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
@@ -510,6 +518,13 @@ const tr_field_t tr_stepsum_sacct_fields[] = {
     { "ExitCode", TR_FIELD_STR, 8, "exit code and signal, CODE:SIGNAL",
       DS (f_sacct_exit) },
     { "Reason", TR_FIELD_STR, 22, "how it ended, in words", M (reason) },
+    { "Cause", TR_FIELD_STR, 13, "why it failed: oom, stalled, timeout, "
+      "cancelled, node-failure, io-error, input-missing, tool-crash, "
+      "tool-error, unknown", M (cause) },
+    { "CauseText", TR_FIELD_STR, 40, "the evidence for the cause",
+      M (cause_text) },
+    { "Culprit", TR_FIELD_STR, 12, "the tool of the process that failed "
+      "first", M (culprit) },
     { "Start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "End", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
     { "Submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
@@ -1013,6 +1028,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
             .array_job_id = row->array_job_id,
             .command = json_string_value (get (id, "command")),
             .work_dir = json_string_value (get (id, "work_dir")),
+            .task_name = json_string_value (get (id, "task_name")),
         };
         struct tr_run run;
 
@@ -1023,6 +1039,14 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     }
     INTERN (state, tr_merge_record_state (rec));
     INTERN (reason, str_or_empty (oc, "reason"));
+    {
+        char text[TR_CAUSE_TEXT_MAX];
+        tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
+        INTERN (cause, tr_cause_name (cause));
+        INTERN (cause_text, text);
+        INTERN (culprit,
+                str_or_empty (get (oc, "culprit"), "tool"));
+    }
     INTERN (gpus, str_or_empty (req, "gpus"));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))
         return -1;
@@ -1142,6 +1166,15 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     }
     if (!*dst->reason)
         dst->reason = src->reason;
+    /* the earliest class in the order of decision (cause.h) */
+    if (*src->cause
+        && (!*dst->cause
+            || tr_cause_from_name (src->cause)
+                   < tr_cause_from_name (dst->cause))) {
+        dst->cause = src->cause;
+        dst->cause_text = src->cause_text;
+        dst->culprit = src->culprit;
+    }
     dst->nodes = add (dst->nodes, src->nodes);
     dst->nodes_expected = max2 (dst->nodes_expected, src->nodes_expected);
     dst->tasks = add (dst->tasks, src->tasks);
@@ -1362,6 +1395,9 @@ static void job_outcome (tr_stepsum_t *job, const tr_stepsum_t *step,
         return;
     job->state = step->state;
     job->reason = step->reason;
+    job->cause = step->cause;
+    job->cause_text = step->cause_text;
+    job->culprit = step->culprit;
     job->exit_code = step->exit_code;
     job->signal = step->signal;
     /* Slurm gives a job it ended (cancelled, out of time) no exit code
@@ -1647,7 +1683,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
 
 /* Index lines */
 
-#define TSV_MAGIC "#tracer-stepsum 2"
+#define TSV_MAGIC "#tracer-stepsum 3"
 
 int tr_stepsum_tsv_header (tr_strbuf_t *sb)
 {
@@ -1670,7 +1706,7 @@ int tr_stepsum_tsv_check_header (const char *hdr, tr_error_t *error)
         errno = ENOMEM;
     }
     else if (strcmp (hdr, tr_strbuf_str (&sb))) {
-        tr_errprintf (error, "not a version 2 step summary file (header "
+        tr_errprintf (error, "not a version 3 step summary file (header "
                       "\"%.40s\")", hdr);
         errno = EINVAL;
     }

@@ -84,6 +84,11 @@ typedef struct tr_stepsum {
     const char *process;        /* the rule or process in the run */
     const char *state;          /* outcome.state (a merged row: the worst) */
     const char *reason;         /* outcome.reason, "" if none */
+    const char *cause;          /* cause class (cause.h), "" if none; a
+                                 * merged row: the earliest class of its
+                                 * nodes' */
+    const char *cause_text;     /* its evidence, one line */
+    const char *culprit;        /* outcome.culprit.tool, "" if none */
     const char *gpus;           /* request.gpus */
     const char *tools;          /* up to 5 busiest tools, "name=cpu_s"
                                  * joined by ';', busiest first */
@@ -389,7 +394,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row);
  * (members only, not derived values), separated by tabs; strings with
  * '\\', tab and newline escaped as \\\\, \\t, \\n; numbers with %.17g,
  * unknown empty.  tr_stepsum_tsv_header is the first line of a file:
- * "#tracer-stepsum 2\t" then the field names, so a reader can refuse a
+ * "#tracer-stepsum 3\t" then the field names, so a reader can refuse a
  * file of another layout.
  */
 int tr_stepsum_tsv_header (tr_strbuf_t *sb);

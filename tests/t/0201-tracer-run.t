@@ -91,7 +91,9 @@ test_expect_success '--pipeline: the command gets the run in TRACER_OPTS, the re
     grep -x "TRACER_PIPELINE=demo" pipe.env &&
     $REPORT --allow-unsigned --json pipe.json >pipe.rec &&
     test "$(jq -r ".[0].tags.run" pipe.rec)" = "$run" &&
-    test "$(jq -r ".[0].tags.pipeline" pipe.rec)" = demo
+    test "$(jq -r ".[0].tags.pipeline" pipe.rec)" = demo &&
+    test "$(jq -r ".[0].tags.process" pipe.rec)" = driver &&
+    ! grep "^TRACER_OPTS=.*process" pipe.env
 '
 
 test_expect_success '--pipeline: run and pipeline tags set by hand win; other settings stay' '
@@ -102,6 +104,9 @@ test_expect_success '--pipeline: run and pipeline tags set by hand win; other se
     $REPORT --allow-unsigned --json own.json >own.rec &&
     test "$(jq -r ".[0].tags.run" own.rec)" = mine &&
     test "$(jq -r ".[0].tags.pipeline" own.rec)" = theirs &&
+    $RUN -q --no-sign -o proc.json --pipeline demo -t process:launch -- true &&
+    $REPORT --allow-unsigned --json proc.json >proc.rec &&
+    test "$(jq -r ".[0].tags.process" proc.rec)" = launch &&
     $RUN -q --no-sign -o id.json --run-id nightly.7 -- sh -c env >id.env &&
     grep -x "TRACER_OPTS=tag=run:nightly.7" id.env &&
     ! grep TRACER_PIPELINE id.env

@@ -8,7 +8,11 @@ A real cluster with PrologFlags=Contain and two (fake) GPUs per node:
 scancel mid-step gives "cancelled" and a time limit "timeout" (tracerd
 asks squeue, since Slurm tells the node neither), the time limit is in
 every record, GPUs bound to a step are in its request, and the extern
-step is recorded for traced jobs only.'
+step is recorded for traced jobs only.  Each failed step gets its cause:
+a tool killed by SIGSEGV under a shell is the culprit (not the shell that
+exits 1 after it), a tool that exits 2 under bash is named, the time
+limit and the cancel are told apart, in the record, the listing, the job
+view and tracer-report --failures.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -60,12 +64,85 @@ test_expect_success 'scancel mid-step: the record says cancelled' '
         "the scheduler reports the job CANCELLED"
 '
 
+# step0 JOB: the record of step 0 of JOB (from rec.json)
+step0 ()
+{
+    jq ".[] | select(.identity.step_id == \"0\")" rec.json
+}
+
+test_expect_success 'cancelled: the cause in the listing and the job view' '
+    $REPORT -j "$cjob" -o JobID,State,Cause -P -n >cl.out &&
+    grep -qx "$cjob.0|CANCELLED|cancelled" cl.out &&
+    $REPORT -j "$cjob" >cv.out &&
+    grep -q "^    Cause: *cancelled: the scheduler reports the job CANCELLED$" \
+        cv.out
+'
+
+test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        perl -e \"kill q(SEGV), \\\$\\\$\"; exit 1" 2>s.err;
+    sjob=$(sed -n "s/^JOB=//p" s.err) &&
+    wait_for "wait_record $sjob && test \$(jq length rec.json) = 2" 60 &&
+    step0 >s.json && cat s.json &&
+    test "$(jq -r .outcome.state s.json)" = failed &&
+    test "$(jq -r .outcome.culprit.tool s.json)" = perl &&
+    test "$(jq -r .outcome.culprit.signal s.json)" = 11 &&
+    test "$(jq -r ".outcome.culprit.chain | length" s.json)" -ge 1 &&
+    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" = sh &&
+    test "$(jq -r .outcome.culprit.collateral s.json)" -ge 1 &&
+    test "$(jq -r .cause.class s.json)" = tool-crash &&
+    $REPORT -j "$sjob" -o JobID,State,Cause,Culprit -P -n >sl.out &&
+    grep -qx "$sjob.0|FAILED|tool-crash|perl" sl.out &&
+    $REPORT -j "$sjob" >sv.out &&
+    grep -q "^    Cause: *tool-crash: perl (pid [0-9]*) killed by SIGSEGV" \
+        sv.out
+'
+
+test_expect_success 'a tool exiting 2 under bash is named: tool-error' '
+    srun --tracer bash -c "echo JOB=\$SLURM_JOB_ID >&2;
+        ls /nonexistent-$$; exit 3" 2>e2.err;
+    xjob=$(sed -n "s/^JOB=//p" e2.err) &&
+    wait_for "wait_record $xjob && test \$(jq length rec.json) = 2" 60 &&
+    step0 >x.json && cat x.json &&
+    test "$(jq -r .outcome.exit_code x.json)" = 3 &&
+    test "$(jq -r .outcome.culprit.tool x.json)" = ls &&
+    test "$(jq -r .outcome.culprit.exit_code x.json)" = 2 &&
+    test "$(jq -r .cause.class x.json)" = tool-error &&
+    jq -r .cause.text x.json | grep -q "^ls (pid [0-9]*) exited 2, " &&
+    $REPORT -j "$xjob" -o JobID,Cause --json >xl.json &&
+    test "$(jq -r "[.steps[] | select(.cause != null) |
+        \"\(.cause) \(.culprit)\"] | join(\",\")" xl.json)" = "tool-error ls"
+'
+
 test_expect_success 'a time limit: batch and step records say timeout' '
     wait_for "wait_record $tojob && test \$(jq length rec.json) = 3" 150 &&
     records >t.out &&
     printf "%s\n" "0 timeout 15 60" "batch timeout 15 60" \
         "extern completed null 60" >expect &&
-    test_cmp expect t.out
+    test_cmp expect t.out &&
+    $REPORT -j "$tojob" -o JobID,State,Cause -P -n >tl.out &&
+    grep -qx "$tojob|TIMEOUT|timeout" tl.out &&
+    grep -qx "$tojob.0|TIMEOUT|timeout" tl.out
+'
+
+test_expect_success 'tracer-report --failures sums them by cause and tool' '
+    $REPORT --failures -a --json >f.json &&
+    cat f.json &&
+    for c in cancelled tool-crash tool-error timeout; do
+        test "$(jq -r ".by_cause[] | select(.name == \"$c\") | .failed" \
+            f.json)" -ge 1 || return 1
+    done &&
+    test "$(jq -r ".by_tool[] | select(.name == \"perl\") | .failed" \
+        f.json)" = 1 &&
+    test "$(jq -r ".by_tool[] | select(.name == \"ls\") | .failed" \
+        f.json)" = 1 &&
+    $REPORT --failures -a >f.out &&
+    cat f.out &&
+    grep -q "^Failures: [0-9]* of [0-9]* steps" f.out &&
+    grep -q "^  tool-crash  *1$" f.out &&
+    ! awk "length > 80" f.out | grep . &&
+    $REPORT --failures -a -P >f.psv &&
+    grep -qx "tool|perl||1||" f.psv
 '
 
 test_expect_success 'GPUs bound to a step are in its request' '

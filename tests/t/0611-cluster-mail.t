@@ -101,7 +101,9 @@ test_expect_success 'a failed job: the summary says it failed, and why' '
         m.$job.1.headers &&
     grep "^Job $job (fail.sh) failed: FAILED, exit code 3$" m.$job.1.text &&
     grep "^  batch  *failed " m.$job.1.text &&
-    grep "\[critical\] failed" m.$job.1.text
+    grep "\[critical\] failed" m.$job.1.text &&
+    grep -A1 "^Why it failed:$" m.$job.1.text |
+        grep "^  batch  *tool-error: .* (pid [0-9]*) exited 3"
 '
 
 test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and asks for more memory' '
@@ -114,6 +116,8 @@ test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and 
     grep "failed: OUT_OF_MEMORY$" m.$job.1.text &&
     ! grep "OUT_OF_MEMORY, exit code 0" m.$job.1.text &&
     grep "^  batch  *OUT_OF_MEMORY .* 100%$" m.$job.1.text &&
+    grep -A1 "^Why it failed:$" m.$job.1.text |
+        grep "^  batch  *oom: the OOM killer killed" &&
     grep "\[critical\] out of memory: the OOM killer ended 1 process" \
         m.$job.1.text &&
     mem=$(grep "^  batch  *--cpus-per-task" m.$job.1.text |

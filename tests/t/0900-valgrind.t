@@ -399,6 +399,25 @@ test_expect_success 'tracer-report --compare, --regressions --by=run, --export=n
     test $(wc -l <nf/trace.txt) = 2
 '
 
+test_expect_success 'tracer-report --failures and a failed step'"'"'s cause' '
+    jq ".identity.job_id = \"803\" | .outcome.state = \"failed\" |
+        .outcome.exit_code = 1 | .outcome.culprit = {tool: \"samtools\",
+        pid: 42, signal: 11, core_dumped: false, at_s: 0.5,
+        chain: [{tool: \"sh\", pid: 41}], collateral: 1}" v1.json >v3.json &&
+    "$B/tests/storeput" runstore v3.json &&
+    (TRACER_CONF= && export TRACER_CONF &&
+     vg rep-failures "$REPORT" --store=runstore -M vm -a --allow-unsigned \
+         -S 2000-01-01 --failures >fail.out &&
+     vg rep-failures-json "$REPORT" --store=runstore -M vm -a \
+         --allow-unsigned -S 2000-01-01 --failures --json >fail.json &&
+     vg rep-cause-view "$REPORT" --allow-unsigned v3.json >v3.view) &&
+    vg_clean rep-failures && vg_clean rep-failures-json &&
+    vg_clean rep-cause-view &&
+    grep -q "^  tool-crash  *1$" fail.out &&
+    jq -e ".by_tool[0].name == \"samtools\"" fail.json &&
+    grep -q "Cause: *tool-crash: samtools (pid 42) killed by SIGSEGV" v3.view
+'
+
 test_expect_success ROOT 'tracer-report: the tracer-run records, detailed' '
     vg rep-run "$REPORT" $UNSIGNED run-ok.json run-fail.json run-kill.json \
         run-term.json >rep-run.out &&

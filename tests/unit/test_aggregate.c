@@ -1019,6 +1019,31 @@ static void test_runs (void **state)
                  member (json_object_get (w, "total"), "money",
                          "allocated"));
     json_decref (w);
+    assert_null (json_object_get (r1, "driver"));
+    /* its driver (tracer-run, no scheduler), failed as its job did: it
+     * spans the run but is none of its jobs
+     */
+    {
+        tr_stepsum_t d = mkrun ("r1", "alice", 1000, "run.77", "0", 900, 4000);
+        const tr_stepsum_t *q[7] = { p[0], p[1], p[2], p[3], p[4], p[5], &d };
+        json_t *dr, *r;
+
+        d.scheduler = "none";
+        d.state = "failed";
+        assert_non_null (dr = tr_runs (q, 7, &cost, &error));
+        r = json_array_get (json_object_get (dr, "runs"), 0);
+        assert_int_equal (count (r, "jobs"), 4);
+        assert_int_equal (count (r, "steps"), 6);
+        assert_int_equal (count (r, "failed_jobs"), 2);
+        assert_int_equal (count (r, "start_unix_ms"), 900000);
+        assert_int_equal (count (r, "end_unix_ms"), 4900000);
+        assert_near (member (r, "core_hours", "allocated"),
+                     member (r1, "core_hours", "allocated"));
+        assert_string_equal (json_string_value (json_object_get (
+                                 json_object_get (r, "driver"), "state")),
+                             "FAILED");
+        json_decref (dr);
+    }
     assert_string_equal (json_string_value (json_object_get (
                              json_array_get (list, 2), "user")), "bob");
     assert_int_equal (count (json_array_get (list, 2), "jobs"), 1);

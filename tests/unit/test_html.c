@@ -218,6 +218,12 @@ static void test_sections (void **state)
     /* the diagnosis of an OOM kill, severity in words */
     assert_non_null (strstr (html, "data-code=\"oom\"><span class=\"sev\">"
                                    "critical</span>"));
+    /* and its cause with the evidence */
+    assert_non_null (strstr (html, "<p class=\"cause\" data-cause=\"oom\">"
+                                   "<strong>Cause:</strong> oom: the OOM "
+                                   "killer killed 1 process of the step; "
+                                   "memory peak 50.0 MiB of a 50.0 MiB "
+                                   "limit</p>"));
     assert_non_null (strstr (html, "Not enough history"));
     free (html);
     json_decref (recs);

@@ -556,6 +556,54 @@ static void test_paths (void **state)
     json_decref (o);
 }
 
+/* Nextflow's task name from its job script, only where the job name is
+ * the one Nextflow makes of it.
+ */
+static void test_nextflow_task (void **state)
+{
+    const char *script = "#!/bin/bash\n"
+                         "#SBATCH -J nf-NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_"
+                         "ALIGN_(KO_REP1)\n"
+                         "#SBATCH --tracer\n"
+                         "### ---\n"
+                         "### name: 'NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN "
+                         "(KO REP1)'\n"
+                         "### outputs:\n";
+    char buf[1100], longname[400], longjob[400];
+
+    (void)state;
+    assert_true (tr_jobstate_nextflow_task (
+        script, "nf-NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN_(KO_REP1)", buf,
+        sizeof (buf)));
+    assert_string_equal (buf, "NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN "
+                              "(KO REP1)");
+    /* a script that names another task than the job name says */
+    assert_false (tr_jobstate_nextflow_task (script, "nf-OTHER_(KO_REP1)", buf,
+                                             sizeof (buf)));
+    assert_false (tr_jobstate_nextflow_task (script, NULL, buf, sizeof (buf)));
+    /* no name line, or one that does not close */
+    assert_false (tr_jobstate_nextflow_task ("#!/bin/bash\n### name: 'A\n",
+                                             "nf-A", buf, sizeof (buf)));
+    assert_true (tr_jobstate_nextflow_task ("### name: 'A:B'\n", "nf-A_B",
+                                            buf, sizeof (buf)));
+    assert_string_equal (buf, "A:B");
+    /* too small a buffer: nothing */
+    assert_false (tr_jobstate_nextflow_task ("### name: 'A:B'\n", "nf-A_B",
+                                             buf, 3));
+    /* Nextflow cuts a job name at 256 characters */
+    memset (longname, 'x', 300);
+    longname[300] = '\0';
+    snprintf (longjob, sizeof (longjob), "nf-%.253s", longname);
+    {
+        char s2[420];
+
+        snprintf (s2, sizeof (s2), "### name: '%s'\n", longname);
+        assert_true (tr_jobstate_nextflow_task (s2, longjob, buf,
+                                                sizeof (buf)));
+        assert_int_equal (strlen (buf), 300);
+    }
+}
+
 static void test_outcome (void **state)
 {
     assert_string_equal (tr_jobstate_outcome ("TIMEOUT"), "timeout");
@@ -759,6 +807,7 @@ int main (void)
         cmocka_unit_test (test_hostlist),
         cmocka_unit_test (test_detail),
         cmocka_unit_test (test_paths),
+        cmocka_unit_test (test_nextflow_task),
         cmocka_unit_test (test_outcome),
         cmocka_unit_test (test_query),
         cmocka_unit_test (test_query_detail),

@@ -223,6 +223,9 @@ static void test_files (void **state)
     assert_string_equal (f[2].node, "n2");
     assert_int_equal (f[2].uid, 1000);
     tr_livesum_files_free (f, (size_t)n);
+    /* nothing running: no file (tracerd's pass with no steps left) */
+    assert_int_equal (tr_livesum_files (NULL, 0, T0_MS, 30, &f), 0);
+    assert_null (f);
 }
 
 struct fx {

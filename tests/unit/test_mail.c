@@ -699,6 +699,9 @@ static void job_fx_init (struct job_fx *fx, const char *name,
     }
     fx->rows[0].step_id = "batch";
     fx->rows[0].state = "failed";
+    fx->rows[0].cause = "tool-crash";
+    fx->rows[0].cause_text = "samtools (pid 42) killed by SIGSEGV, 0.1 s "
+                             "before the end, under bash 41";
     fx->rows[0].cpu_s = 2 * HOUR;
     fx->rows[0].mem_peak_bytes = 256 * MIB;
     fx->rows[1].step_id = "extern";
@@ -801,6 +804,10 @@ static void test_summary_text (void **state)
     assert_line_has (s, "  batch ",
                      (const char *const[]){ "failed", "256.0 MiB", NULL });
     assert_line_has (s, "  extern ", (const char *const[]){ "completed", NULL });
+    /* the failed step's cause with its evidence; none for extern */
+    assert_non_null (strstr (s, "\nWhy it failed:\n  batch        tool-crash: "
+                                "samtools (pid 42) killed by SIGSEGV, 0.1 s "
+                                "before the end, under bash 41\n\n"));
 
     /* serious findings shown, the info one dropped beside them */
     assert_non_null (strstr (s, "[critical] Exited with code 3."));
@@ -839,6 +846,10 @@ static void test_summary_html (void **state)
     assert_non_null (strstr (s, "256.0 MiB"));
     assert_non_null (strstr (s, ">25%<"));
     assert_non_null (strstr (s, "Exited with code 3."));
+    assert_non_null (strstr (s, "<ul id=\"cause\">\n<li>batch: <strong>"
+                                "tool-crash</strong>: samtools (pid 42) killed by SIGSEGV, "
+                                "0.1 s before the end, under bash 41</li>\n"
+                                "</ul>\n"));
     assert_null (strstr (s, "Ran only briefly."));
     assert_non_null (strstr (s, " --mem=3G"));
     assert_int_equal (count (s, "--mem="), 1);

@@ -738,7 +738,9 @@ static void test_view_two_nodes (void **state)
     (void)state;
     assert_has (text, "Job 77 on cluster c1 (slurm)\n"
                       "  User/Group:     ?/? (uid 1000)\n");
-    assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n");
+    assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n"
+                      "    Cause:          tool-error: the step exited 3 (no "
+                      "process exit was observed)\n");
     assert_has (text, "\n    Nodes:          node2, node10; 2 of 2 nodes "
                       "reported\n");
     assert_has (text, "\n    Elapsed:        00:02:00 (the longest node)\n");
@@ -801,6 +803,9 @@ static void test_view_single_node (void **state)
                                "(0.7%)\n"
                                "  Step 0 on node1 (python3): OUT_OF_MEMORY, "
                                "exit code 0:9\n"
+                               "    Cause:          oom: the OOM killer "
+                               "killed 1 process of the step; memory peak "
+                               "50.0 MiB of a 50.0 MiB limit\n"
                                "    Elapsed:        00:00:04\n"
                                "    CPU time:       0.10 s (user 0.10 s, "
                                "system "

@@ -637,6 +637,116 @@ static void test_create_errors (void **state)
     tr_procs_destroy (NULL);
 }
 
+static struct tr_exit failexit (pid_t pid, pid_t ppid, const char *comm,
+                                 int status, int64_t start_ms, int64_t end_ms)
+{
+    struct tr_exit ev = mkexit (pid, pid, ppid, comm, true, start_ms, end_ms);
+
+    ev.exit_status = status;
+    ev.signaled = WIFSIGNALED (status);
+    ev.core_dumped = WIFSIGNALED (status) && WCOREDUMP (status);
+    return ev;
+}
+
+/* The culprit: a tool killed by SIGSEGV under a shell wrapper under the
+ * task; the shell and the task exit 1 after it (collateral).
+ */
+static void test_culprit (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 60000;
+    /* samtools' exit arrives before its parent is known (held) */
+    struct tr_exit tool = failexit (802, 801, "samtools", 11 | 0x80, s + 10,
+                                    s + 500);
+    struct tr_exit ok = failexit (803, 801, "cat", 0, s + 10, s + 400);
+    struct tr_exit sh = failexit (801, 800, "sh", 1 << 8, s + 5, s + 510);
+    struct tr_exit task = failexit (800, 1, "bash", 1 << 8, s, s + 520);
+    json_t *c, *chain;
+
+    (void)state;
+    assert_non_null (p);
+    tr_procs_add_root (p, 800);
+    assert_null (tr_procs_culprit_json (p, s + 1000));
+    assert_int_equal (tr_procs_exit (p, &tool), 0);
+    assert_int_equal (tr_procs_exit (p, &ok), 0);
+    assert_int_equal (tr_procs_exit (p, &sh), 1);
+    assert_int_equal (tr_procs_exit (p, &task), 1);
+    assert_non_null (c = tr_procs_culprit_json (p, s + 1500));
+    assert_string_equal (json_string_value (json_object_get (c, "tool")),
+                         "samtools");
+    assert_int_equal (ival (c, "pid"), 802);
+    assert_int_equal (ival (c, "signal"), 11);
+    assert_null (json_object_get (c, "exit_code"));
+    assert_true (json_is_true (json_object_get (c, "core_dumped")));
+    assert_true (json_real_value (json_object_get (c, "at_s")) == 1.0);
+    assert_int_equal (ival (c, "collateral"), 2);
+    chain = json_object_get (c, "chain");
+    assert_int_equal (json_array_size (chain), 2);
+    assert_string_equal (json_string_value (json_object_get (
+                             json_array_get (chain, 0), "tool")),
+                         "sh");
+    assert_int_equal (ival (json_array_get (chain, 0), "pid"), 801);
+    assert_string_equal (json_string_value (json_object_get (
+                             json_array_get (chain, 1), "tool")),
+                         "bash");
+    assert_int_equal (ival (json_array_get (chain, 1), "pid"), 800);
+    json_decref (c);
+    tr_procs_destroy (p);
+}
+
+/* Culprit ties: a parent that fails in the same millisecond as its child
+ * is collateral; between unrelated failures at once, the signal death;
+ * a step whose exits all succeeded has none.
+ */
+static void test_culprit_ties (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    int64_t s = now_ms () - 60000;
+    /* the parent's exit arrives first, both end at s + 100 */
+    struct tr_exit task = failexit (900, 1, "bash", 2 << 8, s, s + 200);
+    struct tr_exit parent = failexit (901, 900, "make", 2 << 8, s + 1,
+                                      s + 100);
+    struct tr_exit child = failexit (902, 901, "gcc", 1 << 8, s + 2, s + 100);
+    struct tr_exit other = failexit (903, 900, "perl", 6, s + 2, s + 100);
+    size_t coll = 99;
+    json_t *c;
+
+    (void)state;
+    tr_procs_add_root (p, 900);
+    assert_int_equal (tr_procs_exit (p, &parent), 1);
+    assert_int_equal (tr_procs_exit (p, &child), 1);
+    /* gcc, not make: make is its parent */
+    assert_non_null (c = tr_procs_culprit_json (p, s + 100));
+    assert_string_equal (json_string_value (json_object_get (c, "tool")),
+                         "gcc");
+    assert_int_equal (ival (c, "exit_code"), 1);
+    assert_true (json_is_false (json_object_get (c, "core_dumped")));
+    assert_true (json_real_value (json_object_get (c, "at_s")) == 0.0);
+    assert_int_equal (ival (c, "collateral"), 1);
+    json_decref (c);
+    /* perl killed by SIGABRT at the same time wins the tie */
+    assert_int_equal (tr_procs_exit (p, &other), 1);
+    assert_int_equal (tr_procs_exit (p, &task), 1);
+    assert_non_null (c = tr_procs_culprit_json (p, s + 300));
+    assert_string_equal (json_string_value (json_object_get (c, "tool")),
+                         "perl");
+    assert_int_equal (ival (c, "signal"), 6);
+    assert_int_equal (ival (c, "collateral"), 1); /* the task */
+    json_decref (c);
+    assert_int_equal (tr_procs_culprit (p, &coll), 2);
+    assert_int_equal (coll, 1);
+    tr_procs_destroy (p);
+
+    /* exits all 0: no culprit */
+    p = tr_procs_create (NULL, NULL);
+    tr_procs_add_root (p, 900);
+    task.exit_status = 0;
+    assert_int_equal (tr_procs_exit (p, &task), 1);
+    assert_int_equal (tr_procs_culprit (p, NULL), -1);
+    assert_null (tr_procs_culprit_json (p, s + 300));
+    tr_procs_destroy (p);
+}
+
 /* Exit records only: attribution through roots and parents, held events
  * resolved when the parent shows up, a pid that outlived its process.
  */
@@ -1780,6 +1890,8 @@ int main (void)
         cmocka_unit_test (test_short_children),
         cmocka_unit_test_teardown (test_adopt_parent, reset_fsroot),
         cmocka_unit_test (test_scan_some),
+        cmocka_unit_test (test_culprit),
+        cmocka_unit_test (test_culprit_ties),
         cmocka_unit_test (test_kept_file),
     };
 

@@ -588,6 +588,17 @@ static const struct mutation {
       "outcome.tasks[0].oom_killed: expected a boolean" },
     { "outcome.tasks[1].rusage", "{}",
       "outcome.tasks[1].rusage: unknown member" },
+    { "outcome.culprit", "{\"pid\": 1}",
+      "outcome.culprit.tool: missing required member" },
+    { "outcome.culprit", "{\"tool\": \"x\", \"pid\": 1, \"signal\": -1}",
+      "outcome.culprit.signal: must be >= 0" },
+    { "outcome.culprit", "{\"tool\": \"x\", \"pid\": 1, \"at_s\": -0.5}",
+      "outcome.culprit.at_s: must be >= 0" },
+    { "outcome.culprit",
+      "{\"tool\": \"x\", \"pid\": 1, \"chain\": [{\"tool\": \"sh\"}]}",
+      "outcome.culprit.chain[0].pid: missing required member" },
+    { "outcome.culprit", "{\"tool\": \"x\", \"pid\": 1, \"why\": 1}",
+      "outcome.culprit.why: unknown member" },
     /* collector */
     { "collector.interval_s", "0", "collector.interval_s: must be > 0" },
     { "collector.version", "1", "collector.version: expected a string" },
@@ -608,6 +619,24 @@ static const struct mutation {
       "{\"scheme\": \"none\", \"reason\": \"x\", \"digest\": \"y\"}",
       "signature.digest: unknown member" },
 };
+
+/* outcome.culprit, as tracerd writes it, is accepted. */
+static void test_culprit_valid (void **state)
+{
+    json_t *rec = make_record ();
+    tr_error_t err;
+
+    (void)state;
+    set (json_object_get (rec, "outcome"), "culprit",
+         json_pack ("{s:s s:i s:i s:b s:f s:[{s:s s:i} {s:s s:i}] s:i}",
+                    "tool", "samtools", "pid", 4242, "signal", 11,
+                    "core_dumped", 0, "at_s", 0.8, "chain", "tool", "sh",
+                    "pid", 4241, "tool", "bash", "pid", 4240, "collateral",
+                    2));
+    if (tr_record_validate (rec, &err) != 0)
+        fail_msg ("refused: %s", err.text);
+    json_decref (rec);
+}
 
 static void test_mutations (void **state)
 {
@@ -1556,6 +1585,7 @@ int main (void)
         cmocka_unit_test (test_valid_record),
         cmocka_unit_test (test_missing_members),
         cmocka_unit_test (test_mutations),
+        cmocka_unit_test (test_culprit_valid),
         cmocka_unit_test (test_bounds),
         cmocka_unit_test (test_depth),
         cmocka_unit_test (test_parse_errors),

@@ -118,6 +118,30 @@ static void test_nextflow (void **state)
     assert_string_equal (b.id, a.id);
     assert_string_equal (b.process, "MULTIQC");
 
+    /* a tag with "(" and ")" of its own; a name Nextflow cut at 256
+     * characters, its tag without the ")"
+     */
+    in.job_name = "nf-WF_ALIGN_(s1_(rep_2))";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "WF_ALIGN");
+    in.job_name = "nf-WF_ALIGN_(a_tag_of_some_250_characters_cut_wher";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "WF_ALIGN");
+
+    /* the task name of its job script: the process as Nextflow names it,
+     * its nested workflows joined by ':'
+     */
+    in.job_name = "nf-NFCORE_RNASEQ_RNASEQ_ALIGN_STAR_STAR_ALIGN_(KO_REP1)";
+    in.task_name = "NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (KO REP1)";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN");
+    assert_string_equal (b.id, a.id);
+    in.task_name = "MULTIQC";
+    assert_true (tr_run_identify (&in, &b));
+    assert_string_equal (b.process, "MULTIQC");
+    /* only with the task directory: a task name alone is no run */
+    in.task_name = NULL;
+
     /* a work directory not named "work": its own name is the pipeline */
     in.work_dir = "/scratch/ann/nfrun/" HASH;
     assert_true (tr_run_identify (&in, &b));

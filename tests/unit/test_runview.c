@@ -110,10 +110,13 @@ static void fill (tr_stepsum_t *rows, const tr_stepsum_t **p)
     rows[2] = mk ("11", "batch", "align", 1200, 1800, 3500);
     rows[2].state = "failed";
     rows[2].exit_code = 2;
+    rows[2].cause = "tool-error";
+    rows[2].cause_text = "bwa (pid 7) exited 2, 0.0 s before the end";
     rows[2].tools = "bwa=3500";
     rows[3] = mk ("12", "batch", "sort", 4000, 600, 60);
     rows[3].state = "oom";
     rows[3].oom_kills = 1;
+    rows[3].cause = "oom";
     rows[4] = mk ("13", "batch", "sort", 4000, 900, 2);
     rows[5] = mk ("13", "0", "sort", 4010, 880, 90);
     rows[5].step_name = "sort";
@@ -163,6 +166,14 @@ static void test_processes (void **state)
                           json_object_get (json_object_get (al, "causes"),
                                            "FAILED (exit 2)")),
                       1);
+    /* each task's cause class, none for one that completed */
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "cause")),
+                         "tool-error");
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "cause_text")),
+                         "bwa (pid 7) exited 2, 0.0 s before the end");
+    assert_null (json_object_get (task (view, "10"), "cause"));
     /* CPU efficiency over the jobs: CPU time over cores x elapsed */
     assert_true (
         fabs (num (al, "cpu_eff") - (7001.0 + 3500) / (2 * 3600.0 + 2 * 1800))
@@ -191,6 +202,18 @@ static void test_processes (void **state)
     /* a batch script that runs srun: its srun step is the one diagnosed,
      * and next time names both step groups, as recommendations do
      */
+    /* a failed task's outcome in sacct's words, none for the others */
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "11"), "outcome")),
+                         "FAILED (exit 2)");
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "12"), "outcome")),
+                         "OUT_OF_MEMORY");
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "12"), "cause")),
+                         "oom");
+    assert_null (json_object_get (task (view, "13"), "outcome"));
+    assert_null (json_object_get (task (view, "13"), "cause"));
     t = task (view, "13");
     assert_string_equal (json_string_value (json_object_get (t, "diagnosed_"
                                                                 "step")),
@@ -324,6 +347,12 @@ static void test_text (void **state)
     assert_non_null (strstr (text, "Jobs: 5 (steps: 8), failed: 2\n"));
     assert_non_null (strstr (text, "align: 2 tasks, 1 failed: FAILED (exit "
                                    "2) x1\n"));
+    /* each failed task with its cause class and evidence */
+    assert_non_null (strstr (text, "\nFailed tasks:\n  11 (align) align: "
+                                   "FAILED (exit 2) on "));
+    assert_non_null (strstr (text, "tool-error: bwa (pid 7) exited 2"));
+    assert_non_null (strstr (text, "\n  12 (sort) sort: OUT_OF_MEMORY on "
+                                   "n1: oom: "));
     assert_non_null (strstr (text, "  Bottleneck: cpu-bound (2 of 2 tasks)\n"));
     /* no prices: the cost is unknown, never 0 */
     assert_non_null (strstr (text, "Cost: unknown (no prices)"));
@@ -333,6 +362,11 @@ static void test_text (void **state)
     assert_non_null (strstr (text, "12 sort"));
     assert_non_null (strstr (text, "MMM"));
     assert_non_null (strstr (text, "Slowest tasks:\n  10 (align) 01:00:00"));
+    /* each failed task named: job id, process, job name and cause */
+    assert_non_null (strstr (text, "\nFailed tasks:\n  11 (align) align: "
+                                   "FAILED (exit 2) on n\\x1b]0;owned"));
+    assert_non_null (strstr (text, "\n  12 (sort) sort: OUT_OF_MEMORY on "
+                                   "n1: "));
     assert_null (strchr (text, '\x1b'));
     assert_null (strchr (text, '\x07'));
     assert_null (strstr (text, "\nFake: line"));

@@ -119,6 +119,80 @@ static void test_group (void **state)
                              cases[i].want);
 }
 
+/* A failed step's row gets the cause engine's class and evidence; the
+ * index line keeps them; a merged row keeps the earliest class; a
+ * version 2 index header is refused (so old indexes are rebuilt).
+ */
+static void test_cause (void **state)
+{
+    tr_strpool_t *pool = tr_strpool_create ();
+    json_t *rec = load_fixture ("basic.json");
+    json_t *oc = json_object_get (rec, "outcome");
+    tr_stepsum_t row, other, back;
+    tr_strbuf_t sb = { 0 };
+    tr_error_t error;
+    char *line, *tab;
+
+    (void)state;
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_string_equal (row.cause, "oom");
+    assert_string_equal (row.cause_text,
+                         "the OOM killer killed 1 process of the step; "
+                         "memory peak 50.0 MiB of a 50.0 MiB limit");
+    json_object_set_new (oc, "state", json_string ("completed"));
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_string_equal (row.cause, "");
+    assert_string_equal (row.cause_text, "");
+    json_object_del (json_array_get (json_object_get (oc, "tasks"), 0),
+                     "oom_killed");
+    json_object_del (json_object_get (rec, "summary"), "x_oom_kill_events");
+    json_object_set_new (oc, "state", json_string ("failed"));
+    json_object_set_new (oc, "exit_code", json_integer (1));
+    json_object_set_new (oc, "culprit",
+                         json_pack ("{s:s s:i s:i s:b s:f s:[{s:s s:i}] s:i}",
+                                    "tool", "samtools", "pid", 4242,
+                                    "signal", 11, "core_dumped", 0, "at_s",
+                                    0.5, "chain", "tool", "bash", "pid",
+                                    4240, "collateral", 1));
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_string_equal (row.cause, "tool-crash");
+    assert_string_equal (row.cause_text,
+                         "samtools (pid 4242) killed by SIGSEGV, 0.5 s "
+                         "before the end, under bash 4240; 1 collateral "
+                         "failure after it");
+    assert_int_equal (tr_stepsum_to_tsv (&sb, &row), 0);
+    line = tr_strbuf_steal (&sb);
+    assert_int_equal (tr_stepsum_from_tsv (&back, line, pool, &error), 0);
+    free (line);
+    assert_string_equal (back.cause, "tool-crash");
+    assert_string_equal (back.culprit, "samtools");
+    assert_string_equal (back.cause_text, row.cause_text);
+    /* another node's OOM kill is decided earlier: it wins */
+    json_object_set_new (oc, "state", json_string ("oom"));
+    assert_int_equal (tr_stepsum_from_record (&other, rec, "valid", "p",
+                                              pool), 0);
+    assert_string_equal (other.cause, "oom");
+    assert_int_equal (tr_stepsum_merge (&row, &other, pool), 0);
+    assert_string_equal (row.cause, "oom");
+    assert_int_equal (tr_stepsum_merge (&other, &back, pool), 0);
+    assert_string_equal (other.cause, "oom");
+    /* the old layout */
+    assert_int_equal (tr_stepsum_tsv_header (&sb), 0);
+    line = tr_strbuf_steal (&sb);
+    assert_int_equal (strncmp (line, "#tracer-stepsum 3\t", 18), 0);
+    line[16] = '2';
+    assert_int_equal (tr_stepsum_tsv_check_header (line, &error), -1);
+    assert_non_null (strstr (error.text, "not a version 3"));
+    tab = strchr (line, '\t');
+    assert_non_null (tab);
+    free (line);
+    json_decref (rec);
+    tr_strpool_destroy (pool);
+}
+
 static void test_merge (void **state)
 {
     tr_strpool_t *pool = tr_strpool_create ();
@@ -263,7 +337,7 @@ static void test_tsv (void **state)
     assert_int_equal (tr_stepsum_tsv_header (&sb), 0);
     assert_int_equal (tr_stepsum_tsv_check_header (tr_strbuf_str (&sb),
                                                    &error), 0);
-    assert_int_equal (tr_stepsum_tsv_check_header ("#tracer-stepsum 2",
+    assert_int_equal (tr_stepsum_tsv_check_header ("#tracer-stepsum 3",
                                                    &error), -1);
     tr_strbuf_reset (&sb);
     assert_int_equal (tr_stepsum_to_tsv (&sb, &row), 0);
@@ -467,6 +541,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_from_record), cmocka_unit_test (test_group),
         cmocka_unit_test (test_merge),       cmocka_unit_test (test_fields),
+        cmocka_unit_test (test_cause),
         cmocka_unit_test (test_tsv),         cmocka_unit_test (test_pool),
         cmocka_unit_test (test_unlimited),  cmocka_unit_test (test_sacct),
     };
