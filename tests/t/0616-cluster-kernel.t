@@ -57,7 +57,8 @@ test_expect_success 'an OOM kill of one of two processes: the victim and its RSS
         rec.json &&
     $REPORT -j $job >o.view &&
     grep -q "^    Events:" o.view &&
-    grep -q "oom-kill perl\[$victim\] RSS" o.view
+    grep -q "oom-kill perl\[$victim\] RSS" o.view &&
+    grep -q "^    Cause: *oom" o.view
 '
 
 # foreign_oom: a process of no step, in a memory cgroup of its own
@@ -114,7 +115,9 @@ test_expect_success 'a step blocked on a FIFO is STALLED while it runs and in it
     jq -e "[.[0].progress.processes[] | select(.tool == \"cat\" and
         .state == \"S\" and (.wchan | test(\"pipe_read\")))] | length == 1" \
         rec.json &&
-    $REPORT -j $job | grep -q "STALLED for"
+    $REPORT -j $job >f.view &&
+    grep -q "STALLED for" f.view &&
+    grep -q "^    Cause: *stalled" f.view
 '
 
 test_expect_success 'a busy step is not stalled' '
