@@ -33,10 +33,12 @@ SEGV='perl -e "my \$x = unpack(q(p), pack(q(Q), 8))"'
 
 # stall_after is 10 s here instead of the default 5 minutes, so that a
 # stall is seen within the test's time; snapshots every second for
-# tracer-report --live.
+# tracer-report --live, live summaries in the store every 5 s (the
+# least) for the run view.
 test_expect_success 'start the cluster (stall_after 10 s, snapshots every 1 s)' '
     cluster_up --plugstack-args "enable=optin" \
-        --sampling stall_after=10 --sampling snapshot_interval=1 &&
+        --sampling stall_after=10 --sampling snapshot_interval=1 \
+        --store live_interval=5 &&
     wait_log "$(tracerd_log)" "reading kernel evidence from /dev/kmsg"
 '
 
@@ -99,14 +101,17 @@ test_expect_success 'a segfault of the step is attached; a foreign one and forge
         and .tool == \"perl\" and .pid != $sh and .pid != $foreign" rec.json
 '
 
-test_expect_success 'a step blocked on a FIFO is STALLED while it runs and in its record' '
-    srun --tracer -t 5 sh -c "echo JOB=\$SLURM_JOB_ID >&2; rm -f fifo.\$\$
+test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, --run) and in its record' '
+    srun --tracer=tag=run:stall-0616 -t 5 sh -c "echo JOB=\$SLURM_JOB_ID >&2
+        rm -f fifo.\$\$
         mkfifo fifo.\$\$ || exit 1
         sleep 600 >fifo.\$\$ & exec cat fifo.\$\$" 2>f.err &
     wait_for "grep -q ^JOB= f.err" 30 &&
     job=$(sed -n "s/^JOB=//p" f.err) &&
     wait_for "$REPORT --live -j $job 2>/dev/null | grep -q STALLED" 60 &&
     $REPORT --live -j $job | grep "STALLED for" &&
+    wait_for "$REPORT --run=stall-0616 >run.out 2>&1 &&
+        grep -q \"^  $job (.*STALLED for\" run.out" 30 &&
     scancel $job &&
     wait_record $job &&
     jq -e ".[0].progress.stalled == true and .[0].progress.stalled_s >= 10" \
