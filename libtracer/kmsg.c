@@ -142,9 +142,9 @@ static const char *find_last (const char *s, const char *lim,
 
     if ((size_t)(lim - s) < n)
         return NULL;
-    for (const char *q = lim - n; q >= s; q--)
-        if (!memcmp (q, needle, n))
-            return q;
+    for (size_t k = (size_t)(lim - s) - n + 1; k > 0; k--)
+        if (!memcmp (s + k - 1, needle, n))
+            return s + k - 1;
     return NULL;
 }
 
@@ -161,9 +161,9 @@ static bool name_pid (const char *msg, const char *close,
 {
     const char *open = NULL, *end;
 
-    for (const char *q = close - 1; q >= msg; q--)
-        if (*q == '[') {
-            open = q;
+    for (size_t k = (size_t)(close - msg); k > 0; k--)
+        if (msg[k - 1] == '[') {
+            open = msg + k - 1;
             break;
         }
     if (!open || !parse_pid (open + 1, close, &ev->pid, &end) || end != close)
@@ -284,9 +284,9 @@ static int parse_hung (const char *msg, const char *lim,
     const char *b = find (s, lim, " blocked for more than ");
     const char *colon = NULL, *end;
 
-    for (const char *q = b ? b - 1 : NULL; q && q >= s; q--)
-        if (*q == ':') {
-            colon = q;
+    for (size_t k = b ? (size_t)(b - s) : 0; k > 0; k--)
+        if (s[k - 1] == ':') {
+            colon = s + k - 1;
             break;
         }
     if (!colon || !parse_pid (colon + 1, b, &ev->pid, &end) || end != b)
