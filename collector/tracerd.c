@@ -46,6 +46,7 @@
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 #include "libtracer/jobstate.h"
+#include "libtracer/kmsg.h"
 #include "libtracer/livesum.h"
 #include "libtracer/sign.h"
 #include "libtracer/strbuf.h"
@@ -1663,6 +1664,7 @@ static void configure_step (tr_step_t *step, const char *key, json_t *gpus)
     if (tr_step_configure (step, &opts, &error) < 0)
         logmsg (LOG_WARNING, "step %s: detail not configured: %s", key,
                 tr_error_str (&error));
+    tr_step_set_stall_after (step, d.conf->stall_after_s);
 }
 
 /* A live snapshot of a running step for "tracer-report --live":
@@ -1749,8 +1751,12 @@ static void note_traced_job (json_t *id)
 static void update_exit_filter (void);
 static uint64_t exits_received (void);
 
+static void kmsg_settle (void);
+
 static void retire_step (struct active *a)
 {
+    /* the kernel's lines about its last processes, before its record */
+    kmsg_settle ();
     logmsg (LOG_DEBUG, "step %s: %llu process exit events received while "
             "it ran", a->key,
             (unsigned long long)(exits_received () - a->exits_before));
@@ -3054,11 +3060,184 @@ static void resume_steps (void)
 }
 
 /* Process exits (taskstats) and GPUs (NVML), where the node has them. */
+/* Kernel evidence: the kernel log (/dev/kmsg), read without blocking
+ * from the poll loop, from its end at the start (only new lines), at
+ * most KMSG_PER_WAKE records per wake.  A line about a process that is
+ * no step's yet (its exit not offered yet) waits KMSG_HOLD_S for it.
+ */
+#define KMSG_PER_WAKE 64
+#define KMSG_HOLD_S 3.0
+#define KMSG_HELD_MAX 16
+#define KMSG_RECENT_S 30.0
+#define KMSG_RETRY_S 0.25
+
+static struct {
+    int fd;
+    tr_kmsg_parser_t parser;
+    uint64_t overwritten;    /* records lost before tracerd read them */
+    uint64_t attached, foreign;
+    struct {
+        struct tr_kmsg_event ev;
+        int64_t t_unix_ms;
+        double until;
+    } held[KMSG_HELD_MAX];
+    int nheld;
+    double next_retry;       /* held lines are offered again from then */
+} kmsg = { .fd = -1 };
+
+static void kmsg_open (void)
+{
+    if (kmsg.fd >= 0 || !d.conf->kernel_log)
+        return;
+    tr_kmsg_parser_init (&kmsg.parser);
+    kmsg.fd = open ("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (kmsg.fd < 0 || lseek (kmsg.fd, 0, SEEK_END) < 0) {
+        logmsg (LOG_WARNING, "kernel log /dev/kmsg unavailable (%s): no "
+                "kernel evidence (OOM kills, segfaults, I/O errors) in "
+                "records", strerror (errno));
+        if (kmsg.fd >= 0)
+            close (kmsg.fd);
+        kmsg.fd = -1;
+        return;
+    }
+    logmsg (LOG_INFO, "reading kernel evidence from /dev/kmsg");
+}
+
+static void kmsg_close (void)
+{
+    if (kmsg.fd >= 0)
+        close (kmsg.fd);
+    kmsg.fd = -1;
+    kmsg.nheld = 0;
+}
+
+/* Give ev to the steps it concerns (scope "step"); a node-wide kind that
+ * concerns none goes to every running step (scope "node").  Returns
+ * false when it concerns no step.
+ */
+static bool kmsg_offer (const struct tr_kmsg_event *ev, int64_t t_unix_ms)
+{
+    bool any = false;
+
+    for (int i = 0; i < d.nsteps; i++) {
+        tr_step_t *step = d.steps[i].step;
+        /* also a step whose final reading is taken: its record is
+         * built next (retire_step)
+         */
+        if (!tr_step_kmsg_concerns (step, ev, KMSG_RECENT_S))
+            continue;
+        any = true;
+        if (tr_step_kmsg_add (step, ev, tr_kmsg_scope (ev, true, true),
+                              t_unix_ms) > 0)
+            logmsg (LOG_INFO, "step %s: kernel: %s", d.steps[i].key,
+                    ev->text);
+    }
+    if (any || !tr_kmsg_scope (ev, false, false))
+        return any;
+    for (int i = 0; i < d.nsteps; i++)
+        if (!tr_step_finished (d.steps[i].step))
+            (void)tr_step_kmsg_add (d.steps[i].step, ev,
+                                    tr_kmsg_scope (ev, false, false),
+                                    t_unix_ms);
+    return true;
+}
+
+/* Lines that waited for their process's exit: offered again, dropped
+ * once their time is up (a process of no step: never attached).
+ */
+static void kmsg_retry (double now)
+{
+    int k = 0;
+
+    for (int i = 0; i < kmsg.nheld; i++) {
+        if (kmsg_offer (&kmsg.held[i].ev, kmsg.held[i].t_unix_ms))
+            kmsg.attached++;
+        else if (now < kmsg.held[i].until)
+            kmsg.held[k++] = kmsg.held[i];
+        else {
+            kmsg.foreign++;
+            logmsg (LOG_DEBUG, "kernel: of no step: %s",
+                    kmsg.held[i].ev.text);
+        }
+    }
+    kmsg.nheld = k;
+}
+
+static void kmsg_read (void)
+{
+    char buf[TR_KMSG_LINE_MAX];
+    struct tr_kmsg_event ev;
+    struct timespec rt, mono;
+
+    for (int n = 0; kmsg.fd >= 0 && n < KMSG_PER_WAKE; n++) {
+        ssize_t len = read (kmsg.fd, buf, sizeof (buf));
+        int64_t t;
+        if (len < 0 && errno == EPIPE) {
+            /* overwritten before we read them: count and go on */
+            if (kmsg.overwritten++ % 100 == 0)
+                logmsg (LOG_NOTICE, "kernel log: lines overwritten before "
+                        "tracerd read them (%llu times so far)",
+                        (unsigned long long)kmsg.overwritten);
+            continue;
+        }
+        if (len < 0 && errno == EINTR)
+            continue;
+        if (len < 0 && errno == EINVAL) {
+            /* a record longer than the buffer (older kernels do not
+             * move past it): skip to the end rather than spin
+             */
+            kmsg.overwritten++;
+            (void)lseek (kmsg.fd, 0, SEEK_END);
+            return;
+        }
+        if (len < 0) {
+            if (errno != EAGAIN)
+                logmsg (LOG_WARNING, "kernel log: %s", strerror (errno));
+            return;
+        }
+        if (len == 0 || tr_kmsg_parse (&kmsg.parser, buf, (size_t)len,
+                                       &ev) <= 0)
+            continue;
+        clock_gettime (CLOCK_REALTIME, &rt);
+        clock_gettime (CLOCK_MONOTONIC, &mono);
+        t = tr_kmsg_unix_ms (ev.ts_usec,
+                             (int64_t)rt.tv_sec * 1000 + rt.tv_nsec / 1000000,
+                             (uint64_t)mono.tv_sec * 1000000
+                                 + (uint64_t)mono.tv_nsec / 1000);
+        if (kmsg_offer (&ev, t))
+            kmsg.attached++;
+        else if (ev.pid > 0 && kmsg.nheld < KMSG_HELD_MAX) {
+            kmsg.held[kmsg.nheld].ev = ev;
+            kmsg.held[kmsg.nheld].t_unix_ms = t;
+            kmsg.held[kmsg.nheld].until = tr_when_monotonic () + KMSG_HOLD_S;
+            kmsg.nheld++;
+            logmsg (LOG_DEBUG, "kernel: waiting for its process: %s",
+                    ev.text);
+        }
+        else
+            kmsg.foreign++;
+    }
+}
+
+/* Before a step's record: the kernel's lines logged so far are read,
+ * and those that waited for their process's exit (offered by now) are
+ * offered again.
+ */
+static void kmsg_settle (void)
+{
+    if (kmsg.fd >= 0)
+        kmsg_read ();
+    if (kmsg.nheld > 0)
+        kmsg_retry (tr_when_monotonic ());
+}
+
 static void open_sources (void)
 {
     tr_error_t error;
 
     files_open ();
+    kmsg_open ();
+
     if (d.conf->taskstats) {
         if (!(d.taskstats = tr_taskstats_open (&error)))
             logmsg (LOG_WARNING, "taskstats unavailable (%s): processes "
@@ -3140,6 +3319,10 @@ static void reload (void)
     open_log ();
     logmsg (LOG_NOTICE, "configuration reloaded from %s", d.conf_path);
     apply_delayacct ();
+    if (!d.conf->kernel_log)
+        kmsg_close ();
+    else
+        kmsg_open ();
 }
 
 /* Every step keeps its cgroup files open: 2,000 steps need more than
@@ -3307,7 +3490,7 @@ int main (int argc, char **argv)
             d.conf->store_path);
     next_sample = tr_when_monotonic ();
     while (!got_term) {
-        struct pollfd pfd[3 + MAX_QUERIES + MAX_CONNS] = {
+        struct pollfd pfd[4 + MAX_QUERIES + MAX_CONNS] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = -1, .events = POLLIN },
         };
@@ -3336,6 +3519,11 @@ int main (int argc, char **argv)
             pfd[3 + nq + i].fd = conns[i].fd;
             pfd[3 + nq + i].events = POLLIN;
         }
+        /* the kernel log, after the connections */
+        pfd[3 + nq + nc].fd = kmsg.fd;
+        pfd[3 + nq + nc].events = POLLIN;
+        if (kmsg.nheld > 0 && wake > kmsg.next_retry)
+            wake = kmsg.next_retry;
         /* exits are read in batches (tr_taskstats_poll_fd) */
         pfd[1].fd = tr_taskstats_poll_fd (d.taskstats, now, &wake);
         if (exits_waiting ()) {
@@ -3345,10 +3533,23 @@ int main (int argc, char **argv)
                 pfd[1].fd = -1;
         }
         timeout = tr_when_poll_ms (wake, now);
-        ready = poll (pfd, (nfds_t)(3 + nq + nc), timeout);
+        ready = poll (pfd, (nfds_t)(4 + nq + nc), timeout);
         /* exits first: a task_exit may finish the step they belong to */
         if (exits_waiting () || (ready > 0 && (pfd[1].revents & POLLIN)))
             drain_exits_slice (ready > 0 && (pfd[1].revents & POLLIN));
+        /* the kernel's lines before the ends of steps they may concern */
+        if (ready > 0 && (pfd[3 + nq + nc].revents & POLLIN))
+            kmsg_read ();
+        /* lines that wait for their process: its exit may be queued
+         * (at most every KMSG_RETRY_S, and before a step's end is heard)
+         */
+        if (kmsg.nheld > 0
+            && (tr_when_monotonic () >= kmsg.next_retry
+                || (ready > 0 && nc > 0))) {
+            drain_exits ();
+            kmsg_retry (tr_when_monotonic ());
+            kmsg.next_retry = tr_when_monotonic () + KMSG_RETRY_S;
+        }
         if (ready > 0) {
             /* newest last: serving one moves the last into its place */
             for (int i = nc - 1; i >= 0; i--)
@@ -3412,6 +3613,7 @@ int main (int argc, char **argv)
     tr_taskstats_close (d.taskstats);
     tr_files_close (fe.files);
     tr_gpu_close (d.gpu);
+    kmsg_close ();
     unlink (d.conf->socket_path);
     close (d.listen_fd);
     while (nconns > 0)

@@ -414,6 +414,29 @@ static const struct key schema[] = {
               "processes shorter than an interval are counted; false: "
               "sample /proc only" },
     { .section = "sampling",
+      .name = "kernel_log",
+      .type = K_BOOL,
+      .off = F (kernel_log),
+      .dflt = "true",
+      .doc_default = "true",
+      .desc = "read the kernel log (/dev/kmsg, root) for kernel evidence "
+              "of a step's failure: OOM kills, segfaults, traps, hung "
+              "tasks, and node-wide block I/O errors, NFS servers not "
+              "responding and GPU Xid errors (the record's events)" },
+    { .section = "sampling",
+      .name = "stall_after",
+      .type = K_DURATION,
+      .off = F (stall_after_s),
+      .min = 0,
+      .max = 31536000,
+      .zero_off = true,
+      .dflt = "300",
+      .doc_default = "5min",
+      .desc = "a running step whose processes used no CPU and moved no "
+              "I/O for this long is stalled (its live snapshot and record "
+              "say so, with what each process is blocked in); 0 turns it "
+              "off" },
+    { .section = "sampling",
       .name = "psi_mirror",
       .type = K_ENUM,
       .off = F (psi_mirror),

@@ -183,6 +183,8 @@ typedef struct tr_conf {
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */
     double snapshot_interval_s; /* sampling.snapshot_interval (0 = none) */
     bool taskstats;            /* sampling.taskstats (default true) */
+    bool kernel_log;           /* sampling.kernel_log (default true) */
+    double stall_after_s;      /* sampling.stall_after (0 = off, 300) */
     /* sampling.psi_mirror: TR_PSI_MIRROR_* (default auto); non-zero
      * means "mirror where the host is hybrid"
      */

@@ -810,3 +810,17 @@ int tr_detail_restore (tr_detail_t *d, json_t *state)
     }
     return 0;
 }
+
+void tr_detail_proc_io (tr_detail_t *d, struct tr_proc_io *out)
+{
+    if (!d) {
+        memset (out, 0, sizeof (*out));
+        return;
+    }
+    tr_procs_io (d->procs, out);
+}
+
+bool tr_detail_has_pid (tr_detail_t *d, pid_t pid)
+{
+    return d && tr_procs_has_pid (d->procs, pid);
+}

@@ -94,6 +94,14 @@ void tr_detail_close (tr_detail_t *d);
  */
 uint64_t tr_detail_rss (tr_detail_t *d);
 
+/* The I/O counters of the step's processes, summed (ended ones with
+ * their last counters): zero when nothing was read.
+ */
+void tr_detail_proc_io (tr_detail_t *d, struct tr_proc_io *out);
+
+/* Whether pid is a process of the step, live or ended lately. */
+bool tr_detail_has_pid (tr_detail_t *d, pid_t pid);
+
 /* A process exit from taskstats: returns 1 when it belongs to the step. */
 int tr_detail_exit (tr_detail_t *d, const struct tr_exit *ev);
 

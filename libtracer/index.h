@@ -28,7 +28,7 @@
  * Its name is unique per writer (host, pid, time in ns, counter) and
  * sorts by the time it was written.  Its lines:
  *
- *   #tracer-stepsum 3<TAB>...     the header (tr_stepsum_tsv_header)
+ *   #tracer-stepsum 4<TAB>...     the header (tr_stepsum_tsv_header)
  *   <row>                         one per record (tr_stepsum_to_tsv); the
  *                                 row's path is the record's path
  *                                 relative to the store root

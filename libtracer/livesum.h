@@ -25,7 +25,7 @@
  * node and user per interval, however many steps run.  Its lines:
  *
  *     #tracer-live 1 TAB cluster TAB node TAB uid TAB written_ms TAB interval_s
- *     #tracer-stepsum 3 TAB field names      (tr_stepsum_tsv_header)
+ *     #tracer-stepsum 4 TAB field names      (tr_stepsum_tsv_header)
  *     one tr_stepsum_to_tsv row per running step of that user on that node
  *     #end TAB rows
  *

@@ -2679,3 +2679,13 @@ uint64_t tr_procs_count (tr_procs_t *P)
 {
     return P ? P->nseen : 0;
 }
+
+bool tr_procs_has_pid (tr_procs_t *P, pid_t pid)
+{
+    if (!P || pid <= 0 || !P->hash)
+        return false;
+    for (struct proc *p = P->hash[pid_slot (P, pid)]; p; p = p->hnext)
+        if (p->pid == pid)
+            return true;
+    return false;
+}

@@ -125,6 +125,11 @@ uint64_t tr_procs_rss (tr_procs_t *procs);
  */
 int tr_procs_exit (tr_procs_t *procs, const struct tr_exit *ev);
 
+/* Whether the table holds a process pid, live or ended lately (its
+ * entry not yet folded into its tool): one of the step's.
+ */
+bool tr_procs_has_pid (tr_procs_t *procs, pid_t pid);
+
 /* The culprit: of the failing exits offered (non-zero status or a
  * signal; the first 16 are kept, each with the chain of its parents up
  * to the task as the table knew them at the exit), the earliest that is

@@ -1408,6 +1408,74 @@ static int check_signature (json_t *v, const char *path, tr_error_t *error)
     return check_object (v, path, sig_munge_members, false, error);
 }
 
+/* events: kernel evidence (kmsg.c) */
+
+static const char *const event_kind_values[] = {
+    "oom-kill", "segfault", "trap", "hung-task", "io-error", "nfs",
+    "gpu-xid",  NULL,
+};
+static const char *const event_scope_values[] = { "step", "node", NULL };
+
+static const struct member event_members[] = {
+    { "kind", M_STR, F_REQ, 0, event_kind_values, NULL },
+    { "scope", M_STR, F_REQ, 0, event_scope_values, NULL },
+    { "t_unix_ms", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    { "pid", M_INT, F_POS, 0, NULL, NULL },
+    { "tool", M_STR, 0, 64, NULL, NULL },
+    { "rss_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "device", M_STR, 0, 64, NULL, NULL },
+    { "text", M_STR, F_REQ, 256, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_event (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, event_members, false, error);
+}
+
+static const struct member event_elem = { "", M_OBJ, 0, 0, NULL, check_event };
+
+static int check_events (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, 32, &event_elem, error);
+}
+
+/* progress: no progress (progress.c) */
+
+static const struct member stall_proc_members[] = {
+    { "tool", M_STR, F_REQ, 64, NULL, NULL },
+    { "pid", M_INT, F_REQ | F_POS, 0, NULL, NULL },
+    { "state", M_STR, F_REQ, 1, NULL, NULL },
+    { "wchan", M_STR, 0, 128, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_stall_proc (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, stall_proc_members, false, error);
+}
+
+static const struct member stall_proc_elem = { "", M_OBJ, 0, 0, NULL,
+                                               check_stall_proc };
+
+static int check_stall_procs (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_array_of (v, path, 16, &stall_proc_elem, error);
+}
+
+static const struct member progress_members[] = {
+    { "stalled", M_BOOL, F_REQ, 0, NULL, NULL },
+    { "stalled_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "since_unix_ms", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "processes", M_ARR, 0, 0, NULL, check_stall_procs },
+    { NULL, 0, 0, 0, NULL, NULL },
+};
+
+static int check_progress (json_t *v, const char *path, tr_error_t *error)
+{
+    return check_object (v, path, progress_members, false, error);
+}
+
 /* record */
 
 static int check_format (json_t *v, const char *path, tr_error_t *error)
@@ -1446,6 +1514,8 @@ static const struct member record_members[] = {
     { "collector", M_OBJ, F_REQ, 0, NULL, check_collector },
     { "signature", M_OBJ, 0, 0, NULL, check_signature },
     { "files", M_OBJ, 0, 0, NULL, check_files },
+    { "events", M_ARR, 0, 0, NULL, check_events },
+    { "progress", M_OBJ, 0, 0, NULL, check_progress },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -233,6 +233,51 @@ static void print_outcome (FILE *out, const char *state, json_t *o)
         fprintf (out, ", exit code %s", b);
 }
 
+/* Kernel evidence (record "events") and no progress ("progress"). */
+static void print_kernel (FILE *out, json_t *rec)
+{
+    json_t *events = json_object_get (rec, "events"), *e;
+    json_t *pg = json_object_get (rec, "progress"), *p;
+    char b[32];
+    size_t i;
+
+    if (json_array_size (events) > 0) {
+        label (out, 4, "Events");
+        fprintf (out, "%zu from the kernel log\n", json_array_size (events));
+    }
+    json_array_foreach (events, i, e) {
+        time_t t = (time_t)(num (e, "t_unix_ms") / 1000);
+        struct tm tm;
+        char when[32] = "-";
+        if (localtime_r (&t, &tm))
+            strftime (when, sizeof (when), "%H:%M:%S", &tm);
+        fprintf (out, "      %s %s%s", when, str (e, "kind"),
+                 !strcmp (str (e, "scope"), "node") ? " (node-wide)" : "");
+        if (has (e, "tool") || has (e, "pid"))
+            fprintf (out, " %s[%lld]", str (e, "tool"), ival (e, "pid"));
+        if (has (e, "rss_bytes"))
+            fprintf (out, " RSS %s",
+                     tr_report_bytes (b, sizeof (b), num (e, "rss_bytes")));
+        if (has (e, "device"))
+            fprintf (out, " %s", str (e, "device"));
+        fprintf (out, ": %s\n", str (e, "text"));
+    }
+    if (json_is_true (json_object_get (pg, "stalled"))) {
+        label (out, 4, "Progress");
+        fprintf (out, "STALLED for %s (no CPU and no I/O)\n",
+                 tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
+        json_array_foreach (json_object_get (pg, "processes"), i, p)
+            fprintf (out, "      %s[%lld] state %s in %s\n", str (p, "tool"),
+                     ival (p, "pid"), str (p, "state"),
+                     has (p, "wchan") ? str (p, "wchan") : "-");
+    }
+    else if (has (pg, "stalled_s")) {
+        label (out, 4, "Progress");
+        fprintf (out, "stalled for %s, then went on\n",
+                 tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
+    }
+}
+
 /* "Cause: CLASS: evidence" of a step that did not complete. */
 static void print_cause (FILE *out, const char *cause, const char *text)
 {
@@ -317,6 +362,7 @@ static void print_step (FILE *out,
         print_tools (out, json_object_get (step, "tools"));
     }
     print_files (out, json_object_get (rec, "files"));
+    print_kernel (out, rec);
     if (stepsum)
         print_summary_lines (out, stepsum, opts);
     if (note && *note) {
@@ -1567,6 +1613,15 @@ int tr_report_live_view (FILE *out, json_t *entries)
                      c == NCOLS - 1 ? "" : "  ");
         if (json_is_true (json_object_get (recs[i], "stale")))
             fprintf (out, "  STALE: %s", str (recs[i], "stale_reason"));
+        {
+            json_t *pg = json_object_get (
+                json_object_get (recs[i], "record"), "progress");
+            char b[32];
+            if (json_is_true (json_object_get (pg, "stalled")))
+                fprintf (out, "  STALLED for %s",
+                         tr_when_duration (b, sizeof (b),
+                                           num (pg, "stalled_s")));
+        }
         fprintf (out, "\n");
     }
     free (rows);

@@ -194,6 +194,7 @@ static json_t *task_json (const struct task *t, double now_ms)
         || put_num (o, "time_eff", time_eff (j)) < 0
         || put_num (o, "read_bytes", j->read_bytes) < 0
         || put_num (o, "write_bytes", j->write_bytes) < 0
+        || put_num (o, "stalled_s", j->stalled_s) < 0
         || task_live (o, j, now_ms) < 0
         || (*j->cause && put (o, "cause", json_string (j->cause)) < 0)
         || (*j->cause_text
@@ -1186,6 +1187,12 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
                                     "stopped writing them); ",
                                     tr_when_duration (a, sizeof (a),
                                                       num (l, "age_s")));
+        if (!isnan (num (t, "stalled_s")))
+            rc |= tr_strbuf_printf (sb,
+                                    "STALLED for %s (no CPU or I/O "
+                                    "progress); ",
+                                    tr_when_duration (a, sizeof (a),
+                                                      num (t, "stalled_s")));
         rc |= tr_strbuf_printf (
             sb, "%s so far, CPU %s, memory %s of %s, I/O %s read, %s written\n",
             tr_when_duration (a, sizeof (a), num (t, "elapsed_s")),

@@ -28,7 +28,9 @@
 #include <unistd.h>
 
 #include "fsroot.h"
+#include "kmsg.h"
 #include "log.h"
+#include "progress.h"
 #include "record.h"
 #include "detail.h"
 #include "sampler.h"
@@ -167,6 +169,22 @@ struct tr_step {
     bool cg_found;
     struct tr_cgroup_paths cg_job;
     json_t *outcome_hint;        /* the scheduler's end word, or NULL */
+    /* kernel evidence (kmsg.h): the record's events, and the processes
+     * of the step that ended lately (a kernel line may come after)
+     */
+    json_t *events;
+    unsigned events_dropped;
+    struct {
+        pid_t pid;
+        double mono;
+    } gone[64];
+    unsigned ngone;
+    /* no progress (progress.h): the tracker, its threshold, and what
+     * the processes were blocked in at the last reading without progress
+     */
+    struct tr_progress progress;
+    double stall_after_s;
+    json_t *stall_procs;
 
     struct task *tasks;
     int ntasks, nexited, tasks_cap;
@@ -301,6 +319,8 @@ void tr_step_destroy (tr_step_t *step)
         json_decref (step->request);
         json_decref (step->tags);
         json_decref (step->outcome_hint);
+        json_decref (step->events);
+        json_decref (step->stall_procs);
         close_kept (step);
         tr_detail_destroy (step->detail);
         tr_series_free (&step->cpu_series);
@@ -338,7 +358,16 @@ int tr_step_configure (tr_step_t *step,
 
 int tr_step_exit_event (tr_step_t *step, const struct tr_exit *ev)
 {
-    return tr_detail_exit (step->detail, ev);
+    int rc = tr_detail_exit (step->detail, ev);
+
+    /* a process of the step that ended: a kernel line may follow */
+    if (rc == 1 && ev->tgid > 0) {
+        unsigned n = sizeof (step->gone) / sizeof (step->gone[0]);
+        step->gone[step->ngone % n].pid = ev->tgid;
+        step->gone[step->ngone % n].mono = tr_when_monotonic ();
+        step->ngone++;
+    }
+    return rc;
 }
 
 void tr_step_exits_lost (tr_step_t *step, uint64_t n)
@@ -1219,6 +1248,8 @@ int tr_step_sample (tr_step_t *step, tr_error_t *error)
     return tr_step_sample_at (step, tr_when_monotonic (), error);
 }
 
+static void progress_reading (tr_step_t *step, double t);
+
 int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
 {
     double prev_cpu = step->cpu_total_s, dt = t - step->last_mono;
@@ -1294,6 +1325,7 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
     tr_series_add (&step->mem_series, t - step->start_mono,
                 (double)step->mem_current);
     step->last_mono = t;
+    progress_reading (step, t);
     return 0;
 }
 
@@ -1823,6 +1855,8 @@ static void trim_series (json_t *series, json_t *metrics)
 /* The record; without its series when with_series is false (a
  * snapshot writes them as text).
  */
+static int kernel_members (tr_step_t *step, json_t *rec);
+
 static json_t *record_json (tr_step_t *step, const char *kind, bool with_series)
 {
     bool final = !strcmp (kind, "final");
@@ -1893,7 +1927,8 @@ no_series:
         if (json_object_set_new (rec, "time", t) < 0)
             goto nomem;
     }
-    if (tr_detail_record (step->detail, rec) < 0)
+    if (tr_detail_record (step->detail, rec) < 0
+        || kernel_members (step, rec) < 0)
         goto nomem;
     if (final) {
         /* a step that did not complete: the process that failed first */
@@ -2057,7 +2092,9 @@ json_t *tr_step_save (tr_step_t *step)
                                     tr_detail_save (step->detail)) < 0
             || (step->lost[0]
                 && json_object_set_new (st, "lost", json_string (step->lost))
-                       < 0))) {
+                       < 0)
+            || (step->events
+                && json_object_set (st, "events", step->events) < 0))) {
         json_decref (st);
         return NULL;
     }
@@ -2170,6 +2207,11 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         tr_detail_restore (step->detail, json_object_get (st, "detail"));
     if (step->ntasks > 0)
         tr_detail_set_task (step->detail, step->tasks[0].pid);
+    /* kernel evidence seen before the restart (root's own state file) */
+    if (json_is_array (json_object_get (st, "events"))
+        && json_array_size (json_object_get (st, "events"))
+               <= TR_KMSG_STEP_EVENTS)
+        step->events = json_deep_copy (json_object_get (st, "events"));
     return step;
 }
 
@@ -2212,4 +2254,141 @@ void tr_step_mark_incomplete (tr_step_t *step, const char *reason)
         step->end_ms = end_now_ms (step);
         step->finished = true;
     }
+}
+
+/* Kernel evidence and no progress (kmsg.h, progress.h). */
+
+/* A reading for the no-progress tracker: the step's CPU and its
+ * processes' I/O.  The final reading (processes being killed at the end)
+ * is not one: the stall stands as the last regular reading saw it.
+ */
+static void progress_reading (tr_step_t *step, double t)
+{
+    struct tr_proc_io io;
+    char procdir[PATH_MAX];
+    json_t *procs;
+
+    if (step->stall_after_s <= 0 || step->finishing || !step->have_cpu)
+        return;
+    tr_detail_proc_io (step->detail, &io);
+    if (!tr_progress_feed (&step->progress, t, now_ms (), step->cpu_total_s,
+                           io.rchar + io.wchar + io.read_bytes
+                               + io.write_bytes,
+                           step->stall_after_s)) {
+        json_decref (step->stall_procs);
+        step->stall_procs = NULL;
+        return;
+    }
+    /* what the processes are blocked in, once the stretch is a stall */
+    if (!tr_progress_stalled (&step->progress, step->stall_after_s)
+        || tr_fsroot_path (procdir, sizeof (procdir), "/proc") < 0)
+        return;
+    if ((procs = tr_progress_procs (procdir, step->pids, step->npids))) {
+        json_decref (step->stall_procs);
+        step->stall_procs = procs;
+    }
+}
+
+void tr_step_set_stall_after (tr_step_t *step, double seconds)
+{
+    step->stall_after_s = seconds > 0 ? seconds : 0;
+}
+
+bool tr_step_stalled (tr_step_t *step, double *idle_s)
+{
+    if (idle_s)
+        *idle_s = tr_progress_idle_s (&step->progress);
+    return tr_progress_stalled (&step->progress, step->stall_after_s);
+}
+
+static int kernel_members (tr_step_t *step, json_t *rec)
+{
+    json_t *p;
+
+    if (step->events && json_array_size (step->events) > 0
+        && json_object_set (rec, "events", step->events) < 0)
+        return -1;
+    p = tr_progress_json (&step->progress, step->stall_after_s,
+                          step->stall_procs);
+    if (p && json_object_set_new (rec, "progress", p) < 0)
+        return -1;
+    return 0;
+}
+
+/* The cgroup directory dir (absolute, under the hierarchy mounted at
+ * mount) relative to that hierarchy's root, as the kernel names it.
+ */
+static const char *rel_dir (const char *dir, const char *controller,
+                            char *buf, size_t size)
+{
+    char mnt[PATH_MAX];
+    size_t n;
+
+    if (!dir[0] || tr_cgroup_mountpoint (controller, mnt, sizeof (mnt)) < 0)
+        return NULL;
+    n = strlen (mnt);
+    if (strncmp (dir, mnt, n) || (dir[n] != '/' && dir[n] != '\0'))
+        return NULL;
+    snprintf (buf, size, "%s", dir[n] ? dir + n : "/");
+    return buf;
+}
+
+/* Whether the live process pid sits in the step's cgroup. */
+static bool pid_in_cgroup (tr_step_t *step, pid_t pid)
+{
+    struct tr_cgroup_paths pc;
+    char path[64], *text;
+    bool in = false;
+
+    snprintf (path, sizeof (path), "/proc/%d/cgroup", (int)pid);
+    if (!(text = tr_fsroot_read_text (path, 64 * 1024)))
+        return false;
+    if (tr_cgroup_parse (text, false, &pc, NULL) == 0)
+        in = (step->cg.memory[0] && pc.memory[0]
+              && tr_kmsg_cgroup_within (pc.memory, step->cg.memory))
+             || (step->cg.unified[0] && pc.unified[0]
+                 && !step->cg.unified_is_mirror
+                 && tr_kmsg_cgroup_within (pc.unified, step->cg.unified));
+    free (text);
+    return in;
+}
+
+bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,
+                            double recent_s)
+{
+    char mem[PATH_MAX], uni[PATH_MAX];
+    double now = tr_when_monotonic ();
+    unsigned n = sizeof (step->gone) / sizeof (step->gone[0]);
+    pid_t gone[sizeof (step->gone) / sizeof (step->gone[0])];
+    struct tr_kmsg_step st = {
+        .pids = step->pids,
+        .npids = step->npids,
+        .gone = gone,
+    };
+
+    if (ev->memcg[0] || ev->oom_memcg[0]) {
+        st.memory_rel = rel_dir (step->cg.memory, "memory", mem, sizeof (mem));
+        if (!step->cg.unified_is_mirror)
+            st.unified_rel =
+                rel_dir (step->cg.unified, NULL, uni, sizeof (uni));
+    }
+    for (unsigned i = 0; i < n && i < step->ngone; i++)
+        if (now - step->gone[i].mono <= recent_s)
+            gone[st.ngone++] = step->gone[i].pid;
+    /* a cgroup namespace may name the victim's path otherwise than this
+     * host's mount does: then its pid decides
+     */
+    if (tr_kmsg_concerns (ev, &st))
+        return true;
+    return ev->pid > 0
+           && (tr_detail_has_pid (step->detail, ev->pid)
+               || (step->mode == ATTACH_CGROUP
+                   && pid_in_cgroup (step, ev->pid)));
+}
+
+int tr_step_kmsg_add (tr_step_t *step, const struct tr_kmsg_event *ev,
+                      const char *scope, int64_t t_unix_ms)
+{
+    return tr_kmsg_events_add (&step->events, ev, scope, t_unix_ms,
+                               &step->events_dropped);
 }

@@ -237,4 +237,26 @@ const char *tr_step_id_str (tr_step_t *step, const char *key);
 
 bool tr_step_finished (tr_step_t *step);
 
+/* No progress: the threshold (sampling.stall_after, 0 = off), and
+ * whether the step is stalled as of its last reading (with the seconds
+ * it has made no progress in *idle_s).
+ */
+void tr_step_set_stall_after (tr_step_t *step, double seconds);
+bool tr_step_stalled (tr_step_t *step, double *idle_s);
+
+/* Kernel evidence (kmsg.h).  Whether ev concerns the step: the cgroup
+ * the kernel named for an OOM victim is the step's or below it, or the
+ * pid it names is a process of the step (at the last reading, one that
+ * ended within recent_s, or a live process in the step's cgroup).
+ */
+struct tr_kmsg_event;
+bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,
+                            double recent_s);
+
+/* Keep ev in the step's record (scope "step" or "node"): 1 kept, 0 not
+ * (a duplicate, or the bounds reached), -1 on allocation failure.
+ */
+int tr_step_kmsg_add (tr_step_t *step, const struct tr_kmsg_event *ev,
+                      const char *scope, int64_t t_unix_ms);
+
 #endif /* !TRACER_SAMPLER_H */

@@ -306,6 +306,9 @@ const tr_field_t tr_stepsum_fields[] = {
       M (cause_text) },
     { "culprit", TR_FIELD_STR, 12, "the tool of the process that failed "
       "first", M (culprit) },
+    { "stalled", TR_FIELD_SECONDS, 10, "how long the step made no CPU or "
+      "I/O progress: now when running, at its end when ended "
+      "(sampling.stall_after)", M (stalled_s) },
     { "start", TR_FIELD_TIME, 19, "start (local time)", M (start_ms) },
     { "end", TR_FIELD_TIME, 19, "end (local time)", M (end_ms) },
     { "submit", TR_FIELD_TIME, 19, "when the job was submitted (local time)",
@@ -1105,6 +1108,12 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         num_or_nan (mem, "peak_bytes");
     row->mem_limit_bytes = num_or_nan (mem, "limit_bytes");
     row->swap_bytes = num_or_nan (mem, "swap_bytes");
+    {
+        json_t *pg = get (rec, "progress");
+        row->stalled_s = json_is_true (get (pg, "stalled"))
+                             ? num_or_nan (pg, "stalled_s")
+                             : NAN;
+    }
     row->oom_kills = oom_kills (sum, get (oc, "tasks"));
     from_pressure (get (sum, "pressure"), row);
     from_io_net_gpu (sum, row);
@@ -1208,6 +1217,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
         add (dst->mem_peak_sum_bytes, src->mem_peak_sum_bytes);
     dst->mem_limit_bytes = max2 (dst->mem_limit_bytes, src->mem_limit_bytes);
     dst->swap_bytes = add (dst->swap_bytes, src->swap_bytes);
+    dst->stalled_s = max2 (dst->stalled_s, src->stalled_s);
     dst->oom_kills = add (dst->oom_kills, src->oom_kills);
     dst->mem_rise_Bps = max2 (dst->mem_rise_Bps, src->mem_rise_Bps);
     /* stall time: the worst node, as a fraction of the step's time */
@@ -1490,6 +1500,7 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
     job->mem_peak_bytes = max2 (job->mem_peak_bytes, step->mem_peak_bytes);
     job->mem_limit_bytes = max2 (job->mem_limit_bytes, step->mem_limit_bytes);
     job->swap_bytes = max2 (job->swap_bytes, step->swap_bytes);
+    job->stalled_s = max2 (job->stalled_s, step->stalled_s);
     job->read_bytes = add (job->read_bytes, step->read_bytes);
     job->write_bytes = add (job->write_bytes, step->write_bytes);
     job->rchar = add (job->rchar, step->rchar);
@@ -1683,7 +1694,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row)
 
 /* Index lines */
 
-#define TSV_MAGIC "#tracer-stepsum 3"
+#define TSV_MAGIC "#tracer-stepsum 4"
 
 int tr_stepsum_tsv_header (tr_strbuf_t *sb)
 {
@@ -1706,7 +1717,7 @@ int tr_stepsum_tsv_check_header (const char *hdr, tr_error_t *error)
         errno = ENOMEM;
     }
     else if (strcmp (hdr, tr_strbuf_str (&sb))) {
-        tr_errprintf (error, "not a version 3 step summary file (header "
+        tr_errprintf (error, "not a version 4 step summary file (header "
                       "\"%.40s\")", hdr);
         errno = EINVAL;
     }

@@ -143,6 +143,11 @@ typedef struct tr_stepsum {
     double mem_peak_sum_bytes;
     double mem_limit_bytes;
     double swap_bytes;
+    /* how long the step made no progress (record "progress"): now for a
+     * running step's live row, at its end for a record; NAN when it was
+     * not stalled or not measured
+     */
+    double stalled_s;
     double oom_kills;
     double mem_rise_Bps;        /* how fast memory still rose when it
                                  * reached its peak, bytes per second
@@ -394,7 +399,7 @@ json_t *tr_stepsum_to_json (const tr_stepsum_t *row);
  * (members only, not derived values), separated by tabs; strings with
  * '\\', tab and newline escaped as \\\\, \\t, \\n; numbers with %.17g,
  * unknown empty.  tr_stepsum_tsv_header is the first line of a file:
- * "#tracer-stepsum 3\t" then the field names, so a reader can refuse a
+ * "#tracer-stepsum 4\t" then the field names, so a reader can refuse a
  * file of another layout.
  */
 int tr_stepsum_tsv_header (tr_strbuf_t *sb);

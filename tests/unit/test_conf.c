@@ -58,6 +58,8 @@ static const char *const all_keys[] = {
     "sampling.interval",
     "sampling.snapshot_interval",
     "sampling.taskstats",
+    "sampling.kernel_log",
+    "sampling.stall_after",
     "sampling.psi_mirror",
     "sampling.delayacct",
     "sampling.ebpf",
@@ -151,6 +153,8 @@ static const char *defaults_json =
     " \"sampling.interval\": 1,"
     " \"sampling.snapshot_interval\": 30,"
     " \"sampling.taskstats\": true,"
+    " \"sampling.kernel_log\": true,"
+    " \"sampling.stall_after\": 300,"
     " \"sampling.psi_mirror\": 2,"
     " \"sampling.delayacct\": 2,"
     " \"sampling.ebpf\": 2,"
@@ -338,6 +342,8 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "sampling.interval", json_real (c->interval_s) },
         { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
         { "sampling.taskstats", json_boolean (c->taskstats) },
+        { "sampling.kernel_log", json_boolean (c->kernel_log) },
+        { "sampling.stall_after", json_real (c->stall_after_s) },
         { "sampling.psi_mirror", json_integer (c->psi_mirror) },
         { "sampling.delayacct", json_integer (c->delayacct) },
         { "sampling.ebpf", json_integer (c->ebpf) },

@@ -402,7 +402,7 @@ static void test_build_then_fresh (void **state)
     assert_int_equal (sb.st_uid, 0);
     assert_int_equal (sb.st_gid, 65534);
     char *text = slurp (p);
-    assert_int_equal (strncmp (text, "#tracer-stepsum 3\t", 18), 0);
+    assert_int_equal (strncmp (text, "#tracer-stepsum 4\t", 18), 0);
     assert_non_null (strstr (text, "\n#mtime\t"));
     assert_non_null (strstr (text, "\n#end\t5\t0\t0\t1\n"));
     free (text);

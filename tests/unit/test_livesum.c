@@ -420,6 +420,7 @@ static void test_run_view (void **state)
     r[2] = mk ("9", "n1", 1000);
     r[2].live_ms = T0_MS - 200000;
     r[2].live_stale = true;
+    r[2].stalled_s = 725; /* no CPU or I/O progress for 12 min 5 s */
     assert_non_null (view = tr_run_view (v, 3, "r1", &o, &error));
     assert_int_equal (json_array_size (json_object_get (view, "running")), 2);
     assert_string_equal (json_string_value (
@@ -445,6 +446,13 @@ static void test_run_view (void **state)
                                   "66.7%, memory 300.0 MiB of 1.0 GiB, I/O"));
     assert_non_null (strstr (buf, "\n  9 (align) on n1: STALE: figures "
                                   "00:03:40 old"));
+    /* a stalled task says so and for how long; the others do not */
+    assert_non_null (strstr (buf, "STALLED for 00:12:05 (no CPU or I/O "
+                                  "progress); 00:00:45 so"));
+    assert_true (strstr (buf, "STALLED") > strstr (buf, "\n  9 (align)"));
+    l = json_array_get (json_object_get (view, "tasks"), 2);
+    assert_true (json_number_value (json_object_get (l, "stalled_s")) == 725);
+    assert_null (json_object_get (t, "stalled_s"));
     /* running tasks are not among the slowest, nor advice's evidence */
     assert_int_equal (json_array_size (json_object_get (view, "slowest")), 1);
     assert_non_null (strstr (buf, "from 1 runs)"));

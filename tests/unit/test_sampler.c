@@ -29,6 +29,7 @@
 
 #include "libtracer/cgroup.h"
 #include "libtracer/fsroot.h"
+#include "libtracer/kmsg.h"
 #include "libtracer/record.h"
 #include "libtracer/sampler.h"
 
@@ -475,6 +476,85 @@ static void test_save_restore (void **state)
     tr_step_destroy (again);
 }
 
+/* Kernel lines and a step: by the OOM victim's cgroup (the step's, not
+ * its job's other step), by a pid of the step, by a live process in its
+ * cgroup; a process of another job's cgroup never.  The events are in
+ * the record, valid, and survive a daemon restart.
+ */
+static void test_kernel_events (void **state)
+{
+    json_t *id = identity (), *st, *rec;
+    tr_step_t *step, *again;
+    tr_kmsg_parser_t p;
+    struct tr_kmsg_event ev;
+    tr_error_t error;
+#define OOM_LINE(step)                                                    \
+    "6,1,5,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),"       \
+    "cpuset=/,mems_allowed=0,oom_memcg=/slurm_n1/uid_1000/job_42,"        \
+    "task_memcg=/slurm_n1/uid_1000/job_42/step_" step "/task_0,task=perl," \
+    "pid=9999,uid=1000\n"
+    const char *killed =
+        "3,2,6,-;Memory cgroup out of memory: Killed process 9999 (perl) "
+        "total-vm:1kB, anon-rss:1024kB, file-rss:0kB, shmem-rss:0kB, "
+        "UID:1000\n";
+    char line[512];
+
+    (void)state;
+    make_v1 ();
+    put ("/proc/6000/cgroup",
+         "5:memory:/slurm_n1/uid_1000/job_42/step_0/task_0\n0::/\n");
+    put ("/proc/7000/cgroup",
+         "5:memory:/slurm_n1/uid_1000/job_43/step_0/task_0\n0::/\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 4242, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_kmsg_parser_init (&p);
+    /* the step's own cgroup */
+    snprintf (line, sizeof (line), "%s", OOM_LINE ("0"));
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 0);
+    assert_int_equal (tr_kmsg_parse (&p, killed, strlen (killed), &ev), 1);
+    assert_true (tr_step_kmsg_concerns (step, &ev, 30));
+    assert_int_equal (tr_step_kmsg_add (step, &ev, "step", 1050000), 1);
+    /* the job's other step */
+    snprintf (line, sizeof (line), "%s", OOM_LINE ("1"));
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 0);
+    assert_int_equal (tr_kmsg_parse (&p, killed, strlen (killed), &ev), 1);
+    assert_false (tr_step_kmsg_concerns (step, &ev, 30));
+    /* pids: a live process in the step's cgroup, one of another job,
+     * one that is no process at all
+     */
+    snprintf (line, sizeof (line), "6,3,7,-;x[6000]: segfault at 0\n");
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 1);
+    assert_true (tr_step_kmsg_concerns (step, &ev, 30));
+    snprintf (line, sizeof (line), "6,4,7,-;x[7000]: segfault at 0\n");
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 1);
+    assert_false (tr_step_kmsg_concerns (step, &ev, 30));
+    snprintf (line, sizeof (line), "6,5,7,-;x[7001]: segfault at 0\n");
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 1);
+    assert_false (tr_step_kmsg_concerns (step, &ev, 30));
+    /* a disk error for every step, node-wide */
+    snprintf (line, sizeof (line), "3,6,8,-;I/O error, dev sdb, sector 9\n");
+    assert_int_equal (tr_kmsg_parse (&p, line, strlen (line), &ev), 1);
+    assert_false (tr_step_kmsg_concerns (step, &ev, 30));
+    assert_int_equal (tr_step_kmsg_add (step, &ev, "node", 1060000), 1);
+    assert_non_null (st = tr_step_save (step));
+    assert_non_null (again = tr_step_restore (st, &error));
+    assert_non_null (rec = tr_step_record (again, "snapshot"));
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    assert_int_equal (json_array_size (json_object_get (rec, "events")), 2);
+    assert_int_equal (json_integer_value (json_object_get (
+        json_array_get (json_object_get (rec, "events"), 0), "rss_bytes")),
+        1048576);
+    assert_string_equal (json_string_value (json_object_get (
+        json_array_get (json_object_get (rec, "events"), 1), "scope")),
+        "node");
+    json_decref (rec);
+    json_decref (st);
+    json_decref (id);
+    tr_step_destroy (step);
+    tr_step_destroy (again);
+}
+
 /* An explicit cgroup (LSF, PBS) is found in every hierarchy that has it;
  * paths that could leave the hierarchy are refused.
  */
@@ -873,6 +953,8 @@ int main (void)
                                          teardown),
         cmocka_unit_test_setup_teardown (test_vanished_pid, setup, teardown),
         cmocka_unit_test_setup_teardown (test_save_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_kernel_events, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_resolve_path, setup, teardown),
         cmocka_unit_test_setup_teardown (test_match_and_lost, setup,
                                          teardown),

@@ -182,13 +182,58 @@ static void test_cause (void **state)
     /* the old layout */
     assert_int_equal (tr_stepsum_tsv_header (&sb), 0);
     line = tr_strbuf_steal (&sb);
-    assert_int_equal (strncmp (line, "#tracer-stepsum 3\t", 18), 0);
+    assert_int_equal (strncmp (line, "#tracer-stepsum 4\t", 18), 0);
     line[16] = '2';
     assert_int_equal (tr_stepsum_tsv_check_header (line, &error), -1);
-    assert_non_null (strstr (error.text, "not a version 3"));
+    assert_non_null (strstr (error.text, "not a version 4"));
     tab = strchr (line, '\t');
     assert_non_null (tab);
     free (line);
+    json_decref (rec);
+    tr_strpool_destroy (pool);
+}
+
+/* No progress: a record's progress.stalled_s when it was stalled at its
+ * end, absent (NAN) otherwise; kept through the index line; the worst
+ * node's in a merged row.
+ */
+static void test_stalled (void **state)
+{
+    tr_strpool_t *pool = tr_strpool_create ();
+    json_t *rec = load_fixture ("basic.json");
+    tr_stepsum_t row, other, back;
+    tr_strbuf_t sb = { 0 };
+    tr_error_t error;
+    char *line;
+
+    (void)state;
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_true (isnan (row.stalled_s));
+    json_object_set_new (rec, "progress",
+                         json_pack ("{s:b s:f}", "stalled", 0, "stalled_s",
+                                    400.0));
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_true (isnan (row.stalled_s));
+    json_object_set_new (rec, "progress",
+                         json_pack ("{s:b s:f}", "stalled", 1, "stalled_s",
+                                    725.5));
+    assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p", pool),
+                      0);
+    assert_true (row.stalled_s == 725.5);
+    assert_int_equal (tr_stepsum_to_tsv (&sb, &row), 0);
+    line = tr_strbuf_steal (&sb);
+    assert_int_equal (tr_stepsum_from_tsv (&back, line, pool, &error), 0);
+    free (line);
+    assert_true (back.stalled_s == 725.5);
+    json_object_set_new (rec, "progress",
+                         json_pack ("{s:b s:f}", "stalled", 1, "stalled_s",
+                                    900.0));
+    assert_int_equal (tr_stepsum_from_record (&other, rec, "valid", "p",
+                                              pool), 0);
+    assert_int_equal (tr_stepsum_merge (&row, &other, pool), 0);
+    assert_true (row.stalled_s == 900);
     json_decref (rec);
     tr_strpool_destroy (pool);
 }
@@ -542,6 +587,7 @@ int main (void)
         cmocka_unit_test (test_from_record), cmocka_unit_test (test_group),
         cmocka_unit_test (test_merge),       cmocka_unit_test (test_fields),
         cmocka_unit_test (test_cause),
+        cmocka_unit_test (test_stalled),
         cmocka_unit_test (test_tsv),         cmocka_unit_test (test_pool),
         cmocka_unit_test (test_unlimited),  cmocka_unit_test (test_sacct),
     };

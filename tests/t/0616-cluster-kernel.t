@@ -1,0 +1,137 @@
+#!/bin/sh
+# Copyright (C) 2026 The tracer authors.
+# SPDX-License-Identifier: GPL-2.0-or-later
+
+test_description='kernel evidence and no progress on the real cluster
+
+tracerd reads the kernel log (/dev/kmsg): the OOM killer'"'"'s victim among
+several processes of a step is named with its RSS, a segfault of a
+step'"'"'s process is attached to it, while a segfault of a process of no
+step and lines that userspace wrote to /dev/kmsg (forged, naming a
+step'"'"'s process) are never attached.  A step blocked on a FIFO is
+flagged STALLED while it runs and in its record, with what its process
+is blocked in.'
+
+: "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+export SHARNESS_TEST_SRCDIR
+. "${SHARNESS:-/usr/share/sharness/sharness.sh}"
+
+B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
+REPORT=$B/analysis/tracer-report
+
+require_or_skip "must run as root" test_have_prereq ROOT
+require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
+    test_have_prereq SLURM
+require_or_skip "/dev/kmsg readable" test -r /dev/kmsg
+
+SBATCH_MEM_PER_NODE=200 SLURM_MEM_PER_NODE=200
+export SBATCH_MEM_PER_NODE SLURM_MEM_PER_NODE
+
+# A real segfault (not a signal sent by kill, which the kernel does not
+# log): perl reads a C string at address 8.
+SEGV='perl -e "my \$x = unpack(q(p), pack(q(Q), 8))"'
+
+# stall_after is 10 s here instead of the default 5 minutes, so that a
+# stall is seen within the test's time; snapshots every second for
+# tracer-report --live, live summaries in the store every 5 s (the
+# least) for the run view.
+test_expect_success 'start the cluster (stall_after 10 s, snapshots every 1 s)' '
+    cluster_up --plugstack-args "enable=optin" \
+        --sampling stall_after=10 --sampling snapshot_interval=1 \
+        --store live_interval=5 &&
+    wait_log "$(tracerd_log)" "reading kernel evidence from /dev/kmsg"
+'
+
+test_expect_success 'an OOM kill of one of two processes: the victim and its RSS' '
+    test_must_fail srun --tracer --mem=100M sh -c "echo JOB=\$SLURM_JOB_ID >&2
+        perl -e \"sleep 2\" &
+        perl -e \"\\\$x = q(a) x (400 * 1024 * 1024); sleep 5\" &
+        v=\$!; echo VICTIM=\$v >&2; wait \$v" 2>o.err &&
+    job=$(sed -n "s/^JOB=//p" o.err) &&
+    victim=$(sed -n "s/^VICTIM=//p" o.err) &&
+    wait_record $job &&
+    jq ".[0].events" rec.json >o.events &&
+    test "$(jq "[.[0].events[] | select(.kind == \"oom-kill\")] | length" \
+        rec.json)" = 1 &&
+    jq -e ".[0].events[] | select(.kind == \"oom-kill\") |
+        .scope == \"step\" and .tool == \"perl\" and .pid == $victim and
+        .rss_bytes >= 50 * 1048576 and .rss_bytes <= 110 * 1048576" \
+        rec.json &&
+    $REPORT -j $job >o.view &&
+    grep -q "^    Events:" o.view &&
+    grep -q "oom-kill perl\[$victim\] RSS" o.view &&
+    grep -q "^    Cause: *oom" o.view
+'
+
+# foreign_oom: a process of no step, in a memory cgroup of its own
+# beside this shell'"'"'s, killed by the OOM killer (v1 memory controller).
+foreign_oom ()
+{
+    _mem=$(sed -n "s/^[0-9]*:memory://p" /proc/self/cgroup) &&
+    _fd=/sys/fs/cgroup/memory${_mem%/}/tracer-0616-foreign &&
+    mkdir "$_fd" &&
+    echo 50M >"$_fd/memory.limit_in_bytes" &&
+    { sh -c "echo \$\$ >$_fd/cgroup.procs && echo \$\$ >foreign-oom.pid &&
+        exec perl -e \"\\\$x = q(a) x (200 * 1024 * 1024)\""; true; } &&
+    rmdir "$_fd" &&
+    dmesg | grep -q "Killed process $(cat foreign-oom.pid) (perl)"
+}
+
+test_expect_success 'a segfault of the step is attached; a foreign one and forged lines are not' '
+    rm -f go &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; echo SH=\$\$ >&2
+        while ! test -e go; do sleep 0.2; done
+        $SEGV; exit 0" 2>s.err &
+    wait_for "grep -q ^SH= s.err" 30 &&
+    job=$(sed -n "s/^JOB=//p" s.err) &&
+    sh=$(sed -n "s/^SH=//p" s.err) &&
+    echo "<14>sh[$sh]: segfault at 0 ip 0 sp 0 error 4" >/dev/kmsg &&
+    echo "sh[$sh]: segfault at 0 ip 0 sp 0 error 4" >/dev/kmsg &&
+    echo "<12>Memory cgroup out of memory: Killed process $sh (sh) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0" >/dev/kmsg &&
+    echo "<12>traps: sh[$sh] trap int3 ip:1 sp:2 error:0" >/dev/kmsg &&
+    { sh -c "echo \$\$ >foreign.pid; exec $SEGV"; true; } &&
+    foreign=$(cat foreign.pid) &&
+    dmesg | grep -q "perl\[$foreign\]: segfault at" &&
+    foreign_oom &&
+    touch go &&
+    wait &&
+    wait_record $job &&
+    test "$(jq ".[0].events | length" rec.json)" = 1 &&
+    jq -e ".[0].events[0] | .kind == \"segfault\" and .scope == \"step\"
+        and .tool == \"perl\" and .pid != $sh and .pid != $foreign" rec.json
+'
+
+test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, --run) and in its record' '
+    srun --tracer=tag=run:stall-0616 -t 5 sh -c "echo JOB=\$SLURM_JOB_ID >&2
+        rm -f fifo.\$\$
+        mkfifo fifo.\$\$ || exit 1
+        sleep 600 >fifo.\$\$ & exec cat fifo.\$\$" 2>f.err &
+    wait_for "grep -q ^JOB= f.err" 30 &&
+    job=$(sed -n "s/^JOB=//p" f.err) &&
+    wait_for "$REPORT --live -j $job 2>/dev/null | grep -q STALLED" 60 &&
+    $REPORT --live -j $job | grep "STALLED for" &&
+    wait_for "$REPORT --run=stall-0616 >run.out 2>&1 &&
+        grep -q \"^  $job (.*STALLED for\" run.out" 30 &&
+    scancel $job &&
+    wait_record $job &&
+    jq -e ".[0].progress.stalled == true and .[0].progress.stalled_s >= 10" \
+        rec.json &&
+    # cat blocks reading the pipe: pipe_read, anon_pipe_read on 6.x
+    jq -e "[.[0].progress.processes[] | select(.tool == \"cat\" and
+        .state == \"S\" and (.wchan | test(\"pipe_read\")))] | length == 1" \
+        rec.json &&
+    $REPORT -j $job >f.view &&
+    grep -q "STALLED for" f.view &&
+    grep -q "^    Cause: *stalled" f.view
+'
+
+test_expect_success 'a busy step is not stalled' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2
+        exec perl -e \"1 while time < \\\$^T + 14\"" 2>b.err &&
+    job=$(sed -n "s/^JOB=//p" b.err) &&
+    wait_record $job &&
+    jq -e ".[0].progress.stalled == false" rec.json &&
+    jq -e ".[0].progress | has(\"stalled_s\") | not" rec.json
+'
+
+test_done
