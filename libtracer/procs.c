@@ -1731,6 +1731,17 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
     if (P->nexcl && exclude_exit (P, ev, tgid))
         return 1;
     p = find_proc (P, tgid, start);
+    /* An exit's start is rebuilt from taskstats' whole-second btime and
+     * the time it was received, so it can miss a scanned entry's start
+     * by more than START_TOL_MS.  A live entry of the pid that started
+     * before this process ended is this process all the same: a pid
+     * holds one process at a time, and one that reused it would have
+     * started after this one ended.
+     */
+    if (!p && (p = find_live (P, tgid))
+        && !(p->start_ms + START_TOL_MS < ev->end_unix_ms
+             && diff_ms (p->start_ms, start) <= 3 * START_TOL_MS))
+        p = NULL;
     if (ev->aggr == TR_EXIT_TGID)
         return p ? 1 : 0;
     if (!p) {

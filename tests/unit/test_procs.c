@@ -472,6 +472,32 @@ static void test_exit_pid_reuse (void **state)
     checked_destroy (p);
 }
 
+/* An exit whose start, rebuilt from taskstats' whole-second btime and
+ * the time it was received, misses the scanned entry's by more than the
+ * tolerance: the live entry of its pid, started before it ended, is the
+ * process all the same, and is not counted twice.
+ */
+static void test_exit_start_skew (void **state)
+{
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    struct tr_exit py = mkexit (101, 101, 100, "python3", true,
+                                START_MS (1100) - 2600, T1 + 500);
+    json_t *tools, *r;
+
+    (void)state;
+    assert_non_null (p);
+    assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1), 4);
+    assert_int_equal (tr_procs_exit (p, &py), 1);
+    assert_int_equal (tr_procs_count_live (p), 3);
+    assert_int_equal (tr_procs_count (p), 4);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_non_null (r = row (tools, "train.py"));
+    assert_true (json_is_true (json_object_get (r, "exact")));
+    assert_int_equal (ival (r, "count"), 1);
+    json_decref (tools);
+    checked_destroy (p);
+}
+
 /* Command lines: joined, sanitized, redacted by the default patterns. */
 static void test_cmdline_redaction (void **state)
 {
@@ -1871,6 +1897,7 @@ int main (void)
         cmocka_unit_test_teardown (test_scan_sampled, reset_fsroot),
         cmocka_unit_test_teardown (test_scan_with_exit, reset_fsroot),
         cmocka_unit_test_teardown (test_exit_pid_reuse, reset_fsroot),
+        cmocka_unit_test_teardown (test_exit_start_skew, reset_fsroot),
         cmocka_unit_test_teardown (test_zombie, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
         cmocka_unit_test_teardown (test_redact_shared, reset_fsroot),
