@@ -335,7 +335,8 @@ static json_t *bytes_json (struct flist *l, bool written)
 
     if (!a)
         return NULL;
-    qsort (l->v, l->n, sizeof (l->v[0]), written ? cmp_written : cmp_read);
+    if (l->n > 1)
+        qsort (l->v, l->n, sizeof (l->v[0]), written ? cmp_written : cmp_read);
     for (size_t i = 0, k = 0; i < l->n && k < TR_FILES_TOP_BYTES; i++) {
         struct fent *e = &l->v[i];
         uint64_t b = written ? e->wbytes : e->rbytes;
