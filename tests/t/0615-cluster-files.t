@@ -56,25 +56,24 @@ fail_step ()
 # tracepoint, which every system call pays for (about 2 times slower
 # system-call-heavy jobs, doc/performance.md): then the record says why
 # it has none and how to turn it on.
-test_expect_success 'start the cluster as deployed (sampling.ebpf: auto); tracerd says whether eBPF loaded' '
+test_expect_success 'as deployed (sampling.ebpf: auto): eBPF loaded as fexit, or the record says why not and how to have it' '
     cluster_up --sampling ebpf=auto &&
     wait_log "$(tracerd_log)" "file evidence: " &&
     if grep -q "file evidence: eBPF program loaded (fexit" "$(tracerd_log)"
     then
-        test_set_prereq EBPF_AUTO
+        test_set_prereq EBPF_AUTO &&
+        run_step "cat /nonexistent/ref.fa || true" &&
+        test "$(step0 .files.source)" = ebpf
     else
-        grep "file evidence: none in records" "$(tracerd_log)"
+        grep "file evidence: none in records" "$(tracerd_log)" &&
+        run_step "cat /nonexistent/ref.fa || true" &&
+        test "$(step0 .files.source)" = none &&
+        step0 .files.reason >why.out &&
+        grep -q "sampling.ebpf: true uses it anyway" why.out
     fi
 '
 
-test_expect_success !EBPF_AUTO 'auto without fexit: the record says why it has no file evidence, and how to have it' '
-    run_step "cat /nonexistent/ref.fa || true" &&
-    test "$(step0 .files.source)" = none &&
-    step0 .files.reason >why.out &&
-    grep -q "sampling.ebpf: true uses it anyway" why.out
-'
-
-test_expect_success 'sampling.ebpf: true: tracerd loads it wherever the kernel allows' '
+test_expect_success 'sampling.ebpf: true: tracerd loads it wherever the kernel allows, else the record says why' '
     conf=$TRACER_CLUSTER_DIR/etc/tracer.yaml &&
     sed -i "s/^  ebpf: auto$/  ebpf: true/" "$conf" &&
     grep -x "  ebpf: true" "$conf" &&
@@ -84,7 +83,11 @@ test_expect_success 'sampling.ebpf: true: tracerd loads it wherever the kernel a
     then
         test_set_prereq EBPF
     else
-        grep "file evidence: none in records" "$(tracerd_log)"
+        grep "file evidence: none in records" "$(tracerd_log)" &&
+        run_step "cat /nonexistent/ref.fa || true" &&
+        test "$(step0 .files.source)" = none &&
+        test -n "$(step0 .files.reason)" &&
+        cp rec.json on.json
     fi
 '
 
@@ -100,13 +103,6 @@ test_expect_success EBPF 'a missing input: the path, ENOENT and the tool' '
     cp rec.json on.json &&
     COLUMNS=400 "$REPORT" -j "$job" >view.out &&
     grep "Failed opens: *.*/nonexistent/ref.fa (ENOENT) by cat" view.out
-'
-
-test_expect_success !EBPF 'without eBPF the record says why' '
-    run_step "cat /nonexistent/ref.fa || true" &&
-    test "$(step0 .files.source)" = none &&
-    test -n "$(step0 .files.reason)" &&
-    cp rec.json on.json
 '
 
 test_expect_success EBPF 'failed opens of a process outside the step never attach' '
