@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "cause.h"
 #include "conf.h"
 #include "diagnose.h"
 #include "recommend.h"
@@ -113,22 +114,6 @@ static const char *fmt_pct (char *buf, size_t size, double frac)
     else
         snprintf (buf, size, "%.0f%%", frac * 100);
     return buf;
-}
-
-static const char *signal_name (int sig)
-{
-    static const char *const names[] = {
-        NULL,      "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP",
-        "SIGABRT", "SIGBUS",  "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV",
-        "SIGUSR2", "SIGPIPE", "SIGALRM",   "SIGTERM", "SIGSTKFLT", "SIGCHLD",
-        "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU",   "SIGURG",
-        "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",
-        "SIGPWR",  "SIGSYS",
-    };
-
-    if (sig > 0 && sig < (int)(sizeof (names) / sizeof (names[0])))
-        return names[sig];
-    return NULL;
 }
 
 /* Append a record's reason text: it is the user's or the scheduler's
@@ -331,13 +316,13 @@ static void rule_failed (struct diag *d)
         int sig = (int)r->exit_code - 128;
         say (d, "%sexit code %.0f", sep, r->exit_code);
         /* Shells report a child killed by signal N as 128+N. */
-        if (signal_name (sig))
+        if (tr_cause_signal_name (sig))
             say (d, " (128+%d: a process was killed by %s)", sig,
-                 signal_name (sig));
+                 tr_cause_signal_name (sig));
         sep = ", ";
     }
     if (r->signal > 0) {
-        const char *name = signal_name ((int)r->signal);
+        const char *name = tr_cause_signal_name ((int)r->signal);
         if (name)
             say (d, "%skilled by %s", sep, name);
         else
