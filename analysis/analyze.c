@@ -456,9 +456,12 @@ static int digest_one (struct rep *r, const tr_stepsum_t *const *rows,
     }
     if (!text)
         goto out;
-    snprintf (addr, sizeof (addr), "%s%s%s", user,
-              *r->conf->mail.domain && !strchr (user, '@') ? "@" : "",
-              strchr (user, '@') ? "" : r->conf->mail.domain);
+    if (tr_mail_user_address (addr, sizeof (addr), user,
+                              r->conf->mail.domain) < 0) {
+        rep_err ("digest for %s: not a usable address with mail.domain "
+                 "'%s'\n", user, r->conf->mail.domain);
+        goto out;
+    }
     snprintf (subject, sizeof (subject), "tracer digest for %s", user);
     {
         struct tr_mail_msg m = {

@@ -48,6 +48,7 @@
 #include "libtracer/jobstate.h"
 #include "libtracer/kmsg.h"
 #include "libtracer/livesum.h"
+#include "libtracer/mail.h"
 #include "libtracer/sign.h"
 #include "libtracer/strbuf.h"
 #include "libtracer/store.h"
@@ -76,6 +77,7 @@ struct active {
     uid_t starter_uid;   /* ... running as this user */
     bool unfiltered;     /* a task of it is outside its cgroup2 directory */
     uint64_t exits_before; /* exit events received before it started */
+    bool stall_mailed;   /* its user was told it stalled (mail.on_stall) */
 };
 
 /* Unprivileged job starters (LSF JOB_STARTER, daemon.job_starters): how
@@ -574,21 +576,23 @@ static int save_daemon_state (struct active *a, json_t *st)
 {
     return json_object_set_new (
         st, "daemon",
-        json_pack ("{s:b s:i s:b s:b s:I}", "seen", a->seen, "gone", a->gone,
-                   "conditional", a->conditional, "by_starter",
-                   a->by_starter, "starter_uid",
-                   (json_int_t)a->starter_uid));
+        json_pack ("{s:b s:i s:b s:b s:I s:b}", "seen", a->seen, "gone",
+                   a->gone, "conditional", a->conditional, "by_starter",
+                   a->by_starter, "starter_uid", (json_int_t)a->starter_uid,
+                   "stall_mailed", a->stall_mailed));
 }
 
 static void restore_daemon_state (struct active *a, json_t *st)
 {
-    int seen = 0, gone = 0, cond = 0, starter = 0;
+    int seen = 0, gone = 0, cond = 0, starter = 0, mailed = 0;
     json_int_t uid = 0;
 
-    if (json_unpack (json_object_get (st, "daemon"), "{s?b s?i s?b s?b s?I}",
-                     "seen", &seen, "gone", &gone, "conditional", &cond,
-                     "by_starter", &starter, "starter_uid", &uid) < 0)
+    if (json_unpack (json_object_get (st, "daemon"),
+                     "{s?b s?i s?b s?b s?I s?b}", "seen", &seen, "gone", &gone,
+                     "conditional", &cond, "by_starter", &starter,
+                     "starter_uid", &uid, "stall_mailed", &mailed) < 0)
         return;
+    a->stall_mailed = mailed;
     a->seen = seen;
     a->gone = gone >= 0 && gone < 2 ? gone : 0;
     a->conditional = cond;
@@ -2892,6 +2896,143 @@ out:
     tr_strpool_destroy (pool);
 }
 
+/* mail.on_stall: the notices to users whose step stalled.  tracerd
+ * composes each (tr_mail_stall_text, tr_mail_compose) and queues it; a
+ * mailer child hands the queue to mail.sendmail (tr_mail_send, no
+ * shell, at most MAIL_TIMEOUT_S each) and exits, so a slow or hung MTA
+ * holds the mailer, never tracerd.  At most MAIL_QUEUE_MAX wait; more
+ * are dropped and counted in the log.  The recipient is the name of the
+ * step's uid on this node (identity.user, with mail.domain), never an
+ * address the job gives.
+ */
+#define MAIL_QUEUE_MAX 64
+#define MAIL_TIMEOUT_S 30.0
+
+static struct {
+    char *msg[MAIL_QUEUE_MAX];
+    size_t len[MAIL_QUEUE_MAX];
+    char to[MAIL_QUEUE_MAX][320];
+    char step[MAIL_QUEUE_MAX][64];
+    int n;
+    pid_t pid;           /* the mailer, or -1 */
+    unsigned long dropped;
+} mq = { .pid = -1 };
+
+static void stall_notice (struct active *a)
+{
+    const char *to[1];
+    json_t *rec = NULL, *id;
+    const char *user;
+    char subject[256], *text = NULL, *msg = NULL;
+    size_t len = 0;
+    tr_error_t error;
+
+    if (!d.conf->mail.on_stall || a->stall_mailed
+        || !tr_step_stalled (a->step, NULL)
+        || (a->conditional && !job_traced (tr_step_identity (a->step))))
+        return;
+    a->stall_mailed = true;
+    if (mq.n == MAIL_QUEUE_MAX) {
+        mq.dropped++;
+        logmsg (LOG_WARNING, "step %s stalled: its notice is dropped (%d "
+                "wait for the mailer; %lu dropped)", a->key, MAIL_QUEUE_MAX,
+                mq.dropped);
+        return;
+    }
+    id = tr_step_identity (a->step);
+    user = json_string_value (json_object_get (id, "user"));
+    if (!user || tr_mail_user_address (mq.to[mq.n], sizeof (mq.to[mq.n]),
+                                       user, d.conf->mail.domain) < 0) {
+        logmsg (LOG_WARNING, "step %s stalled: no notice, uid %lld has no "
+                "usable mail address on this node", a->key,
+                (long long)json_integer_value (json_object_get (id, "uid")));
+        return;
+    }
+    to[0] = mq.to[mq.n];
+    if (!(rec = tr_step_live_record (a->step))
+        || !(text = tr_mail_stall_text (rec, subject, sizeof (subject)))) {
+        logmsg (LOG_WARNING, "step %s stalled: no notice: %s", a->key,
+                strerror (errno));
+        goto out;
+    }
+    {
+        struct tr_mail_msg m = {
+            .from = d.conf->mail.from,
+            .to = to,
+            .nto = 1,
+            .subject = subject,
+            .text = text,
+            .job_id = json_string_value (json_object_get (id, "job_id")),
+        };
+
+        if (!(msg = tr_mail_compose (&m, time (NULL), &len, &error))) {
+            logmsg (LOG_WARNING, "step %s stalled: no notice: %s", a->key,
+                    tr_error_str (&error));
+            goto out;
+        }
+    }
+    mq.msg[mq.n] = msg;
+    mq.len[mq.n] = len;
+    snprintf (mq.step[mq.n], sizeof (mq.step[mq.n]), "%s", a->key);
+    mq.n++;
+    logmsg (LOG_INFO, "step %s stalled: its user is told (%s)", a->key,
+            to[0]);
+out:
+    free (text);
+    json_decref (rec);
+}
+
+static void mailer_start (void)
+{
+    pid_t pid;
+
+    if (mq.n == 0 || mq.pid > 0)
+        return;
+    fflush (NULL);
+    if ((pid = fork ()) < 0) {
+        logmsg (LOG_ERR, "mail: fork: %s; will retry", strerror (errno));
+        return;
+    }
+    if (pid == 0) {
+        int failed = 0;
+
+        close (d.listen_fd);
+        if (d.taskstats)
+            close (tr_taskstats_fd (d.taskstats));
+        for (int i = 0; i < mq.n; i++) {
+            const char *to[1] = { mq.to[i] };
+            tr_error_t error;
+
+            if (tr_mail_send (d.conf->mail.sendmail, d.conf->mail.from, to, 1,
+                              mq.msg[i], mq.len[i], MAIL_TIMEOUT_S, &error)
+                < 0) {
+                logmsg (LOG_WARNING, "step %s: the stall notice to %s was "
+                        "not sent: %s", mq.step[i], mq.to[i],
+                        tr_error_str (&error));
+                failed = 1;
+            }
+        }
+        _exit (failed);
+    }
+    mq.pid = pid;
+    for (int i = 0; i < mq.n; i++)
+        free (mq.msg[i]);
+    mq.n = 0;
+}
+
+static void mailer_reap (void)
+{
+    int status;
+
+    if (mq.pid > 0 && waitpid (mq.pid, &status, WNOHANG) == mq.pid) {
+        if (!WIFEXITED (status))
+            logmsg (LOG_WARNING, "mail: the mailer ended by signal %d",
+                    WIFSIGNALED (status) ? WTERMSIG (status) : 0);
+        mq.pid = -1;
+    }
+    mailer_start ();
+}
+
 /* Sample the steps that are due; return the time of the next one due
  * (at most one daemon interval away, for spool forwarding).  At most
  * SAMPLE_SLICE_S of sampling at a time: with thousands of steps due
@@ -2921,8 +3062,11 @@ static double sample_due (double now)
             if (tr_step_sample (a->step, &error) < 0)
                 logmsg (LOG_DEBUG, "step %s: %s", a->key, error.text);
             /* a job shorter than the reaper's period is seen here */
-            else if (!a->seen && tr_step_npids (a->step) > 0)
-                a->seen = true;
+            else {
+                if (!a->seen && tr_step_npids (a->step) > 0)
+                    a->seen = true;
+                stall_notice (a);
+            }
             a->next = now + tr_step_interval (a->step);
             if (now - a->saved >= STATE_SAVE_S)
                 save_state (a);
@@ -3571,6 +3715,7 @@ int main (int argc, char **argv)
             next_sample = sample_due (now);
         pending_retry (now);
         live_pass (now);
+        mailer_reap ();
         forward_spool (now);
         reap_ended (now);
         trim_memory (now);

@@ -1028,6 +1028,15 @@ static const struct key schema[] = {
       .doc_default = "\"\"",
       .desc = "link to the job's report put in summaries, %j standing for "
               "the job id (empty: no link)" },
+    { .section = "mail",
+      .name = "on_stall",
+      .type = K_BOOL,
+      .off = F (mail.on_stall),
+      .dflt = "false",
+      .doc_default = "false",
+      .desc = "tracerd mails a step's user, once per step, when the step "
+              "makes no progress for sampling.stall_after, with what its "
+              "processes are blocked in; nothing is ever done to the job" },
     { .section = "prolog",
       .name = "timeout",
       .type = K_DURATION,

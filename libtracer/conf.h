@@ -139,6 +139,7 @@ struct tr_conf_mail {
     bool attach_report;      /* mail.attach_report */
     double attach_max_bytes; /* mail.attach_max */
     char *report_url;        /* mail.report_url ("": none) */
+    bool on_stall;           /* mail.on_stall */
 };
 
 struct tr_conf_prolog {

@@ -1290,6 +1290,121 @@ char *tr_mail_compose (const struct tr_mail_msg *m,
 }
 
 /* ---------------------------------------------------------------------
+ * The notice of a stalled step
+ */
+
+int tr_mail_user_address (char *buf, size_t size, const char *user,
+                          const char *domain)
+{
+    bool at = !domain || !*domain || strchr (user, '@');
+    int n = snprintf (buf, size, "%s%s%s", user, at ? "" : "@",
+                      at ? "" : domain);
+
+    if (n < 0 || (size_t)n >= size) {
+        errno = ERANGE;
+        return -1;
+    }
+    if (!tr_mail_address_ok (buf)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+/* How each scheduler's user cancels a job. */
+static const char *cancel_command (const char *scheduler)
+{
+    if (!strcmp (scheduler, "slurm"))
+        return "scancel";
+    if (!strcmp (scheduler, "pbs") || !strcmp (scheduler, "torque"))
+        return "qdel";
+    if (!strcmp (scheduler, "lsf"))
+        return "bkill";
+    return NULL;
+}
+
+char *tr_mail_stall_text (const json_t *rec, char *subject, size_t size)
+{
+    json_t *id = json_object_get (rec, "identity");
+    json_t *pg = json_object_get (rec, "progress");
+    json_t *procs = json_object_get (pg, "processes"), *p;
+    const char *job = json_string_value (json_object_get (id, "job_id"));
+    const char *stepid = json_string_value (json_object_get (id, "step_id"));
+    const char *node = json_string_value (json_object_get (id, "node"));
+    const char *name = json_string_value (json_object_get (id, "job_name"));
+    const char *sched = json_string_value (json_object_get (id, "scheduler"));
+    const char *cancel = cancel_command (sched ? sched : "");
+    json_t *since = json_object_get (pg, "since_unix_ms");
+    double idle = json_number_value (json_object_get (pg, "stalled_s"));
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    char dur[32], when[64] = "";
+    size_t i;
+    bool bad = false;
+    int n;
+
+    if (!json_is_true (json_object_get (pg, "stalled")) || !job || !stepid
+        || !node) {
+        errno = EINVAL;
+        return NULL;
+    }
+    tr_when_duration (dur, sizeof (dur), idle);
+    if (json_is_integer (since)) {
+        time_t t = (time_t)(json_integer_value (since) / 1000);
+        struct tm tm;
+
+        if (localtime_r (&t, &tm))
+            strftime (when, sizeof (when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+    }
+    n = snprintf (subject, size,
+                  "tracer: job %s step %s on %s has made no progress for %s",
+                  job, stepid, node, dur);
+    if (n < 0 || (size_t)n >= size) {
+        errno = ERANGE;
+        return NULL;
+    }
+    bad |= tr_strbuf_printf (&sb, "Job %s", job) < 0;
+    if (name && *name)
+        bad |= tr_strbuf_puts (&sb, " (") < 0
+               || tr_strbuf_printable (&sb, name) < 0
+               || tr_strbuf_puts (&sb, ")") < 0;
+    bad |= tr_strbuf_printf (&sb, ", step %s on node %s, has made no "
+                             "progress for %s:\nits processes used no CPU "
+                             "and read or wrote nothing%s%s.\n",
+                             stepid, node, dur, *when ? " since " : "",
+                             when) < 0;
+    if (json_array_size (procs) > 0)
+        bad |= tr_strbuf_puts (&sb, "\nWhat they are blocked in (state, "
+                               "wait channel):\n") < 0;
+    json_array_foreach (procs, i, p) {
+        const char *tool = json_string_value (json_object_get (p, "tool"));
+        const char *w = json_string_value (json_object_get (p, "wchan"));
+        const char *st = json_string_value (json_object_get (p, "state"));
+
+        bad |= tr_strbuf_puts (&sb, "  ") < 0
+               || tr_strbuf_printable (&sb, tool ? tool : "?") < 0
+               || tr_strbuf_printf (
+                      &sb, " (pid %lld)  %s  ",
+                      (long long)json_integer_value (json_object_get (p, "pid")),
+                      st ? st : "?") < 0
+               || tr_strbuf_printable (&sb, w && strcmp (w, "0") ? w : "-") < 0
+               || tr_strbuf_puts (&sb, "\n") < 0;
+    }
+    bad |= tr_strbuf_puts (&sb, "\nNothing is done to the job: it goes on "
+                           "until it ends or reaches its time limit.\n") < 0;
+    if (cancel)
+        bad |= tr_strbuf_printf (&sb, "If it is stuck, cancel it: %s %s\n",
+                                 cancel, job) < 0;
+    bad |= tr_strbuf_puts (&sb, "\nThis notice comes once per step "
+                           "(mail.on_stall in tracer.yaml).\n") < 0;
+    if (bad) {
+        tr_strbuf_free (&sb);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return tr_strbuf_steal (&sb);
+}
+
+/* ---------------------------------------------------------------------
  * Sending
  */
 

@@ -150,6 +150,24 @@ int tr_mail_send (const char *path,
                   double timeout_s,
                   tr_error_t *error);
 
+/* The address of user: user@domain when domain is not empty and user
+ * has no '@' of its own, else user; into buf (size bytes).  Returns 0,
+ * or -1 with errno (ERANGE: too long; EINVAL: not usable on a sendmail
+ * command line, tr_mail_address_ok).
+ */
+int tr_mail_user_address (char *buf, size_t size, const char *user,
+                          const char *domain);
+
+/* The notice a step's user gets when the step stalls (mail.on_stall),
+ * from the step's live record rec (tr_step_live_record: identity and a
+ * "progress" member that says stalled): its subject into subject (size
+ * bytes) and its text, a new string.  Names the job, step, node, since
+ * when nothing moved and what each process is blocked in, and says that
+ * nothing is done to the job and how to cancel it.  NULL with errno
+ * (EINVAL: rec is not a stalled step's; ENOMEM).
+ */
+char *tr_mail_stall_text (const json_t *rec, char *subject, size_t size);
+
 /* Base64 of data (RFC 2045: lines of 76 characters) appended to out.
  * 0, or -1 with errno = ENOMEM.
  */

@@ -10,7 +10,9 @@ step'"'"'s process is attached to it, while a segfault of a process of no
 step and lines that userspace wrote to /dev/kmsg (forged, naming a
 step'"'"'s process) are never attached.  A step blocked on a FIFO is
 flagged STALLED while it runs and in its record, with what its process
-is blocked in.'
+is blocked in, and with mail.on_stall its (unprivileged) user gets one
+mail saying so through a real MTA, the job'"'"'s hostile name shown as
+escapes; nothing is done to the job.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -23,6 +25,14 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 require_or_skip "/dev/kmsg readable" test -r /dev/kmsg
+require_or_skip "the test user tracertest (tools/install-deps)" \
+    test_have_prereq TRACERTEST
+require_or_skip "an MTA providing /usr/sbin/sendmail (tools/install-deps)" \
+    test -x /usr/sbin/sendmail
+require_or_skip "python3 (tools/install-deps)" command -v python3
+
+PARTS="python3 $SHARNESS_TEST_SRCDIR/mail-parts"
+MBOX=/var/mail/tracertest
 
 SBATCH_MEM_PER_NODE=200 SLURM_MEM_PER_NODE=200
 export SBATCH_MEM_PER_NODE SLURM_MEM_PER_NODE
@@ -34,12 +44,16 @@ SEGV='perl -e "my \$x = unpack(q(p), pack(q(Q), 8))"'
 # stall_after is 10 s here instead of the default 5 minutes, so that a
 # stall is seen within the test's time; snapshots every second for
 # tracer-report --live, live summaries in the store every 5 s (the
-# least) for the run view.
-test_expect_success 'start the cluster (stall_after 10 s, snapshots every 1 s)' '
+# least) for the run view; mail.on_stall on (off by default).
+test_expect_success 'start the cluster (stall_after 10 s, snapshots every 1 s, mail.on_stall)' '
     cluster_up --plugstack-args "enable=optin" \
         --sampling stall_after=10 --sampling snapshot_interval=1 \
-        --store live_interval=5 &&
-    wait_log "$(tracerd_log)" "reading kernel evidence from /dev/kmsg"
+        --store live_interval=5 --mail-conf on_stall=true &&
+    wait_log "$(tracerd_log)" "reading kernel evidence from /dev/kmsg" &&
+    : >$MBOX && chown tracertest:mail $MBOX && chmod 0660 $MBOX &&
+    jobs=$(mktemp -d /tmp/tracer-0616-jobs.XXXXXX) &&
+    chown tracertest "$jobs" && chmod 0755 "$jobs" &&
+    echo "$jobs" >jobs.dir
 '
 
 test_expect_success 'an OOM kill of one of two processes: the victim and its RSS' '
@@ -101,8 +115,11 @@ test_expect_success 'a segfault of the step is attached; a foreign one and forge
         and .tool == \"perl\" and .pid != $sh and .pid != $foreign" rec.json
 '
 
-test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, --run) and in its record' '
-    srun --tracer=tag=run:stall-0616 -t 5 sh -c "echo JOB=\$SLURM_JOB_ID >&2
+test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, --run), in its record, and its user is mailed once' '
+    jobs=$(cat jobs.dir) &&
+    runuser -u tracertest -- srun --tracer=tag=run:stall-0616 -t 5 \
+        --chdir="$jobs" -J "$(printf "stuck\033[2J\nBcc: root")" \
+        sh -c "echo JOB=\$SLURM_JOB_ID >&2
         rm -f fifo.\$\$
         mkfifo fifo.\$\$ || exit 1
         sleep 600 >fifo.\$\$ & exec cat fifo.\$\$" 2>f.err &
@@ -112,6 +129,22 @@ test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, 
     $REPORT --live -j $job | grep "STALLED for" &&
     wait_for "$REPORT --run=stall-0616 >run.out 2>&1 &&
         grep -q \"^  $job (.*STALLED for\" run.out" 30 &&
+    wait_for "test \$($PARTS $MBOX $job m.$job) -ge 1" 60 &&
+    cat m.$job.1.headers m.$job.1.text &&
+    grep "^Subject: tracer: job $job step 0 on [^ ]* has made no progress for 00:00:[0-9][0-9]$" \
+        m.$job.1.headers &&
+    grep "^To: tracertest\(@[^ ]*\)\?$" m.$job.1.headers &&
+    grep "^X-Tracer-Job: $job$" m.$job.1.headers &&
+    ! grep -i "^Bcc:" m.$job.1.headers &&
+    # the record made the control characters of the name "?"
+    grep "^Job $job (stuck?\[2J?Bcc: root), step 0 on node " m.$job.1.text &&
+    ! grep "^Bcc" m.$job.1.text && ! grep "$(printf "\033")" m.$job.1.text &&
+    grep "^  cat (pid [0-9]*)  S  .*pipe_read$" m.$job.1.text &&
+    grep "^If it is stuck, cancel it: scancel $job$" m.$job.1.text &&
+    grep "$job.* stalled: its user is told (tracertest)" "$(tracerd_log)" &&
+    # nothing was done to the job: it still runs, stalled
+    test "$(squeue -h -j $job -o %T)" = RUNNING &&
+    sleep 4 &&
     scancel $job &&
     wait_record $job &&
     jq -e ".[0].progress.stalled == true and .[0].progress.stalled_s >= 10" \
@@ -122,7 +155,9 @@ test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, 
         rec.json &&
     $REPORT -j $job >f.view &&
     grep -q "STALLED for" f.view &&
-    grep -q "^    Cause: *stalled" f.view
+    grep -q "^    Cause: *stalled" f.view &&
+    # one notice per step, however long it stayed stalled
+    test "$($PARTS $MBOX $job m2.$job)" = 1
 '
 
 test_expect_success 'a busy step is not stalled' '

@@ -121,6 +121,7 @@ static const char *const all_keys[] = {
     "mail.attach_report",
     "mail.attach_max",
     "mail.report_url",
+    "mail.on_stall",
     "prolog.timeout",
     "prolog.qstat",
     "prolog.error_exit",
@@ -227,6 +228,7 @@ static const char *defaults_json =
     " \"mail.attach_report\": true,"
     " \"mail.attach_max\": 4194304,"
     " \"mail.report_url\": \"\","
+    " \"mail.on_stall\": false,"
     " \"prolog.timeout\": 10,"
     " \"prolog.qstat\": \"/opt/pbs/bin/qstat\","
     " \"prolog.error_exit\": 0,"
@@ -437,6 +439,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "mail.attach_report", json_boolean (c->mail.attach_report) },
         { "mail.attach_max", json_real (c->mail.attach_max_bytes) },
         { "mail.report_url", str_or_null (c->mail.report_url) },
+        { "mail.on_stall", json_boolean (c->mail.on_stall) },
         { "prolog.timeout", json_real (c->prolog.timeout_s) },
         { "prolog.qstat", str_or_null (c->prolog.qstat) },
         { "prolog.error_exit", json_integer (c->prolog.error_exit) },

@@ -1970,6 +1970,86 @@ static int group_setup (void **state)
     return 0;
 }
 
+/* mail.on_stall's notice: job, step, node, how long, what each process
+ * is blocked in, that nothing is done and how to cancel; a hostile job
+ * name and tool name cannot start a line of their own.
+ */
+static void test_stall_text (void **state)
+{
+    char subject[256];
+    char *text;
+    json_t *rec;
+
+    (void)state;
+    rec = json_pack (
+        "{s:{s:s s:s s:s s:s s:s s:i s:s}"
+        " s:{s:b s:f s:I s:[{s:s s:i s:s s:s} {s:s s:i s:s s:s}]}}",
+        "identity", "scheduler", "slurm", "job_id", "4711", "step_id", "0",
+        "node", "n1", "job_name", "align\nBcc: root", "uid", 1000, "user",
+        "alice", "progress", "stalled", 1, "stalled_s", 312.4,
+        "since_unix_ms", (json_int_t)1700000000000LL, "processes", "tool",
+        "cat", "pid", 42, "state", "S", "wchan", "anon_pipe_read", "tool",
+        "ev\x1b[2Jil", "pid", 43, "state", "D", "wchan", "0");
+    assert_non_null (rec);
+    text = tr_mail_stall_text (rec, subject, sizeof (subject));
+    assert_non_null (text);
+    assert_string_equal (subject, "tracer: job 4711 step 0 on n1 has made "
+                                  "no progress for 00:05:12");
+    assert_non_null (strstr (text, "Job 4711 (align\\nBcc: root), step 0 on "
+                                   "node n1, has made no progress for "
+                                   "00:05:12"));
+    assert_null (strstr (text, "\nBcc:"));
+    assert_null (strchr (text, '\x1b'));
+    assert_non_null (strstr (text, "\n  cat (pid 42)  S  anon_pipe_read\n"));
+    assert_non_null (strstr (text, "\n  ev\\x1b[2Jil (pid 43)  D  -\n"));
+    assert_non_null (strstr (text, "Nothing is done to the job"));
+    assert_non_null (strstr (text, "cancel it: scancel 4711\n"));
+    free (text);
+
+    /* PBS says qdel; no scheduler: no command */
+    json_object_set_new (json_object_get (rec, "identity"), "scheduler",
+                         json_string ("pbs"));
+    text = tr_mail_stall_text (rec, subject, sizeof (subject));
+    assert_non_null (strstr (text, "cancel it: qdel 4711\n"));
+    free (text);
+    json_object_set_new (json_object_get (rec, "identity"), "scheduler",
+                         json_string ("none"));
+    text = tr_mail_stall_text (rec, subject, sizeof (subject));
+    assert_null (strstr (text, "cancel it"));
+    free (text);
+
+    /* not stalled (any more): no notice */
+    json_object_set_new (json_object_get (rec, "progress"), "stalled",
+                         json_false ());
+    errno = 0;
+    assert_null (tr_mail_stall_text (rec, subject, sizeof (subject)));
+    assert_int_equal (errno, EINVAL);
+    json_object_del (rec, "progress");
+    assert_null (tr_mail_stall_text (rec, subject, sizeof (subject)));
+    json_decref (rec);
+}
+
+static void test_user_address (void **state)
+{
+    char buf[64];
+
+    (void)state;
+    assert_int_equal (tr_mail_user_address (buf, sizeof (buf), "alice", ""), 0);
+    assert_string_equal (buf, "alice");
+    assert_int_equal (tr_mail_user_address (buf, sizeof (buf), "alice",
+                                            "example.org"), 0);
+    assert_string_equal (buf, "alice@example.org");
+    assert_int_equal (tr_mail_user_address (buf, sizeof (buf), "bob@site.edu",
+                                            "example.org"), 0);
+    assert_string_equal (buf, "bob@site.edu");
+    errno = 0;
+    assert_int_equal (tr_mail_user_address (buf, sizeof (buf), "-oQ", ""), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (tr_mail_user_address (buf, 8, "alice", "example.org"),
+                      -1);
+    assert_int_equal (errno, ERANGE);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -2010,6 +2090,8 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_send_missing_program,
                                          send_setup, send_teardown),
         cmocka_unit_test (test_digest),
+        cmocka_unit_test (test_stall_text),
+        cmocka_unit_test (test_user_address),
         cmocka_unit_test (test_digest_many_failed),
     };
 
