@@ -260,23 +260,17 @@ static __always_inline int on_open (__u32 slot, const char *upath, long ret)
     return 0;
 }
 
-static __always_inline int on_rw (struct task_struct *t, __u32 slot,
-                                  unsigned long fd, int op, long ret)
+/* A read or write of f that moved ret bytes or failed with -ret.  f is
+ * read with CO-RE loads: it is a BTF pointer in fexit programs, a plain
+ * one read from the descriptor table in the system-call way.
+ */
+static __always_inline int on_file_rw (__u32 slot, struct file *f, int op,
+                                       long ret)
 {
     struct tr_fname_key fk;
-    struct files_struct *files;
-    struct file **arr = NULL;
-    struct file *f = NULL;
-    struct fdtable *fdt;
     struct inode *ino;
 
-    /* direct (fault-safe) loads through the task's BTF-typed pointers */
-    if (!(files = t->files) || !(fdt = files->fdt) || fd >= fdt->max_fds
-        || !(arr = fdt->fd))
-        return 0;
-    if (bpf_probe_read_kernel (&f, sizeof (f), &arr[fd]) || !f)
-        return 0;
-    if (!(ino = BPF_CORE_READ (f, f_inode)))
+    if (!f || !(ino = BPF_CORE_READ (f, f_inode)))
         return 0;
     if (ret > 0 && (BPF_CORE_READ (ino, i_mode) & S_IFMT_) != S_IFREG_)
         return 0;
@@ -326,61 +320,24 @@ static __always_inline int on_rw (struct task_struct *t, __u32 slot,
     return 0;
 }
 
-/* A read or write of f that moved ret bytes or failed with -ret. */
-static __always_inline int on_file_rw (__u32 slot, struct file *f, int op,
-                                       long ret)
+/* A read or write of descriptor fd of task t that moved ret bytes or
+ * failed with -ret (the system-call way): its file, then on_file_rw.
+ */
+static __always_inline int on_rw (struct task_struct *t, __u32 slot,
+                                  unsigned long fd, int op, long ret)
 {
-    struct tr_fname_key fk;
-    struct inode *ino;
+    struct files_struct *files;
+    struct file **arr = NULL;
+    struct file *f = NULL;
+    struct fdtable *fdt;
 
-    if (!f || !(ino = f->f_inode))
+    /* direct (fault-safe) loads through the task's BTF-typed pointers */
+    if (!(files = t->files) || !(fdt = files->fdt) || fd >= fdt->max_fds
+        || !(arr = fdt->fd))
         return 0;
-    if (ret > 0 && (ino->i_mode & S_IFMT_) != S_IFREG_)
+    if (bpf_probe_read_kernel (&f, sizeof (f), &arr[fd]) || !f)
         return 0;
-    fk.dev = BPF_CORE_READ (ino, i_sb, s_dev);
-    fk.ino = ino->i_ino;
-    if (ret > 0) {
-        struct tr_fbytes_key bk = { .slot = slot, .dev = fk.dev,
-                                    .ino = fk.ino };
-        struct tr_fbytes_val *bv, nv = { 0, 0 };
-
-        if ((bv = bpf_map_lookup_elem (&bytes, &bk))) {
-            if (op == TR_FILES_OP_READ)
-                __sync_fetch_and_add (&bv->rbytes, ret);
-            else
-                __sync_fetch_and_add (&bv->wbytes, ret);
-            return 0;
-        }
-        if (op == TR_FILES_OP_READ)
-            nv.rbytes = ret;
-        else
-            nv.wbytes = ret;
-        if (bpf_map_update_elem (&bytes, &bk, &nv, BPF_NOEXIST) == 0)
-            name_file ((__u64)f, fk.dev, fk.ino);
-        else if ((bv = bpf_map_lookup_elem (&bytes, &bk))) {
-            __sync_fetch_and_add (&bv->rbytes, nv.rbytes);
-            __sync_fetch_and_add (&bv->wbytes, nv.wbytes);
-        }
-        return 0;
-    }
-    {
-        struct tr_fio_key k;
-        __u64 one = 1, *c;
-
-        __builtin_memset (&k, 0, sizeof (k));
-        k.slot = slot;
-        k.op = op;
-        k.err = (__s16)-ret;
-        k.dev = fk.dev;
-        k.ino = fk.ino;
-        bpf_get_current_comm (k.comm, sizeof (k.comm));
-        if ((c = bpf_map_lookup_elem (&io_errors, &k)))
-            __sync_fetch_and_add (c, 1);
-        else
-            bpf_map_update_elem (&io_errors, &k, &one, BPF_NOEXIST);
-        name_file ((__u64)f, fk.dev, fk.ino);
-    }
-    return 0;
+    return on_file_rw (slot, f, op, ret);
 }
 
 /* The current task's step slot, or -1: from its cache entry while that
