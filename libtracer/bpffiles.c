@@ -551,7 +551,7 @@ tr_files_t *tr_files_open (bool costly, tr_error_t *error)
                       "(doc/performance.md); sampling.ebpf: true uses it "
                       "anyway", strerror (-rc),
                       rc == -EPERM && geteuid () != 0 ? ", not root"
-                      : rc == -EPERM                  ? ", a kernel in lockdown?"
+                      : rc == -EPERM                  ? ", trampolines refused"
                                                       : "");
         free (f);
         errno = -rc;

@@ -606,6 +606,7 @@ static void print_tools (FILE *out, json_t *tools)
  * node.
  */
 static void print_merged (FILE *out,
+                          json_t *recs,
                           json_t *step,
                           json_t *notes,
                           const tr_stepsum_t *sum,
@@ -693,6 +694,26 @@ static void print_merged (FILE *out,
     json_array_foreach (rows, i, row)
     {
         print_node_row (out, step, row, notes);
+    }
+    /* what each node's record says beyond its figures: its files, the
+     * kernel's lines and whether it stalled, as a one-node step shows
+     * them
+     */
+    json_array_foreach (rows, i, row)
+    {
+        json_t *rec = json_array_get (recs, (size_t)ival (row, "index"));
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!rec || !(f = open_memstream (&text, &len)))
+            continue;
+        print_files (f, json_object_get (rec, "files"));
+        print_kernel (f, rec);
+        if (fclose (f) == 0 && len > 0)
+            fprintf (out, "    On %s:\n%s",
+                     str (json_object_get (rec, "identity"), "node"), text);
+        free (text);
     }
 }
 
@@ -1118,7 +1139,8 @@ static int job_view (FILE *out,
             }
         }
         else
-            print_merged (out, step, notes, have ? &sum : NULL, opts, vn);
+            print_merged (out, recs, step, notes, have ? &sum : NULL, opts,
+                          vn);
         prev = step;
     }
     print_notes (out, vn, opts);

@@ -202,6 +202,30 @@ test_expect_success 'tracer-report -j merges the step of both nodes' '
     test $(grep -c "signature valid" view.out) = 2
 '
 
+# The merged view shows what each node's record says beyond its figures,
+# as a one-node step does: here a real segfault (perl reads a C string at
+# address 8, which the kernel logs) on the second node only.
+test_expect_success 'the merged view shows a node'"'"'s kernel evidence under that node' '
+    srun -N2 --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2
+        if [ \$SLURM_NODEID = 1 ]; then
+            perl -e \"sleep 3; my \\\$x = unpack(q(p), pack(q(Q), 8))\"
+        fi; true" 2>segv.err &&
+    job=$(sed -n "s/^JOB=//p" segv.err | head -n1) &&
+    wait_records "$job" 2 &&
+    test "$(jq "[.[] | select(.identity.node == \"$n2\") | .events[] |
+        select(.kind == \"segfault\" and .tool == \"perl\")] | length" \
+        rec.json)" = 1 &&
+    test "$(jq "[.[] | select(.identity.node == \"$n1\") | .events // [] |
+        .[]] | length" rec.json)" = 0 &&
+    $REPORT -j "$job" >segv.view &&
+    cat segv.view &&
+    grep -q "^  Step 0 on 2 nodes (sh): COMPLETED" segv.view &&
+    sed -n "/^    On $n2:\$/,\$p" segv.view >segv.n2 &&
+    grep -q "^    Events: *1 from the kernel log" segv.n2 &&
+    grep -q "segfault perl\[[0-9]*\]" segv.n2 &&
+    ! grep -q "^    On $n1:" segv.view
+'
+
 # An srun inside a batch job carries the batch node's SLURMD_NODENAME in
 # its environment to every node: each record must still name its own.
 test_expect_success 'sbatch -N2 with an inner srun: each node named right' '
@@ -272,11 +296,12 @@ test_expect_success HYPARQUET 'a two-node, multi-step job exported for OpenDC an
 # A heterogeneous job: each component is a job of its own (S_JOB_ID),
 # and the records name the leader and the component.
 test_expect_success 'a heterogeneous job: records name leader and component' '
-    cat >het.sh <<-\EOF &&
+    # one component on each node (Slurm may put both on one otherwise)
+    cat >het.sh <<-EOF &&
 	#!/bin/sh
-	#SBATCH -N1 -n1 --mem=100M
+	#SBATCH -N1 -n1 --mem=100M -w $n1
 	#SBATCH hetjob
-	#SBATCH -N1 -n1 --mem=100M
+	#SBATCH -N1 -n1 --mem=100M -w $n2
 	srun --het-group=0,1 true
 	EOF
     sbatch --tracer --parsable het.sh >het.out &&
@@ -285,7 +310,7 @@ test_expect_success 'a heterogeneous job: records name leader and component' '
     cp rec.json comp1.json &&
     # -j of the leader is the whole het job, as with sacct
     wait_for "wait_record $lead && test \$(jq length rec.json) = 3" 30 &&
-    test "$(jq -r ".[].identity.job_id" rec.json | sort -u | tr "\n" " ")" \
+    test "$(jq -r ".[].identity.job_id" rec.json | sort -n -u | tr "\n" " ")" \
         = "$lead $((lead + 1)) " &&
     jq "[.[] | select(.identity.job_id == \"$lead\")]" rec.json >lead.json &&
     mv lead.json rec.json &&
