@@ -290,6 +290,12 @@ static const char css[] =
     "li.sev-warning .sev{color:var(--warn)}"
     "li.sev-info .sev{color:var(--info)}"
     ".evidence{display:block;font-size:.8rem;color:var(--mut)}\n"
+    ".record-evidence dl{display:grid;grid-template-columns:max-content 1fr;"
+    "gap:.1rem .8rem;margin:.3rem 0}"
+    ".record-evidence dt{font-weight:600}.record-evidence dd{margin:0}"
+    ".record-evidence ul{margin:.1rem 0;padding-left:1.2rem;"
+    "font-family:ui-monospace,monospace;font-size:.85rem}"
+    ".record-evidence h4{margin:.4rem 0 0}\n"
     "pre{overflow-x:auto;background:var(--grid);padding:.4rem .6rem;"
     "border-radius:.3rem}\n"
     ".charts{display:grid;grid-template-columns:repeat(auto-fill,"
@@ -751,6 +757,60 @@ static const char *evidence_value (char *buf,
     }
 }
 
+/* What each record of the step says beyond its figures (files, kernel
+ * events, no progress), as the text view says it (tr_report_evidence),
+ * under its node when the step ran on several.
+ */
+static void put_record_evidence (struct html *h, struct hstep *hs)
+{
+    json_t *rows = get (hs->step, "rows"), *row;
+    bool multi = json_array_size (rows) > 1;
+    size_t i;
+
+    json_array_foreach (rows, i, row)
+    {
+        json_t *rec = json_array_get (
+            h->recs, (size_t)json_integer_value (get (row, "index")));
+        json_t *ev = rec ? tr_report_evidence (rec) : NULL, *e, *it;
+        const char *node = jstr (get (rec, "identity"), "node");
+        size_t j, k;
+
+        if (json_array_size (ev) > 0) {
+            fputs ("<div class=\"record-evidence\" data-node=\"", h->out);
+            put_esc (h->out, node);
+            fputs ("\">", h->out);
+            if (multi) {
+                fputs ("<h4>On ", h->out);
+                put_esc (h->out, node);
+                fputs ("</h4>", h->out);
+            }
+            fputs ("<dl>\n", h->out);
+            json_array_foreach (ev, j, e)
+            {
+                json_t *items = get (e, "items");
+
+                fputs ("<dt>", h->out);
+                put_esc (h->out, jstr (e, "label"));
+                fputs ("</dt><dd>", h->out);
+                put_esc (h->out, jstr (e, "text"));
+                if (json_array_size (items) > 0) {
+                    fputs ("<ul>", h->out);
+                    json_array_foreach (items, k, it)
+                    {
+                        fputs ("<li>", h->out);
+                        put_esc (h->out, json_string_value (it));
+                        fputs ("</li>", h->out);
+                    }
+                    fputs ("</ul>", h->out);
+                }
+                fputs ("</dd>\n", h->out);
+            }
+            fputs ("</dl></div>\n", h->out);
+        }
+        json_decref (ev);
+    }
+}
+
 static void put_findings (struct html *h, struct hstep *hs)
 {
     FILE *out = h->out;
@@ -775,6 +835,7 @@ static void put_findings (struct html *h, struct hstep *hs)
         }
         fputs ("</p>\n", out);
     }
+    put_record_evidence (h, hs);
     fputs ("<ul class=\"findings\">\n", out);
     json_array_foreach (hs->findings, i, f)
     {
@@ -2578,7 +2639,8 @@ static void put_running (FILE *out, json_t *view)
            "<tr><th>Job</th><th>Process</th><th>Node</th>"
            "<th class=\"num\">Elapsed</th><th class=\"num\">CPU eff.</th>"
            "<th class=\"num\">Memory peak</th><th class=\"num\">Requested"
-           "</th><th class=\"num\">Figures age</th></tr>\n",
+           "</th><th>Progress</th><th class=\"num\">Figures age</th>"
+           "</tr>\n",
            out);
     json_array_foreach (get (view, "running"), i, id)
     {
@@ -2601,6 +2663,13 @@ static void put_running (FILE *out, json_t *view)
                  fmt (b, sizeof (b), F_BYTES, jnum (t, "mem_peak_bytes")));
         fprintf (out, "<td class=\"num\">%s</td>",
                  fmt (b, sizeof (b), F_BYTES, jnum (t, "req_mem_bytes")));
+        /* no progress, as the text view says it (a task's stalled_s) */
+        if (known (jnum (t, "stalled_s")))
+            fprintf (out, "<td><span class=\"state state-warn\">STALLED for "
+                          "%s</span></td>",
+                     fmt (b, sizeof (b), F_DUR, jnum (t, "stalled_s")));
+        else
+            fprintf (out, "<td>%s</td>", l ? "moving" : unknown);
         fprintf (out, "<td class=\"num\">%s%s</td></tr>\n",
                  l ? fmt (b, sizeof (b), F_DUR, jnum (l, "age_s")) : unknown,
                  json_is_true (get (l, "stale")) ? " (stale)" : "");

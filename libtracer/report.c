@@ -31,6 +31,7 @@
 #include "record.h"
 #include "report.h"
 #include "stepsum.h"
+#include "strbuf.h"
 #include "tools.h"
 #include "when.h"
 
@@ -147,7 +148,7 @@ static void print_nodes (FILE *out, json_t *step)
 static void print_io (FILE *out, json_t *io, long long nodes);
 static void print_network (FILE *out, json_t *net, struct view_notes *vn);
 static void print_tools (FILE *out, json_t *tools);
-static void print_files (FILE *out, json_t *files);
+static void print_evidence (FILE *out, json_t *rec);
 
 /* The lines every step gets from its summary: stalls, GPUs, the
  * diagnosis and what to request next time.
@@ -233,49 +234,82 @@ static void print_outcome (FILE *out, const char *state, json_t *o)
         fprintf (out, ", exit code %s", b);
 }
 
+/* An evidence entry {"label", "text", "items"} appended to arr. */
+static int evidence_add (json_t *arr, const char *lab, const char *text,
+                         json_t *items)
+{
+    json_t *e = json_pack ("{s:s s:s s:o}", "label", lab, "text", text,
+                           "items", items ? items : json_array ());
+
+    return e ? json_array_append_new (arr, e) : -1;
+}
+
 /* Kernel evidence (record "events") and no progress ("progress"). */
-static void print_kernel (FILE *out, json_t *rec)
+static int evidence_kernel (json_t *arr, json_t *rec)
 {
     json_t *events = json_object_get (rec, "events"), *e;
-    json_t *pg = json_object_get (rec, "progress"), *p;
-    char b[32];
+    json_t *pg = json_object_get (rec, "progress"), *p, *items;
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    char b[32], text[160];
     size_t i;
+    int rc = 0;
 
     if (json_array_size (events) > 0) {
-        label (out, 4, "Events");
-        fprintf (out, "%zu from the kernel log\n", json_array_size (events));
-    }
-    json_array_foreach (events, i, e) {
-        time_t t = (time_t)(num (e, "t_unix_ms") / 1000);
-        struct tm tm;
-        char when[32] = "-";
-        if (localtime_r (&t, &tm))
-            strftime (when, sizeof (when), "%H:%M:%S", &tm);
-        fprintf (out, "      %s %s%s", when, str (e, "kind"),
-                 !strcmp (str (e, "scope"), "node") ? " (node-wide)" : "");
-        if (has (e, "tool") || has (e, "pid"))
-            fprintf (out, " %s[%lld]", str (e, "tool"), ival (e, "pid"));
-        if (has (e, "rss_bytes"))
-            fprintf (out, " RSS %s",
-                     tr_report_bytes (b, sizeof (b), num (e, "rss_bytes")));
-        if (has (e, "device"))
-            fprintf (out, " %s", str (e, "device"));
-        fprintf (out, ": %s\n", str (e, "text"));
+        if (!(items = json_array ()))
+            return -1;
+        json_array_foreach (events, i, e) {
+            time_t t = (time_t)(num (e, "t_unix_ms") / 1000);
+            struct tm tm;
+            char when[32] = "-";
+            if (localtime_r (&t, &tm))
+                strftime (when, sizeof (when), "%H:%M:%S", &tm);
+            tr_strbuf_reset (&sb);
+            rc |= tr_strbuf_printf (&sb, "%s %s%s", when, str (e, "kind"),
+                                    !strcmp (str (e, "scope"), "node")
+                                        ? " (node-wide)"
+                                        : "");
+            if (has (e, "tool") || has (e, "pid"))
+                rc |= tr_strbuf_printf (&sb, " %s[%lld]", str (e, "tool"),
+                                        ival (e, "pid"));
+            if (has (e, "rss_bytes"))
+                rc |= tr_strbuf_printf (
+                    &sb, " RSS %s",
+                    tr_report_bytes (b, sizeof (b), num (e, "rss_bytes")));
+            if (has (e, "device"))
+                rc |= tr_strbuf_printf (&sb, " %s", str (e, "device"));
+            rc |= tr_strbuf_printf (&sb, ": %s", str (e, "text"));
+            rc |= json_array_append_new (items,
+                                        json_string (tr_strbuf_str (&sb)));
+        }
+        snprintf (text, sizeof (text), "%zu from the kernel log",
+                  json_array_size (events));
+        rc |= evidence_add (arr, "Events", text, items);
     }
     if (json_is_true (json_object_get (pg, "stalled"))) {
-        label (out, 4, "Progress");
-        fprintf (out, "STALLED for %s (no CPU and no I/O)\n",
-                 tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
-        json_array_foreach (json_object_get (pg, "processes"), i, p)
-            fprintf (out, "      %s[%lld] state %s in %s\n", str (p, "tool"),
-                     ival (p, "pid"), str (p, "state"),
-                     has (p, "wchan") ? str (p, "wchan") : "-");
+        if (!(items = json_array ())) {
+            tr_strbuf_free (&sb);
+            return -1;
+        }
+        json_array_foreach (json_object_get (pg, "processes"), i, p) {
+            tr_strbuf_reset (&sb);
+            rc |= tr_strbuf_printf (&sb, "%s[%lld] state %s in %s",
+                                    str (p, "tool"), ival (p, "pid"),
+                                    str (p, "state"),
+                                    has (p, "wchan") ? str (p, "wchan") : "-");
+            rc |= json_array_append_new (items,
+                                        json_string (tr_strbuf_str (&sb)));
+        }
+        snprintf (text, sizeof (text), "STALLED for %s (no CPU and no I/O)",
+                  tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
+        rc |= evidence_add (arr, "Progress", text, items);
     }
     else if (has (pg, "stalled_s")) {
-        label (out, 4, "Progress");
-        fprintf (out, "stalled for %s, then went on\n",
-                 tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
+        snprintf (text, sizeof (text), "stalled for %s, then went on",
+                  tr_when_duration (b, sizeof (b), num (pg, "stalled_s")));
+        rc |= evidence_add (arr, "Progress", text, NULL);
     }
+    tr_strbuf_free (&sb);
+    return rc ? -1 : 0;
 }
 
 /* "Cause: CLASS: evidence" of a step that did not complete. */
@@ -361,8 +395,7 @@ static void print_step (FILE *out,
         print_network (out, json_object_get (step, "network"), vn);
         print_tools (out, json_object_get (step, "tools"));
     }
-    print_files (out, json_object_get (rec, "files"));
-    print_kernel (out, rec);
+    print_evidence (out, rec);
     if (stepsum)
         print_summary_lines (out, stepsum, opts);
     if (note && *note) {
@@ -371,68 +404,111 @@ static void print_step (FILE *out,
     }
 }
 
-/* The eBPF file evidence (the record's files member): failed opens and
- * I/O errors (the first VIEW_FILES of each), the files most read and
- * written with their share of the step's bytes.  Nothing where the
- * record has none.
+/* The eBPF file evidence: failed opens and I/O errors (the first
+ * VIEW_FILES of each), the files most read and written with their share
+ * of the step's bytes.
  */
 #define VIEW_FILES 4
 
-static void print_file_errors (FILE *out, json_t *arr, bool io,
-                               const char *name)
+static int evidence_file_errors (json_t *arr, json_t *errs, bool io,
+                                 const char *name)
 {
-    size_t n = json_array_size (arr);
+    size_t n = json_array_size (errs);
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    int rc = 0;
 
+    if (!n)
+        return 0;
     for (size_t i = 0; i < n && i < VIEW_FILES; i++) {
-        json_t *e = json_array_get (arr, i);
-        if (i == 0)
-            label (out, 4, name);
-        fprintf (out, "%s", i ? "; " : "");
+        json_t *e = json_array_get (errs, i);
+        rc |= tr_strbuf_puts (&sb, i ? "; " : "");
         if (io)
-            fprintf (out, "%s ", str (e, "op"));
-        fprintf (out, "%s (%s) by %s", has (e, "path") ? str (e, "path")
-                                                       : "(unknown file)",
-                 str (e, "errno"), str (e, "tool"));
+            rc |= tr_strbuf_printf (&sb, "%s ", str (e, "op"));
+        rc |= tr_strbuf_printf (&sb, "%s (%s) by %s",
+                                has (e, "path") ? str (e, "path")
+                                                : "(unknown file)",
+                                str (e, "errno"), str (e, "tool"));
         if (ival (e, "count") > 1)
-            fprintf (out, " x%lld", ival (e, "count"));
+            rc |= tr_strbuf_printf (&sb, " x%lld", ival (e, "count"));
     }
     if (n > VIEW_FILES)
-        fprintf (out, ", and %zu more", n - VIEW_FILES);
-    if (n)
-        fprintf (out, "\n");
+        rc |= tr_strbuf_printf (&sb, ", and %zu more", n - VIEW_FILES);
+    rc |= evidence_add (arr, name, tr_strbuf_str (&sb), NULL);
+    tr_strbuf_free (&sb);
+    return rc ? -1 : 0;
 }
 
-static void print_file_bytes (FILE *out, json_t *arr, double total,
-                              const char *name)
+static int evidence_file_bytes (json_t *arr, json_t *files, double total,
+                                const char *name)
 {
-    size_t n = json_array_size (arr);
+    size_t n = json_array_size (files);
+    tr_strbuf_t sb = TR_STRBUF_INIT;
     char b[32];
+    int rc = 0;
 
+    if (!n)
+        return 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get (arr, i);
-        if (i == 0)
-            label (out, 4, name);
-        fprintf (out, "%s%s %s", i ? ", " : "", str (e, "path"),
-                 tr_report_bytes (b, sizeof (b), num (e, "bytes")));
+        json_t *e = json_array_get (files, i);
+        rc |= tr_strbuf_printf (&sb, "%s%s %s", i ? ", " : "",
+                                str (e, "path"),
+                                tr_report_bytes (b, sizeof (b),
+                                                 num (e, "bytes")));
         if (total > 0)
-            fprintf (out, " (%.0f%%)", 100.0 * num (e, "bytes") / total);
+            rc |= tr_strbuf_printf (&sb, " (%.0f%%)",
+                                    100.0 * num (e, "bytes") / total);
     }
-    if (n)
-        fprintf (out, "\n");
+    rc |= evidence_add (arr, name, tr_strbuf_str (&sb), NULL);
+    tr_strbuf_free (&sb);
+    return rc ? -1 : 0;
 }
 
-static void print_files (FILE *out, json_t *files)
+/* The eBPF file evidence (the record's files member). */
+static int evidence_files (json_t *arr, json_t *files)
 {
     if (!files || strcmp (str (files, "source"), "ebpf"))
-        return;
-    print_file_errors (out, json_object_get (files, "failed_opens"), false,
-                       "Failed opens");
-    print_file_errors (out, json_object_get (files, "io_errors"), true,
-                       "I/O errors");
-    print_file_bytes (out, json_object_get (files, "top_read"),
-                      num (files, "read_bytes"), "Most read");
-    print_file_bytes (out, json_object_get (files, "top_written"),
-                      num (files, "written_bytes"), "Most written");
+        return 0;
+    if (evidence_file_errors (arr, json_object_get (files, "failed_opens"),
+                              false, "Failed opens") < 0
+        || evidence_file_errors (arr, json_object_get (files, "io_errors"),
+                                 true, "I/O errors") < 0
+        || evidence_file_bytes (arr, json_object_get (files, "top_read"),
+                                num (files, "read_bytes"), "Most read") < 0
+        || evidence_file_bytes (arr, json_object_get (files, "top_written"),
+                                num (files, "written_bytes"), "Most written")
+               < 0)
+        return -1;
+    return 0;
+}
+
+json_t *tr_report_evidence (json_t *rec)
+{
+    json_t *arr = json_array ();
+
+    if (!arr || evidence_files (arr, json_object_get (rec, "files")) < 0
+        || evidence_kernel (arr, rec) < 0) {
+        json_decref (arr);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return arr;
+}
+
+/* The record's evidence as the job view writes it: "Label: text", then
+ * an item per line below it.
+ */
+static void print_evidence (FILE *out, json_t *rec)
+{
+    json_t *arr = tr_report_evidence (rec), *e, *it;
+    size_t i, j;
+
+    json_array_foreach (arr, i, e) {
+        label (out, 4, str (e, "label"));
+        fprintf (out, "%s\n", str (e, "text"));
+        json_array_foreach (json_object_get (e, "items"), j, it)
+            fprintf (out, "      %s\n", json_string_value (it));
+    }
+    json_decref (arr);
 }
 
 /* The note of the record at index idx of the caller's array, or NULL. */
@@ -708,8 +784,7 @@ static void print_merged (FILE *out,
 
         if (!rec || !(f = open_memstream (&text, &len)))
             continue;
-        print_files (f, json_object_get (rec, "files"));
-        print_kernel (f, rec);
+        print_evidence (f, rec);
         if (fclose (f) == 0 && len > 0)
             fprintf (out, "    On %s:\n%s",
                      str (json_object_get (rec, "identity"), "node"), text);

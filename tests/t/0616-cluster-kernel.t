@@ -156,6 +156,9 @@ test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, 
     $REPORT -j $job >f.view &&
     grep -q "STALLED for" f.view &&
     grep -q "^    Cause: *stalled" f.view &&
+    # the page says it as the text view does
+    $REPORT -j $job --html >f.html &&
+    grep -q "<dt>Progress</dt><dd>STALLED for 00:00:[0-9][0-9] (no CPU and no I/O)<ul>.*<li>cat\[[0-9]*\] state S in [a-z_]*pipe_read</li>" f.html &&
     # one notice per step, however long it stayed stalled
     test "$($PARTS $MBOX $job m2.$job)" = 1
 '

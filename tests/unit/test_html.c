@@ -28,6 +28,7 @@
 
 #include "html.h"
 #include "record.h"
+#include "report.h"
 #include "stepsum.h"
 
 #define BASIC TEST_SRCDIR "/fixtures/records/basic.json"
@@ -403,6 +404,78 @@ static void test_two_nodes (void **state)
     recs = basic_recs ();
     html = render (recs, NULL, &fixed_time);
     assert_null (strstr (html, "<table class=\"nodes\">"));
+    free (html);
+    json_decref (recs);
+}
+
+/* What a record says beyond its figures (files, kernel events, no
+ * progress) is on the page as the text view says it, under its node
+ * when the step ran on two, hostile names escaped.
+ */
+static const char *evidence_b =
+    "{'identity': {'node': 'node2', 'node_index': 1},"
+    " 'events': [{'kind': 'segfault', 'scope': 'step', 't_unix_ms':"
+    "  1767225600000, 'tool': '<img onerror=x>', 'pid': 42,"
+    "  'text': 'segfault at 8 ip 1 sp 2 error 4'}],"
+    " 'progress': {'stalled': true, 'stalled_s': 300,"
+    "  'since_unix_ms': 1767225300000, 'processes': [{'tool': 'cat',"
+    "  'pid': 7, 'state': 'S', 'wchan': 'anon_pipe_read'}]},"
+    " 'files': {'source': 'ebpf', 'read_bytes': 100, 'written_bytes': 0,"
+    "  'failed_opens': [{'path': '/ref/hg38.fa', 'errno': 'ENOENT',"
+    "  'tool': 'STAR', 'count': 3}], 'io_errors': [],"
+    "  'top_read': [{'path': '/data/in.bam', 'bytes': 100}],"
+    "  'top_written': []}}";
+
+static void test_record_evidence (void **state)
+{
+    json_t *recs = recs_of (node_a, NULL), *b, *ev, *e;
+    char *html, *div, *text = NULL;
+    size_t len = 0, i;
+    FILE *f;
+
+    (void)state;
+    b = rec_with (node_b, true);
+    e = rec_with (evidence_b, true);
+    for (const char *k = "events\0progress\0files\0"; *k; k += strlen (k) + 1)
+        assert_int_equal (json_object_set (b, k, json_object_get (e, k)), 0);
+    json_decref (e);
+    assert_int_equal (json_array_append_new (recs, b), 0);
+    html = render (recs, NULL, &fixed_time);
+    assert_well_formed (html);
+    /* none for node1, which has nothing to say */
+    assert_null (strstr (html, "class=\"record-evidence\" data-node=\"node1\""));
+    div = slice (html, "<div class=\"record-evidence\" data-node=\"node2\">",
+                 "</div>");
+    assert_non_null (strstr (div, "<h4>On node2</h4>"));
+    assert_non_null (strstr (div, "<dt>Failed opens</dt><dd>/ref/hg38.fa "
+                                  "(ENOENT) by STAR x3</dd>"));
+    assert_non_null (strstr (div, "<dt>Most read</dt><dd>/data/in.bam "
+                                  "100 B (100%)</dd>"));
+    assert_non_null (strstr (div, "<dt>Events</dt><dd>1 from the kernel "
+                                  "log<ul><li>"));
+    assert_non_null (strstr (div, " segfault &lt;img onerror=x&gt;[42]: "
+                                  "segfault at 8 ip 1 sp 2 error 4</li>"));
+    assert_non_null (strstr (div, "<dt>Progress</dt><dd>STALLED for "
+                                  "00:05:00 (no CPU and no I/O)<ul><li>"
+                                  "cat[7] state S in anon_pipe_read</li>"));
+    assert_null (strstr (html, "<img"));
+
+    /* the text view says the same, entry for entry */
+    ev = tr_report_evidence (b);
+    assert_int_equal (json_array_size (ev), 4);
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_report_job_view (f, recs, NULL), 0);
+    assert_int_equal (fclose (f), 0);
+    json_array_foreach (ev, i, e) {
+        const char *t = json_string_value (json_object_get (e, "text"));
+        assert_non_null (strstr (text, t));
+        assert_non_null (strstr (div, t) ? strstr (div, t)
+                                         : strstr (html, t));
+    }
+    assert_non_null (strstr (text, "    On node2:\n"));
+    json_decref (ev);
+    free (text);
+    free (div);
     free (html);
     json_decref (recs);
 }
@@ -843,6 +916,7 @@ int main (void)
         cmocka_unit_test (test_missing_metrics),
         cmocka_unit_test (test_dots_and_gaps),
         cmocka_unit_test (test_two_nodes),
+        cmocka_unit_test (test_record_evidence),
         cmocka_unit_test (test_hostile),
         cmocka_unit_test (test_array_ids),
         cmocka_unit_test (test_no_nan),

@@ -465,6 +465,10 @@ static void test_run_view (void **state)
     assert_non_null (strstr (buf, "<h2>Running now</h2>"));
     assert_non_null (strstr (buf, "<td>8</td><td>align</td><td>n2</td>"));
     assert_non_null (strstr (buf, "(stale)"));
+    /* the stalled task says so, as the text does; the other moves */
+    assert_non_null (strstr (buf, "<span class=\"state state-warn\">STALLED "
+                                  "for 00:12:05</span>"));
+    assert_int_equal (strstr (buf, "<td>moving</td>") != NULL, 1);
     free (buf);
     json_decref (view);
 }
