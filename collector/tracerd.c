@@ -2911,12 +2911,52 @@ out:
 static struct {
     char *msg[MAIL_QUEUE_MAX];
     size_t len[MAIL_QUEUE_MAX];
-    char to[MAIL_QUEUE_MAX][320];
+    char to[MAIL_QUEUE_MAX][336]; /* user (64) @ mail.domain (256) */
     char step[MAIL_QUEUE_MAX][64];
     int n;
     pid_t pid;           /* the mailer, or -1 */
     unsigned long dropped;
 } mq = { .pid = -1 };
+
+/* The job a step belongs to, for telling its steps on this node: the
+ * leader of a heterogeneous job, else its own job, with its cluster.
+ */
+static bool same_job (json_t *a, json_t *b)
+{
+    const char *ja = json_string_value (json_object_get (a, "het_job_id"));
+    const char *jb = json_string_value (json_object_get (b, "het_job_id"));
+    const char *ca = json_string_value (json_object_get (a, "cluster"));
+    const char *cb = json_string_value (json_object_get (b, "cluster"));
+
+    if (!ja)
+        ja = json_string_value (json_object_get (a, "job_id"));
+    if (!jb)
+        jb = json_string_value (json_object_get (b, "job_id"));
+    return ja && jb && ca && cb && !strcmp (ja, jb) && !strcmp (ca, cb);
+}
+
+/* A step of a job whose other steps here moved is not stalled: a batch
+ * script waiting for its srun steps is as busy as they are.  Looked at
+ * only once the step's own processes have made no progress for
+ * sampling.stall_after.
+ */
+static void job_progress (struct active *a)
+{
+    json_t *id;
+    double t;
+    int64_t ms;
+
+    if (!tr_step_stalled (a->step, NULL))
+        return;
+    id = tr_step_identity (a->step);
+    for (int i = 0; i < d.nsteps; i++) {
+        struct active *b = &d.steps[i];
+
+        if (b != a && same_job (id, tr_step_identity (b->step))
+            && tr_step_last_progress (b->step, &t, &ms))
+            tr_step_progress_touch (a->step, t, ms);
+    }
+}
 
 static void stall_notice (struct active *a)
 {
@@ -3065,6 +3105,7 @@ static double sample_due (double now)
             else {
                 if (!a->seen && tr_step_npids (a->step) > 0)
                     a->seen = true;
+                job_progress (a);
                 stall_notice (a);
             }
             a->next = now + tr_step_interval (a->step);
@@ -3743,6 +3784,11 @@ int main (int argc, char **argv)
         close (pend.reservefd);
     if (pend.dirfd >= 0)
         close (pend.dirfd);
+    if (mq.n > 0)
+        logmsg (LOG_WARNING, "%d stall notice%s not sent: tracerd is "
+                "stopping", mq.n, mq.n == 1 ? "" : "s");
+    for (int i = 0; i < mq.n; i++)
+        free (mq.msg[i]);
     if (fwd.pid > 0) {
         logmsg (LOG_NOTICE, "the forwarder (pid %d) is still writing to the "
                 "store; it finishes on its own", (int)fwd.pid);

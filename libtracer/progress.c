@@ -22,8 +22,8 @@ bool tr_progress_feed (struct tr_progress *p, double t_mono, int64_t t_unix_ms,
         p->have = true;
         p->cpu_s = cpu_s;
         p->io_bytes = io_bytes;
-        p->last_mono = p->since_mono = t_mono;
-        p->since_unix_ms = t_unix_ms;
+        p->last_mono = p->since_mono = p->moved_mono = t_mono;
+        p->since_unix_ms = p->moved_unix_ms = t_unix_ms;
         return false;
     }
     /* counters that went back (a restart, a process's counters gone
@@ -49,9 +49,41 @@ bool tr_progress_feed (struct tr_progress *p, double t_mono, int64_t t_unix_ms,
     }
     p->cpu_s = cpu_s;
     p->io_bytes = io_bytes;
+    p->since_mono = p->moved_mono = t_mono;
+    p->since_unix_ms = p->moved_unix_ms = t_unix_ms;
+    return false;
+}
+
+void tr_progress_touch (struct tr_progress *p, double t_mono,
+                        int64_t t_unix_ms)
+{
+    if (!p->have || !(t_mono > p->since_mono))
+        return;
+    if (t_mono > p->last_mono) {
+        t_unix_ms -= (int64_t)((t_mono - p->last_mono) * 1000.0);
+        t_mono = p->last_mono;
+    }
     p->since_mono = t_mono;
     p->since_unix_ms = t_unix_ms;
+}
+
+bool tr_progress_launcher (const char *tool)
+{
+    static const char *const launchers[] = {
+        "srun",    "mpirun",  "mpiexec", "mpiexec.hydra",
+        "orterun", "prterun", NULL,
+    };
+
+    for (size_t i = 0; tool && launchers[i]; i++)
+        if (!strcmp (tool, launchers[i]))
+            return true;
     return false;
+}
+
+bool tr_progress_applies (const char *step_id)
+{
+    return !step_id
+           || (strcmp (step_id, "extern") && strcmp (step_id, "interactive"));
 }
 
 double tr_progress_idle_s (const struct tr_progress *p)

@@ -36,6 +36,11 @@ struct tr_progress {
     double last_mono;         /* the last reading */
     double since_mono;        /* the start of the current stretch */
     int64_t since_unix_ms;
+    /* the last reading that saw the step's own processes move (a touch
+     * from elsewhere leaves it): what other steps of its job are told
+     */
+    double moved_mono;
+    int64_t moved_unix_ms;
     /* the last stretch that reached the threshold, 0 if none */
     double stall_s;
     int64_t stall_since_unix_ms;
@@ -48,6 +53,30 @@ struct tr_progress {
  */
 bool tr_progress_feed (struct tr_progress *p, double t_mono, int64_t t_unix_ms,
                        double cpu_s, uint64_t io_bytes, double after_s);
+
+/* Progress seen elsewhere at t_mono (t_unix_ms): another step of the
+ * same job on this node moved, or the step's processes wait on a
+ * launcher (tr_progress_launcher) whose work runs elsewhere.  The
+ * current stretch without progress starts again there when that is
+ * later than its start (never later than the last reading); the
+ * stretch is no stall.
+ */
+void tr_progress_touch (struct tr_progress *p, double t_mono,
+                        int64_t t_unix_ms);
+
+/* Whether a process named tool (its comm) launches work that runs in
+ * another step or on other nodes and waits for it: Slurm's srun client
+ * and the MPI launchers (mpirun, mpiexec, mpiexec.hydra, orterun,
+ * prterun).  A step that holds one waits on that work: its own
+ * processes being idle is no stall.
+ */
+bool tr_progress_launcher (const char *tool);
+
+/* Whether the step step_id ever stalls: not Slurm's extern step (it
+ * only holds the job's allocation, idle by design) nor its interactive
+ * step (a shell waiting for its user).
+ */
+bool tr_progress_applies (const char *step_id);
 
 /* Seconds the step has made no progress as of its last reading. */
 double tr_progress_idle_s (const struct tr_progress *p);

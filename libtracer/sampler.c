@@ -2284,6 +2284,21 @@ static void progress_reading (tr_step_t *step, double t)
         || tr_fsroot_path (procdir, sizeof (procdir), "/proc") < 0)
         return;
     if ((procs = tr_progress_procs (procdir, step->pids, step->npids))) {
+        json_t *p;
+        size_t i;
+
+        /* a launcher waits for work that runs in another step or on
+         * other nodes: that work is judged by its own step
+         */
+        json_array_foreach (procs, i, p)
+            if (tr_progress_launcher (
+                    json_string_value (json_object_get (p, "tool")))) {
+                json_decref (procs);
+                tr_progress_touch (&step->progress, t, now_ms ());
+                json_decref (step->stall_procs);
+                step->stall_procs = NULL;
+                return;
+            }
         json_decref (step->stall_procs);
         step->stall_procs = procs;
     }
@@ -2291,7 +2306,31 @@ static void progress_reading (tr_step_t *step, double t)
 
 void tr_step_set_stall_after (tr_step_t *step, double seconds)
 {
-    step->stall_after_s = seconds > 0 ? seconds : 0;
+    const char *id = json_string_value (
+        json_object_get (step->identity, "step_id"));
+
+    step->stall_after_s = seconds > 0 && tr_progress_applies (id) ? seconds
+                                                                  : 0;
+}
+
+bool tr_step_last_progress (tr_step_t *step, double *t_mono,
+                            int64_t *t_unix_ms)
+{
+    if (step->stall_after_s <= 0 || !step->progress.have)
+        return false;
+    *t_mono = step->progress.moved_mono;
+    *t_unix_ms = step->progress.moved_unix_ms;
+    return true;
+}
+
+void tr_step_progress_touch (tr_step_t *step, double t_mono,
+                             int64_t t_unix_ms)
+{
+    tr_progress_touch (&step->progress, t_mono, t_unix_ms);
+    if (!tr_progress_stalled (&step->progress, step->stall_after_s)) {
+        json_decref (step->stall_procs);
+        step->stall_procs = NULL;
+    }
 }
 
 bool tr_step_stalled (tr_step_t *step, double *idle_s)

@@ -237,12 +237,29 @@ const char *tr_step_id_str (tr_step_t *step, const char *key);
 
 bool tr_step_finished (tr_step_t *step);
 
-/* No progress: the threshold (sampling.stall_after, 0 = off), and
+/* No progress: the threshold (sampling.stall_after, 0 = off; an extern
+ * or interactive step is never watched, tr_progress_applies), and
  * whether the step is stalled as of its last reading (with the seconds
  * it has made no progress in *idle_s).
  */
 void tr_step_set_stall_after (tr_step_t *step, double seconds);
 bool tr_step_stalled (tr_step_t *step, double *idle_s);
+
+/* When the step's own processes last made progress (CLOCK_MONOTONIC
+ * seconds and Unix ms; not progress it was told of, so that two steps
+ * never keep each other going): false when it is not watched
+ * (sampling.stall_after 0, an extern or interactive step) or has no
+ * reading yet.
+ */
+bool tr_step_last_progress (tr_step_t *step, double *t_mono,
+                            int64_t *t_unix_ms);
+
+/* Another step of the same job on this node made progress at t_mono
+ * (tr_step_last_progress): this step's stretch without progress starts
+ * again there (tr_progress_touch).
+ */
+void tr_step_progress_touch (tr_step_t *step, double t_mono,
+                             int64_t t_unix_ms);
 
 /* Kernel evidence (kmsg.h).  Whether ev concerns the step: the cgroup
  * the kernel named for an OOM victim is the step's or below it, or the

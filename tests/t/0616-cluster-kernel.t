@@ -163,6 +163,44 @@ test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, 
     test "$($PARTS $MBOX $job m2.$job)" = 1
 '
 
+# A batch script waiting for its srun step uses no CPU and moves no I/O
+# of its own: it is as busy as that step (another step of the job here
+# moved), and while it waits on an srun client it is never stalled by
+# itself: a stalled srun step is that step's stall, not the script's.
+test_expect_success 'a batch script waiting for its srun steps is not stalled; a stalled srun step is, alone' '
+    jobs=$(cat jobs.dir) &&
+    runuser -u tracertest -- sbatch --tracer --parsable -t 5 \
+        --chdir="$jobs" --wrap "srun perl -e \"1 while time < \\\$^T + 16\"" \
+        >busy.job &&
+    job=$(cat busy.job) &&
+    wait_for "wait_record $job && test \$(jq length rec.json) = 2" 90 &&
+    jq -e ".[] | select(.identity.step_id == \"batch\") |
+        .progress.stalled == false and (.progress | has(\"stalled_s\") | not)" \
+        rec.json &&
+    jq -e ".[] | select(.identity.step_id == \"0\") |
+        .progress.stalled == false" rec.json &&
+    test "$($PARTS $MBOX $job m.$job)" = 0 &&
+    runuser -u tracertest -- sbatch --tracer --parsable -t 5 \
+        --chdir="$jobs" --wrap "srun sh -c \"rm -f fifo.\\\$\\\$
+            mkfifo fifo.\\\$\\\$ && { sleep 600 >fifo.\\\$\\\$ & exec cat fifo.\\\$\\\$; }\"" \
+        >stuck.job &&
+    job=$(cat stuck.job) &&
+    wait_for "$REPORT --live -j $job 2>/dev/null | grep -q STALLED" 60 &&
+    sleep 6 &&
+    $REPORT --live -j $job >stuck.live &&
+    cat stuck.live &&
+    test "$(grep -c STALLED stuck.live)" = 1 &&
+    wait_for "test \$($PARTS $MBOX $job m.$job) -ge 1" 30 &&
+    scancel $job &&
+    wait_for "wait_record $job && test \$(jq length rec.json) = 2" 90 &&
+    jq -e ".[] | select(.identity.step_id == \"0\") |
+        .progress.stalled == true" rec.json &&
+    jq -e ".[] | select(.identity.step_id == \"batch\") |
+        .progress.stalled == false" rec.json &&
+    test "$($PARTS $MBOX $job m.$job)" = 1 &&
+    grep "^Subject: tracer: job $job step 0 on " m.$job.1.headers
+'
+
 test_expect_success 'a busy step is not stalled' '
     srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2
         exec perl -e \"1 while time < \\\$^T + 14\"" 2>b.err &&

@@ -104,6 +104,61 @@ static void test_never (void **state)
     json_decref (procs);
 }
 
+/* Progress seen elsewhere (another step of the job, work a launcher
+ * waits for) starts the stretch again; never before it, never after
+ * the last reading, and it records no stall.
+ */
+static void test_touch (void **state)
+{
+    struct tr_progress p = { 0 };
+    json_t *o;
+
+    (void)state;
+    tr_progress_touch (&p, 50, 50000); /* nothing read yet: nothing */
+    assert_false (p.have);
+    assert_false (tr_progress_feed (&p, 0, 0, 0, 0, 30));
+    for (int t = 10; t <= 40; t += 10)
+        assert_true (tr_progress_feed (&p, t, t * 1000, 0, 0, 30));
+    assert_true (tr_progress_stalled (&p, 30));
+    tr_progress_touch (&p, 35, 35000);
+    assert_true (tr_progress_idle_s (&p) == 5);
+    assert_false (tr_progress_stalled (&p, 30));
+    /* earlier than the stretch's start: nothing */
+    tr_progress_touch (&p, 20, 20000);
+    assert_true (tr_progress_idle_s (&p) == 5);
+    /* later than the last reading: the last reading */
+    tr_progress_touch (&p, 99, 99000);
+    assert_true (tr_progress_idle_s (&p) == 0);
+    o = tr_progress_json (&p, 30, NULL);
+    assert_true (json_is_false (json_object_get (o, "stalled")));
+    assert_null (json_object_get (o, "stalled_s"));
+    json_decref (o);
+    /* what the step's own processes did last is left as it was */
+    assert_true (p.moved_mono == 0);
+    assert_int_equal (p.moved_unix_ms, 0);
+    /* from there on, 30 s without progress is a stall again */
+    assert_true (tr_progress_feed (&p, 70, 70000, 0, 0, 30));
+    assert_true (tr_progress_stalled (&p, 30));
+    assert_int_equal (p.since_unix_ms, 40000);
+}
+
+static void test_launcher_applies (void **state)
+{
+    (void)state;
+    assert_true (tr_progress_launcher ("srun"));
+    assert_true (tr_progress_launcher ("mpirun"));
+    assert_true (tr_progress_launcher ("mpiexec.hydra"));
+    assert_false (tr_progress_launcher ("cat"));
+    assert_false (tr_progress_launcher ("srunx"));
+    assert_false (tr_progress_launcher (""));
+    assert_false (tr_progress_launcher (NULL));
+    assert_false (tr_progress_applies ("extern"));
+    assert_false (tr_progress_applies ("interactive"));
+    assert_true (tr_progress_applies ("batch"));
+    assert_true (tr_progress_applies ("0"));
+    assert_true (tr_progress_applies (NULL));
+}
+
 static void test_parse_stat (void **state)
 {
     char st[2], comm[16];
@@ -180,6 +235,8 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_stall),
         cmocka_unit_test (test_never),
+        cmocka_unit_test (test_touch),
+        cmocka_unit_test (test_launcher_applies),
         cmocka_unit_test (test_parse_stat),
         cmocka_unit_test (test_procs),
     };
