@@ -2294,9 +2294,7 @@ static void progress_reading (tr_step_t *step, double t)
             if (tr_progress_launcher (
                     json_string_value (json_object_get (p, "tool")))) {
                 json_decref (procs);
-                tr_progress_touch (&step->progress, t, now_ms ());
-                json_decref (step->stall_procs);
-                step->stall_procs = NULL;
+                tr_step_progress_touch (step, t, now_ms ());
                 return;
             }
         json_decref (step->stall_procs);
