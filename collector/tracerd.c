@@ -817,7 +817,7 @@ static int forward_all (void)
      * behind: without this the spool grows by the day and every round
      * walks all of it.
      */
-    if (tr_store_prune (d.spool, &error) < 0)
+    if (tr_store_prune (d.spool, TR_STORE_PRUNE_GRACE, &error) < 0)
         logmsg (LOG_WARNING, "spool: cleaning: %s", tr_error_str (&error));
     if (drops.lost + drops.moved_aside + fwd_moved > 0)
         forward_status ();

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -772,11 +773,12 @@ static int put_file (tr_store_t *store,
 }
 
 /* How often a put makes a directory again that a concurrent
- * tr_store_prune removed.  Each try loses only if a prune removes the
- * directory in the microseconds between its creation and its use; a
- * forwarder prunes once a round, but on a loaded node a round can land
- * in that window several times over (8 tries lost to a pruner running
- * back to back about once in 2,000 puts), so the bound is generous.
+ * tr_store_prune removed.  A prune with a grace leaves a directory that
+ * changed within it, so a put loses at most the old directories of its
+ * path, once each: the one it makes again is new.  The bound is for a
+ * prune without grace (a spool nobody writes any more), whose every
+ * round can land in the microseconds between a directory's creation
+ * and its use.
  */
 #define PUT_TRIES 64
 
@@ -1415,12 +1417,32 @@ static int job_has_records (tr_store_t *store,
     return n > 0;
 }
 
-/* rmdir name below dirfd if it is empty: 1 removed, 0 not (not empty,
- * gone meanwhile, or not a directory: AT_REMOVEDIR never follows a
- * symlink), -1 with errno otherwise.
- */
-static int rmdir_if_empty (int dirfd, const char *name)
+static bool ts_before (const struct timespec *a, const struct timespec *b)
 {
+    return a->tv_sec < b->tv_sec
+           || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* rmdir name below dirfd if it is empty and has not changed since
+ * before cutoff (a realtime instant; none when its tv_sec is 0): 1
+ * removed, 0 not (not empty, changed since, gone meanwhile, or not a
+ * directory: AT_REMOVEDIR never follows a symlink), -1 with errno
+ * otherwise.  A directory's mtime moves when it is made and whenever an
+ * entry comes or goes, so one a put has just made, or a forwarder has
+ * just emptied, is left for a later round.
+ */
+static int rmdir_if_empty (int dirfd,
+                           const char *name,
+                           const struct timespec *cutoff)
+{
+    struct stat st;
+
+    if (cutoff->tv_sec != 0) {
+        if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return errno == ENOENT ? 0 : -1;
+        if (!S_ISDIR (st.st_mode) || !ts_before (&st.st_mtim, cutoff))
+            return 0;
+    }
     if (unlinkat (dirfd, name, AT_REMOVEDIR) == 0)
         return 1;
     if (errno == ENOTEMPTY || errno == EEXIST || errno == ENOENT
@@ -1464,6 +1486,7 @@ static int list_cluster_sub (tr_store_t *store,
  */
 static int prune_days (tr_store_t *store,
                        const char *cluster,
+                       const struct timespec *cutoff,
                        size_t *removed,
                        tr_error_t *error)
 {
@@ -1506,7 +1529,7 @@ static int prune_days (tr_store_t *store,
         }
         tr_store_free_names (marks, nm);
         close (dayfd);
-        switch (rmdir_if_empty (daysfd, days[i])) {
+        switch (rmdir_if_empty (daysfd, days[i], cutoff)) {
         case 1:
             (*removed)++;
             break;
@@ -1526,6 +1549,7 @@ static int prune_days (tr_store_t *store,
  */
 static int prune_jobs (tr_store_t *store,
                        const char *cluster,
+                       const struct timespec *cutoff,
                        size_t *removed,
                        tr_error_t *error)
 {
@@ -1553,7 +1577,7 @@ static int prune_jobs (tr_store_t *store,
             break;
         }
         for (size_t j = 0; j < nj && rc == 0; j++) {
-            switch (rmdir_if_empty (bfd, jobs[j])) {
+            switch (rmdir_if_empty (bfd, jobs[j], cutoff)) {
             case 1:
                 (*removed)++;
                 break;
@@ -1567,7 +1591,7 @@ static int prune_jobs (tr_store_t *store,
         tr_store_free_names (jobs, nj);
         close (bfd);
         if (rc == 0) {
-            switch (rmdir_if_empty (jobsfd, buckets[b])) {
+            switch (rmdir_if_empty (jobsfd, buckets[b], cutoff)) {
             case 1:
                 (*removed)++;
                 break;
@@ -1583,8 +1607,10 @@ static int prune_jobs (tr_store_t *store,
     return rc;
 }
 
-int tr_store_prune (tr_store_t *store, tr_error_t *error)
+int tr_store_prune (tr_store_t *store, unsigned int grace,
+                    tr_error_t *error)
 {
+    struct timespec cutoff = { 0, 0 };
     char **clusters;
     size_t nc, removed = 0;
     int fd;
@@ -1598,14 +1624,22 @@ int tr_store_prune (tr_store_t *store, tr_error_t *error)
         errno = EBADF;
         return tr_errprintf (error, "store %s: opened read-only", store->root);
     }
+    if (grace > 0) {
+        if (clock_gettime (CLOCK_REALTIME, &cutoff) < 0)
+            return tr_errprintf (error, "store prune: clock: %s",
+                                 strerror (errno));
+        cutoff.tv_sec = cutoff.tv_sec > (time_t)grace
+                            ? cutoff.tv_sec - (time_t)grace
+                            : 1;
+    }
     fd = openat (store->rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 || list_names (fd, LIST_DIRS, &clusters, &nc) < 0)
         return tr_errprintf (error, "list %s: %s", store->root,
                              strerror (errno));
     for (size_t c = 0; c < nc && rc == 0; c++) {
-        rc = prune_days (store, clusters[c], &removed, error);
+        rc = prune_days (store, clusters[c], &cutoff, &removed, error);
         if (rc == 0)
-            rc = prune_jobs (store, clusters[c], &removed, error);
+            rc = prune_jobs (store, clusters[c], &cutoff, &removed, error);
     }
     tr_store_free_names (clusters, nc);
     if (rc < 0)

@@ -220,16 +220,23 @@ int tr_store_foreach_all (tr_store_t *store,
  * every day, job and bucket directory left empty (<cluster>, its jobs/
  * and days/ stay).  Only empty directories are removed (rmdir) and only
  * marker files are unlinked; nothing is reached through a symlink.  A
- * concurrent tr_store_put is safe: a directory it is filling is not
- * empty, and one removed between its creation and the put's use of it
- * is made again (the put retries on ENOENT).  A marker may so be
+ * directory whose mtime is less than grace seconds old is
+ * left for a later round (0: no grace).  A concurrent tr_store_put is
+ * safe: a directory it is filling is not empty, one it has just made
+ * or emptied is within the grace, and an old one removed between the
+ * put's opening and its use of it is made again, new (the put retries
+ * on ENOENT).  A marker may so be
  * removed just as a record of its job is re-put: in a spool nothing
  * reads markers (the forwarder walks jobs/), so this is meant for a
  * spool, not for the shared store.  Files moved aside ("*.bad") keep
  * their job directory.  Returns the number of entries removed, or -1
  * with errno (EBADF: opened read-only).
  */
-int tr_store_prune (tr_store_t *store, tr_error_t *error);
+int tr_store_prune (tr_store_t *store, unsigned int grace,
+                    tr_error_t *error);
+
+/* The grace tracerd gives a spool's directories (seconds). */
+#define TR_STORE_PRUNE_GRACE 60
 
 /* Per-node counters that tracerd keeps in the store, one small JSON
  * object per node at <cluster>/nodes/<node>.json (mode 0644: counts

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1257,7 +1258,20 @@ static void test_prune_spool (void **state)
     unlink_rec (f, "1004", "1", "n001");
     unlink_rec (f, "2001", "0", "n001");
 
-    n = tr_store_prune (f->store, &e);
+    /* as tracerd prunes: the directories just emptied are left for a
+     * later round, the markers of jobs with no record go at once
+     */
+    n = tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, &e);
+    if (n < 0)
+        fail_msg ("prune: %s", e.text);
+    assert_int_equal (n, 4);
+    assert_true (exists_rel (f, j1));
+    assert_true (exists_rel (f, b1));
+    assert_true (exists_rel (f, j2));
+    assert_false (exists_rel (f, "c1/days/2024-03-02/2001@0@n001"));
+    assert_true (exists_rel (f, "c1/days/2024-03-02/3001@0@n001"));
+
+    n = tr_store_prune (f->store, 0, &e);
     if (n < 0)
         fail_msg ("prune: %s", e.text);
     assert_false (exists_rel (f, j1));
@@ -1272,16 +1286,16 @@ static void test_prune_spool (void **state)
     assert_true (exists_rel (f, j5));
     assert_true (exists_rel (f, "c1/jobs"));
     assert_true (exists_rel (f, "c1/days"));
-    /* 4 markers; dirs: 1004 and its bucket, 2001 and its bucket (unless
-     * shared with 3001 or 5001), days 03-01 and 03-03
+    /* dirs: 1004 and its bucket, 2001 and its bucket (unless shared with
+     * 3001 or 5001), days 03-01 and 03-03
      */
-    assert_true (n >= 8);
+    assert_true (n >= 4);
     /* left: 3001's record and marker, 5001's moved-aside file */
     assert_int_equal (count_files (f->root), 3);
     assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 1);
     seen_free (&s);
     /* nothing more to do; a new put makes its directories again */
-    assert_int_equal (tr_store_prune (f->store, NULL), 0);
+    assert_int_equal (tr_store_prune (f->store, 0, NULL), 0);
     put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
                                 MAR01_NOON_MS));
     assert_true (exists_rel (f, "c1/days/2024-03-01/1004@0@n001"));
@@ -1289,7 +1303,7 @@ static void test_prune_spool (void **state)
                                             &s, NULL),
                       1);
     seen_free (&s);
-    assert_int_equal (tr_store_prune (f->store, NULL), 0);
+    assert_int_equal (tr_store_prune (f->store, 0, NULL), 0);
 }
 
 /* Prune follows no link: a symlink planted as a job, bucket or day
@@ -1325,7 +1339,8 @@ static void test_prune_no_follow (void **state)
                                pathf (q, sizeof (q), "%s/c1/jobs/abc",
                                       f->root)),
                       0);
-    assert_true (tr_store_prune (f->store, NULL) >= 0);
+    assert_true (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL) >= 0);
+    assert_true (tr_store_prune (f->store, 0, NULL) >= 0);
     assert_int_equal (stat (pathf (p, sizeof (p), "%s/empty", victim), &st),
                       0);
     assert_int_equal (stat (pathf (p, sizeof (p), "%s/9999", victim), &st),
@@ -1344,9 +1359,60 @@ static void test_prune_no_follow (void **state)
     assert_true (exists_rel (f, "c1/days/2024-03-01/1004@0@n001"));
 }
 
-/* Puts in one process while another prunes: no put fails (one whose
- * directory is removed under it makes it again) and every record is in
- * place at the end.
+/* Set a directory below the store's root an hour back, as one that a
+ * forwarder emptied long ago.
+ */
+static void age_rel (const struct fixture *f, const char *rel)
+{
+    char p[PATH_MAX];
+    struct timespec t[2] = { { 0, UTIME_OMIT }, { time (NULL) - 3600, 0 } };
+
+    if (utimensat (AT_FDCWD, pathf (p, sizeof (p), "%s/%s", f->root, rel), t,
+                   AT_SYMLINK_NOFOLLOW)
+            < 0
+        && errno != ENOENT)
+        fail_msg ("utimensat %s: %s", p, strerror (errno));
+}
+
+/* The grace: a directory that changed within it stays, an older empty
+ * one goes.
+ */
+static void test_prune_grace (void **state)
+{
+    struct fixture *f = *state;
+    char j1[PATH_MAX], b1[PATH_MAX];
+
+    put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
+                                MAR01_NOON_MS));
+    unlink_rec (f, "1004", "0", "n001");
+    job_dir (j1, sizeof (j1), "1004");
+    snprintf (b1, sizeof (b1), "%s", j1);
+    *strrchr (b1, '/') = '\0';
+    /* the marker goes; its day directory, now changed, stays */
+    assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
+                      1);
+    assert_true (exists_rel (f, j1));
+    assert_true (exists_rel (f, "c1/days/2024-03-01"));
+    /* an hour old: the job directory goes; that changes its bucket */
+    age_rel (f, j1);
+    age_rel (f, "c1/days/2024-03-01");
+    assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
+                      2);
+    assert_false (exists_rel (f, j1));
+    assert_true (exists_rel (f, b1));
+    assert_false (exists_rel (f, "c1/days/2024-03-01"));
+    age_rel (f, b1);
+    assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
+                      1);
+    assert_false (exists_rel (f, b1));
+    assert_int_equal (tr_store_prune (f->store, 0, NULL), 0);
+}
+
+/* Puts in one process while another prunes as tracerd does: no put
+ * fails and every record is in place at the end.  Each job's
+ * directories are set an hour back once its record is gone, so that
+ * every put opens old empty directories the pruner may remove under
+ * it; it makes them again, new, and the pruner leaves those.
  */
 static void test_prune_races_put (void **state)
 {
@@ -1357,11 +1423,15 @@ static void test_prune_races_put (void **state)
 
     assert_true ((pid = fork ()) >= 0);
     if (pid == 0) {
+        /* never outlive the test, whatever stops it */
+        (void)prctl (PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid () == 1)
+            _exit (0);
         for (;;)
-            (void)tr_store_prune (f->store, NULL);
+            (void)tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL);
     }
     for (int i = 0; i < 2000; i++) {
-        char job[16];
+        char job[16], jd[PATH_MAX], bd[PATH_MAX];
         tr_error_t e = { 0 };
         json_t *rec;
 
@@ -1373,12 +1443,20 @@ static void test_prune_races_put (void **state)
             fail_msg ("put %d while pruning: %s", i, e.text);
         }
         json_decref (rec);
-        /* forwarded: gone again, so the next put of the job races */
+        /* forwarded: gone again, long ago, so the next put of the job
+         * races
+         */
         unlink_rec (f, job, "0", "n001");
+        job_dir (jd, sizeof (jd), job);
+        snprintf (bd, sizeof (bd), "%s", jd);
+        *strrchr (bd, '/') = '\0';
+        age_rel (f, jd);
+        age_rel (f, bd);
+        age_rel (f, "c1/days/2024-03-01");
     }
     kill (pid, SIGKILL);
     assert_int_equal (waitpid (pid, &status, 0), pid);
-    assert_true (tr_store_prune (f->store, NULL) >= 0);
+    assert_true (tr_store_prune (f->store, 0, NULL) >= 0);
     assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 0);
     /* all forwarded and pruned: nothing left below the cluster's dirs */
     assert_int_equal (count_tree (pathf ((char[PATH_MAX]){ 0 }, PATH_MAX,
@@ -1392,7 +1470,7 @@ static void test_prune_read_only (void **state)
     tr_store_t *ro = tr_store_open (f->root, NULL, NULL);
 
     assert_non_null (ro);
-    assert_int_equal (tr_store_prune (ro, NULL), -1);
+    assert_int_equal (tr_store_prune (ro, 0, NULL), -1);
     assert_int_equal (errno, EBADF);
     tr_store_destroy (ro);
 }
@@ -1424,6 +1502,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_prune_spool, setup, teardown),
         cmocka_unit_test_setup_teardown (test_prune_no_follow, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_prune_grace, setup, teardown),
         cmocka_unit_test_setup_teardown (test_prune_races_put, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_prune_read_only, setup,
