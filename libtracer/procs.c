@@ -72,6 +72,7 @@
 #define EXEMAP_MAX 1024      /* executable (dev, inode) -> tool */
 #define ROOTS_MAX 4096
 #define START_TOL_MS 2000    /* start times from /proc and taskstats */
+#define PF_EXITING_FLAG 0x4  /* /proc/PID/stat flags: in do_exit */
 #define CMDLINE_READ_MAX 8192
 #define THREADS_READ_MAX 1024
 #define NAME_MAX_BYTES 255
@@ -1009,6 +1010,7 @@ struct pstat {
     char comm[COMM_BYTES];
     char state;
     pid_t ppid;
+    uint64_t flags; /* PF_* */
     uint64_t utime, stime, start_ticks;
     uint64_t nthreads, rss;
     uint64_t cutime, cstime; /* reaped children's */
@@ -1054,6 +1056,7 @@ static int parse_stat (char *buf, struct pstat *st)
         p = end;
     }
     st->ppid = (pid_t)v[0];      /* field 4 */
+    st->flags = v[5];            /* field 9 */
     st->utime = v[10];           /* field 14 */
     st->stime = v[11];           /* field 15 */
     /* fields 16, 17 (clock_t, signed): a negative one counts as 0 */
@@ -1411,6 +1414,12 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
      */
     if ((st.state == 'Z' || st.state == 'X') && st.nthreads <= 1)
         return 0;
+    /* So has one in do_exit that is not a zombie yet: the kernel sends
+     * its exit record first (taskstats_exit, then exit_notify), and on
+     * a busy node the record can be counted before the task turns Z.
+     */
+    if ((st.flags & PF_EXITING_FLAG) && st.nthreads <= 1)
+        return 0;
     start_ms = ticks_ms (P, st.start_ticks);
     if ((p = find_live (P, pid))) {
         bool same = p->scanned
@@ -1422,13 +1431,24 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
         }
     }
     if (!p) {
-        for (struct proc *q = P->hash[pid_slot (P, pid)]; q; q = q->hnext)
-            if (q->pid == pid && q->scanned && !q->exact
-                && q->start_ticks == st.start_ticks) {
+        for (struct proc *q = P->hash[pid_slot (P, pid)]; q; q = q->hnext) {
+            if (q->pid != pid
+                || (q->scanned ? q->start_ticks != st.start_ticks
+                               : diff_ms (q->start_ms, start_ms)
+                                     > START_TOL_MS))
+                continue;
+            /* Its exit record is in: it is on its way out (a leader
+             * whose last threads are still being released), not a new
+             * process to count again.
+             */
+            if (q->exact)
+                return 0;
+            if (q->scanned) {
                 proc_revive (P, q);
                 p = q;
                 break;
             }
+        }
     }
     if (!p || !p->scanned || strcmp (p->comm, st.comm)) {
         /* new, known only from exit records so far, or exec'd since

@@ -438,6 +438,51 @@ static void test_zombie (void **state)
     }
 }
 
+/* dd 105's exit record has come and been counted, but the task is still
+ * listed: in do_exit and not a zombie yet (scan4: running, PF_EXITING),
+ * or a leader whose other threads are still being released (scan5: no
+ * flag, two threads).  It is not counted a second time; without its
+ * record, the exiting task ends at the scan, and the record that comes
+ * next finds it.
+ */
+static void test_exiting (void **state)
+{
+    static const pid_t pids[] = { 100, 105 };
+    static const char *const roots[] = { "scan4", "scan5" };
+
+    (void)state;
+    for (int r = 0; r < 2; r++)
+        for (int with_exit = 0; with_exit <= 1; with_exit++) {
+            tr_procs_t *p = tr_procs_create (NULL, NULL);
+            struct tr_exit ev = mkexit (105, 105, 100, "dd", true,
+                                        START_MS (5100), T2 + 100);
+            json_t *tools, *row_dd;
+            int seen = r == 1 && !with_exit ? 2 : 1;
+
+            assert_non_null (p);
+            assert_int_equal (scan_fixture (p, "scan1", scan1_pids, 5, T1),
+                              4);
+            assert_int_equal (scan_fixture (p, "scan2", scan2_pids, 3, T2),
+                              3);
+            if (with_exit)
+                assert_int_equal (tr_procs_exit (p, &ev), 1);
+            assert_int_equal (scan_fixture (p, roots[r], pids, 2, T2 + 500),
+                              seen);
+            assert_int_equal (tr_procs_count (p), 6);
+            assert_int_equal (tr_procs_count_live (p), seen);
+            assert_non_null (tools = tr_procs_tools_json (p));
+            assert_non_null (row_dd = row (tools, "dd"));
+            /* 102 of scan1 and 105 */
+            assert_int_equal (ival (row_dd, "count"), 2);
+            json_decref (tools);
+            /* its record, first or again, finds the one entry */
+            assert_int_equal (tr_procs_exit (p, &ev), 1);
+            assert_int_equal (tr_procs_count (p), 6);
+            assert_int_equal (tr_procs_count_live (p), 1);
+            checked_destroy (p);
+        }
+}
+
 /* An exit record for pid 101 of an earlier process (started long before
  * the python3 now under that pid) is neither python3's nor the step's;
  * the record of python3 itself finalizes it.
@@ -1899,6 +1944,7 @@ int main (void)
         cmocka_unit_test_teardown (test_exit_pid_reuse, reset_fsroot),
         cmocka_unit_test_teardown (test_exit_start_skew, reset_fsroot),
         cmocka_unit_test_teardown (test_zombie, reset_fsroot),
+        cmocka_unit_test_teardown (test_exiting, reset_fsroot),
         cmocka_unit_test_teardown (test_cmdline_redaction, reset_fsroot),
         cmocka_unit_test_teardown (test_redact_shared, reset_fsroot),
         cmocka_unit_test_teardown (test_exit_hostile_comm, reset_fsroot),
