@@ -691,11 +691,20 @@ static int forward_one (const char *path, void *arg)
         json_decref (rec);
         return 1;  /* stop: the store is failing, back off */
     }
-    json_decref (rec);
     if (unlink (path) < 0 && errno != ENOENT)
         logmsg (LOG_WARNING, "unlink %s: %s", path, strerror (errno));
-    else
+    else {
         logmsg (LOG_DEBUG, "forwarded %s", path);
+        /* its job's directory goes now if that was its last record;
+         * tr_store_prune's grace leaves one that has just changed
+         */
+        if (tr_store_prune_job (
+                d.spool, tr_record_get_str (rec, "identity", "cluster"),
+                tr_record_get_str (rec, "identity", "job_id"), &error)
+            < 0)
+            logmsg (LOG_WARNING, "spool: cleaning: %s", tr_error_str (&error));
+    }
+    json_decref (rec);
     return 0;
 }
 

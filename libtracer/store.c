@@ -1417,6 +1417,8 @@ static int job_has_records (tr_store_t *store,
     return n > 0;
 }
 
+static const struct timespec no_cutoff = { 0, 0 };
+
 static bool ts_before (const struct timespec *a, const struct timespec *b)
 {
     return a->tv_sec < b->tv_sec
@@ -1516,6 +1518,8 @@ static int prune_days (tr_store_t *store,
             close (dayfd);
             break;
         }
+        bool emptied = false;
+
         for (size_t j = 0; j < nm; j++) {
             char job[NAME_MAX + 1];
             size_t n = strcspn (marks[j], "@");
@@ -1524,12 +1528,18 @@ static int prune_days (tr_store_t *store,
             job[n] = '\0';
             if (job_has_records (store, cluster, job) != 0)
                 continue;
-            if (unlinkat (dayfd, marks[j], 0) == 0)
+            if (unlinkat (dayfd, marks[j], 0) == 0) {
                 (*removed)++;
+                emptied = true;
+            }
         }
         tr_store_free_names (marks, nm);
         close (dayfd);
-        switch (rmdir_if_empty (daysfd, days[i], cutoff)) {
+        /* one this pass has just emptied goes now: a put that loses it
+         * makes it again, new, and the grace keeps that one
+         */
+        switch (rmdir_if_empty (daysfd, days[i], emptied ? &no_cutoff
+                                                         : cutoff)) {
         case 1:
             (*removed)++;
             break;
@@ -1645,6 +1655,59 @@ int tr_store_prune (tr_store_t *store, unsigned int grace,
     if (rc < 0)
         return -1;
     return removed > INT_MAX ? INT_MAX : (int)removed;
+}
+
+int tr_store_prune_job (tr_store_t *store,
+                        const char *cluster,
+                        const char *job_id,
+                        tr_error_t *error)
+{
+    char rel[PATH_MAX];
+    char *slash;
+    int bfd, rc;
+
+    if (!store || !cluster || !job_id) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store prune: invalid argument");
+    }
+    if (!store->writable) {
+        errno = EBADF;
+        return tr_errprintf (error, "store %s: opened read-only", store->root);
+    }
+    if (!tr_record_id_is_safe (cluster) || !tr_record_id_is_safe (job_id)
+        || job_relpath (rel, sizeof (rel), cluster, job_id) < 0) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store prune: unsafe job id");
+    }
+    /* rel is <cluster>/jobs/<bucket>/<job>: open the bucket, remove the
+     * job's directory, then the bucket if that emptied it
+     */
+    slash = strrchr (rel, '/');
+    *slash = '\0';
+    if ((bfd = tr_store_open_below (store->rootfd, rel)) < 0)
+        return errno == ENOENT ? 0
+                               : tr_errprintf (error, "open %s/%s: %s",
+                                               store->root, rel,
+                                               strerror (errno));
+    rc = rmdir_if_empty (bfd, slash + 1, &no_cutoff);
+    close_keep_errno (bfd);
+    if (rc < 0)
+        return tr_errprintf (error, "rmdir %s/%s/%s: %s", store->root, rel,
+                             slash + 1, strerror (errno));
+    if (rc == 1) {
+        slash = strrchr (rel, '/');
+        *slash = '\0';
+        if ((bfd = tr_store_open_below (store->rootfd, rel)) < 0)
+            return errno == ENOENT ? 1
+                                   : tr_errprintf (error, "open %s/%s: %s",
+                                                   store->root, rel,
+                                                   strerror (errno));
+        /* the bucket holds other jobs more often than not */
+        if (rmdir_if_empty (bfd, slash + 1, &no_cutoff) == 1)
+            rc = 2;
+        close (bfd);
+    }
+    return rc;
 }
 
 int tr_store_put_node_status (tr_store_t *store,

@@ -220,13 +220,14 @@ int tr_store_foreach_all (tr_store_t *store,
  * every day, job and bucket directory left empty (<cluster>, its jobs/
  * and days/ stay).  Only empty directories are removed (rmdir) and only
  * marker files are unlinked; nothing is reached through a symlink.  A
- * directory whose mtime is less than grace seconds old is
- * left for a later round (0: no grace).  A concurrent tr_store_put is
- * safe: a directory it is filling is not empty, one it has just made
- * or emptied is within the grace, and an old one removed between the
- * put's opening and its use of it is made again, new (the put retries
- * on ENOENT).  A marker may so be
- * removed just as a record of its job is re-put: in a spool nothing
+ * directory whose mtime is less than grace seconds old is left for a
+ * later round (0: no grace), but for a day directory this pass has just
+ * emptied of its markers.  A concurrent tr_store_put is safe: a
+ * directory it is filling is not empty, one it has just made is within
+ * the grace, and one removed between the put's opening and its use of
+ * it is made again, new (the put retries on ENOENT), so a put loses
+ * each directory of its path at most once to a prune.  A marker may so
+ * be removed just as a record of its job is re-put: in a spool nothing
  * reads markers (the forwarder walks jobs/), so this is meant for a
  * spool, not for the shared store.  Files moved aside ("*.bad") keep
  * their job directory.  Returns the number of entries removed, or -1
@@ -237,6 +238,16 @@ int tr_store_prune (tr_store_t *store, unsigned int grace,
 
 /* The grace tracerd gives a spool's directories (seconds). */
 #define TR_STORE_PRUNE_GRACE 60
+
+/* A forwarder that has just taken the last record out of a job's
+ * directory removes it now, and its bucket if that is left empty (no
+ * grace: a put that loses it makes it again).  Returns the number of
+ * directories removed (0: not empty, or absent), or -1 with errno.
+ */
+int tr_store_prune_job (tr_store_t *store,
+                        const char *cluster,
+                        const char *job_id,
+                        tr_error_t *error);
 
 /* Per-node counters that tracerd keeps in the store, one small JSON
  * object per node at <cluster>/nodes/<node>.json (mode 0644: counts

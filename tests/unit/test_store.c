@@ -1253,30 +1253,30 @@ static void test_prune_spool (void **state)
     pathf (p, sizeof (p), "%s/%s/0.n001.json", f->root, j5);
     pathf (q, sizeof (q), "%s/%s/0.n001.json.bad", f->root, j5);
     assert_int_equal (rename (p, q), 0);
-    /* 1004 and 2001 forwarded; 3001 not yet */
+    /* 1004 and 2001 forwarded as tracerd does: each record unlinked,
+     * then its job's directory if that was its last; 3001 not yet
+     */
     unlink_rec (f, "1004", "0", "n001");
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "1004", &e), 0);
     unlink_rec (f, "1004", "1", "n001");
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "1004", &e), 2);
     unlink_rec (f, "2001", "0", "n001");
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "2001", &e), 2);
+    assert_false (exists_rel (f, j1));
+    assert_false (exists_rel (f, b1));
+    assert_false (exists_rel (f, j2));
+    assert_true (exists_rel (f, "c1/days/2024-03-01/1004@0@n001"));
+    /* 5001's directory keeps its moved-aside file */
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "5001", &e), 0);
 
-    /* as tracerd prunes: the directories just emptied are left for a
-     * later round, the markers of jobs with no record go at once
+    /* then the round's prune, with tracerd's grace: the markers of jobs
+     * with no record left and the day directories that emptied go now
      */
     n = tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, &e);
     if (n < 0)
         fail_msg ("prune: %s", e.text);
-    assert_int_equal (n, 4);
-    assert_true (exists_rel (f, j1));
-    assert_true (exists_rel (f, b1));
-    assert_true (exists_rel (f, j2));
-    assert_false (exists_rel (f, "c1/days/2024-03-02/2001@0@n001"));
-    assert_true (exists_rel (f, "c1/days/2024-03-02/3001@0@n001"));
-
-    n = tr_store_prune (f->store, 0, &e);
-    if (n < 0)
-        fail_msg ("prune: %s", e.text);
-    assert_false (exists_rel (f, j1));
-    assert_false (exists_rel (f, b1));
-    assert_false (exists_rel (f, j2));
+    /* 4 markers, days 03-01 and 03-03 */
+    assert_int_equal (n, 6);
     assert_false (exists_rel (f, "c1/days/2024-03-01"));
     assert_false (exists_rel (f, "c1/days/2024-03-02/2001@0@n001"));
     assert_false (exists_rel (f, "c1/days/2024-03-03/5001@0@n001"));
@@ -1286,10 +1286,7 @@ static void test_prune_spool (void **state)
     assert_true (exists_rel (f, j5));
     assert_true (exists_rel (f, "c1/jobs"));
     assert_true (exists_rel (f, "c1/days"));
-    /* dirs: 1004 and its bucket, 2001 and its bucket (unless shared with
-     * 3001 or 5001), days 03-01 and 03-03
-     */
-    assert_true (n >= 4);
+    assert_int_equal (tr_store_prune (f->store, 0, &e), 0);
     /* left: 3001's record and marker, 5001's moved-aside file */
     assert_int_equal (count_files (f->root), 3);
     assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 1);
@@ -1388,19 +1385,29 @@ static void test_prune_grace (void **state)
     job_dir (j1, sizeof (j1), "1004");
     snprintf (b1, sizeof (b1), "%s", j1);
     *strrchr (b1, '/') = '\0';
-    /* the marker goes; its day directory, now changed, stays */
+    /* the marker goes, and the day directory that emptied; the job's
+     * directory, emptied by somebody else just now, stays
+     */
     assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
-                      1);
+                      2);
+    assert_false (exists_rel (f, "c1/days/2024-03-01"));
     assert_true (exists_rel (f, j1));
-    assert_true (exists_rel (f, "c1/days/2024-03-01"));
-    /* an hour old: the job directory goes; that changes its bucket */
+    /* so does an empty day directory this pass did not empty */
+    assert_int_equal (mkdir (pathf ((char[PATH_MAX]){ 0 }, PATH_MAX,
+                                    "%s/c1/days/2024-03-09", f->root),
+                             0755),
+                      0);
+    assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
+                      0);
+    assert_true (exists_rel (f, "c1/days/2024-03-09"));
+    /* an hour old, they go; the job's going changes its bucket */
     age_rel (f, j1);
-    age_rel (f, "c1/days/2024-03-01");
+    age_rel (f, "c1/days/2024-03-09");
     assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
                       2);
     assert_false (exists_rel (f, j1));
+    assert_false (exists_rel (f, "c1/days/2024-03-09"));
     assert_true (exists_rel (f, b1));
-    assert_false (exists_rel (f, "c1/days/2024-03-01"));
     age_rel (f, b1);
     assert_int_equal (tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL),
                       1);
@@ -1408,60 +1415,138 @@ static void test_prune_grace (void **state)
     assert_int_equal (tr_store_prune (f->store, 0, NULL), 0);
 }
 
-/* Puts in one process while another prunes as tracerd does: no put
- * fails and every record is in place at the end.  Each job's
- * directories are set an hour back once its record is gone, so that
- * every put opens old empty directories the pruner may remove under
- * it; it makes them again, new, and the pruner leaves those.
+/* The forwarder of test_prune_races_put: take each record out of the
+ * spool, then its job's directory if that was its last.
+ */
+static int forward_cb (const char *path, void *arg)
+{
+    struct fwd_state {
+        tr_store_t *store;
+        long n;
+    } *fs = arg;
+    char job[NAME_MAX + 1];
+    const char *end = strrchr (path, '/'), *start = end;
+
+    if (unlink (path) < 0)
+        return 0;
+    fs->n++;
+    while (start > path && start[-1] != '/')
+        start--;
+    snprintf (job, sizeof (job), "%.*s", (int)(end - start), start);
+    (void)tr_store_prune_job (fs->store, "c1", job, NULL);
+    return 0;
+}
+
+/* Puts in one process (tracerd) while another forwards and prunes as
+ * tracerd's forwarder does, back to back: no put fails, every record is
+ * forwarded once, and nothing is left behind.
  */
 static void test_prune_races_put (void **state)
 {
     struct fixture *f = *state;
-    struct seen s = { 0 };
+    struct {
+        tr_store_t *store;
+        long n;
+    } fs = { f->store, 0 };
+    int stop[2], count[2];
     int status;
+    long forwarded = -1;
     pid_t pid;
 
+    assert_int_equal (pipe (stop), 0);
+    assert_int_equal (pipe (count), 0);
     assert_true ((pid = fork ()) >= 0);
     if (pid == 0) {
+        char c;
+        bool last = false;
+
         /* never outlive the test, whatever stops it */
         (void)prctl (PR_SET_PDEATHSIG, SIGKILL);
         if (getppid () == 1)
-            _exit (0);
-        for (;;)
+            _exit (1);
+        close (stop[1]);
+        (void)fcntl (stop[0], F_SETFL, O_NONBLOCK);
+        for (;;) {
+            /* after the put of the last record: one more round */
+            last = last || read (stop[0], &c, 1) == 0;
+            (void)tr_store_foreach_all (f->store, forward_cb, &fs, NULL);
             (void)tr_store_prune (f->store, TR_STORE_PRUNE_GRACE, NULL);
+            if (last)
+                break;
+        }
+        _exit (write (count[1], &fs.n, sizeof (fs.n)) == sizeof (fs.n) ? 0
+                                                                      : 1);
     }
+    close (stop[0]);
+    close (count[1]);
     for (int i = 0; i < 2000; i++) {
-        char job[16], jd[PATH_MAX], bd[PATH_MAX];
+        char job[16], step[16];
         tr_error_t e = { 0 };
         json_t *rec;
 
         snprintf (job, sizeof (job), "%d", 7000 + i % 40);
-        rec = make_rec ("c1", job, "0", "n001", 1000, MAR01_NOON_MS);
+        snprintf (step, sizeof (step), "%d", i);
+        rec = make_rec ("c1", job, step, "n001", 1000, MAR01_NOON_MS);
         if (tr_store_put (f->store, rec, &e) != 0) {
             kill (pid, SIGKILL);
             waitpid (pid, &status, 0);
-            fail_msg ("put %d while pruning: %s", i, e.text);
+            fail_msg ("put %d while forwarding: %s", i, e.text);
         }
         json_decref (rec);
-        /* forwarded: gone again, long ago, so the next put of the job
-         * races
-         */
-        unlink_rec (f, job, "0", "n001");
-        job_dir (jd, sizeof (jd), job);
-        snprintf (bd, sizeof (bd), "%s", jd);
-        *strrchr (bd, '/') = '\0';
-        age_rel (f, jd);
-        age_rel (f, bd);
-        age_rel (f, "c1/days/2024-03-01");
     }
-    kill (pid, SIGKILL);
+    close (stop[1]);
+    assert_int_equal (read (count[0], &forwarded, sizeof (forwarded)),
+                      sizeof (forwarded));
+    close (count[0]);
     assert_int_equal (waitpid (pid, &status, 0), pid);
-    assert_true (tr_store_prune (f->store, 0, NULL) >= 0);
-    assert_int_equal (tr_store_foreach_all (f->store, collect, &s, NULL), 0);
-    /* all forwarded and pruned: nothing left below the cluster's dirs */
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+    assert_int_equal (forwarded, 2000);
+    /* the last round left nothing below the cluster's directories, with
+     * the grace; none would go without it
+     */
     assert_int_equal (count_tree (pathf ((char[PATH_MAX]){ 0 }, PATH_MAX,
                                          "%s/c1", f->root)),
                       3);
+    assert_int_equal (tr_store_prune (f->store, 0, NULL), 0);
+}
+
+/* tr_store_prune_job: only an empty directory, never through a link,
+ * never on an unsafe id or a read-only store.
+ */
+static void test_prune_job (void **state)
+{
+    struct fixture *f = *state;
+    tr_store_t *ro = tr_store_open (f->root, NULL, NULL);
+    char j1[PATH_MAX], p[PATH_MAX];
+    tr_error_t e = { 0 };
+
+    assert_non_null (ro);
+    put_ok (f->store, make_rec ("c1", "1004", "0", "n001", 1000,
+                                MAR01_NOON_MS));
+    job_dir (j1, sizeof (j1), "1004");
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "1004", &e), 0);
+    assert_true (exists_rel (f, j1));
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "9999", &e), 0);
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "..", &e), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (tr_store_prune_job (f->store, "../c1", "1004", &e), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (tr_store_prune_job (ro, "c1", "1004", &e), -1);
+    assert_int_equal (errno, EBADF);
+    /* a job directory replaced by a link to an empty one: left alone */
+    unlink_rec (f, "1004", "0", "n001");
+    assert_int_equal (rmdir (pathf (p, sizeof (p), "%s/%s", f->root, j1)),
+                      0);
+    assert_int_equal (mkdir (pathf (p, sizeof (p), "%s/empty", f->dir),
+                             0755),
+                      0);
+    assert_int_equal (symlink (p, pathf ((char[PATH_MAX]){ 0 }, PATH_MAX,
+                                         "%s/%s", f->root, j1)),
+                      0);
+    assert_int_equal (tr_store_prune_job (f->store, "c1", "1004", &e), 0);
+    assert_true (exists_rel (f, j1));
+    assert_int_equal (access (p, F_OK), 0);
+    tr_store_destroy (ro);
 }
 
 static void test_prune_read_only (void **state)
@@ -1505,6 +1590,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_prune_grace, setup, teardown),
         cmocka_unit_test_setup_teardown (test_prune_races_put, setup,
                                          teardown),
+        cmocka_unit_test_setup_teardown (test_prune_job, setup, teardown),
         cmocka_unit_test_setup_teardown (test_prune_read_only, setup,
                                          teardown),
     };
