@@ -1657,14 +1657,38 @@ int tr_store_prune (tr_store_t *store, unsigned int grace,
     return removed > INT_MAX ? INT_MAX : (int)removed;
 }
 
+/* rmdir rel (below the store's root) if it is empty, its parent
+ * opened without following a link: 1 removed, 0 not (not empty, or
+ * absent), -1 with error.
+ */
+static int rmdir_below (tr_store_t *store, char *rel, tr_error_t *error)
+{
+    char *slash = strrchr (rel, '/');
+    int fd, rc;
+
+    *slash = '\0';
+    fd = tr_store_open_below (store->rootfd, rel);
+    *slash = '/';
+    if (fd < 0)
+        return errno == ENOENT ? 0
+                               : tr_errprintf (error, "open %s/%s: %s",
+                                               store->root, rel,
+                                               strerror (errno));
+    rc = rmdir_if_empty (fd, slash + 1, &no_cutoff);
+    close_keep_errno (fd);
+    if (rc < 0)
+        return tr_errprintf (error, "rmdir %s/%s: %s", store->root, rel,
+                             strerror (errno));
+    return rc;
+}
+
 int tr_store_prune_job (tr_store_t *store,
                         const char *cluster,
                         const char *job_id,
                         tr_error_t *error)
 {
     char rel[PATH_MAX];
-    char *slash;
-    int bfd, rc;
+    int rc;
 
     if (!store || !cluster || !job_id) {
         errno = EINVAL;
@@ -1679,33 +1703,16 @@ int tr_store_prune_job (tr_store_t *store,
         errno = EINVAL;
         return tr_errprintf (error, "store prune: unsafe job id");
     }
-    /* rel is <cluster>/jobs/<bucket>/<job>: open the bucket, remove the
-     * job's directory, then the bucket if that emptied it
+    /* rel is <cluster>/jobs/<bucket>/<job>: the job's directory, then
+     * the bucket if that emptied it (it holds other jobs more often
+     * than not)
      */
-    slash = strrchr (rel, '/');
-    *slash = '\0';
-    if ((bfd = tr_store_open_below (store->rootfd, rel)) < 0)
-        return errno == ENOENT ? 0
-                               : tr_errprintf (error, "open %s/%s: %s",
-                                               store->root, rel,
-                                               strerror (errno));
-    rc = rmdir_if_empty (bfd, slash + 1, &no_cutoff);
-    close_keep_errno (bfd);
-    if (rc < 0)
-        return tr_errprintf (error, "rmdir %s/%s/%s: %s", store->root, rel,
-                             slash + 1, strerror (errno));
+    rc = rmdir_below (store, rel, error);
     if (rc == 1) {
-        slash = strrchr (rel, '/');
-        *slash = '\0';
-        if ((bfd = tr_store_open_below (store->rootfd, rel)) < 0)
-            return errno == ENOENT ? 1
-                                   : tr_errprintf (error, "open %s/%s: %s",
-                                                   store->root, rel,
-                                                   strerror (errno));
-        /* the bucket holds other jobs more often than not */
-        if (rmdir_if_empty (bfd, slash + 1, &no_cutoff) == 1)
-            rc = 2;
-        close (bfd);
+        *strrchr (rel, '/') = '\0';
+        rc = rmdir_below (store, rel, error);
+        if (rc >= 0)
+            rc++;
     }
     return rc;
 }
