@@ -1410,15 +1410,13 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
     if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0)
         return 0; /* vanished, or not a process */
     /* A zombie has ended: its exit record or the end of scans covers it.
-     * (A leader that exited before its threads shows Z with threads.)
-     */
-    if ((st.state == 'Z' || st.state == 'X') && st.nthreads <= 1)
-        return 0;
-    /* So has one in do_exit that is not a zombie yet: the kernel sends
+     * So has one in do_exit that is not a zombie yet: the kernel sends
      * its exit record first (taskstats_exit, then exit_notify), and on
      * a busy node the record can be counted before the task turns Z.
+     * (A leader that exited before its threads shows Z with threads.)
      */
-    if ((st.flags & PF_EXITING_FLAG) && st.nthreads <= 1)
+    if ((st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING_FLAG))
+        && st.nthreads <= 1)
         return 0;
     start_ms = ticks_ms (P, st.start_ticks);
     if ((p = find_live (P, pid))) {
