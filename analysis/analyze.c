@@ -18,16 +18,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/aggregate.h"
-#include "libtracer/failures.h"
-#include "libtracer/mail.h"
-#include "libtracer/merge.h"
-#include "libtracer/recommend.h"
-#include "libtracer/report.h"
-#include "libtracer/runview.h"
-#include "libtracer/html.h"
-#include "libtracer/path.h"
-#include "libtracer/runcmp.h"
+#include "libtracer/judge/aggregate.h"
+#include "libtracer/judge/failures.h"
+#include "libtracer/notify/mail.h"
+#include "libtracer/view/mail_summary.h"
+#include "libtracer/record/merge.h"
+#include "libtracer/judge/recommend.h"
+#include "libtracer/view/recommend_print.h"
+#include "libtracer/view/report.h"
+#include "libtracer/view/runview.h"
+#include "libtracer/view/html.h"
+#include "libtracer/util/path.h"
+#include "libtracer/view/runcmp.h"
 #include "cli.h"
 
 static int print_json (json_t *o)

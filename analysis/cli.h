@@ -10,9 +10,9 @@
 #include <stdbool.h>
 #include <jansson.h>
 
-#include "libtracer/conf.h"
-#include "libtracer/query.h"
-#include "libtracer/sign.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/record/query.h"
+#include "libtracer/record/sign.h"
 
 enum {
     EXIT_OK = 0,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtracer/runcmp.h"
+#include "libtracer/view/runcmp.h"
 #include "cli.h"
 
 int rep_compare (struct rep *r, tr_rowset_t *set)

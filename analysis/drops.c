@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "libtracer/store.h"
+#include "libtracer/record/store.h"
 
 void rep_node_drops (tr_store_t *store, const char *cluster)
 {

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * tracer-report --export: the selected steps as workload traces for a
- * simulator (libtracer/opendc.h), written into a directory.  The rows
+ * simulator (libtracer/view/opendc.h), written into a directory.  The rows
  * the filters select come from the index like a listing's; a step is
  * selected or not as a whole (its state and time window are judged over
  * all its nodes), and then every record of it, one per node, is loaded,
@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "libtracer/nftrace.h"
-#include "libtracer/opendc.h"
-#include "libtracer/path.h"
-#include "libtracer/record.h"
+#include "libtracer/view/nftrace.h"
+#include "libtracer/view/opendc.h"
+#include "libtracer/util/path.h"
+#include "libtracer/record/record.h"
 #include "cli.h"
 
 static int cmp_step (const tr_stepsum_t *x, const tr_stepsum_t *y)

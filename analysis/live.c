@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libtracer/report.h"
+#include "libtracer/view/report.h"
 #include "cli.h"
 
 /* Does the comma-separated list name item? */

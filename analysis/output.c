@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "libtracer/path.h"
+#include "libtracer/util/path.h"
 #include "cli.h"
 
 int rep_write_file (struct rep *r, char *buf, size_t len)

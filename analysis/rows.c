@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * tracer-report's rows: the step summaries a listing or an analysis
- * works on, from the store through the summary index (libtracer/index.c)
+ * works on, from the store through the summary index (libtracer/record/index.c)
  * or from the --rows files of a sharded run, filtered as sacct filters.
  * Then the listing itself, and --rows and --reindex.
  */
@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/diagnose.h"
-#include "libtracer/index.h"
-#include "libtracer/livesum.h"
-#include "libtracer/record.h"
-#include "libtracer/store.h"
+#include "libtracer/judge/diagnose.h"
+#include "libtracer/record/index.h"
+#include "libtracer/record/livesum.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/store.h"
 #include "cli.h"
 
 struct collect {

@@ -25,13 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/diagnose.h"
-#include "libtracer/mail.h"
-#include "libtracer/merge.h"
-#include "libtracer/record.h"
-#include "libtracer/store.h"
+#include "libtracer/judge/diagnose.h"
+#include "libtracer/notify/mail.h"
+#include "libtracer/view/mail_summary.h"
+#include "libtracer/record/merge.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/store.h"
 #include "cli.h"
-#include "libtracer/when.h"
+#include "libtracer/record/when.h"
 
 extern char **environ;
 

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/aggregate.h"
-#include "libtracer/runid.h"
+#include "libtracer/judge/aggregate.h"
+#include "libtracer/record/runid.h"
 #include "cli.h"
 
 static void usage (FILE *f)

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "libtracer/record.h"
-#include "libtracer/sign.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/sign.h"
 #include "cli.h"
 
 const char *rep_prog = "tracer-report";

@@ -15,13 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/cause.h"
-#include "libtracer/html.h"
-#include "libtracer/path.h"
-#include "libtracer/recommend.h"
-#include "libtracer/record.h"
-#include "libtracer/report.h"
-#include "libtracer/store.h"
+#include "libtracer/record/cause.h"
+#include "libtracer/view/html.h"
+#include "libtracer/util/path.h"
+#include "libtracer/judge/recommend.h"
+#include "libtracer/view/recommend_print.h"
+#include "libtracer/record/record.h"
+#include "libtracer/view/report.h"
+#include "libtracer/record/store.h"
 #include "cli.h"
 
 static void keep_record (struct rep *r, json_t *rec, const char *note)

@@ -39,15 +39,15 @@
 
 #include <jansson.h>
 
-#include "cgroup.h"
+#include "libtracer/node/cgroup.h"
 #include "common.h"
-#include "conf.h"
-#include "detail.h"
-#include "error.h"
-#include "sampler.h"
-#include "strbuf.h"
-#include "taskstats.h"
-#include "when.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/node/detail.h"
+#include "libtracer/util/error.h"
+#include "libtracer/node/sampler.h"
+#include "libtracer/util/strbuf.h"
+#include "libtracer/node/taskstats.h"
+#include "libtracer/record/when.h"
 
 enum {
     EXIT_SKIP = 77, /* automake's "skipped": not root, no cgroups */

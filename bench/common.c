@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "libtracer/node/cgroup.h"
 #include "common.h"
 
 int bench_parse_long (const char *s, long min, long max, long *out)

@@ -39,8 +39,8 @@
 #include <jansson.h>
 
 #include "common.h"
-#include "proto.h"
-#include "when.h"
+#include "libtracer/hook/proto.h"
+#include "libtracer/record/when.h"
 
 #define PROG "daemon-latency"
 #define MAX_LEVELS 8

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "taskstats.h"
+#include "libtracer/node/taskstats.h"
 
 #define MAX_PIDS 8
 

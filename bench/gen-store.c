@@ -33,11 +33,11 @@
 #include <jansson.h>
 
 #include "common.h"
-#include "error.h"
-#include "path.h"
-#include "record.h"
-#include "runid.h"
-#include "store.h"
+#include "libtracer/util/error.h"
+#include "libtracer/util/path.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/runid.h"
+#include "libtracer/record/store.h"
 
 #define GIB 1073741824.0
 

@@ -26,13 +26,13 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "index.h"
-#include "record.h"
-#include "sign.h"
-#include "stats.h"
-#include "stepsum.h"
-#include "store.h"
+#include "libtracer/util/error.h"
+#include "libtracer/record/index.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/sign.h"
+#include "libtracer/util/stats.h"
+#include "libtracer/record/stepsum.h"
+#include "libtracer/record/store.h"
 
 struct sample {
     double mem;

@@ -29,8 +29,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "record.h"
+#include "libtracer/util/error.h"
+#include "libtracer/record/record.h"
 
 enum {
     /* N may not exceed this for any workload: a guard against a typo

@@ -31,21 +31,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/cgroup.h"
-#include "libtracer/gpu.h"
-#include "libtracer/hookconf.h"
-#include "libtracer/taskstats.h"
-#include "libtracer/bpffiles.h"
-#include "libtracer/conf.h"
-#include "libtracer/path.h"
-#include "libtracer/record.h"
-#include "libtracer/report.h"
-#include "libtracer/runid.h"
-#include "libtracer/sampler.h"
-#include "libtracer/sign.h"
-#include "libtracer/store.h"
-#include "libtracer/when.h"
-#include "libtracer/workload.h"
+#include "libtracer/node/cgroup.h"
+#include "libtracer/node/gpu.h"
+#include "libtracer/hook/hookconf.h"
+#include "libtracer/node/taskstats.h"
+#include "libtracer/node/bpffiles.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/util/path.h"
+#include "libtracer/record/record.h"
+#include "libtracer/view/report.h"
+#include "libtracer/record/runid.h"
+#include "libtracer/node/sampler.h"
+#include "libtracer/record/sign.h"
+#include "libtracer/record/store.h"
+#include "libtracer/record/when.h"
+#include "libtracer/node/workload.h"
 
 enum { EXIT_FAIL = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 

@@ -35,28 +35,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/bpffiles.h"
-#include "libtracer/cgroup.h"
-#include "libtracer/conf.h"
-#include "libtracer/fsroot.h"
-#include "libtracer/gpu.h"
-#include "libtracer/path.h"
-#include "libtracer/proto.h"
-#include "libtracer/psi.h"
-#include "libtracer/record.h"
-#include "libtracer/sampler.h"
-#include "libtracer/jobstate.h"
-#include "libtracer/kmsg.h"
-#include "libtracer/livesum.h"
-#include "libtracer/mail.h"
-#include "libtracer/sign.h"
-#include "libtracer/strbuf.h"
-#include "libtracer/store.h"
-#include "libtracer/taskstats.h"
-#include "libtracer/when.h"
+#include "libtracer/node/bpffiles.h"
+#include "libtracer/node/cgroup.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/util/fsroot.h"
+#include "libtracer/node/gpu.h"
+#include "libtracer/util/path.h"
+#include "libtracer/hook/proto.h"
+#include "libtracer/node/psi.h"
+#include "libtracer/record/record.h"
+#include "libtracer/node/sampler.h"
+#include "libtracer/node/jobstate.h"
+#include "libtracer/node/kmsg.h"
+#include "libtracer/record/livesum.h"
+#include "libtracer/notify/mail.h"
+#include "libtracer/record/sign.h"
+#include "libtracer/util/strbuf.h"
+#include "libtracer/record/store.h"
+#include "libtracer/node/taskstats.h"
+#include "libtracer/record/when.h"
 
 #define MAX_STEPS 4096
-/* A step keeps up to this many cgroup files open (libtracer/fsroot.h);
+/* A step keeps up to this many cgroup files open (libtracer/util/fsroot.h);
  * the daemon keeps FD_RESERVE descriptors for clients, state and records
  * whatever the steps hold (raise_fd_limit).
  */
@@ -1526,7 +1526,7 @@ static void poll_queries (struct pollfd *pfd, double now)
     }
 }
 
-/* File evidence from eBPF (sampling.ebpf, libtracer/bpffiles.h): each
+/* File evidence from eBPF (sampling.ebpf, libtracer/node/bpffiles.h): each
  * step with a cgroup directory of its own is followed from before its
  * task is released (files_sync, with the exit filter) to its record.
  */

@@ -10,7 +10,7 @@
  * a job: every error is logged and the exit status is 0 (prolog.error_exit
  * says otherwise), and every step is bounded in time (prolog.timeout,
  * under OpenPBS's 30 s prologue alarm).  The parsing lives in
- * libtracer/batch.c.
+ * libtracer/node/batch.c.
  */
 
 #include "config.h"
@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "libtracer/conf.h"
-#include "libtracer/proto.h"
-#include "libtracer/batch.h"
-#include "libtracer/record.h"
-#include "libtracer/when.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/hook/proto.h"
+#include "libtracer/node/batch.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/when.h"
 
 static struct {
     bool verbose;

@@ -19,8 +19,8 @@
 
 #include <slurm/spank.h>
 
-#include "libtracer/hookconf.h"
-#include "libtracer/proto.h"
+#include "libtracer/hook/hookconf.h"
+#include "libtracer/hook/proto.h"
 
 SPANK_PLUGIN (tracer, 1);
 

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "libtracer/workload.h"
+#include "libtracer/node/workload.h"
 
 int main (int argc, char **argv)
 {

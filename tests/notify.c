@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "libtracer/proto.h"
+#include "libtracer/hook/proto.h"
 
 int main (int argc, char **argv)
 {

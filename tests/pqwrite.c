@@ -35,8 +35,8 @@
 
 #include <jansson.h>
 
-#include "libtracer/parquet.h"
-#include "libtracer/path.h"
+#include "libtracer/view/parquet.h"
+#include "libtracer/util/path.h"
 
 static const char *const type_names[] = {
     [TR_PARQUET_INT32] = "int32",   [TR_PARQUET_INT64] = "int64",

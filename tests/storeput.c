@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 
-#include "libtracer/record.h"
-#include "libtracer/store.h"
+#include "libtracer/record/record.h"
+#include "libtracer/record/store.h"
 
 int main (int argc, char **argv)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libtracer/conf.h"
-#include "libtracer/error.h"
+#include "libtracer/conf/conf.h"
+#include "libtracer/util/error.h"
 #include "fuzz.h"
 
 /* A few members of every kind, to tell whether a failed load changed

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "libtracer/error.h"
-#include "libtracer/hookconf.h"
+#include "libtracer/util/error.h"
+#include "libtracer/hook/hookconf.h"
 #include "fuzz.h"
 
 /* plugstack.conf lines are short; more words than this are not tried */

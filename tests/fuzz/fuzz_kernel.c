@@ -20,11 +20,11 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "libtracer/cgroup.h"
-#include "libtracer/error.h"
-#include "libtracer/iostat.h"
-#include "libtracer/netstat.h"
-#include "libtracer/psi.h"
+#include "libtracer/node/cgroup.h"
+#include "libtracer/util/error.h"
+#include "libtracer/node/iostat.h"
+#include "libtracer/node/netstat.h"
+#include "libtracer/node/psi.h"
 #include "fuzz.h"
 
 enum parser {

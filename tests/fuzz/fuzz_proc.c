@@ -27,10 +27,10 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "libtracer/error.h"
-#include "libtracer/fsroot.h"
-#include "libtracer/procs.h"
-#include "libtracer/record.h"
+#include "libtracer/util/error.h"
+#include "libtracer/util/fsroot.h"
+#include "libtracer/node/procs.h"
+#include "libtracer/record/record.h"
 #include "fuzz.h"
 
 #define PID 4242

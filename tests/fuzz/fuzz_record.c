@@ -14,8 +14,8 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "libtracer/error.h"
-#include "libtracer/record.h"
+#include "libtracer/util/error.h"
+#include "libtracer/record/record.h"
 #include "fuzz.h"
 
 /* A failure must say why, in a terminated string. */

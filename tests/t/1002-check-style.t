@@ -103,7 +103,7 @@ bad_headers ()
 test_expect_success 'there are sources to check' '
     list_sources >sources &&
     test_debug "cat sources" &&
-    grep -q "^libtracer/conf\.c$" sources &&
+    grep -q "^libtracer/conf/conf\.c$" sources &&
     grep -q "^spank/spank_tracer\.c$" sources &&
     grep -q "^collector/tracerd\.c$" sources
 '

@@ -4,7 +4,7 @@
 
 test_description='documentation matches the code
 
-Every configuration key of the schema (libtracer/conf.h, cross-checked
+Every configuration key of the schema (libtracer/conf/conf.h, cross-checked
 with the schema table in conf.c) is documented in etc/tracer.yaml and
 tracer.yaml(5); every option of every program is in its man page and its
 --help; the man pages render without groff warnings and have the
@@ -54,7 +54,7 @@ roff_opt ()
 # ("section.key" or "section.subsection.key").
 conf_h_keys ()
 {
-    grep -o '/\* [a-z_]*\.[a-z_.]*' "$src/libtracer/conf.h" |
+    grep -o '/\* [a-z_]*\.[a-z_.]*' "$src/libtracer/conf/conf.h" |
     sed -e 's|^/\* ||' -e 's|\.*$||' | LC_ALL=C sort -u
 }
 
@@ -64,7 +64,7 @@ conf_c_keys ()
     sed -n \
         -e 's/^[[:space:]]*{\{0,1\}[[:space:]]*\.section = "\([a-z_.]*\)".*/S \1/p' \
         -e 's/^[[:space:]]*\.name = "\([a-z_]*\)".*/N \1/p' \
-        "$src/libtracer/conf.c" |
+        "$src/libtracer/conf/conf.c" |
     awk '$1 == "S" { s = $2; next }
          $1 == "N" && s != "" { print s "." $2; s = "" }' |
     LC_ALL=C sort -u

@@ -1,0 +1,502 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+/* The cause engine: one class per failed step, from its record (cause.h,
+ * doc/diagnosis.md).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cause.h"
+#include "libtracer/util/units.h"
+
+static const char *const names[] = {
+    "",           "oom",          "stalled",  "timeout",
+    "cancelled",  "node-failure", "io-error", "input-missing",
+    "tool-crash", "tool-error",   "unknown",
+};
+
+const char *tr_cause_name (tr_cause_t cause)
+{
+    if ((int)cause < 0 || (size_t)cause >= sizeof (names) / sizeof (names[0]))
+        return "";
+    return names[cause];
+}
+
+tr_cause_t tr_cause_from_name (const char *name)
+{
+    for (size_t i = 1; name && i < sizeof (names) / sizeof (names[0]); i++)
+        if (!strcmp (name, names[i]))
+            return (tr_cause_t)i;
+    return TR_CAUSE_NONE;
+}
+
+const char *tr_cause_signal_name (int sig)
+{
+    static const char *const sn[] = {
+        NULL,      "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP",
+        "SIGABRT", "SIGBUS",  "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV",
+        "SIGUSR2", "SIGPIPE", "SIGALRM",   "SIGTERM", "SIGSTKFLT", "SIGCHLD",
+        "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU",   "SIGURG",
+        "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",
+        "SIGPWR",  "SIGSYS",
+    };
+
+    if (sig > 0 && sig < (int)(sizeof (sn) / sizeof (sn[0])))
+        return sn[sig];
+    return NULL;
+}
+
+/* A signal that says the program itself crashed. */
+static bool crash_signal (int sig)
+{
+    switch (sig) {
+    case 4:  /* SIGILL */
+    case 5:  /* SIGTRAP */
+    case 6:  /* SIGABRT */
+    case 7:  /* SIGBUS */
+    case 8:  /* SIGFPE */
+    case 11: /* SIGSEGV */
+    case 31: /* SIGSYS */
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The evidence line */
+
+struct text {
+    char *buf;
+    size_t size, len;
+};
+
+static void put (struct text *t, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static void put (struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (!t->buf || t->len + 1 >= t->size)
+        return;
+    va_start (ap, fmt);
+    n = vsnprintf (t->buf + t->len, t->size - t->len, fmt, ap);
+    va_end (ap);
+    if (n < 0)
+        t->buf[t->len] = '\0';
+    else if ((size_t)n >= t->size - t->len)
+        t->len = t->size - 1;
+    else
+        t->len += (size_t)n;
+}
+
+/* Text from the record (a job's names, paths, the kernel's words): at
+ * most max bytes, control characters blanked.
+ */
+static void put_safe (struct text *t, const char *s, size_t max)
+{
+    if (!s)
+        s = "?";
+    for (size_t i = 0; s[i] && i < max && t->buf && t->len + 1 < t->size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        t->buf[t->len++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
+        t->buf[t->len] = '\0';
+    }
+}
+
+static void put_bytes (struct text *t, double b)
+{
+    char buf[32];
+
+    put (t, "%s", tr_units_bytes (buf, sizeof (buf), b));
+}
+
+static void put_seconds (struct text *t, double s)
+{
+    char buf[48];
+
+    put (t, "%s", tr_units_duration_words (buf, sizeof (buf), s));
+}
+
+/* Reading the record */
+
+static const char *str (json_t *o, const char *key)
+{
+    return json_string_value (json_object_get (o, key));
+}
+
+/* A member's number, or NAN. */
+static double num (json_t *o, const char *key)
+{
+    json_t *v = json_object_get (o, key);
+    return json_is_number (v) ? json_number_value (v) : NAN;
+}
+
+static bool eq (const char *a, const char *b)
+{
+    return a && b && !strcmp (a, b);
+}
+
+/* The first element of events of one of the kinds (NULL-terminated)
+ * and, when step_only, of the step's scope.
+ */
+static json_t *event_of (json_t *rec, const char *const *kinds, bool step_only)
+{
+    json_t *ev;
+    size_t i;
+
+    json_array_foreach (json_object_get (rec, "events"), i, ev)
+    {
+        const char *kind = str (ev, "kind");
+        if (step_only && !eq (str (ev, "scope"), "step"))
+            continue;
+        for (size_t k = 0; kind && kinds[k]; k++)
+            if (!strcmp (kind, kinds[k]))
+                return ev;
+    }
+    return NULL;
+}
+
+static void put_event (struct text *t, json_t *ev)
+{
+    if (eq (str (ev, "scope"), "node"))
+        put (t, "node-wide ");
+    put (t, "kernel ");
+    put_safe (t, str (ev, "kind") ? str (ev, "kind") : "event", 32);
+    if (str (ev, "tool")) {
+        put (t, " of ");
+        put_safe (t, str (ev, "tool"), 64);
+        if (!isnan (num (ev, "pid")))
+            put (t, " (pid %.0f)", num (ev, "pid"));
+    }
+    if (str (ev, "device")) {
+        put (t, " on ");
+        put_safe (t, str (ev, "device"), 64);
+    }
+    if (str (ev, "text")) {
+        put (t, ": ");
+        put_safe (t, str (ev, "text"), 160);
+    }
+}
+
+/* The culprit, its end and its chain. */
+static void put_culprit (struct text *t, json_t *c)
+{
+    json_t *chain = json_object_get (c, "chain"), *p;
+    double sig = num (c, "signal"), code = num (c, "exit_code");
+    double at = num (c, "at_s"), coll = num (c, "collateral");
+    size_t i;
+
+    put_safe (t, str (c, "tool"), 64);
+    if (!isnan (num (c, "pid")))
+        put (t, " (pid %.0f)", num (c, "pid"));
+    if (!isnan (sig)) {
+        const char *name = tr_cause_signal_name ((int)sig);
+        if (name)
+            put (t, " killed by %s", name);
+        else
+            put (t, " killed by signal %.0f", sig);
+        if (json_is_true (json_object_get (c, "core_dumped")))
+            put (t, " (core dumped)");
+    }
+    else if (!isnan (code))
+        put (t, " exited %.0f", code);
+    if (!isnan (at)) {
+        put (t, ", ");
+        put_seconds (t, at);
+        put (t, " before the end");
+    }
+    json_array_foreach (chain, i, p)
+    {
+        if (i >= 4) {
+            put (t, " < ...");
+            break;
+        }
+        put (t, i ? " < " : ", under ");
+        put_safe (t, str (p, "tool"), 32);
+        if (!isnan (num (p, "pid")))
+            put (t, " %.0f", num (p, "pid"));
+    }
+    if (coll > 0)
+        put (t, "; %.0f collateral failure%s after it", coll,
+             coll == 1 ? "" : "s");
+}
+
+static bool errno_missing (const char *e)
+{
+    return eq (e, "ENOENT") || eq (e, "EACCES") || eq (e, "ENOTDIR");
+}
+
+static tr_cause_t decide (json_t *rec, struct text *t)
+{
+    json_t *oc = json_object_get (rec, "outcome");
+    json_t *summary = json_object_get (rec, "summary");
+    json_t *mem = json_object_get (summary, "memory");
+    json_t *culprit = json_object_get (oc, "culprit");
+    json_t *progress = json_object_get (rec, "progress");
+    json_t *files = json_object_get (rec, "files");
+    const char *state = str (oc, "state"), *reason = str (oc, "reason");
+    double code = num (oc, "exit_code"), sig = num (oc, "signal");
+    double csig = num (culprit, "signal"), ccode = num (culprit, "exit_code");
+    json_t *v;
+    size_t i;
+
+    if (!state || eq (state, "completed") || eq (state, "running"))
+        return TR_CAUSE_NONE;
+
+    /* 1. oom */
+    {
+        static const char *const k[] = { "oom-kill", NULL };
+        json_t *ev = event_of (rec, k, true);
+        bool task_oom = false;
+        json_array_foreach (json_object_get (oc, "tasks"), i, v)
+        {
+            if (json_is_true (json_object_get (v, "oom_killed")))
+                task_oom = true;
+        }
+        double kills = num (mem, "oom_kill_events");
+        if (isnan (kills)) /* an older record's member */
+            kills = num (summary, "x_oom_kill_events");
+        if (ev || eq (state, "oom") || kills > 0 || task_oom) {
+            if (ev && str (ev, "tool")) {
+                put (t, "the OOM killer killed ");
+                put_safe (t, str (ev, "tool"), 64);
+                if (!isnan (num (ev, "pid")))
+                    put (t, " (pid %.0f)", num (ev, "pid"));
+                if (!isnan (num (ev, "rss_bytes"))) {
+                    put (t, " at ");
+                    put_bytes (t, num (ev, "rss_bytes"));
+                    put (t, " resident");
+                }
+            }
+            else if (kills > 0)
+                put (t, "the OOM killer killed %.0f process%s of the step",
+                     kills, kills == 1 ? "" : "es");
+            else
+                put (t, "the OOM killer killed a process of the step");
+            if (!isnan (num (mem, "peak_bytes"))
+                && !isnan (num (mem, "limit_bytes"))) {
+                put (t, "; memory peak ");
+                put_bytes (t, num (mem, "peak_bytes"));
+                put (t, " of a ");
+                put_bytes (t, num (mem, "limit_bytes"));
+                put (t, " limit");
+            }
+            return TR_CAUSE_OOM;
+        }
+    }
+
+    /* 2. stalled */
+    if (json_is_true (json_object_get (progress, "stalled"))) {
+        json_t *procs = json_object_get (progress, "processes");
+        put (t, "no CPU or I/O progress");
+        if (!isnan (num (progress, "stalled_s"))) {
+            put (t, " for ");
+            put_seconds (t, num (progress, "stalled_s"));
+        }
+        put (t, " at the end");
+        json_array_foreach (procs, i, v)
+        {
+            if (i >= 3) {
+                put (t, ", ...");
+                break;
+            }
+            put (t, i ? ", " : "; ");
+            put_safe (t, str (v, "tool"), 32);
+            if (!isnan (num (v, "pid")))
+                put (t, " (pid %.0f)", num (v, "pid"));
+            if (str (v, "wchan")) {
+                put (t, " blocked in ");
+                put_safe (t, str (v, "wchan"), 32);
+            }
+            else if (str (v, "state")) {
+                put (t, " state ");
+                put_safe (t, str (v, "state"), 4);
+            }
+        }
+        if (eq (state, "timeout"))
+            put (t, "; then killed at its time limit");
+        else if (eq (state, "cancelled"))
+            put (t, "; then cancelled");
+        return TR_CAUSE_STALLED;
+    }
+
+    /* 3. timeout */
+    if (eq (state, "timeout")) {
+        double limit = num (json_object_get (rec, "request"), "time_limit_s");
+        put (t, "reached its time limit");
+        if (limit > 0) {
+            put (t, " of ");
+            put_seconds (t, limit);
+        }
+        if (reason) {
+            put (t, " (");
+            put_safe (t, reason, 120);
+            put (t, ")");
+        }
+        return TR_CAUSE_TIMEOUT;
+    }
+
+    /* 5 before 4: the scheduler reports a node failure as a cancel */
+    if (eq (state, "incomplete")
+        || (eq (state, "cancelled") && reason
+            && (strstr (reason, "NODE_FAIL")
+                || strstr (reason, "BOOT_FAIL")))) {
+        put (t, eq (state, "incomplete") ? "the record is incomplete"
+                                         : "the node failed");
+        if (reason) {
+            put (t, ": ");
+            put_safe (t, reason, 200);
+        }
+        return TR_CAUSE_NODE_FAILURE;
+    }
+
+    /* 4. cancelled */
+    if (eq (state, "cancelled")) {
+        if (reason)
+            put_safe (t, reason, 200);
+        else
+            put (t, "the job or step was cancelled");
+        return TR_CAUSE_CANCELLED;
+    }
+
+    /* 6. io-error */
+    {
+        static const char *const k[] = { "io-error", "nfs", NULL };
+        json_t *ioe = json_array_get (json_object_get (files, "io_errors"), 0);
+        json_t *ev = event_of (rec, k, false);
+        if (ioe) {
+            put_safe (t, str (ioe, "op") ? str (ioe, "op") : "I/O", 8);
+            if (str (ioe, "path")) {
+                put (t, " of ");
+                put_safe (t, str (ioe, "path"), 160);
+            }
+            put (t, " failed with ");
+            put_safe (t, str (ioe, "errno"), 16);
+            if (str (ioe, "tool")) {
+                put (t, " in ");
+                put_safe (t, str (ioe, "tool"), 64);
+            }
+            if (num (ioe, "count") > 1)
+                put (t, " (%.0f times)", num (ioe, "count"));
+            return TR_CAUSE_IO_ERROR;
+        }
+        if (ev) {
+            put_event (t, ev);
+            return TR_CAUSE_IO_ERROR;
+        }
+    }
+
+    /* 7. input-missing: a failed open by the culprit's tool, and an exit
+     * that says it mattered
+     */
+    if (code > 0 || ccode > 0 || csig > 0 || sig > 0) {
+        const char *tool = str (culprit, "tool");
+        json_t *hit = NULL;
+        json_array_foreach (json_object_get (files, "failed_opens"), i, v)
+        {
+            if (errno_missing (str (v, "errno"))
+                && (!tool || eq (tool, str (v, "tool")))) {
+                hit = v;
+                break;
+            }
+        }
+        if (hit) {
+            put_safe (t, str (hit, "tool") ? str (hit, "tool") : "a process",
+                      64);
+            put (t, " could not open ");
+            put_safe (t, str (hit, "path"), 160);
+            put (t, " (");
+            put_safe (t, str (hit, "errno"), 16);
+            if (num (hit, "count") > 1)
+                put (t, ", %.0f times", num (hit, "count"));
+            put (t, ")");
+            if (culprit) {
+                put (t, "; ");
+                put_culprit (t, culprit);
+            }
+            return TR_CAUSE_INPUT_MISSING;
+        }
+    }
+
+    /* 8. tool-crash */
+    if (culprit && !isnan (csig) && crash_signal ((int)csig)) {
+        put_culprit (t, culprit);
+        return TR_CAUSE_TOOL_CRASH;
+    }
+    {
+        static const char *const k[] = { "segfault", "trap", NULL };
+        json_t *ev = event_of (rec, k, true);
+        if (ev) {
+            put_event (t, ev);
+            return TR_CAUSE_TOOL_CRASH;
+        }
+    }
+    if (!culprit && sig > 0 && crash_signal ((int)sig)) {
+        put (t, "a task was killed by %s", tr_cause_signal_name ((int)sig));
+        return TR_CAUSE_TOOL_CRASH;
+    }
+
+    /* 9. tool-error */
+    if (culprit && (ccode > 0 || csig > 0)) {
+        put_culprit (t, culprit);
+        return TR_CAUSE_TOOL_ERROR;
+    }
+    if (code > 0 || sig > 0) {
+        if (code > 0)
+            put (t, "the step exited %.0f", code);
+        if (sig > 0) {
+            const char *name = tr_cause_signal_name ((int)sig);
+            put (t, "%sa task was killed by ", code > 0 ? "; " : "");
+            if (name)
+                put (t, "%s", name);
+            else
+                put (t, "signal %.0f", sig);
+        }
+        put (t, " (no process exit was observed)");
+        return TR_CAUSE_TOOL_ERROR;
+    }
+
+    /* 10. unknown */
+    put (t, "%s with no evidence of why", state);
+    if (reason) {
+        put (t, " (");
+        put_safe (t, reason, 200);
+        put (t, ")");
+    }
+    return TR_CAUSE_UNKNOWN;
+}
+
+tr_cause_t tr_cause_of (json_t *rec, char *text, size_t size)
+{
+    struct text t = { text, size, 0 };
+
+    if (text && size)
+        text[0] = '\0';
+    if (!text || !size)
+        t.buf = NULL;
+    return rec ? decide (rec, &t) : TR_CAUSE_NONE;
+}
+
+json_t *tr_cause_json (json_t *rec)
+{
+    char text[TR_CAUSE_TEXT_MAX];
+    tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
+    json_t *o;
+
+    errno = 0;
+    if (cause == TR_CAUSE_NONE)
+        return NULL;
+    if (!(o = json_pack ("{s:s s:s}", "class", tr_cause_name (cause), "text",
+                         text)))
+        errno = ENOMEM;
+    return o;
+}
