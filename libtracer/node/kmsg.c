@@ -155,23 +155,6 @@ static bool starts (const char *s, const char *lim, const char *prefix)
     return (size_t)(lim - s) >= n && !memcmp (s, prefix, n);
 }
 
-/* "NAME[PID]" ending just before tail in [msg, tail): the last '[' */
-static bool name_pid (const char *msg, const char *close,
-                      struct tr_kmsg_event *ev)
-{
-    const char *open = NULL, *end;
-
-    for (size_t k = (size_t)(close - msg); k > 0; k--)
-        if (msg[k - 1] == '[') {
-            open = msg + k - 1;
-            break;
-        }
-    if (!open || !parse_pid (open + 1, close, &ev->pid, &end) || end != close)
-        return false;
-    escape_span (ev->tool, sizeof (ev->tool), msg, open);
-    return true;
-}
-
 /* "key:NkB" in [s, lim), in bytes; false when absent */
 static bool kb_field (const char *s, const char *lim, const char *key,
                       int64_t *bytes)
@@ -249,31 +232,57 @@ static int parse_killed (tr_kmsg_parser_t *p, const char *msg,
     return 1;
 }
 
+/* The kernel writes "NAME[PID]TAIL" with NAME the task's comm, which the
+ * process chooses (prctl PR_SET_NAME): at most TASK_COMM_LEN - 1 bytes,
+ * each written as up to four ("\xNN") in the log.  A name may itself
+ * hold "x[1234]TAIL" to point at another user's process, but it comes
+ * before the kernel's own "[PID]": the kernel's is the last "[PID]TAIL"
+ * that opens within the name's longest span of NAME_START.
+ */
+#define COMM_SPAN (4 * 15)
+
+static bool comm_pid (const char *name_start, const char *lim,
+                      const char *tail, struct tr_kmsg_event *ev)
+{
+    const char *open = NULL;
+    pid_t pid = 0;
+
+    for (size_t k = 0; k <= COMM_SPAN && name_start + k < lim; k++) {
+        const char *end;
+        pid_t v;
+
+        if (name_start[k] == '['
+            && parse_pid (name_start + k + 1, lim, &v, &end)
+            && starts (end, lim, tail)) {
+            open = name_start + k;
+            pid = v;
+        }
+    }
+    if (!open)
+        return false;
+    ev->pid = pid;
+    escape_span (ev->tool, sizeof (ev->tool), name_start, open);
+    return true;
+}
+
 /* "NAME[PID]: segfault at ..." */
 static int parse_segfault (const char *msg, const char *lim,
                            struct tr_kmsg_event *ev)
 {
-    for (const char *q = find (msg, lim, "]: segfault at "); q;
-         q = find (q + 1, lim, "]: segfault at "))
-        if (name_pid (msg, q, ev)) {
-            ev->kind = TR_KMSG_SEGFAULT;
-            return 1;
-        }
-    return 0;
+    if (!comm_pid (msg, lim, "]: segfault at ", ev))
+        return 0;
+    ev->kind = TR_KMSG_SEGFAULT;
+    return 1;
 }
 
 /* "traps: NAME[PID] trap ..." or "traps: NAME[PID] general protection" */
 static int parse_trap (const char *msg, const char *lim,
                        struct tr_kmsg_event *ev)
 {
-    const char *s = msg + 7;
-
-    for (const char *q = find (s, lim, "] "); q; q = find (q + 1, lim, "] "))
-        if (name_pid (s, q, ev)) {
-            ev->kind = TR_KMSG_TRAP;
-            return 1;
-        }
-    return 0;
+    if (!comm_pid (msg + 7, lim, "] ", ev))
+        return 0;
+    ev->kind = TR_KMSG_TRAP;
+    return 1;
 }
 
 /* "INFO: task NAME:PID blocked for more than N seconds." */
@@ -368,6 +377,18 @@ static int parse_xid (const char *msg, const char *lim,
     return 1;
 }
 
+/* The event with only its place in the log (seq, time) kept. */
+static struct tr_kmsg_event *clean (struct tr_kmsg_event *ev)
+{
+    uint64_t seq = ev->seq, ts = ev->ts_usec;
+
+    memset (ev, 0, sizeof (*ev));
+    ev->rss_bytes = -1;
+    ev->seq = seq;
+    ev->ts_usec = ts;
+    return ev;
+}
+
 int tr_kmsg_parse (tr_kmsg_parser_t *p, const char *buf, size_t len,
                    struct tr_kmsg_event *ev)
 {
@@ -402,20 +423,25 @@ int tr_kmsg_parse (tr_kmsg_parser_t *p, const char *buf, size_t len,
         parse_oom_kill (p, seq, msg, lim);
         return 0;
     }
-    if (find (msg, lim, "Killed process "))
-        rc = parse_killed (p, msg, lim, ev);
-    else if (starts (msg, lim, "traps: "))
+    /* A process's name is in some of these lines: a name that holds
+     * another kind's words ("Killed process ", "]: segfault at ") must
+     * neither make its line another kind nor hide it, so each kind is
+     * tried in turn, from a clean event, until one parses. */
+    rc = 0;
+    if (starts (msg, lim, "traps: "))
         rc = parse_trap (msg, lim, ev);
-    else if (find (msg, lim, "]: segfault at "))
-        rc = parse_segfault (msg, lim, ev);
-    else if (starts (msg, lim, "INFO: task "))
-        rc = parse_hung (msg, lim, ev);
-    else if (starts (msg, lim, "nfs: server "))
-        rc = parse_nfs (msg, lim, ev);
-    else if (starts (msg, lim, "NVRM: Xid ("))
-        rc = parse_xid (msg, lim, ev);
-    else
-        rc = parse_io (msg, lim, ev);
+    if (!rc && find (msg, lim, "]: segfault at "))
+        rc = parse_segfault (msg, lim, clean (ev));
+    if (!rc && find (msg, lim, "Killed process "))
+        rc = parse_killed (p, msg, lim, clean (ev));
+    if (!rc && starts (msg, lim, "INFO: task "))
+        rc = parse_hung (msg, lim, clean (ev));
+    if (!rc && starts (msg, lim, "nfs: server "))
+        rc = parse_nfs (msg, lim, clean (ev));
+    if (!rc && starts (msg, lim, "NVRM: Xid ("))
+        rc = parse_xid (msg, lim, clean (ev));
+    if (!rc)
+        rc = parse_io (msg, lim, clean (ev));
     if (rc <= 0) {
         memset (ev, 0, sizeof (*ev));
         ev->rss_bytes = -1;

@@ -115,6 +115,33 @@ test_expect_success 'a segfault of the step is attached; a foreign one and forge
         and .tool == \"perl\" and .pid != $sh and .pid != $foreign" rec.json
 '
 
+# A real kernel trap (int3) of a process that named itself "x[PID] "
+# after another user's step process: the kernel writes
+# "traps: x[PID] [REAL] trap int3 ...", and only REAL is the kernel's.
+FORGE='import ctypes, mmap, sys
+open("/proc/self/comm", "w").write("x[%s] " % sys.argv[1])
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(b"\xcc")
+ctypes.CFUNCTYPE(None)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()'
+
+test_expect_success 'a trap of a process named after another step'"'"'s pid is not that step'"'"'s' '
+    rm -f go2 &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2; echo SH=\$\$ >&2
+        while ! test -e go2; do sleep 0.2; done; exit 1" 2>t.err &
+    wait_for "grep -q ^SH= t.err" 30 &&
+    job=$(sed -n "s/^JOB=//p" t.err) &&
+    sh=$(sed -n "s/^SH=//p" t.err) &&
+    { runuser -u tracertest -- python3 -c "$FORGE" "$sh"; true; } &&
+    wait_for "dmesg | grep -qF \"traps: x[$sh] [\"" 10 &&
+    touch go2 &&
+    { wait; true; } &&
+    wait_record $job &&
+    test "$(jq "[.[0].events[]? | select(.kind == \"trap\")] | length" \
+        rec.json)" = 0 &&
+    $REPORT -j $job >t.view &&
+    ! grep -q "kernel trap" t.view
+'
+
 test_expect_success 'a step blocked on a FIFO is STALLED while it runs (--live, --run), in its record, and its user is mailed once' '
     jobs=$(cat jobs.dir) &&
     runuser -u tracertest -- srun --tracer=tag=run:stall-0616 -t 5 \

@@ -205,6 +205,65 @@ static void test_forged (void **state)
     assert_string_equal (ev.memcg, "");
 }
 
+/* A process chooses its own name (comm, 15 bytes): one that holds
+ * "x[1234] " or another kind's words must not point the kernel's line at
+ * another process, nor make it another kind, nor hide it.
+ */
+static void test_name_forges_pid (void **state)
+{
+    tr_kmsg_parser_t p;
+    struct tr_kmsg_event ev;
+
+    (void)state;
+    tr_kmsg_parser_init (&p);
+    /* comm "x[1234] " traps as pid 777: the line is pid 777's */
+    assert_int_equal (kparse (&p,
+        "6,5001,1,-;traps: x[1234] [777] trap int3 ip:401000 sp:7ffc "
+        "error:0 in a.out[401000+1000]\n", &ev), 1);
+    assert_int_equal (ev.kind, TR_KMSG_TRAP);
+    assert_int_equal (ev.pid, 777);
+    assert_string_equal (ev.tool, "x[1234] ");
+    /* the longest name, every byte escaped by the kernel */
+    assert_int_equal (kparse (&p,
+        "6,5002,2,-;traps: [1][2] trap\\x01\\x02\\x03\\x04\\x05"
+        "\\x06[31] trap int3 ip:1 sp:2 error:0\n", &ev), 1);
+    assert_int_equal (ev.pid, 31);
+    /* comm "y[4321]: segfault at " cannot fit; a shorter forgery loses */
+    assert_int_equal (kparse (&p,
+        "6,5003,3,-;a[9]: segfault[88]: segfault at 0 ip 0 sp 0 error 4\n",
+        &ev), 1);
+    assert_int_equal (ev.kind, TR_KMSG_SEGFAULT);
+    assert_int_equal (ev.pid, 88);
+    /* a name made of another kind's words keeps its line's kind */
+    assert_int_equal (kparse (&p,
+        "6,5004,4,-;traps: Killed process [55] trap int3 ip:1 sp:2 "
+        "error:0\n", &ev), 1);
+    assert_int_equal (ev.kind, TR_KMSG_TRAP);
+    assert_int_equal (ev.pid, 55);
+    assert_int_equal (kparse (&p,
+        "3,5005,5,-;Memory cgroup out of memory: Killed process 66 "
+        "(x]: segfault at) total-vm:1kB, anon-rss:4kB, file-rss:0kB, "
+        "shmem-rss:0kB, UID:1000\n", &ev), 1);
+    assert_int_equal (ev.kind, TR_KMSG_OOM_KILL);
+    assert_int_equal (ev.pid, 66);
+    assert_int_equal (ev.rss_bytes, 4096);
+    /* a hung task named "a:1234" is the kernel's pid after the name */
+    assert_int_equal (kparse (&p,
+        "3,5006,6,-;INFO: task a:1234:99 blocked for more than 120 "
+        "seconds.\n", &ev), 1);
+    assert_int_equal (ev.pid, 99);
+    /* the oom-kill: line's pid is the one after the name */
+    assert_int_equal (kparse (&p,
+        "6,5007,7,-;oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/s,"
+        "task_memcg=/s/step_0,task=q,pid=1234,pid=44,uid=1000\n", &ev), 0);
+    assert_int_equal (kparse (&p,
+        "3,5008,8,-;Memory cgroup out of memory: Killed process 44 (q,pid=1234) "
+        "total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:1000\n",
+        &ev), 1);
+    assert_int_equal (ev.pid, 44);
+    assert_string_equal (ev.memcg, "/s/step_0");
+}
+
 static void test_malformed (void **state)
 {
     tr_kmsg_parser_t p;
@@ -494,6 +553,7 @@ int main (void)
         cmocka_unit_test (test_segfault_trap),
         cmocka_unit_test (test_hung_io_nfs_xid),
         cmocka_unit_test (test_forged),
+        cmocka_unit_test (test_name_forges_pid),
         cmocka_unit_test (test_malformed),
         cmocka_unit_test (test_text),
         cmocka_unit_test (test_cgroup_within),
