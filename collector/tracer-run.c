@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 #include "libtracer/node/taskstats.h"
 #include "libtracer/node/bpffiles.h"
 #include "libtracer/conf/conf.h"
+#include "libtracer/util/nss.h"
 #include "libtracer/util/path.h"
 #include "libtracer/record/record.h"
 #include "libtracer/view/report.h"
@@ -254,7 +254,7 @@ static json_t *make_identity (char *job_id, size_t size)
 {
     char host[256];
     struct timespec ts;
-    struct passwd *pw = getpwuid (getuid ());
+    char *user = NULL;
     json_t *id;
 
     if (gethostname (host, sizeof (host)) < 0 || !tr_record_id_is_safe (host))
@@ -268,8 +268,9 @@ static json_t *make_identity (char *job_id, size_t size)
                     "cluster", o.conf->cluster_name, "job_id", job_id,
                     "step_id", "0", "node", host, "uid", (json_int_t)getuid (),
                     "gid", (json_int_t)getgid ());
-    if (id && pw && pw->pw_name)
-        json_object_set_new (id, "user", json_string (pw->pw_name));
+    if (id && tr_nss_user_by_uid (getuid (), &user, NULL) == 0)
+        json_object_set_new (id, "user", json_string (user));
+    free (user);
     if (id && o.demo)
         json_object_set_new (id, "job_name", json_string ("tracer-run demo"));
     return id;

@@ -1,0 +1,369 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * tracerd's scheduler queries: what Slurm's controller says of a job
+ * (squeue and scontrol through libtracer/node/jobstate.h, one child per
+ * job, never waited for), cached for the job's later steps, and the
+ * final records that wait for the answer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "libtracer/node/jobstate.h"
+#include "libtracer/node/sampler.h"
+#include "libtracer/record/states.h"
+#include "libtracer/record/when.h"
+
+#include "tracerd.h"
+
+/* squeue queries in flight, one per job, and the records that wait for
+ * their answer (a step killed by a signal: cancelled or timed out?),
+ * at most MAX_QUERIES (tracerd.h).
+ */
+#define QUERY_TIMEOUT_S 10.0
+/* A job whose tasks were just killed is COMPLETING until its epilogs
+ * are done, and squeue shows that instead of TIMEOUT or CANCELLED: ask
+ * again every QUERY_RETRY_S, for at most QUERY_GIVE_UP_S.
+ */
+#define QUERY_RETRY_S 2.0
+#define QUERY_GIVE_UP_S 90.0
+
+struct query {
+    tr_jobstate_query_t *q; /* NULL between two tries */
+    char job[32];
+    double deadline; /* of the try in flight, or when to try again */
+    double give_up;
+    json_t *held;    /* records to write once the job state is known */
+    bool need_state; /* a held record waits for the final job state */
+};
+
+static struct query queries[MAX_QUERIES];
+static int nqueries;
+
+/* What the controller said of a job (tr_jobstate_fields: account,
+ * partition, QOS, name, time limit), newest overwriting the oldest.
+ */
+#define LIMIT_CACHE 256
+static struct {
+    char job[LIMIT_CACHE][32];
+    json_t *fields[LIMIT_CACHE];
+    int next;
+} limits;
+
+/* A Slurm step's cluster: cluster.name, or where that is left at its
+ * default, slurm.conf's ClusterName (tracerd's own SLURM_CONF, else
+ * /etc/slurm/slurm.conf), read again for each configuration.
+ */
+const char *tracerd_sched_cluster (void)
+{
+    static const tr_conf_t *read_for;
+    static char name[128];
+    const char *sc = getenv ("SLURM_CONF");
+
+    if (strcmp (d.conf->cluster_name, "default"))
+        return d.conf->cluster_name;
+    if (read_for != d.conf) {
+        read_for = d.conf;
+        if (tr_jobstate_slurm_cluster (sc && *sc ? sc : "/etc/slurm/slurm.conf",
+                                       name, sizeof (name))
+            < 0)
+            name[0] = '\0';
+    }
+    return name[0] ? name : d.conf->cluster_name;
+}
+
+/* A hook may leave the cluster name to the daemon's configuration.  A
+ * Slurm step's is always the daemon's (tracerd_sched_cluster): the plugin could
+ * take one only from the job's environment, which the job controls.
+ */
+void tracerd_sched_default_cluster (json_t *id)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    if (json_is_object (id) && s && !strcmp (s, "slurm"))
+        (void)json_object_set_new (id, "cluster",
+                                   json_string (tracerd_sched_cluster ()));
+    else if (json_is_object (id) && !json_object_get (id, "cluster"))
+        (void)json_object_set_new (id, "cluster",
+                                   json_string (d.conf->cluster_name));
+}
+
+static bool slurm_job (json_t *id, const char **job)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    *job = json_string_value (json_object_get (id, "job_id"));
+    return s && !strcmp (s, "slurm") && *job && **job
+           && strspn (*job, "0123456789") == strlen (*job)
+           && strlen (*job) < sizeof (queries[0].job);
+}
+
+/* scontrol, beside the configured squeue. */
+static const char *scontrol_path (char *buf, size_t size)
+{
+    const char *slash = strrchr (d.conf->squeue_path, '/');
+    int n;
+
+    if (!slash)
+        return NULL;
+    n = snprintf (buf, size, "%.*s/scontrol",
+                  (int)(slash - d.conf->squeue_path), d.conf->squeue_path);
+    return n < 0 || (size_t)n >= size || access (buf, X_OK) < 0 ? NULL : buf;
+}
+
+static struct query *find_query (const char *job)
+{
+    for (int i = 0; i < nqueries; i++)
+        if (!strcmp (queries[i].job, job))
+            return &queries[i];
+    return NULL;
+}
+
+/* Ask squeue about job (unless a question is already out).  NULL when
+ * queries are off or failed: the caller goes on without the answer.
+ */
+static struct query *ask_scheduler (const char *job)
+{
+    struct query *qy = find_query (job);
+    tr_error_t error;
+    tr_jobstate_query_t *q;
+    char sc[4096];
+
+    if (qy)
+        return qy;
+    if (nqueries == MAX_QUERIES || !d.conf->squeue_path
+        || access (d.conf->squeue_path, X_OK) < 0)
+        return NULL;
+    if (!(q = tr_jobstate_query_start_detail (d.conf->squeue_path,
+                                              scontrol_path (sc, sizeof (sc)),
+                                              job, &error))) {
+        tracerd_log (LOG_WARNING, "job %s: %s", job, tr_error_str (&error));
+        return NULL;
+    }
+    qy = &queries[nqueries++];
+    memset (qy, 0, sizeof (*qy));
+    qy->q = q;
+    snprintf (qy->job, sizeof (qy->job), "%s", job);
+    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
+    qy->give_up = tr_when_monotonic () + QUERY_GIVE_UP_S;
+    return qy;
+}
+
+/* The controller's fields of job, or NULL when not asked yet. */
+static json_t *cached_fields (const char *job)
+{
+    for (int i = 0; i < LIMIT_CACHE; i++)
+        if (limits.fields[i] && !strcmp (limits.job[i], job))
+            return limits.fields[i];
+    return NULL;
+}
+
+/* Give a step what the controller said of its job: identity and time
+ * limit, and the GPUs the job holds on the step's node (its scontrol
+ * line), which the step then follows.
+ */
+static void apply_job (tr_step_t *step, const char *key, json_t *fields)
+{
+    json_t *id = tr_step_identity (step), *req = tr_step_request (step);
+    const char *node = json_string_value (json_object_get (id, "node"));
+    char gpus[1024];
+
+    if (tr_jobstate_apply_fields (fields, id, req) < 0)
+        tracerd_log (LOG_WARNING, "step %s: %s", key, strerror (errno));
+    if (!json_object_get (req, "gpus") && node
+        && tr_jobstate_node_gpus (json_object_get (fields, "gres_nodes"), node,
+                                  gpus, sizeof (gpus))
+               == 1
+        && json_object_set_new (req, "gpus", json_string (gpus)) == 0)
+        tracerd_steps_configure (step, key, json_object_get (req, "gpus"));
+}
+
+/* A step killed by a signal: the job's scheduler state says whether it
+ * was cancelled or ran out of time.
+ */
+static void apply_state (json_t *rec, const struct tr_jobstate *job)
+{
+    json_t *oc = json_object_get (rec, "outcome");
+    const char *now = json_string_value (json_object_get (oc, "state"));
+    const char *state = tr_states_outcome (job->state);
+    char why[96];
+
+    if (!state || !now || strcmp (now, "failed"))
+        return;
+    snprintf (why, sizeof (why), "the scheduler reports the job %s",
+              job->state);
+    json_object_set_new (oc, "state", json_string (state));
+    json_object_set_new (oc, "reason", json_string (why));
+}
+
+/* The answer is in (or never came: ok false): give the job's steps the
+ * controller's account, partition, QOS, name and time limit, and write
+ * the records that waited for it.  Without an answer those stay unknown.
+ */
+static void finish_query (struct query *qy, bool ok)
+{
+    static struct tr_jobstate job;
+    tr_error_t error;
+    size_t i;
+    json_t *rec, *fields = NULL;
+
+    memset (&job, 0, sizeof (job));
+    job.time_limit_s = -1;
+    if (ok && tr_jobstate_query_result (qy->q, &job, &error) < 0) {
+        tracerd_log (LOG_DEBUG, "job %s: %s", qy->job, tr_error_str (&error));
+        ok = false;
+    }
+    if (ok && qy->held && qy->need_state && !strcmp (job.state, "COMPLETING")
+        && tr_when_monotonic () < qy->give_up) {
+        tr_jobstate_query_destroy (qy->q);
+        qy->q = NULL;
+        qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
+        return;
+    }
+    if (ok && !(fields = tr_jobstate_fields (&job)))
+        ok = false;
+    if (ok)
+        (void)json_object_set_new (fields, "gres_nodes",
+                                   tr_jobstate_query_nodes (qy->q));
+    if (ok) {
+        /* the job script and working directory name its run */
+        json_t *paths = tr_jobstate_query_paths (qy->q);
+
+        (void)json_object_update (fields, paths);
+        json_decref (paths);
+    }
+    if (!ok)
+        job.state[0] = '\0';
+    else {
+        snprintf (limits.job[limits.next], sizeof (limits.job[0]), "%s",
+                  qy->job);
+        json_decref (limits.fields[limits.next]);
+        limits.fields[limits.next] = fields;
+        limits.next = (limits.next + 1) % LIMIT_CACHE;
+        for (int k = 0; k < d.nsteps; k++) {
+            const char *j;
+            if (slurm_job (tr_step_identity (d.steps[k].step), &j)
+                && !strcmp (j, qy->job)) {
+                apply_job (d.steps[k].step, d.steps[k].key, fields);
+                tracerd_steps_save (
+                    &d.steps[k]); /* the GPUs survive a restart */
+            }
+        }
+    }
+    json_array_foreach (qy->held, i, rec)
+    {
+        json_t *id = json_object_get (rec, "identity");
+        char key[600];
+        if (ok) {
+            (void)tr_jobstate_apply_fields (fields, id,
+                                            json_object_get (rec, "request"));
+            (void)tr_jobstate_apply_time (fields, json_object_get (rec, "tim"
+                                                                        "e"));
+            apply_state (rec, &job);
+        }
+        if (tracerd_steps_key (id, key, sizeof (key)) < 0)
+            snprintf (key, sizeof (key), "%s", qy->job);
+        tracerd_forward_record (key, json_incref (rec));
+    }
+    json_decref (qy->held);
+    tr_jobstate_query_destroy (qy->q);
+    *qy = queries[--nqueries];
+}
+
+void tracerd_sched_poll (struct pollfd *pfd, double now)
+{
+    for (int i = nqueries - 1; i >= 0; i--) {
+        struct query *qy = &queries[i];
+        int rc = 0;
+        if (!qy->q) {
+            tr_error_t error;
+            char sc[4096];
+            if (now < qy->deadline)
+                continue;
+            if (!(qy->q = tr_jobstate_query_start_detail (
+                      d.conf->squeue_path, scontrol_path (sc, sizeof (sc)),
+                      qy->job, &error))) {
+                tracerd_log (LOG_WARNING, "job %s: %s", qy->job,
+                             tr_error_str (&error));
+                finish_query (qy, false);
+            }
+            else
+                qy->deadline = now + QUERY_TIMEOUT_S;
+            continue;
+        }
+        if (pfd[i].revents)
+            rc = tr_jobstate_query_read (qy->q);
+        if (rc == 1)
+            finish_query (qy, true);
+        else if (rc < 0 || now >= qy->deadline) {
+            tracerd_log (LOG_WARNING,
+                         "job %s: squeue %s; records keep the "
+                         "state their tasks show",
+                         qy->job, rc < 0 ? "failed" : "did not answer in time");
+            finish_query (qy, false);
+        }
+    }
+}
+
+/* A new step of a Slurm job: what the controller said of its job, or a
+ * question to it.
+ */
+void tracerd_sched_describe (tr_step_t *step, const char *key, json_t *id)
+{
+    const char *job;
+    json_t *fields;
+
+    if (slurm_job (id, &job)) {
+        if ((fields = cached_fields (job)))
+            apply_job (step, key, fields);
+        else
+            (void)ask_scheduler (job);
+    }
+}
+
+bool tracerd_sched_hold (tr_step_t *step, json_t *rec, bool signalled)
+{
+    struct query *qy;
+    const char *job;
+
+    /* Also a record whose job the controller has not described yet (its
+     * answer is due within QUERY_TIMEOUT_S, or never comes): it waits
+     * for the account, partition, QOS, name and time limit.
+     */
+    /* the controller's submit and job start times, when it has said */
+    if (slurm_job (tr_step_identity (step), &job) && cached_fields (job))
+        (void)tr_jobstate_apply_time (cached_fields (job),
+                                      json_object_get (rec, "time"));
+    if (slurm_job (tr_step_identity (step), &job)
+        && (signalled || !cached_fields (job)) && (qy = ask_scheduler (job))) {
+        if (!qy->held)
+            qy->held = json_array ();
+        qy->need_state = qy->need_state || signalled;
+        if (qy->held && json_array_append_new (qy->held, rec) == 0)
+            return true;
+    }
+    return false;
+}
+
+int tracerd_sched_fds (struct pollfd *pfd, double *next)
+{
+    for (int i = 0; i < nqueries; i++) {
+        pfd[i].fd = queries[i].q ? tr_jobstate_query_fd (queries[i].q) : -1;
+        pfd[i].events = POLLIN;
+        if (queries[i].deadline < *next)
+            *next = queries[i].deadline;
+    }
+    return nqueries;
+}
+
+void tracerd_sched_stop (void)
+{
+    while (nqueries > 0)
+        finish_query (&queries[0], false);
+}
