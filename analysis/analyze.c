@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +23,12 @@
 #include "libtracer/view/mail_summary.h"
 #include "libtracer/record/merge.h"
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "libtracer/view/recommend_print.h"
 #include "libtracer/view/report.h"
 #include "libtracer/view/runview.h"
 #include "libtracer/view/html.h"
+#include "libtracer/util/nss.h"
 #include "libtracer/util/path.h"
 #include "libtracer/view/runcmp.h"
 #include "cli.h"
@@ -92,19 +93,9 @@ static int rows_and_cost (struct rep *r, tr_rowset_t *set,
 
 void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o)
 {
-    const struct tr_conf_recommend *c = &r->conf->recommend;
-
-    tr_recommend_opts_default (o);
-    o->mem_quantile = c->mem_quantile;
-    o->mem_headroom = c->mem_headroom;
-    o->time_quantile = c->time_quantile;
-    o->time_margin = c->time_margin;
-    o->cpu_quantile = c->cpu_quantile;
-    o->cpu_pressure_max = r->conf->diagnosis.cpu_pressure_starved;
-    o->min_runs = (unsigned)c->min_runs;
-    o->last_n = r->last_n ? r->last_n : (unsigned)c->last_runs;
-    o->mem_min_bytes = c->mem_min;
-    o->time_min_s = c->time_min;
+    tr_sizing_opts (o, r->conf);
+    if (r->last_n)
+        o->last_n = r->last_n;
 }
 
 static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
@@ -426,7 +417,7 @@ static int digest_one (struct rep *r, const tr_stepsum_t *const *rows,
     struct tr_recommend_opts o;
     tr_error_t error;
     const char *user = rows[0]->user;
-    struct passwd *pw;
+    char *pw_name = NULL;
     char addr[512], subject[256], *text = NULL, *msg = NULL;
     const char *to[1] = { addr };
     size_t tlen = 0, mlen = 0;
@@ -436,11 +427,12 @@ static int digest_one (struct rep *r, const tr_stepsum_t *const *rows,
 
     /* records may carry only the uid */
     if (!*user && !isnan (rows[0]->uid)
-        && (pw = getpwuid ((uid_t)rows[0]->uid)))
-        user = pw->pw_name;
+        && tr_nss_user_by_uid ((uid_t)rows[0]->uid, &pw_name, NULL) == 0)
+        user = pw_name;
     if (!*user) {
         rep_err ("digest: uid %.0f has no user name; skipped\n",
                  rows[0]->uid);
+        free (pw_name);
         return -1;
     }
     rep_recommend_opts (r, &o);
@@ -495,6 +487,7 @@ out:
     json_decref (recs);
     free (text);
     free (msg);
+    free (pw_name);
     return rc;
 }
 

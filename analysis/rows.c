@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "libtracer/judge/diagnose.h"
+#include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "libtracer/record/index.h"
 #include "libtracer/record/livesum.h"
 #include "libtracer/record/record.h"
@@ -360,6 +362,22 @@ int rep_collect (struct rep *r,
     return EXIT_OK;
 }
 
+/* A row's diagnosis under the site's thresholds, the sizes it names
+ * from the engine over this run with the site's options (sizing.h), as
+ * the job view advises them.
+ */
+static json_t *diagnose_row (struct rep *r, const tr_stepsum_t *row)
+{
+    struct tr_recommend_opts o;
+    json_t *advice, *f;
+
+    rep_recommend_opts (r, &o);
+    advice = tr_sizing_one_run (row, &o);
+    f = tr_diagnose_advised (row, &r->conf->diagnosis, advice);
+    json_decref (advice);
+    return f;
+}
+
 /* The listing's diagnosis column. */
 const char *rep_diag_codes (const tr_stepsum_t *row, void *arg)
 {
@@ -371,7 +389,7 @@ const char *rep_diag_codes (const tr_stepsum_t *row, void *arg)
     /* a diagnosis is of a step */
     if (tr_stepsum_is_job (row))
         return buf;
-    f = tr_diagnose (row, &r->conf->diagnosis);
+    f = diagnose_row (r, row);
     if (f)
         tr_diag_codes (f, buf, sizeof (buf));
     json_decref (f);
@@ -391,7 +409,7 @@ static int list_json (struct rep *r, tr_rowset_t *set)
 
     for (size_t i = 0; arr && i < set->n; i++) {
         if (!(o = tr_stepsum_to_json (&set->rows[i]))
-            || !(f = tr_diagnose (&set->rows[i], &r->conf->diagnosis))
+            || !(f = diagnose_row (r, &set->rows[i]))
             || json_object_set_new (o, "diagnosis", f) < 0
             || json_array_append_new (arr, o) < 0) {
             json_decref (arr);

@@ -19,6 +19,7 @@
 #include "libtracer/view/html.h"
 #include "libtracer/util/path.h"
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "libtracer/view/recommend_print.h"
 #include "libtracer/record/record.h"
 #include "libtracer/view/report.h"
@@ -339,14 +340,6 @@ json_t *rep_advice (const struct tr_stepsum *step, void *arg)
     return g;
 }
 
-/* The recommended value of resource res in advice g, NAN if none. */
-static double advice_num (json_t *g, const char *res)
-{
-    json_t *v = json_object_get (json_object_get (g, res), "recommend");
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
 /* "Next time:" from the runs of the step's group, this one included. */
 static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
 {
@@ -364,34 +357,16 @@ static void next_time (FILE *out, const struct tr_stepsum *step, void *arg)
     runs = json_integer_value (json_object_get (json_object_get (g, "runs"),
                                                 "total"));
     if (g && (cpus || mem || t)) {
-        const char *s = step->scheduler ? step->scheduler : "";
-        const char *sep = "";
+        struct tr_sizing_args a;
         char args[256];
 
         /* the label in the view's label column (report.c) */
         fprintf (out, "    %-16s", "Next time:");
         /* in the words of the scheduler that ran the step */
-        if (!strcmp (s, "pbs") || !strcmp (s, "torque")
-            || !strcmp (s, "lsf")) {
-            if (tr_recommend_args (args, sizeof (args), s,
-                                   advice_num (g, "cpus"),
-                                   advice_num (g, "mem"),
-                                   advice_num (g, "time")) < 0)
-                args[0] = '\0';
-            fprintf (out, "%s", args);
-        }
-        else {
-            if (cpus) {
-                fprintf (out, "%s--cpus-per-task=%s", sep, cpus);
-                sep = " ";
-            }
-            if (mem) {
-                fprintf (out, "%s--mem=%s", sep, mem);
-                sep = " ";
-            }
-            if (t)
-                fprintf (out, "%s--time=%s", sep, t);
-        }
+        if (tr_sizing_args_advice (&a, step->scheduler, g) < 0
+            || tr_sizing_join (args, sizeof (args), &a) < 0)
+            args[0] = '\0';
+        fprintf (out, "%s", args);
         fprintf (out, " (%lld run%s of %s, %s confidence)\n",
                  (long long)runs, runs == 1 ? "" : "s", step->group,
                  conf ? conf : "low");

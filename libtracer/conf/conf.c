@@ -15,10 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +34,7 @@
 
 #include "conf.h"
 #include "libtracer/util/error.h"
+#include "libtracer/util/nss.h"
 #include "libtracer/hook/hookconf.h"
 #include "libtracer/util/path.h"
 #include "libtracer/util/tools.h"
@@ -1535,31 +1534,11 @@ static int parse_id (const char *s, unsigned long *idp)
     return 1;
 }
 
-/* Buffer size for the get*_r functions, which report ERANGE when it is
- * too small (LDAP groups can be large).
- */
-static size_t nss_bufsize (int which)
-{
-    long n = sysconf (which);
-    return n > 0 ? (size_t)n : 1024;
-}
-
-/* Map a get*nam_r result to errno: several "not found" codes exist in
- * the wild (getpwnam_r(3) NOTES).
- */
-static int nss_errno (int rc)
-{
-    if (rc == 0 || rc == ENOENT || rc == ESRCH || rc == EBADF || rc == EPERM)
-        return ENOENT;
-    return rc;
-}
-
 /* Resolve a user name or uid.  Returns 0, or -1 with errno ENOENT (no
  * such user), ERANGE (uid out of range), ENOMEM or a lookup error.
  */
 static int resolve_user (const char *s, uid_t *uidp)
 {
-    size_t size = nss_bufsize (_SC_GETPW_R_SIZE_MAX);
     unsigned long id;
     int rc;
 
@@ -1571,30 +1550,11 @@ static int resolve_user (const char *s, uid_t *uidp)
         *uidp = (uid_t)id;
         return 0;
     }
-    for (;;) {
-        struct passwd pw, *res = NULL;
-        char *buf = malloc (size);
-        if (!buf)
-            return -1;
-        rc = getpwnam_r (s, &pw, buf, size, &res);
-        if (rc == 0 && res) {
-            *uidp = pw.pw_uid;
-            free (buf);
-            return 0;
-        }
-        free (buf);
-        if (rc == ERANGE && size < CONF_MAX_SIZE) {
-            size *= 2;
-            continue;
-        }
-        errno = nss_errno (rc);
-        return -1;
-    }
+    return tr_nss_user_by_name (s, uidp, NULL);
 }
 
 static int resolve_group (const char *s, gid_t *gidp)
 {
-    size_t size = nss_bufsize (_SC_GETGR_R_SIZE_MAX);
     unsigned long id;
     int rc;
 
@@ -1606,25 +1566,7 @@ static int resolve_group (const char *s, gid_t *gidp)
         *gidp = (gid_t)id;
         return 0;
     }
-    for (;;) {
-        struct group gr, *res = NULL;
-        char *buf = malloc (size);
-        if (!buf)
-            return -1;
-        rc = getgrnam_r (s, &gr, buf, size, &res);
-        if (rc == 0 && res) {
-            *gidp = gr.gr_gid;
-            free (buf);
-            return 0;
-        }
-        free (buf);
-        if (rc == ERANGE && size < CONF_MAX_SIZE) {
-            size *= 2;
-            continue;
-        }
-        errno = nss_errno (rc);
-        return -1;
-    }
+    return tr_nss_group_by_name (s, gidp);
 }
 
 static int user_fail (struct parser *p,

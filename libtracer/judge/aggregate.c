@@ -26,6 +26,7 @@
 #include "libtracer/util/stats.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 #define GIB 1073741824.0
 
@@ -1394,18 +1395,6 @@ out:
 
 /* --- Group summary text ----------------------------------------------- */
 
-static double num (json_t *o, const char *k)
-{
-    return json_number_value (json_object_get (o, k));
-}
-
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-
-    return s ? s : "";
-}
-
 typedef const char *(*fmt_f) (char *buf, size_t size, double v);
 
 static const char *fmt_pct (char *buf, size_t size, double v)
@@ -1427,7 +1416,7 @@ static void print_spread (FILE *out, const char *label, json_t *sp, fmt_f fmt)
         if (!json_object_get (sp, keys[k]))
             continue;
         fprintf (out, "%s%s %s", k ? ", " : "", keys[k],
-                 fmt (buf, sizeof (buf), num (sp, keys[k])));
+                 fmt (buf, sizeof (buf), tr_json_num_or (sp, keys[k], 0)));
     }
     fputc ('\n', out);
 }
@@ -1443,12 +1432,13 @@ static void print_extreme (FILE *out,
 
     if (!json_is_object (e))
         return;
-    fprintf (out, "  %-13sjob %s", label, str (e, "job_id"));
+    fprintf (out, "  %-13sjob %s", label, tr_json_str_or (e, "job_id", ""));
     if (json_object_get (e, "array_task_id"))
-        fprintf (out, " (%s_%" JSON_INTEGER_FORMAT ")", str (e, "array_job_id"),
+        fprintf (out, " (%s_%" JSON_INTEGER_FORMAT ")",
+                 tr_json_str_or (e, "array_job_id", ""),
                  json_integer_value (json_object_get (e, "array_task_id")));
-    fprintf (out, ", step %s: %s\n", str (e, "step_id"),
-             fmt (buf, sizeof (buf), num (e, name)));
+    fprintf (out, ", step %s: %s\n", tr_json_str_or (e, "step_id", ""),
+             fmt (buf, sizeof (buf), tr_json_num_or (e, name, 0)));
 }
 
 static void print_histogram (FILE *out, json_t *h)
@@ -1459,7 +1449,7 @@ static void print_histogram (FILE *out, json_t *h)
 
     json_array_foreach (h, i, bin)
     {
-        int w = (int)strlen (str (bin, "label"));
+        int w = (int)strlen (tr_json_str_or (bin, "label", ""));
         size_t c = (size_t)json_integer_value (json_object_get (bin, "count"));
 
         lw = w > lw ? w : lw;
@@ -1474,7 +1464,7 @@ static void print_histogram (FILE *out, json_t *h)
 
         if (c > 0 && len == 0)
             len = 1;
-        fprintf (out, "    %-*s |", lw, str (bin, "label"));
+        fprintf (out, "    %-*s |", lw, tr_json_str_or (bin, "label", ""));
         for (size_t k = 0; k < HIST_BAR; k++)
             fputc (k < len ? '#' : ' ', out);
         fprintf (out, " %zu\n", c);
@@ -1495,9 +1485,9 @@ static void print_group (FILE *out, const char *by, json_t *grp)
     json_int_t jobs = json_integer_value (json_object_get (grp, "jobs"));
 
     if (strcmp (by, "array") == 0) {
-        fprintf (out, "Array job %s", str (grp, "key"));
-        if (*str (grp, "cluster"))
-            fprintf (out, " on %s", str (grp, "cluster"));
+        fprintf (out, "Array job %s", tr_json_str_or (grp, "key", ""));
+        if (*tr_json_str_or (grp, "cluster", ""))
+            fprintf (out, " on %s", tr_json_str_or (grp, "cluster", ""));
         fprintf (out,
                  ": %" JSON_INTEGER_FORMAT " row%s, %" JSON_INTEGER_FORMAT " ta"
                  "sk%"
@@ -1510,8 +1500,10 @@ static void print_group (FILE *out, const char *by, json_t *grp)
                  "%s %s: %" JSON_INTEGER_FORMAT " row%s, %" JSON_INTEGER_FORMAT
                  " job%s\n",
                  strcmp (by, "group") == 0 ? "Step group" : "Job name",
-                 *str (grp, "key") ? str (grp, "key") : "(none)", count,
-                 plural (count), jobs, plural (jobs));
+                 *tr_json_str_or (grp, "key", "")
+                     ? tr_json_str_or (grp, "key", "")
+                     : "(none)",
+                 count, plural (count), jobs, plural (jobs));
     }
     fprintf (out, "  %-13s", "States:");
     json_object_foreach (states, k, v)
@@ -1600,11 +1592,7 @@ int tr_runs_cmp_rows (const void *pa, const void *pb)
     const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
     int c = cmp_run_key (x, y);
 
-    if (!c)
-        c = strcmp (x->cluster, y->cluster);
-    if (!c)
-        c = tr_merge_natcmp (x->job_id, y->job_id);
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
+    return c ? c : tr_stepsum_cmp_id (x, y);
 }
 
 

@@ -30,7 +30,9 @@
 #include "diagnose.h"
 #include "libtracer/util/units.h"
 #include "recommend.h"
+#include "sizing.h"
 #include "libtracer/record/stepsum.h"
+#include "libtracer/record/states.h"
 #include "libtracer/util/strbuf.h"
 
 enum {
@@ -802,22 +804,10 @@ json_t *tr_diagnose (const tr_stepsum_t *row,
     return tr_diagnose_advised (row, t, NULL);
 }
 
-/* The engine over this one run, with the default options. */
+/* The engine over this one run, with the built-in options (sizing.c). */
 static json_t *one_run_advice (const tr_stepsum_t *row)
 {
-    struct tr_recommend_opts o;
-    tr_stepsum_t one = *row;
-    const tr_stepsum_t *rows[] = { &one };
-    json_t *recs, *g;
-
-    if (!*one.group)
-        one.group = "this step";
-    tr_recommend_opts_default (&o);
-    if (!(recs = tr_recommend_groups (rows, 1, &o, NULL)))
-        return NULL;
-    g = json_incref (json_array_get (json_object_get (recs, "groups"), 0));
-    json_decref (recs);
-    return g;
+    return tr_sizing_one_run (row, NULL);
 }
 
 json_t *tr_diagnose_advised (const tr_stepsum_t *row,
@@ -854,7 +844,7 @@ json_t *tr_diagnose_advised (const tr_stepsum_t *row,
               : r->req_mem_bytes > 0 ? r->req_mem_bytes
                                      : NAN;
     d.demand = tr_stepsum_cpu_demand (r) / (r->nodes > 1 ? r->nodes : 1);
-    d.oom = !strcmp (r->state, "oom") || r->oom_kills > 0;
+    d.oom = tr_states_oom (r->state, r->oom_kills);
     d.is_short = d.elapsed < t->short_step;
     snprintf (d.advice_from, sizeof (d.advice_from), "a one-run estimate");
     if (advice) {

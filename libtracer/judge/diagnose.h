@@ -70,8 +70,11 @@ json_t *tr_diagnose (const tr_stepsum_t *row,
  * taken from advice: the step group's object of tr_recommend_groups, as
  * the view shows it under "Next time" (labelled "from N runs"), so that
  * a diagnosis and its view's advice never disagree.  advice NULL: the
- * same engine over this row alone with the default options, labelled
- * "a one-run estimate".  A size is named only where the engine's moves
+ * same engine over this row alone with the built-in options
+ * (tr_sizing_one_run (row, NULL), sizing.h); a caller with a site
+ * configuration passes tr_sizing_one_run (row, opts) with
+ * tr_sizing_opts (opts, conf), so that its sizes are the site's.
+ * Advice of one run is labelled "a one-run estimate".  A size is named only where the engine's moves
  * the way the finding says (less for an over-allocation, more after an
  * OOM kill or under memory pressure); the finding's evidence then holds
  * it (suggestedmem, suggestedcpus).

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "failures.h"
+#include "libtracer/util/json.h"
 
 #define TEXT_ROWS 10
 
@@ -36,28 +37,20 @@ static int bump (json_t *map, const char *name, bool failed)
         json_integer (json_integer_value (json_object_get (e, "steps")) + 1));
 }
 
-static json_int_t ival (json_t *o, const char *k)
-{
-    return json_integer_value (json_object_get (o, k));
-}
-
-static const char *sval (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-    return s ? s : "";
-}
-
 static int cmp_entry (const void *pa, const void *pb)
 {
     json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
-    json_int_t fa = ival (a, "failed"), fb = ival (b, "failed");
+    json_int_t fa = tr_json_int_or (a, "failed", 0),
+               fb = tr_json_int_or (b, "failed", 0);
     int c;
 
     if (fa != fb)
         return fa > fb ? -1 : 1;
-    if ((c = strcmp (sval (a, "name"), sval (b, "name"))))
+    if ((c = strcmp (tr_json_str_or (a, "name", ""),
+                     tr_json_str_or (b, "name", ""))))
         return c;
-    return strcmp (sval (a, "node"), sval (b, "node"));
+    return strcmp (tr_json_str_or (a, "node", ""),
+                   tr_json_str_or (b, "node", ""));
 }
 
 /* The entries of arr sorted in place. */
@@ -96,12 +89,13 @@ static json_t *list_of (json_t *map, bool steps)
     json_object_foreach (map, k, e)
     {
         json_t *o;
-        if (ival (e, "failed") == 0)
+        if (tr_json_int_or (e, "failed", 0) == 0)
             continue;
         o = steps ? json_pack ("{s:s s:I s:I}", "name", k, "failed",
-                               ival (e, "failed"), "steps", ival (e, "steps"))
+                               tr_json_int_or (e, "failed", 0), "steps",
+                               tr_json_int_or (e, "steps", 0))
                   : json_pack ("{s:s s:I}", "name", k, "failed",
-                               ival (e, "failed"));
+                               tr_json_int_or (e, "failed", 0));
         if (!o || json_array_append_new (arr, o) < 0) {
             json_decref (arr);
             return NULL;
@@ -192,11 +186,12 @@ json_t *tr_failures (const tr_stepsum_t *const *rows,
                 const char *ok;
                 json_t *o;
 
-                if (ival (e, "failed") < TR_FAILURES_SUSPECT_MIN)
+                if (tr_json_int_or (e, "failed", 0) < TR_FAILURES_SUSPECT_MIN)
                     continue;
                 json_object_foreach (g, ok, o)
                 {
-                    json_int_t good = ival (o, "steps") - ival (o, "failed");
+                    json_int_t good = tr_json_int_or (o, "steps", 0)
+                                      - tr_json_int_or (o, "failed", 0);
                     if (!strcmp (ok, nk) || good <= 0)
                         continue;
                     ok_else += good;
@@ -207,9 +202,11 @@ json_t *tr_failures (const tr_stepsum_t *const *rows,
                 if (json_array_append_new (
                         suspects,
                         json_pack ("{s:s s:s s:I s:I s:I s:I}", "name", gk,
-                                   "node", nk, "failed", ival (e, "failed"),
-                                   "steps", ival (e, "steps"), "ok_elsewhere",
-                                   ok_else, "nodes_ok", nodes_ok))
+                                   "node", nk, "failed",
+                                   tr_json_int_or (e, "failed", 0), "steps",
+                                   tr_json_int_or (e, "steps", 0),
+                                   "ok_elsewhere", ok_else, "nodes_ok",
+                                   nodes_ok))
                     < 0)
                     goto nomem;
             }
@@ -287,17 +284,18 @@ static int print_list (FILE *out,
                      json_array_size (arr) - TEXT_ROWS);
             break;
         }
-        cut (name, sizeof (name), sval (e, "name"), 40);
+        cut (name, sizeof (name), tr_json_str_or (e, "name", ""), 40);
         if (steps)
             fprintf (out, "  %-40s %8lld %8lld %6.1f%%\n", name,
-                     (long long)ival (e, "failed"),
-                     (long long)ival (e, "steps"),
-                     ival (e, "steps") ? 100.0 * (double)ival (e, "failed")
-                                             / (double)ival (e, "steps")
-                                       : 0.0);
+                     (long long)tr_json_int_or (e, "failed", 0),
+                     (long long)tr_json_int_or (e, "steps", 0),
+                     tr_json_int_or (e, "steps", 0)
+                         ? 100.0 * (double)tr_json_int_or (e, "failed", 0)
+                               / (double)tr_json_int_or (e, "steps", 0)
+                         : 0.0);
         else
             fprintf (out, "  %-40s %8lld\n", name,
-                     (long long)ival (e, "failed"));
+                     (long long)tr_json_int_or (e, "failed", 0));
     }
     return 0;
 }
@@ -312,23 +310,28 @@ static void print_parsable (FILE *out, json_t *f)
     size_t i;
 
     fprintf (out, "Section|Name|Node|Failed|Steps|OkElsewhere\n");
-    fprintf (out, "total|||%lld|%lld|\n", (long long)ival (f, "failed"),
-             (long long)ival (f, "steps"));
+    fprintf (out, "total|||%lld|%lld|\n",
+             (long long)tr_json_int_or (f, "failed", 0),
+             (long long)tr_json_int_or (f, "steps", 0));
     for (size_t k = 0; k < sizeof (keys) / sizeof (keys[0]); k++)
         json_array_foreach (json_object_get (f, keys[k]), i, e)
         {
-            fprintf (out, "%s|%s||%lld|", sect[k], sval (e, "name"),
-                     (long long)ival (e, "failed"));
+            fprintf (out, "%s|%s||%lld|", sect[k],
+                     tr_json_str_or (e, "name", ""),
+                     (long long)tr_json_int_or (e, "failed", 0));
             if (json_object_get (e, "steps"))
-                fprintf (out, "%lld", (long long)ival (e, "steps"));
+                fprintf (out, "%lld",
+                         (long long)tr_json_int_or (e, "steps", 0));
             fprintf (out, "|\n");
         }
     json_array_foreach (json_object_get (f, "suspects"), i, e)
     {
-        fprintf (out, "suspect|%s|%s|%lld|%lld|%lld\n", sval (e, "group"),
-                 sval (e, "node"), (long long)ival (e, "failed"),
-                 (long long)ival (e, "steps"),
-                 (long long)ival (e, "ok_elsewhere"));
+        fprintf (out, "suspect|%s|%s|%lld|%lld|%lld\n",
+                 tr_json_str_or (e, "group", ""),
+                 tr_json_str_or (e, "node", ""),
+                 (long long)tr_json_int_or (e, "failed", 0),
+                 (long long)tr_json_int_or (e, "steps", 0),
+                 (long long)tr_json_int_or (e, "ok_elsewhere", 0));
     }
 }
 
@@ -347,12 +350,13 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
         return ferror (out) ? -1 : 0;
     }
     fprintf (out, "Failures: %lld of %lld step%s",
-             (long long)ival (f, "failed"), (long long)ival (f, "steps"),
-             ival (f, "steps") == 1 ? "" : "s");
-    if (ival (f, "steps"))
+             (long long)tr_json_int_or (f, "failed", 0),
+             (long long)tr_json_int_or (f, "steps", 0),
+             tr_json_int_or (f, "steps", 0) == 1 ? "" : "s");
+    if (tr_json_int_or (f, "steps", 0))
         fprintf (out, " (%.1f%%)",
-                 100.0 * (double)ival (f, "failed")
-                     / (double)ival (f, "steps"));
+                 100.0 * (double)tr_json_int_or (f, "failed", 0)
+                     / (double)tr_json_int_or (f, "steps", 0));
     fprintf (out, "\n");
     print_list (out, f, "by_cause", "By cause (doc/diagnosis.md)", false);
     print_list (out, f, "by_tool",
@@ -377,13 +381,13 @@ int tr_failures_print (FILE *out, json_t *f, bool parsable)
                              - TEXT_ROWS);
                 break;
             }
-            cut (g, sizeof (g), sval (e, "group"), 32);
-            cut (n, sizeof (n), sval (e, "node"), 16);
+            cut (g, sizeof (g), tr_json_str_or (e, "group", ""), 32);
+            cut (n, sizeof (n), tr_json_str_or (e, "node", ""), 16);
             fprintf (out, "  %-32s %-16s %6lld %6lld %5lld on %lld\n", g, n,
-                     (long long)ival (e, "failed"),
-                     (long long)ival (e, "steps"),
-                     (long long)ival (e, "ok_elsewhere"),
-                     (long long)ival (e, "nodes_ok"));
+                     (long long)tr_json_int_or (e, "failed", 0),
+                     (long long)tr_json_int_or (e, "steps", 0),
+                     (long long)tr_json_int_or (e, "ok_elsewhere", 0),
+                     (long long)tr_json_int_or (e, "nodes_ok", 0));
         }
     }
     return ferror (out) ? -1 : 0;

@@ -21,7 +21,9 @@
 
 #include "aggregate.h"
 #include "libtracer/record/merge.h"
+#include "libtracer/record/states.h"
 #include "recommend.h"
+#include "sizing.h"
 #include "libtracer/util/stats.h"
 
 #define MIB 1048576.0
@@ -46,17 +48,8 @@ enum kind { K_COMPLETED, K_FAILED, K_CANCELLED, K_TIMEOUT, K_OOM, K_OTHER };
 
 void tr_recommend_opts_default (struct tr_recommend_opts *o)
 {
-    memset (o, 0, sizeof (*o));
-    o->mem_quantile = 0.95;
-    o->mem_headroom = 0.20;
-    o->time_quantile = 0.95;
-    o->time_margin = 0.25;
-    o->cpu_quantile = 0.90;
-    o->cpu_pressure_max = 0.10;
-    o->min_runs = 3;
-    o->last_n = 0;
-    o->mem_min_bytes = 256 * MIB;
-    o->time_min_s = 300;
+    /* the defaults live in sizing.c, with the site configuration's */
+    tr_sizing_opts (o, NULL);
 }
 
 void tr_recommend_regress_opts_default (struct tr_recommend_regress_opts *o)
@@ -434,7 +427,7 @@ static void gather (struct group *g,
             push (&g->time, e);
             g->cpus.peak = fmax (g->cpus.peak, r->cpu_peak_cores);
         }
-        if (kind == K_OOM || r->oom_kills > 0) {
+        if (tr_states_oom (r->state, r->oom_kills)) {
             double b = known (r->mem_limit_bytes, r->req_mem_bytes);
 
             g->mem_r.bound = fmax (g->mem_r.bound, fmax (b, r->mem_peak_bytes));

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "aggregate.h"
+#include "cost.h"
 #include "libtracer/util/error.h"
 #include "libtracer/record/stepsum.h"
 
@@ -83,7 +83,7 @@ struct tr_recommend_opts {
     double time_quantile; /* 0.95 */
     double time_margin;   /* 0.25: +25% */
     double cpu_quantile;  /* 0.90, of the parallelism per task */
-    /* 0.10: the stalled fraction of run time above which a step is
+    /* 0.05: the stalled fraction of run time above which a step is
      * CPU-starved */
     double cpu_pressure_max;
     unsigned min_runs; /* 3: fewer used runs = low confidence */
@@ -92,10 +92,13 @@ struct tr_recommend_opts {
     unsigned last_n;
     double mem_min_bytes;       /* 256 MiB */
     double time_min_s;          /* 300 */
-    const struct tr_cost *cost; /* prices (aggregate.h), or NULL */
+    const struct tr_cost *cost; /* prices (cost.h), or NULL */
 };
 
-/* Fill o with the defaults above. */
+/* Fill o with the defaults above: tr_sizing_opts (o, NULL) (sizing.h),
+ * the same as the site configuration's.  Options for a site come from
+ * tr_sizing_opts (o, conf).
+ */
 void tr_recommend_opts_default (struct tr_recommend_opts *o);
 
 /* Recommendations for every group of rows[0..n-1] (NULL entries are

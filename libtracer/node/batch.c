@@ -16,11 +16,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -34,6 +32,7 @@
 #include "batch.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/when.h"
+#include "libtracer/util/nss.h"
 
 void tr_batch_job_init (struct tr_batch_job *job, enum tr_batch_kind kind)
 {
@@ -842,30 +841,25 @@ static int set_int (json_t *o, const char *key, long long v)
 
 json_t *tr_batch_identity (const struct tr_batch_job *job, const char *node)
 {
-    struct passwd pw, *pwp = NULL;
-    struct group gr, *grp = NULL;
-    char buf[4096];
+    uid_t uid;
+    gid_t gid, ggid;
     json_t *id;
     const char *account = job->account;
 
-    if (!job->user[0] || getpwnam_r (job->user, &pw, buf, sizeof (buf), &pwp)
-        || !pwp) {
+    if (!job->user[0] || tr_nss_user_by_name (job->user, &uid, &gid) < 0) {
         errno = ENOENT;
         return NULL;
     }
     if (!(id = json_pack ("{s:s s:s s:s s:s s:I}", "scheduler",
                           tr_batch_name (job->kind), "job_id", job->job_id,
                           "step_id", "0", "node", node, "uid",
-                          (json_int_t)pwp->pw_uid)))
+                          (json_int_t)uid)))
         return NULL;
     if (set_str (id, "user", job->user) < 0)
         goto nomem;
-    if (job->group[0]
-        && getgrnam_r (job->group, &gr, buf, sizeof (buf), &grp) == 0 && grp) {
-        if (set_int (id, "gid", grp->gr_gid) < 0)
-            goto nomem;
-    }
-    else if (set_int (id, "gid", pwp->pw_gid) < 0)
+    if (job->group[0] && tr_nss_group_by_name (job->group, &ggid) == 0)
+        gid = ggid;
+    if (set_int (id, "gid", gid) < 0)
         goto nomem;
     /* PBS passes the literal "null" for a job with no account */
     if (job->kind != TR_BATCH_LSF && !strcmp (account, "null"))

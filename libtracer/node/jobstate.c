@@ -11,8 +11,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -26,6 +24,8 @@
 
 #include "jobstate.h"
 #include "libtracer/record/record.h"
+#include "libtracer/record/stepsum.h"
+#include "libtracer/util/nss.h"
 
 extern char **environ;
 
@@ -406,48 +406,28 @@ int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
     return rc;
 }
 
-/* getpwuid_r/getgrgid_r into a buffer that grows for huge groups. */
+/* identity[key] = the name of user (or group) id on this node, when it
+ * has one; -1 with errno ENOMEM only.
+ */
 static int set_name (json_t *identity, const char *key, json_int_t id,
                      bool user)
 {
-    size_t size = 1024;
-    char *buf = NULL;
-    int rc, ret = 0;
+    char *name = NULL;
+    int rc;
 
     if (id < 0 || id > (json_int_t)UINT32_MAX - 1)
         return 0;
-    for (;;) {
-        struct passwd pw, *pwp = NULL;
-        struct group gr, *grp = NULL;
-        char *nb = realloc (buf, size);
-        const char *name = NULL;
-        if (!nb) {
-            errno = ENOMEM;
-            ret = -1;
-            break;
-        }
-        buf = nb;
-        if (user) {
-            rc = getpwuid_r ((uid_t)id, &pw, buf, size, &pwp);
-            name = pwp ? pwp->pw_name : NULL;
-        }
-        else {
-            rc = getgrgid_r ((gid_t)id, &gr, buf, size, &grp);
-            name = grp ? grp->gr_name : NULL;
-        }
-        if (rc == ERANGE && size < (1 << 20)) {
-            size *= 4;
-            continue;
-        }
-        if (name && *name
-            && json_object_set_new (identity, key, json_string (name)) < 0) {
-            errno = ENOMEM;
-            ret = -1;
-        }
-        break;
+    rc = user ? tr_nss_user_by_uid ((uid_t)id, &name, NULL)
+              : tr_nss_group_by_gid ((gid_t)id, &name);
+    if (rc < 0)
+        return errno == ENOMEM ? -1 : 0;
+    if (*name && json_object_set_new (identity, key, json_string (name)) < 0) {
+        free (name);
+        errno = ENOMEM;
+        return -1;
     }
-    free (buf);
-    return ret;
+    free (name);
+    return 0;
 }
 
 int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
@@ -489,22 +469,8 @@ int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
     return tr_record_clip_identity (identity) < 0 ? -1 : 0;
 }
 
-const char *tr_jobstate_outcome (const char *state)
-{
-    static const struct {
-        const char *sched, *outcome;
-    } map[] = {
-        { "TIMEOUT", "timeout" },      { "DEADLINE", "timeout" },
-        { "CANCELLED", "cancelled" },  { "PREEMPTED", "cancelled" },
-        { "NODE_FAIL", "cancelled" },  { "BOOT_FAIL", "cancelled" },
-        { "REVOKED", "cancelled" },
-    };
-
-    for (size_t i = 0; state && i < sizeof (map) / sizeof (map[0]); i++)
-        if (!strcmp (state, map[i].sched))
-            return map[i].outcome;
-    return NULL;
-}
+_Static_assert (TR_JOBSTATE_YEAR_S == TR_STEPSUM_SLURM_YEAR_S,
+                "the listing's 365 days are the controller's");
 
 /* Append the indexes of an IDX list ("0-1,3") to buf as "0,1,3".
  * -1 on anything else ("N/A", bad ranges, too many).

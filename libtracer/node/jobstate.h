@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "libtracer/record/states.h"
 #include "libtracer/util/error.h"
 
 /* Longest controller text kept; longer text is cut here and again to
@@ -82,10 +83,10 @@ long long tr_jobstate_parse_time (const char *text);
 long tr_jobstate_parse_limit (const char *text);
 
 /* The record outcome state a job's scheduler state means for a step
- * whose tasks were killed by a signal ("timeout", "cancelled"), or NULL
- * when it says nothing more than the signal does.
+ * whose tasks were killed by a signal is tr_states_outcome's
+ * (libtracer/record/states.h).
  */
-const char *tr_jobstate_outcome (const char *sched_state);
+#define tr_jobstate_outcome(sched_state) tr_states_outcome (sched_state)
 
 /* The controller's identity fields as a new object: "account",
  * "partition", "qos", "job_name" (each only when known) and

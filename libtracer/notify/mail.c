@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "mail.h"
+#include "libtracer/judge/evidence.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/strbuf.h"
 #include "libtracer/util/units.h"
@@ -531,7 +532,7 @@ char *tr_mail_stall_text (const json_t *rec, char *subject, size_t size)
 {
     json_t *id = json_object_get (rec, "identity");
     json_t *pg = json_object_get (rec, "progress");
-    json_t *procs = json_object_get (pg, "processes"), *p;
+    json_t *lines, *line;
     const char *job = json_string_value (json_object_get (id, "job_id"));
     const char *stepid = json_string_value (json_object_get (id, "step_id"));
     const char *node = json_string_value (json_object_get (id, "node"));
@@ -576,23 +577,15 @@ char *tr_mail_stall_text (const json_t *rec, char *subject, size_t size)
                              "and read or wrote nothing%s%s.\n",
                              stepid, node, dur, *when ? " since " : "",
                              when) < 0;
-    if (json_array_size (procs) > 0)
+    /* the processes as the evidence engine writes them for a notice */
+    if (!(lines = tr_evidence_stalled (rec, TR_EVIDENCE_NOTICE)))
+        bad = true;
+    if (json_array_size (lines) > 0)
         bad |= tr_strbuf_puts (&sb, "\nWhat they are blocked in (state, "
                                "wait channel):\n") < 0;
-    json_array_foreach (procs, i, p) {
-        const char *tool = json_string_value (json_object_get (p, "tool"));
-        const char *w = json_string_value (json_object_get (p, "wchan"));
-        const char *st = json_string_value (json_object_get (p, "state"));
-
-        bad |= tr_strbuf_puts (&sb, "  ") < 0
-               || tr_strbuf_printable (&sb, tool ? tool : "?") < 0
-               || tr_strbuf_printf (
-                      &sb, " (pid %lld)  %s  ",
-                      (long long)json_integer_value (json_object_get (p, "pid")),
-                      st ? st : "?") < 0
-               || tr_strbuf_printable (&sb, w && strcmp (w, "0") ? w : "-") < 0
-               || tr_strbuf_puts (&sb, "\n") < 0;
-    }
+    json_array_foreach (lines, i, line)
+        bad |= tr_strbuf_printf (&sb, "  %s\n", json_string_value (line)) < 0;
+    json_decref (lines);
     bad |= tr_strbuf_puts (&sb, "\nNothing is done to the job: it goes on "
                            "until it ends or reaches its time limit.\n") < 0;
     if (cancel)

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "cause.h"
+#include "states.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 static const char *const names[] = {
     "",           "oom",          "stalled",  "timeout",
@@ -128,18 +130,6 @@ static void put_seconds (struct text *t, double s)
 
 /* Reading the record */
 
-static const char *str (json_t *o, const char *key)
-{
-    return json_string_value (json_object_get (o, key));
-}
-
-/* A member's number, or NAN. */
-static double num (json_t *o, const char *key)
-{
-    json_t *v = json_object_get (o, key);
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
 static bool eq (const char *a, const char *b)
 {
     return a && b && !strcmp (a, b);
@@ -155,8 +145,8 @@ static json_t *event_of (json_t *rec, const char *const *kinds, bool step_only)
 
     json_array_foreach (json_object_get (rec, "events"), i, ev)
     {
-        const char *kind = str (ev, "kind");
-        if (step_only && !eq (str (ev, "scope"), "step"))
+        const char *kind = tr_json_str (ev, "kind");
+        if (step_only && !eq (tr_json_str (ev, "scope"), "step"))
             continue;
         for (size_t k = 0; kind && kinds[k]; k++)
             if (!strcmp (kind, kinds[k]))
@@ -167,23 +157,24 @@ static json_t *event_of (json_t *rec, const char *const *kinds, bool step_only)
 
 static void put_event (struct text *t, json_t *ev)
 {
-    if (eq (str (ev, "scope"), "node"))
+    if (eq (tr_json_str (ev, "scope"), "node"))
         put (t, "node-wide ");
     put (t, "kernel ");
-    put_safe (t, str (ev, "kind") ? str (ev, "kind") : "event", 32);
-    if (str (ev, "tool")) {
+    put_safe (t, tr_json_str (ev, "kind") ? tr_json_str (ev, "kind") : "event",
+              32);
+    if (tr_json_str (ev, "tool")) {
         put (t, " of ");
-        put_safe (t, str (ev, "tool"), 64);
-        if (!isnan (num (ev, "pid")))
-            put (t, " (pid %.0f)", num (ev, "pid"));
+        put_safe (t, tr_json_str (ev, "tool"), 64);
+        if (!isnan (tr_json_num (ev, "pid")))
+            put (t, " (pid %.0f)", tr_json_num (ev, "pid"));
     }
-    if (str (ev, "device")) {
+    if (tr_json_str (ev, "device")) {
         put (t, " on ");
-        put_safe (t, str (ev, "device"), 64);
+        put_safe (t, tr_json_str (ev, "device"), 64);
     }
-    if (str (ev, "text")) {
+    if (tr_json_str (ev, "text")) {
         put (t, ": ");
-        put_safe (t, str (ev, "text"), 160);
+        put_safe (t, tr_json_str (ev, "text"), 160);
     }
 }
 
@@ -191,13 +182,13 @@ static void put_event (struct text *t, json_t *ev)
 static void put_culprit (struct text *t, json_t *c)
 {
     json_t *chain = json_object_get (c, "chain"), *p;
-    double sig = num (c, "signal"), code = num (c, "exit_code");
-    double at = num (c, "at_s"), coll = num (c, "collateral");
+    double sig = tr_json_num (c, "signal"), code = tr_json_num (c, "exit_code");
+    double at = tr_json_num (c, "at_s"), coll = tr_json_num (c, "collateral");
     size_t i;
 
-    put_safe (t, str (c, "tool"), 64);
-    if (!isnan (num (c, "pid")))
-        put (t, " (pid %.0f)", num (c, "pid"));
+    put_safe (t, tr_json_str (c, "tool"), 64);
+    if (!isnan (tr_json_num (c, "pid")))
+        put (t, " (pid %.0f)", tr_json_num (c, "pid"));
     if (!isnan (sig)) {
         const char *name = tr_cause_signal_name ((int)sig);
         if (name)
@@ -221,9 +212,9 @@ static void put_culprit (struct text *t, json_t *c)
             break;
         }
         put (t, i ? " < " : ", under ");
-        put_safe (t, str (p, "tool"), 32);
-        if (!isnan (num (p, "pid")))
-            put (t, " %.0f", num (p, "pid"));
+        put_safe (t, tr_json_str (p, "tool"), 32);
+        if (!isnan (tr_json_num (p, "pid")))
+            put (t, " %.0f", tr_json_num (p, "pid"));
     }
     if (coll > 0)
         put (t, "; %.0f collateral failure%s after it", coll,
@@ -243,9 +234,12 @@ static tr_cause_t decide (json_t *rec, struct text *t)
     json_t *culprit = json_object_get (oc, "culprit");
     json_t *progress = json_object_get (rec, "progress");
     json_t *files = json_object_get (rec, "files");
-    const char *state = str (oc, "state"), *reason = str (oc, "reason");
-    double code = num (oc, "exit_code"), sig = num (oc, "signal");
-    double csig = num (culprit, "signal"), ccode = num (culprit, "exit_code");
+    const char *state = tr_json_str (oc, "state"),
+               *reason = tr_json_str (oc, "reason");
+    double code = tr_json_num (oc, "exit_code"), sig = tr_json_num (oc, "signa"
+                                                                        "l");
+    double csig = tr_json_num (culprit, "signal"),
+           ccode = tr_json_num (culprit, "exit_code");
     json_t *v;
     size_t i;
 
@@ -256,24 +250,19 @@ static tr_cause_t decide (json_t *rec, struct text *t)
     {
         static const char *const k[] = { "oom-kill", NULL };
         json_t *ev = event_of (rec, k, true);
-        bool task_oom = false;
-        json_array_foreach (json_object_get (oc, "tasks"), i, v)
-        {
-            if (json_is_true (json_object_get (v, "oom_killed")))
-                task_oom = true;
-        }
-        double kills = num (mem, "oom_kill_events");
+        /* the text counts what the kernel counted */
+        double kills = tr_json_num (mem, "oom_kill_events");
         if (isnan (kills)) /* an older record's member */
-            kills = num (summary, "x_oom_kill_events");
-        if (ev || eq (state, "oom") || kills > 0 || task_oom) {
-            if (ev && str (ev, "tool")) {
+            kills = tr_json_num (summary, "x_oom_kill_events");
+        if (tr_states_oom (state, tr_states_oom_kills (rec))) {
+            if (ev && tr_json_str (ev, "tool")) {
                 put (t, "the OOM killer killed ");
-                put_safe (t, str (ev, "tool"), 64);
-                if (!isnan (num (ev, "pid")))
-                    put (t, " (pid %.0f)", num (ev, "pid"));
-                if (!isnan (num (ev, "rss_bytes"))) {
+                put_safe (t, tr_json_str (ev, "tool"), 64);
+                if (!isnan (tr_json_num (ev, "pid")))
+                    put (t, " (pid %.0f)", tr_json_num (ev, "pid"));
+                if (!isnan (tr_json_num (ev, "rss_bytes"))) {
                     put (t, " at ");
-                    put_bytes (t, num (ev, "rss_bytes"));
+                    put_bytes (t, tr_json_num (ev, "rss_bytes"));
                     put (t, " resident");
                 }
             }
@@ -282,12 +271,12 @@ static tr_cause_t decide (json_t *rec, struct text *t)
                      kills, kills == 1 ? "" : "es");
             else
                 put (t, "the OOM killer killed a process of the step");
-            if (!isnan (num (mem, "peak_bytes"))
-                && !isnan (num (mem, "limit_bytes"))) {
+            if (!isnan (tr_json_num (mem, "peak_bytes"))
+                && !isnan (tr_json_num (mem, "limit_bytes"))) {
                 put (t, "; memory peak ");
-                put_bytes (t, num (mem, "peak_bytes"));
+                put_bytes (t, tr_json_num (mem, "peak_bytes"));
                 put (t, " of a ");
-                put_bytes (t, num (mem, "limit_bytes"));
+                put_bytes (t, tr_json_num (mem, "limit_bytes"));
                 put (t, " limit");
             }
             return TR_CAUSE_OOM;
@@ -298,9 +287,9 @@ static tr_cause_t decide (json_t *rec, struct text *t)
     if (json_is_true (json_object_get (progress, "stalled"))) {
         json_t *procs = json_object_get (progress, "processes");
         put (t, "no CPU or I/O progress");
-        if (!isnan (num (progress, "stalled_s"))) {
+        if (!isnan (tr_json_num (progress, "stalled_s"))) {
             put (t, " for ");
-            put_seconds (t, num (progress, "stalled_s"));
+            put_seconds (t, tr_json_num (progress, "stalled_s"));
         }
         put (t, " at the end");
         json_array_foreach (procs, i, v)
@@ -310,16 +299,16 @@ static tr_cause_t decide (json_t *rec, struct text *t)
                 break;
             }
             put (t, i ? ", " : "; ");
-            put_safe (t, str (v, "tool"), 32);
-            if (!isnan (num (v, "pid")))
-                put (t, " (pid %.0f)", num (v, "pid"));
-            if (str (v, "wchan")) {
+            put_safe (t, tr_json_str (v, "tool"), 32);
+            if (!isnan (tr_json_num (v, "pid")))
+                put (t, " (pid %.0f)", tr_json_num (v, "pid"));
+            if (tr_json_str (v, "wchan")) {
                 put (t, " blocked in ");
-                put_safe (t, str (v, "wchan"), 32);
+                put_safe (t, tr_json_str (v, "wchan"), 32);
             }
-            else if (str (v, "state")) {
+            else if (tr_json_str (v, "state")) {
                 put (t, " state ");
-                put_safe (t, str (v, "state"), 4);
+                put_safe (t, tr_json_str (v, "state"), 4);
             }
         }
         if (eq (state, "timeout"))
@@ -331,7 +320,9 @@ static tr_cause_t decide (json_t *rec, struct text *t)
 
     /* 3. timeout */
     if (eq (state, "timeout")) {
-        double limit = num (json_object_get (rec, "request"), "time_limit_s");
+        double limit = tr_json_num (json_object_get (rec, "request"), "time_"
+                                                                      "limit_"
+                                                                      "s");
         put (t, "reached its time limit");
         if (limit > 0) {
             put (t, " of ");
@@ -345,13 +336,13 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         return TR_CAUSE_TIMEOUT;
     }
 
-    /* 5 before 4: the scheduler reports a node failure as a cancel */
+    /* 5 before 4: an older collector recorded the scheduler's node
+     * failure as a cancel (tr_states_of)
+     */
     if (eq (state, "incomplete")
-        || (eq (state, "cancelled") && reason
-            && (strstr (reason, "NODE_FAIL")
-                || strstr (reason, "BOOT_FAIL")))) {
-        put (t, eq (state, "incomplete") ? "the record is incomplete"
-                                         : "the node failed");
+        || (eq (state, "cancelled") && tr_states_node_failure (reason))) {
+        put (t, tr_states_node_failure (reason) ? "the node failed"
+                                                : "the record is incomplete");
         if (reason) {
             put (t, ": ");
             put_safe (t, reason, 200);
@@ -374,19 +365,21 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         json_t *ioe = json_array_get (json_object_get (files, "io_errors"), 0);
         json_t *ev = event_of (rec, k, false);
         if (ioe) {
-            put_safe (t, str (ioe, "op") ? str (ioe, "op") : "I/O", 8);
-            if (str (ioe, "path")) {
+            put_safe (t,
+                      tr_json_str (ioe, "op") ? tr_json_str (ioe, "op") : "I/O",
+                      8);
+            if (tr_json_str (ioe, "path")) {
                 put (t, " of ");
-                put_safe (t, str (ioe, "path"), 160);
+                put_safe (t, tr_json_str (ioe, "path"), 160);
             }
             put (t, " failed with ");
-            put_safe (t, str (ioe, "errno"), 16);
-            if (str (ioe, "tool")) {
+            put_safe (t, tr_json_str (ioe, "errno"), 16);
+            if (tr_json_str (ioe, "tool")) {
                 put (t, " in ");
-                put_safe (t, str (ioe, "tool"), 64);
+                put_safe (t, tr_json_str (ioe, "tool"), 64);
             }
-            if (num (ioe, "count") > 1)
-                put (t, " (%.0f times)", num (ioe, "count"));
+            if (tr_json_num (ioe, "count") > 1)
+                put (t, " (%.0f times)", tr_json_num (ioe, "count"));
             return TR_CAUSE_IO_ERROR;
         }
         if (ev) {
@@ -399,25 +392,27 @@ static tr_cause_t decide (json_t *rec, struct text *t)
      * that says it mattered
      */
     if (code > 0 || ccode > 0 || csig > 0 || sig > 0) {
-        const char *tool = str (culprit, "tool");
+        const char *tool = tr_json_str (culprit, "tool");
         json_t *hit = NULL;
         json_array_foreach (json_object_get (files, "failed_opens"), i, v)
         {
-            if (errno_missing (str (v, "errno"))
-                && (!tool || eq (tool, str (v, "tool")))) {
+            if (errno_missing (tr_json_str (v, "errno"))
+                && (!tool || eq (tool, tr_json_str (v, "tool")))) {
                 hit = v;
                 break;
             }
         }
         if (hit) {
-            put_safe (t, str (hit, "tool") ? str (hit, "tool") : "a process",
+            put_safe (t,
+                      tr_json_str (hit, "tool") ? tr_json_str (hit, "tool")
+                                                : "a process",
                       64);
             put (t, " could not open ");
-            put_safe (t, str (hit, "path"), 160);
+            put_safe (t, tr_json_str (hit, "path"), 160);
             put (t, " (");
-            put_safe (t, str (hit, "errno"), 16);
-            if (num (hit, "count") > 1)
-                put (t, ", %.0f times", num (hit, "count"));
+            put_safe (t, tr_json_str (hit, "errno"), 16);
+            if (tr_json_num (hit, "count") > 1)
+                put (t, ", %.0f times", tr_json_num (hit, "count"));
             put (t, ")");
             if (culprit) {
                 put (t, "; ");

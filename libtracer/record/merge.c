@@ -18,23 +18,14 @@
 #include <string.h>
 
 #include "merge.h"
+#include "states.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 
 /* Node indices beyond this are not listed one by one (a corrupt
  * request.nodes must not make us allocate gigabytes).
  */
 #define MAX_LISTED_NODES 65536
-
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-    return s ? s : "";
-}
-
-static double num (json_t *o, const char *k)
-{
-    return json_number_value (json_object_get (o, k));
-}
 
 static json_int_t inum (json_t *o, const char *k)
 {
@@ -52,7 +43,7 @@ static bool has (json_t *o, const char *k)
 
 static const char *ident (json_t *rec, const char *k)
 {
-    return str (json_object_get (rec, "identity"), k);
+    return tr_json_str_or (json_object_get (rec, "identity"), k, "");
 }
 
 /* Set o[k] = v, stealing v.  -1 when v is NULL (a failed constructor) or
@@ -163,59 +154,31 @@ int tr_merge_cmp_identity (json_t *ra, json_t *rb)
 
 int tr_merge_state_rank (const char *state)
 {
-    static const char *order[] = {
-        "completed", "running", "unknown", "failed",
-        "cancelled", "timeout", "oom",     "incomplete",
-    };
-
-    for (size_t i = 0; i < sizeof (order) / sizeof (order[0]); i++)
-        if (state && !strcmp (state, order[i]))
-            return (int)i;
-    return 2; /* "unknown" */
+    return tr_states_rank (state);
 }
 
 bool tr_merge_state_failed (const char *state)
 {
-    int r = tr_merge_state_rank (state);
-
-    return r >= 3 && r <= 6;
+    return tr_states_failed (state);
 }
 
 const char *tr_merge_state_name (const char *state, double oom_kills)
 {
-    if (!state)
-        return "";
-    if (!strcmp (state, "oom") || (!strcmp (state, "failed") && oom_kills > 0))
-        return TR_MERGE_STATE_OOM;
-    return state;
+    return tr_states_name (state, oom_kills);
 }
 
 const char *tr_merge_record_state (json_t *rec)
 {
-    json_t *oc = json_object_get (rec, "outcome");
-    json_t *mem = json_object_get (json_object_get (rec, "summary"), "memory");
-    const char *state = str (oc, "state");
-    json_t *t;
-    size_t i;
-
-    if (strcmp (state, "failed"))
-        return state;
-    if (num (mem, "oom_kill_events") > 0)
-        return "oom";
-    json_array_foreach (json_object_get (oc, "tasks"), i, t)
-    {
-        if (json_is_true (json_object_get (t, "oom_killed")))
-            return "oom";
-    }
-    return state;
+    return tr_states_of (rec);
 }
 
 double tr_merge_request_cores (json_t *request)
 {
     if (has (request, "cpus_on_node"))
-        return num (request, "cpus_on_node");
+        return tr_json_num_or (request, "cpus_on_node", 0);
     if (has (request, "cpus_per_task") && has (request, "tasks_on_node"))
-        return num (request, "cpus_per_task") * num (request, "tasks_on_node");
+        return tr_json_num_or (request, "cpus_per_task", 0)
+               * tr_json_num_or (request, "tasks_on_node", 0);
     return 0;
 }
 
@@ -230,8 +193,8 @@ struct entry {
  */
 static int cmp_preference (json_t *ra, json_t *rb)
 {
-    bool fa = !strcmp (str (ra, "kind"), "final");
-    bool fb = !strcmp (str (rb, "kind"), "final");
+    bool fa = !strcmp (tr_json_str_or (ra, "kind", ""), "final");
+    bool fb = !strcmp (tr_json_str_or (rb, "kind", ""), "final");
     json_t *oa = json_object_get (ra, "outcome");
     json_t *ob = json_object_get (rb, "outcome");
     bool ca = json_is_true (json_object_get (oa, "complete"));
@@ -271,7 +234,7 @@ static bool same_step (json_t *ra, json_t *rb)
 static double rec_elapsed (json_t *t)
 {
     if (has (t, "elapsed_s"))
-        return num (t, "elapsed_s");
+        return tr_json_num_or (t, "elapsed_s", 0);
     if (has (t, "end_unix_ms")) {
         double d = (double)(inum (t, "end_unix_ms") - inum (t, "start_unix_ms"))
                    / 1000.0;
@@ -302,8 +265,9 @@ static int add_real (json_t *dst, json_t *src, const char *k)
     if (!has (src, k))
         return 0;
     if (d)
-        return json_real_set (d, json_real_value (d) + num (src, k));
-    return put (dst, k, json_real (num (src, k)));
+        return json_real_set (d,
+                              json_real_value (d) + tr_json_num_or (src, k, 0));
+    return put (dst, k, json_real (tr_json_num_or (src, k, 0)));
 }
 
 /* dst[k] = min (or max) of itself and src[k]. */
@@ -428,9 +392,10 @@ static int merge_io (json_t **io, json_t *src)
     /* source "none": the node had no device counters, and its zeros
      * mean "not measured"
      */
-    if (strcmp (str (src, "source"), "none")) {
+    if (strcmp (tr_json_str_or (src, "source", ""), "none")) {
         if (bump (*io, "nodes") < 0
-            || add_distinct (*io, "source", str (src, "source")) < 0)
+            || add_distinct (*io, "source", tr_json_str_or (src, "source", ""))
+                   < 0)
             return -1;
         for (size_t i = 0; i < sizeof (counters) / sizeof (counters[0]); i++)
             if (add_int (*io, src, counters[i]) < 0)
@@ -445,7 +410,8 @@ static int merge_io (json_t **io, json_t *src)
                 || !(p = json_object_get (*io, "proc"))))
             return -1;
         if (bump (p, "nodes") < 0
-            || add_distinct (p, "source", str (proc, "source")) < 0
+            || add_distinct (p, "source", tr_json_str_or (proc, "source", ""))
+                   < 0
             || and_flag (p, proc, "exact", first) < 0)
             return -1;
         for (size_t i = 0;
@@ -465,7 +431,7 @@ static int merge_network (json_t **net, json_t *src)
 {
     static const char *counters[] = { "rx_bytes", "tx_bytes", "rx_packets",
                                       "tx_packets" };
-    const char *scope = str (src, "scope");
+    const char *scope = tr_json_str_or (src, "scope", "");
     bool own = !strcmp (scope, "namespace");
     json_t *iface;
     size_t i;
@@ -476,12 +442,13 @@ static int merge_network (json_t **net, json_t *src)
             || put (*net, "namespace_nodes", json_integer (0)) < 0
             || put (*net, "node_scope_nodes", json_integer (0)) < 0))
         return -1;
-    if (strcmp (str (*net, "scope"), scope)
+    if (strcmp (tr_json_str_or (*net, "scope", ""), scope)
         && put (*net, "scope", json_string ("mixed")) < 0)
         return -1;
     if (bump (*net, "nodes") < 0
         || bump (*net, own ? "namespace_nodes" : "node_scope_nodes") < 0
-        || add_distinct (*net, "source", str (src, "source")) < 0)
+        || add_distinct (*net, "source", tr_json_str_or (src, "source", ""))
+               < 0)
         return -1;
     if (!own)
         return 0;
@@ -499,7 +466,7 @@ static int merge_tool (json_t *acc, json_t *t)
 {
     static const char *sums[] = { "count", "read_bytes", "write_bytes" };
     static const char *rsums[] = { "cpu_s", "runq_wait_s" };
-    const char *name = str (t, "name");
+    const char *name = tr_json_str_or (t, "name", "");
     json_t *m = json_object_get (acc, name);
     bool first = !m;
 
@@ -529,11 +496,13 @@ static int merge_tool (json_t *acc, json_t *t)
 static int cmp_tools (const void *a, const void *b)
 {
     json_t *ta = *(json_t *const *)a, *tb = *(json_t *const *)b;
-    double ca = num (ta, "cpu_s"), cb = num (tb, "cpu_s");
+    double ca = tr_json_num_or (ta, "cpu_s", 0),
+           cb = tr_json_num_or (tb, "cpu_s", 0);
 
     if (ca != cb)
         return ca > cb ? -1 : 1;
-    return strcmp (str (ta, "name"), str (tb, "name"));
+    return strcmp (tr_json_str_or (ta, "name", ""),
+                   tr_json_str_or (tb, "name", ""));
 }
 
 /* The merged tools object as an array, largest CPU first.  Returns a
@@ -608,10 +577,11 @@ static json_t *make_row (json_t *rec, size_t idx, bool counted)
 
     row =
         json_pack ("{s:I s:s s:b s:s s:b s:f s:f s:I s:I}", "index",
-                   (json_int_t)idx, "node", str (id, "node"), "counted",
-                   counted, "state", tr_merge_record_state (rec), "complete",
-                   json_is_true (json_object_get (oc, "complete")), "elapsed_s",
-                   el, "cpu_total_s", num (cpu, "total_s"), "mem_peak_bytes",
+                   (json_int_t)idx, "node", tr_json_str_or (id, "node", ""),
+                   "counted", counted, "state", tr_merge_record_state (rec),
+                   "complete", json_is_true (json_object_get (oc, "complete")),
+                   "elapsed_s", el, "cpu_total_s",
+                   tr_json_num_or (cpu, "total_s", 0), "mem_peak_bytes",
                    inum (mem, "peak_bytes"), "tasks", ntasks);
     if (!row)
         return NULL;
@@ -619,7 +589,8 @@ static json_t *make_row (json_t *rec, size_t idx, bool counted)
         || copy_opt (row, oc, "exit_code") < 0
         || copy_opt (row, oc, "signal") < 0
         || (cores > 0 && put (row, "cores", json_real (cores)) < 0)
-        || put_efficiency (row, num (cpu, "total_s"), el, cores) < 0
+        || put_efficiency (row, tr_json_num_or (cpu, "total_s", 0), el, cores)
+               < 0
         || (has (req, "mem_bytes")
             && put (row, "mem_request_bytes",
                     json_integer (inum (req, "mem_bytes")))
@@ -662,9 +633,9 @@ static int add_record (json_t *step,
     json_t *v;
     size_t i;
 
-    t->user_s += num (cpu, "user_s");
-    t->system_s += num (cpu, "system_s");
-    t->total_s += num (cpu, "total_s");
+    t->user_s += tr_json_num_or (cpu, "user_s", 0);
+    t->system_s += tr_json_num_or (cpu, "system_s", 0);
+    t->total_s += tr_json_num_or (cpu, "total_s", 0);
     if (cores > 0)
         t->cores += cores;
     else
@@ -713,9 +684,13 @@ static int add_record (json_t *step,
         && has (json_object_get (rec, "identity"), "step_name")
         && copy_opt (step, json_object_get (rec, "identity"), "step_name") < 0)
         return -1;
-    if (add_distinct (step, "cpu_source", str (cpu, "source")) < 0
-        || add_distinct (step, "mem_source", str (mem, "source")) < 0
-        || add_distinct (step, "mem_definition", str (mem, "definition")) < 0)
+    if (add_distinct (step, "cpu_source", tr_json_str_or (cpu, "source", ""))
+            < 0
+        || add_distinct (step, "mem_source", tr_json_str_or (mem, "source", ""))
+               < 0
+        || add_distinct (step, "mem_definition",
+                         tr_json_str_or (mem, "definition", ""))
+               < 0)
         return -1;
     json_array_foreach (json_object_get (oc, "tasks"), i, v)
     {

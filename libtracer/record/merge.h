@@ -8,6 +8,8 @@
 
 #include <jansson.h>
 
+#include "states.h"
+
 /* Merged views of multi-node steps.  A step that ran on N nodes has N
  * records (one per node, same cluster, job_id and step_id); this module
  * groups records into steps and adds them up into one view per step,
@@ -33,31 +35,17 @@ int tr_merge_stepcmp (const char *a, const char *b);
  */
 int tr_merge_cmp_identity (json_t *ra, json_t *rb);
 
-/* How bad an outcome.state is, from 0 (best) up:
- *   completed < running < unknown < failed < cancelled < timeout < oom
- *   < incomplete
- * "incomplete" is worst because the totals of such a record are not the
- * whole story; a state this list does not know ranks as "unknown".
+/* The step states (states.h owns the words and their order; these ask
+ * it): how bad a state is (tr_states_rank), whether it is a failure
+ * (tr_states_failed), the name every view shows (tr_states_name:
+ * OUT_OF_MEMORY for a step the OOM killer ended, NODE_FAIL for one the
+ * scheduler reports so), and a record's state as rows, steps and
+ * filters work on it (tr_states_of).
  */
 int tr_merge_state_rank (const char *state);
-
-/* Whether a state is a failure: failed, cancelled, timeout, oom (not
- * running, unknown or incomplete: tracer lost track of those).
- */
 bool tr_merge_state_failed (const char *state);
-
-/* The name every view shows for a step's state: Slurm's OUT_OF_MEMORY
- * for a step the OOM killer ended ("oom", or "failed" with oom_kills > 0:
- * a shell whose child it killed), else state itself ("" for NULL).
- * oom_kills may be NAN (unknown).  The one place a view asks.
- */
-#define TR_MERGE_STATE_OOM "OUT_OF_MEMORY"
+#define TR_MERGE_STATE_OOM TR_STATES_OOM
 const char *tr_merge_state_name (const char *state, double oom_kills);
-
-/* A record's outcome state, with "failed" read as "oom" when the OOM
- * killer killed one of its tasks (summary.memory.oom_kill_events, or a
- * task's oom_killed): the state rows, steps and filters work on.
- */
 const char *tr_merge_record_state (json_t *rec);
 
 /* Cores the scheduler granted a step on one node (a record's request

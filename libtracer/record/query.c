@@ -18,6 +18,7 @@
 
 #include "merge.h"
 #include "query.h"
+#include "states.h"
 
 int tr_query_add_list (const char **list,
                        size_t *n,
@@ -47,40 +48,22 @@ int tr_query_add_list (const char **list,
 
 int tr_query_add_states (struct tr_query *q, char *arg, tr_error_t *error)
 {
-    static const struct {
-        const char *a, *b, *state;
-    } map[] = {
-        { "CD", "COMPLETED", "completed" },
-        { "F", "FAILED", "failed" },
-        { "CA", "CANCELLED", "cancelled" },
-        { "TO", "TIMEOUT", "timeout" },
-        { "OOM", "OUT_OF_MEMORY", "oom" },
-        { "R", "RUNNING", "running" },
-        { "NF", "NODE_FAIL", "incomplete" },
-        { "IN", "INCOMPLETE", "incomplete" },
-        { "UN", "UNKNOWN", "unknown" },
-    };
     size_t first = q->nstates;
 
     if (tr_query_add_list (q->states, &q->nstates, arg, "--state", error)
         < 0)
         return -1;
     for (size_t i = first; i < q->nstates; i++) {
-        size_t k;
+        const char *state = tr_states_parse (q->states[i]);
 
-        for (k = 0; k < sizeof (map) / sizeof (map[0]); k++)
-            if (!strcasecmp (q->states[i], map[k].a)
-                || !strcasecmp (q->states[i], map[k].b)
-                || !strcasecmp (q->states[i], map[k].state))
-                break;
-        if (k == sizeof (map) / sizeof (map[0])) {
+        if (!state) {
             tr_errprintf (error, "--state: '%s' is not a state (CD, F, CA, "
-                          "TO, OOM, R, NF, IN, UN or their long names)",
+                          "TO, OOM, R, NF, BF, IN, UN or their long names)",
                           q->states[i]);
             errno = EINVAL;
             return -1;
         }
-        q->states[i] = map[k].state;
+        q->states[i] = state;
     }
     return 0;
 }
@@ -185,7 +168,13 @@ bool tr_query_match_step (const struct tr_query *q, const tr_stepsum_t *row)
 {
     double from = (double)q->from * 1000, to = (double)q->to * 1000;
 
-    if (q->nstates && !in_list (q->states, q->nstates, row->state))
+    /* the state as the listing shows it (a failed step with OOM kills
+     * is OUT_OF_MEMORY there, so "oom" here)
+     */
+    const char *shown = tr_states_parse (tr_states_sacct (row->state,
+                                                          row->oom_kills));
+
+    if (q->nstates && (!shown || !in_list (q->states, q->nstates, shown)))
         return false;
     /* ran in the window: started before its end, ended after its start
      * (a step still running has no end and counts as running now)
@@ -238,15 +227,9 @@ int tr_rowset_add (tr_rowset_t *set, const tr_stepsum_t *row)
 static int cmp_identity (const void *a, const void *b)
 {
     const tr_stepsum_t *x = a, *y = b;
-    int c;
+    int c = tr_stepsum_cmp_id (x, y);
 
-    if ((c = strcmp (x->cluster, y->cluster)))
-        return c;
-    if ((c = tr_merge_natcmp (x->job_id, y->job_id)))
-        return c;
-    if ((c = tr_merge_stepcmp (x->step_id, y->step_id)))
-        return c;
-    return tr_merge_natcmp (x->node, y->node);
+    return c ? c : tr_merge_natcmp (x->node, y->node);
 }
 
 static bool same_step (const tr_stepsum_t *x, const tr_stepsum_t *y)

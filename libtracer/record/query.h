@@ -28,7 +28,7 @@ struct tr_query {
     size_t naccounts;
     const char *partitions[TR_QUERY_MAX_LIST];
     size_t npartitions;
-    const char *states[TR_QUERY_MAX_LIST];      /* record state names */
+    const char *states[TR_QUERY_MAX_LIST];      /* step states (states.h) */
     size_t nstates;
     const char *names[TR_QUERY_MAX_LIST];       /* job names or groups */
     size_t nnames;
@@ -46,8 +46,10 @@ struct tr_query {
 /* Split a comma-separated list (modified in place) into q's list, with
  * what names the option in errors.  States are given as sacct spells
  * them or as record states (CD/COMPLETED, F/FAILED, CA/CANCELLED,
- * TO/TIMEOUT, OOM/OUT_OF_MEMORY, R/RUNNING, NF/NODE_FAIL → incomplete,
- * incomplete, unknown; any case) and stored as record states.
+ * TO/TIMEOUT, OOM/OUT_OF_MEMORY, R/RUNNING, NF/NODE_FAIL, BF/BOOT_FAIL,
+ * IN/INCOMPLETE, UN/UNKNOWN; any case) and stored as the step states
+ * they select (tr_states_parse: "NF" → "NODE_FAIL", "OOM" → "oom"), so
+ * that -s X selects the steps the listing shows as X.
  * -1 with EINVAL (an empty element, too many, a state not known).
  */
 int tr_query_add_list (const char **list,

@@ -24,6 +24,7 @@
 
 #include "libtracer/util/path.h"
 #include "record.h"
+#include "states.h"
 #include "libtracer/util/strbuf.h"
 
 /* Bounds not spelled out per member: any string, and the maps keyed by
@@ -88,10 +89,6 @@ static const char *const cgroup_mode_values[] = {
 static const char *const cgroup_version_values[] = { "v1", "v2", NULL };
 static const char *const attach_values[] = {
     "cgroup", "cgroup2-delegated", "process-tree", NULL,
-};
-static const char *const state_values[] = {
-    "running", "completed",  "failed",  "cancelled", "timeout",
-    "oom",     "incomplete", "unknown", NULL,
 };
 static const char *const scheme_values[] = { "munge-sha256", "none", NULL };
 static const char *const runq_source_values[] = {
@@ -1245,7 +1242,7 @@ static int check_culprit (json_t *v, const char *path, tr_error_t *error)
 }
 
 static const struct member outcome_members[] = {
-    { "state", M_STR, F_REQ, 0, state_values, NULL },
+    { "state", M_STR, F_REQ, 0, tr_states_record, NULL },
     { "complete", M_BOOL, F_REQ, 0, NULL, NULL },
     { "exit_code", M_INT, 0, 0, NULL, NULL },
     { "signal", M_INT, F_NONNEG, 0, NULL, NULL },

@@ -21,12 +21,13 @@
 #include <time.h>
 
 #include "cause.h"
-#include "libtracer/node/jobstate.h"
 #include "merge.h"
 #include "runid.h"
+#include "states.h"
 #include "stepsum.h"
 #include "when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 /* String pool: open addressing over interned copies, which live in
  * large chunks so that a million rows do not mean a million mallocs.
@@ -677,20 +678,6 @@ static json_t *get (json_t *o, const char *k)
     return json_object_get (o, k);
 }
 
-static double num_or_nan (json_t *o, const char *k)
-{
-    json_t *v = json_object_get (o, k);
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
-static const char *str_or_empty (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-
-    return s ? s : "";
-}
-
 /* Append s to sb with '\\', ';' and '=' escaped by '\\'. */
 static int append_escaped (tr_strbuf_t *sb, const char *s)
 {
@@ -751,10 +738,12 @@ static const char *tools_string (json_t *tools, tr_strpool_t *pool)
         if (i >= 5 || rc < 0)
             break;
         rc = (i && tr_strbuf_puts (&sb, ";") < 0)
-             || append_escaped (&sb, str_or_empty (t, "name")) < 0
-             || tr_strbuf_printf (&sb, "=%.3f",
-                                  json_number_value (get (t, "cpu_s"))) < 0
-                 ? -1 : 0;
+                     || append_escaped (&sb, tr_json_str_or (t, "name", "")) < 0
+                     || tr_strbuf_printf (&sb, "=%.3f",
+                                          json_number_value (get (t, "cpu_s")))
+                            < 0
+                 ? -1
+                 : 0;
     }
     if (rc == 0)
         s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
@@ -798,7 +787,7 @@ static void series_idle (json_t *series, double elapsed, tr_stepsum_t *row)
     json_t *rd = get (get (m, "io_read_Bps"), "mean");
     json_t *wr = get (get (m, "io_write_Bps"), "mean");
     json_t *cmax = get (get (m, "cpu_cores"), "max");
-    double interval = num_or_nan (series, "interval_s");
+    double interval = tr_json_num (series, "interval_s");
     double idle = 0, run = 0, longest = 0, peak = NAN;
     size_t n = json_array_size (t);
 
@@ -872,17 +861,17 @@ static void series_mem_rise (json_t *series, tr_stepsum_t *row)
 
 static void from_pressure (json_t *p, tr_stepsum_t *row)
 {
-    bool delay = !strcmp (str_or_empty (p, "source"), "delayacct");
+    bool delay = !strcmp (tr_json_str_or (p, "source", ""), "delayacct");
     const char *some = delay ? "delay_s" : "some_s";
 
     if (!p)
         return;
-    row->psi_cpu_some_s = num_or_nan (get (p, "cpu"), some);
-    row->psi_mem_some_s = num_or_nan (get (p, "memory"), some);
-    row->psi_io_some_s = num_or_nan (get (p, "io"), some);
+    row->psi_cpu_some_s = tr_json_num (get (p, "cpu"), some);
+    row->psi_mem_some_s = tr_json_num (get (p, "memory"), some);
+    row->psi_io_some_s = tr_json_num (get (p, "io"), some);
     if (!delay) {
-        row->psi_mem_full_s = num_or_nan (get (p, "memory"), "full_s");
-        row->psi_io_full_s = num_or_nan (get (p, "io"), "full_s");
+        row->psi_mem_full_s = tr_json_num (get (p, "memory"), "full_s");
+        row->psi_io_full_s = tr_json_num (get (p, "io"), "full_s");
     }
 }
 
@@ -931,18 +920,18 @@ static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
     json_t *net = get (sum, "network"), *gpu = get (sum, "gpu"), *v;
     size_t i;
 
-    if (io && strcmp (str_or_empty (io, "source"), "none")
+    if (io && strcmp (tr_json_str_or (io, "source", ""), "none")
         && get (io, "read_bytes")) {
-        row->read_bytes = num_or_nan (io, "read_bytes");
-        row->write_bytes = num_or_nan (io, "write_bytes");
+        row->read_bytes = tr_json_num (io, "read_bytes");
+        row->write_bytes = tr_json_num (io, "write_bytes");
     }
     else if (proc) {
-        row->read_bytes = num_or_nan (proc, "read_bytes");
-        row->write_bytes = num_or_nan (proc, "write_bytes");
+        row->read_bytes = tr_json_num (proc, "read_bytes");
+        row->write_bytes = tr_json_num (proc, "write_bytes");
     }
-    row->rchar = num_or_nan (proc, "rchar");
-    row->wchar = num_or_nan (proc, "wchar");
-    if (net && !strcmp (str_or_empty (net, "scope"), "namespace")) {
+    row->rchar = tr_json_num (proc, "rchar");
+    row->wchar = tr_json_num (proc, "wchar");
+    if (net && !strcmp (tr_json_str_or (net, "scope", ""), "namespace")) {
         row->net_rx_bytes = row->net_tx_bytes = 0;
         json_array_foreach (get (net, "interfaces"), i, v) {
             row->net_rx_bytes += json_number_value (get (v, "rx_bytes"));
@@ -954,10 +943,10 @@ static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
         size_t n = json_array_size (get (gpu, "devices"));
 
         json_array_foreach (get (gpu, "devices"), i, v) {
-            double m = num_or_nan (v, "step_mem_peak_bytes");
+            double m = tr_json_num (v, "step_mem_peak_bytes");
 
             if (isnan (m))
-                m = num_or_nan (v, "mem_used_peak_bytes");
+                m = tr_json_num (v, "mem_used_peak_bytes");
             if (!isnan (m) && (isnan (peak) || m > peak))
                 peak = m;
             util += json_number_value (get (v, "util_mean_pct"));
@@ -966,24 +955,6 @@ static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
         row->gpu_util_mean_pct = n ? util / (double)n : NAN;
         row->gpu_mem_peak_bytes = peak;
     }
-}
-
-static double oom_kills (json_t *sum, json_t *tasks)
-{
-    json_t *mem = get (sum, "memory"), *t;
-    double n = num_or_nan (mem, "oom_kill_events");
-    size_t i;
-
-    if (isnan (n))
-        n = num_or_nan (sum, "x_oom_kill_events");
-    if (isnan (n)) {
-        n = 0;
-        json_array_foreach (tasks, i, t) {
-            if (json_is_true (get (t, "oom_killed")))
-                n++;
-        }
-    }
-    return n;
 }
 
 #define INTERN(member, value)                                              \
@@ -1005,20 +976,20 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     char group[600];
 
     tr_stepsum_init (row);
-    INTERN (scheduler, str_or_empty (id, "scheduler"));
-    INTERN (cluster, str_or_empty (id, "cluster"));
-    INTERN (job_id, str_or_empty (id, "job_id"));
-    INTERN (array_job_id, str_or_empty (id, "array_job_id"));
-    INTERN (het_job_id, str_or_empty (id, "het_job_id"));
-    INTERN (step_id, str_or_empty (id, "step_id"));
-    INTERN (step_name, str_or_empty (id, "step_name"));
-    INTERN (job_name, str_or_empty (id, "job_name"));
-    INTERN (node, str_or_empty (id, "node"));
-    INTERN (user, str_or_empty (id, "user"));
-    INTERN (unix_group, str_or_empty (id, "group"));
-    INTERN (account, str_or_empty (id, "account"));
-    INTERN (partition, str_or_empty (id, "partition"));
-    INTERN (qos, str_or_empty (id, "qos"));
+    INTERN (scheduler, tr_json_str_or (id, "scheduler", ""));
+    INTERN (cluster, tr_json_str_or (id, "cluster", ""));
+    INTERN (job_id, tr_json_str_or (id, "job_id", ""));
+    INTERN (array_job_id, tr_json_str_or (id, "array_job_id", ""));
+    INTERN (het_job_id, tr_json_str_or (id, "het_job_id", ""));
+    INTERN (step_id, tr_json_str_or (id, "step_id", ""));
+    INTERN (step_name, tr_json_str_or (id, "step_name", ""));
+    INTERN (job_name, tr_json_str_or (id, "job_name", ""));
+    INTERN (node, tr_json_str_or (id, "node", ""));
+    INTERN (user, tr_json_str_or (id, "user", ""));
+    INTERN (unix_group, tr_json_str_or (id, "group", ""));
+    INTERN (account, tr_json_str_or (id, "account", ""));
+    INTERN (partition, tr_json_str_or (id, "partition", ""));
+    INTERN (qos, tr_json_str_or (id, "qos", ""));
     if (!(row->tags = tags_string (get (rec, "tags"), pool)))
         return -1;
     tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
@@ -1042,83 +1013,82 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         INTERN (process, run.process);
     }
     INTERN (state, tr_merge_record_state (rec));
-    INTERN (reason, str_or_empty (oc, "reason"));
+    INTERN (reason, tr_json_str_or (oc, "reason", ""));
     {
         char text[TR_CAUSE_TEXT_MAX];
         tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
         INTERN (cause, tr_cause_name (cause));
         INTERN (cause_text, text);
-        INTERN (culprit,
-                str_or_empty (get (oc, "culprit"), "tool"));
+        INTERN (culprit, tr_json_str_or (get (oc, "culprit"), "tool", ""));
     }
-    INTERN (gpus, str_or_empty (req, "gpus"));
+    INTERN (gpus, tr_json_str_or (req, "gpus", ""));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))
         return -1;
     INTERN (sig, sig);
     INTERN (path, path);
-    row->array_task_id = num_or_nan (id, "array_task_id");
-    row->het_component = num_or_nan (id, "het_component");
-    row->uid = num_or_nan (id, "uid");
-    row->gid = num_or_nan (id, "gid");
+    row->array_task_id = tr_json_num (id, "array_task_id");
+    row->het_component = tr_json_num (id, "het_component");
+    row->uid = tr_json_num (id, "uid");
+    row->gid = tr_json_num (id, "gid");
 
     row->nodes = 1;
-    row->nodes_expected = num_or_nan (req, "nodes");
+    row->nodes_expected = tr_json_num (req, "nodes");
     row->tasks = (double)json_array_size (get (oc, "tasks"));
-    row->req_cpus_per_task = num_or_nan (req, "cpus_per_task");
+    row->req_cpus_per_task = tr_json_num (req, "cpus_per_task");
     row->req_cores = tr_merge_request_cores (req);
     if (!(row->req_cores > 0))
         row->req_cores = NAN;
-    row->req_mem_bytes = num_or_nan (req, "mem_bytes");
+    row->req_mem_bytes = tr_json_num (req, "mem_bytes");
     if (!(row->req_mem_bytes > 0))
         row->req_mem_bytes = NAN;
-    row->time_limit_s = num_or_nan (req, "time_limit_s");
+    row->time_limit_s = tr_json_num (req, "time_limit_s");
     /* Slurm gives a job that asked for no limit, in a partition without
      * one, 365 days: that is no limit either
      */
-    if (!strcmp (str_or_empty (req, "time_limit"), "UNLIMITED")
+    if (!strcmp (tr_json_str_or (req, "time_limit", ""), "UNLIMITED")
         || (!strcmp (row->scheduler, "slurm")
-            && row->time_limit_s == TR_JOBSTATE_YEAR_S)) {
+            && row->time_limit_s == TR_STEPSUM_SLURM_YEAR_S)) {
         row->time_limit_s = NAN;
         row->time_unlimited = 1;
     }
 
-    row->start_ms = num_or_nan (t, "start_unix_ms");
-    row->end_ms = num_or_nan (t, "end_unix_ms");
-    row->submit_ms = num_or_nan (t, "submit_unix_ms");
-    row->queue_wait_s = (num_or_nan (t, "job_start_unix_ms") - row->submit_ms)
-                        / 1000.0;
+    row->start_ms = tr_json_num (t, "start_unix_ms");
+    row->end_ms = tr_json_num (t, "end_unix_ms");
+    row->submit_ms = tr_json_num (t, "submit_unix_ms");
+    row->queue_wait_s =
+        (tr_json_num (t, "job_start_unix_ms") - row->submit_ms) / 1000.0;
     if (row->queue_wait_s < 0)
         row->queue_wait_s = NAN;
-    row->elapsed_s = num_or_nan (t, "elapsed_s");
+    row->elapsed_s = tr_json_num (t, "elapsed_s");
     if (isnan (row->elapsed_s) && !isnan (row->end_ms))
         row->elapsed_s = (row->end_ms - row->start_ms) / 1000.0;
-    row->exit_code = num_or_nan (oc, "exit_code");
-    row->signal = num_or_nan (oc, "signal");
+    row->exit_code = tr_json_num (oc, "exit_code");
+    row->signal = tr_json_num (oc, "signal");
     row->complete = json_is_true (get (oc, "complete")) ? 1 : 0;
     row->exact = json_is_true (get (cpu, "exact"))
                  && json_is_true (get (mem, "exact")) ? 1 : 0;
 
-    row->cpu_s = num_or_nan (cpu, "total_s");
-    row->user_s = num_or_nan (cpu, "user_s");
-    row->system_s = num_or_nan (cpu, "system_s");
-    row->throttled_s = num_or_nan (cpu, "throttled_s");
-    row->runq_wait_s = num_or_nan (cpu, "runq_wait_s");
+    row->cpu_s = tr_json_num (cpu, "total_s");
+    row->user_s = tr_json_num (cpu, "user_s");
+    row->system_s = tr_json_num (cpu, "system_s");
+    row->throttled_s = tr_json_num (cpu, "throttled_s");
+    row->runq_wait_s = tr_json_num (cpu, "runq_wait_s");
     row->node_cpu_max_s = row->node_cpu_min_s = row->cpu_s;
 
-    row->mem_peak_bytes = row->mem_peak_sum_bytes =
-        num_or_nan (mem, "peak_bytes");
-    row->mem_limit_bytes = num_or_nan (mem, "limit_bytes");
-    row->swap_bytes = num_or_nan (mem, "swap_bytes");
+    row->mem_peak_bytes = row->mem_peak_sum_bytes = tr_json_num (mem, "peak_"
+                                                                      "bytes");
+    row->mem_limit_bytes = tr_json_num (mem, "limit_bytes");
+    row->swap_bytes = tr_json_num (mem, "swap_bytes");
     {
         json_t *pg = get (rec, "progress");
         row->stalled_s = json_is_true (get (pg, "stalled"))
-                             ? num_or_nan (pg, "stalled_s")
+                             ? tr_json_num (pg, "stalled_s")
                              : NAN;
     }
-    row->oom_kills = oom_kills (sum, get (oc, "tasks"));
+    row->oom_kills = tr_states_oom_kills (rec);
     from_pressure (get (sum, "pressure"), row);
     from_io_net_gpu (sum, row);
-    row->nprocs = num_or_nan (get (sum, "processes"), "count");
+    row->nprocs = tr_json_num (get (sum, "processes"), "count");
     series_idle (get (rec, "series"), row->elapsed_s, row);
     series_mem_rise (get (rec, "series"), row);
     return 0;
@@ -1259,23 +1229,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
 
 const char *tr_stepsum_state_name (const char *state, double oom_kills)
 {
-    static const struct {
-        const char *state, *name;
-    } names[] = {
-        { "completed", "COMPLETED" }, { "failed", "FAILED" },
-        { "cancelled", "CANCELLED" }, { "timeout", "TIMEOUT" },
-        { "oom", "OUT_OF_MEMORY" },   { "running", "RUNNING" },
-        { "node_fail", "NODE_FAIL" }, { "incomplete", "INCOMPLETE" },
-        { "unknown", "UNKNOWN" },
-    };
-    const char *s = tr_merge_state_name (state, oom_kills);
-
-    if (!strcmp (s, TR_MERGE_STATE_OOM))
-        return "OUT_OF_MEMORY";
-    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
-        if (!strcmp (s, names[i].state))
-            return names[i].name;
-    return *s ? "UNKNOWN" : "";
+    return tr_states_sacct (state, oom_kills);
 }
 
 const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
@@ -1643,6 +1597,21 @@ int tr_stepsum_cmp (const tr_stepsum_t *a,
     if (isnan (x) || isnan (y))
         return isnan (x) - isnan (y);
     return (x > y) - (x < y);
+}
+
+int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b)
+{
+    int c = strcmp (a->cluster, b->cluster);
+
+    if (!c)
+        c = tr_merge_natcmp (a->job_id, b->job_id);
+    return c ? c : tr_merge_stepcmp (a->step_id, b->step_id);
+}
+
+int tr_stepsum_cmp_id_ptr (const void *pa, const void *pb)
+{
+    return tr_stepsum_cmp_id (*(const tr_stepsum_t *const *)pa,
+                              *(const tr_stepsum_t *const *)pb);
 }
 
 json_t *tr_stepsum_to_json (const tr_stepsum_t *row)

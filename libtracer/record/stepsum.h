@@ -46,6 +46,12 @@ const char *tr_strpool_intern_n (tr_strpool_t *pool,
 #define TR_STEPSUM_SIG_UNSIGNED "unsigned"
 #define TR_STEPSUM_SIG_LIVE "live"       /* a live summary (livesum.h) */
 
+/* The time limit Slurm gives a job that asked for no limit in a
+ * partition without one (365 days): the listing shows it as UNLIMITED.
+ * TR_JOBSTATE_YEAR_S (libtracer/node/jobstate.h) is the same.
+ */
+#define TR_STEPSUM_SLURM_YEAR_S 31536000L
+
 /* Series buckets count as idle when the step used less than this many
  * cores and moved less than TR_STEPSUM_IDLE_IO_BPS bytes per second of
  * storage I/O in them.  These define idle_s and idle_longest_s, which
@@ -240,11 +246,12 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
 /* Whether row is a job row. */
 bool tr_stepsum_is_job (const tr_stepsum_t *row);
 
-/* A record state ("completed", "oom", ...) in Slurm's words, as sacct
- * and squeue write them: COMPLETED, FAILED, CANCELLED, TIMEOUT,
- * OUT_OF_MEMORY, RUNNING, NODE_FAIL, UNKNOWN; tracer's own "incomplete"
- * (the collector lost track of the step) is INCOMPLETE.  oom_kills > 0
- * makes a failed step OUT_OF_MEMORY.  "" for "".
+/* A step's state ("completed", "oom", "NODE_FAIL", ...) in Slurm's
+ * words, as sacct and squeue write them (tr_states_sacct): COMPLETED,
+ * FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, RUNNING, NODE_FAIL,
+ * BOOT_FAIL, UNKNOWN; tracer's own "incomplete" (the collector lost
+ * track of the step) is INCOMPLETE.  oom_kills > 0 makes a failed step
+ * OUT_OF_MEMORY.  "" for "".
  */
 const char *tr_stepsum_state_name (const char *state, double oom_kills);
 
@@ -389,6 +396,14 @@ int tr_stepsum_format_styled (tr_strbuf_t *sb,
 int tr_stepsum_cmp (const tr_stepsum_t *a,
                     const tr_stepsum_t *b,
                     const tr_field_t *f);
+
+/* The order of rows by what they are: cluster (strcmp), job id
+ * (natural, tr_merge_natcmp), then step id (tr_merge_stepcmp: "batch",
+ * "extern", then numbered steps).  tr_stepsum_cmp_id_ptr is the same
+ * order as a qsort(3) comparator over an array of const tr_stepsum_t *.
+ */
+int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b);
+int tr_stepsum_cmp_id_ptr (const void *pa, const void *pb);
 
 /* A row as a JSON object, every known field by name (numbers as JSON
  * numbers in raw units, unknown left out).  NULL on ENOMEM.

@@ -32,6 +32,7 @@
 #include "record.h"
 #include "store.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 
 struct tr_store {
     char *root; /* absolute, no trailing '/' (but "/") */
@@ -111,11 +112,6 @@ uint32_t tr_store_job_hash (const char *job_id)
     return fnv1a32 (job_id ? job_id : "");
 }
 
-static const char *ident_str (json_t *identity, const char *key)
-{
-    return json_string_value (json_object_get (identity, key));
-}
-
 static int get_ident (json_t *rec, struct ident *id, tr_error_t *error)
 {
     json_t *identity = json_object_get (rec, "identity");
@@ -134,7 +130,7 @@ static int get_ident (json_t *rec, struct ident *id, tr_error_t *error)
         return tr_errprintf (error, "identity: expected an object");
     }
     for (size_t i = 0; i < sizeof (fields) / sizeof (fields[0]); i++) {
-        const char *s = ident_str (identity, fields[i].key);
+        const char *s = tr_json_str (identity, fields[i].key);
         /* These become path components: refuse "..", "/", "" and
          * anything else outside the safe set before touching the disk.
          */
@@ -209,13 +205,6 @@ char *tr_store_relpath (json_t *rec)
     return s;
 }
 
-static const char *ident_or_q (json_t *identity, const char *key)
-{
-    const char *s = ident_str (identity, key);
-
-    return s ? s : "?";
-}
-
 bool tr_store_in_place (json_t *rec,
                         const char *relpath,
                         char *why,
@@ -230,10 +219,10 @@ bool tr_store_in_place (json_t *rec,
         snprintf (why, size,
                   "the record is job %s's (step %s, node %s, cluster %s), "
                   "not in its place in the store (copied or moved here)",
-                  ident_or_q (identity, "job_id"),
-                  ident_or_q (identity, "step_id"),
-                  ident_or_q (identity, "node"),
-                  ident_or_q (identity, "cluster"));
+                  tr_json_str_or (identity, "job_id", "?"),
+                  tr_json_str_or (identity, "step_id", "?"),
+                  tr_json_str_or (identity, "node", "?"),
+                  tr_json_str_or (identity, "cluster", "?"));
     return ok;
 }
 

@@ -180,31 +180,43 @@ int tr_text_is_printable (const char *s)
     return 1;
 }
 
+size_t tr_text_escape_char (const unsigned char *p,
+                            size_t left,
+                            char *esc,
+                            size_t size)
+{
+    size_t n;
+    long cp;
+
+    esc[0] = '\0';
+    if (!unsafe_char (p, left, &n, &cp))
+        return n;
+    if (cp == '\n' || cp == '\t' || cp == '\r')
+        snprintf (esc, size, "%s", cp == '\n'   ? "\\n"
+                                   : cp == '\t' ? "\\t"
+                                                 : "\\r");
+    else if (cp < 0x80)
+        snprintf (esc, size, "\\x%02x", *p);
+    else
+        snprintf (esc, size, "\\u%04lx", cp);
+    return n;
+}
+
 int tr_strbuf_printable (tr_strbuf_t *sb, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s, *run = p;
     size_t left = strlen (s), n;
-    long cp;
+    char esc[16];
 
     for (; left; p += n, left -= n) {
-        int rc;
-
-        if (!unsafe_char (p, left, &n, &cp))
+        n = tr_text_escape_char (p, left, esc, sizeof (esc));
+        if (!esc[0])
             continue;
         /* the printable run before it, then it escaped */
-        if (p > run
-            && tr_strbuf_append (sb, (const char *)run, (size_t)(p - run))
-                   < 0)
-            return -1;
-        if (cp == '\n' || cp == '\t' || cp == '\r')
-            rc = tr_strbuf_puts (sb, cp == '\n'   ? "\\n"
-                                     : cp == '\t' ? "\\t"
-                                                  : "\\r");
-        else if (cp < 0x80)
-            rc = tr_strbuf_printf (sb, "\\x%02x", *p);
-        else
-            rc = tr_strbuf_printf (sb, "\\u%04lx", cp);
-        if (rc < 0)
+        if ((p > run
+             && tr_strbuf_append (sb, (const char *)run, (size_t)(p - run))
+                    < 0)
+            || tr_strbuf_puts (sb, esc) < 0)
             return -1;
         run = p + n;
     }

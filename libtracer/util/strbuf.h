@@ -54,6 +54,16 @@ size_t tr_utf8_char (const unsigned char *p, size_t left, uint32_t *cp);
 int tr_text_is_printable (const char *s);
 int tr_strbuf_printable (tr_strbuf_t *sb, const char *s);
 
+/* The one rule above, a character at a time, for renderers that write
+ * their own markup (HTML): the length of the character at p (left > 0
+ * bytes there, at least 1), and its visible escape into esc (size >= 8
+ * bytes), or "" where it is shown as it is.
+ */
+size_t tr_text_escape_char (const unsigned char *p,
+                            size_t left,
+                            char *esc,
+                            size_t size);
+
 /* FNV-1a, 64 bit, of the first len bytes of s: for hash tables, and
  * for names on disk (store markers), so it must never change.
  */

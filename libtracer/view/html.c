@@ -24,13 +24,17 @@
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/conf/conf.h"
 #include "libtracer/judge/diagnose.h"
+#include "libtracer/judge/evidence.h"
 #include "html.h"
 #include "libtracer/record/merge.h"
+#include "libtracer/record/states.h"
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "recommend_print.h"
 #include "report.h"
 #include "libtracer/record/stepsum.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
 
@@ -69,20 +73,6 @@ static json_t *get (json_t *o, const char *k)
     return json_object_get (o, k);
 }
 
-static const char *jstr (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-
-    return s ? s : "";
-}
-
-static double jnum (json_t *o, const char *k)
-{
-    json_t *v = json_object_get (o, k);
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
 static bool known (double v)
 {
     return isfinite (v);
@@ -90,20 +80,26 @@ static bool known (double v)
 
 /* Escaping */
 
-/* The first len bytes of s, escaped (see tr_html_escape). */
+/* The first len bytes of s, escaped (see tr_html_escape): markup
+ * characters as entities; what the text views show as escapes (controls,
+ * line separators, bidirectional overrides, bytes that are not UTF-8:
+ * tr_text_escape_char, the one rule) as the same escapes, but newline
+ * and tab, which are white space in HTML.
+ */
 static void put_esc_n (FILE *out, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0, n;
-    uint32_t cp;
+    char esc[16];
 
     while (i < len) {
-        if (!(n = tr_utf8_char (p + i, len - i, &cp))) {
-            fputs ("\xef\xbf\xbd", out);
-            i++;
+        n = tr_text_escape_char (p + i, len - i, esc, sizeof (esc));
+        if (esc[0] && p[i] != '\n' && p[i] != '\t') {
+            fputs (esc, out);
+            i += n;
             continue;
         }
-        switch (cp) {
+        switch (p[i]) {
         case '&':
             fputs ("&amp;", out);
             break;
@@ -120,13 +116,6 @@ static void put_esc_n (FILE *out, const char *s, size_t len)
             fputs ("&#39;", out);
             break;
         default:
-            /* HTML forbids control characters in text, and they can
-             * hide or reorder what a reader sees; newline and tab are
-             * plain white space there.
-             */
-            if ((cp < 0x20 && cp != '\n' && cp != '\t')
-                || (cp >= 0x7f && cp <= 0x9f))
-                break;
             fwrite (p + i, 1, n, out);
         }
         i += n;
@@ -368,8 +357,10 @@ static bool one_job (json_t *recs)
         json_t *id = get (rec, "identity");
 
         if (!json_is_object (rec) || !json_is_string (get (id, "job_id"))
-            || strcmp (jstr (id, "job_id"), jstr (id0, "job_id"))
-            || strcmp (jstr (id, "cluster"), jstr (id0, "cluster")))
+            || strcmp (tr_json_str_or (id, "job_id", ""),
+                       tr_json_str_or (id0, "job_id", ""))
+            || strcmp (tr_json_str_or (id, "cluster", ""),
+                       tr_json_str_or (id0, "cluster", "")))
             return false;
     }
     return true;
@@ -397,10 +388,10 @@ static void put_state (FILE *out, const char *state)
 static void put_step_title (FILE *out, json_t *step)
 {
     fputs ("Step ", out);
-    put_esc (out, jstr (step, "step_id"));
-    if (*jstr (step, "step_name")) {
+    put_esc (out, tr_json_str_or (step, "step_id", ""));
+    if (*tr_json_str_or (step, "step_name", "")) {
         fputs (" <span class=\"stepname\">(", out);
-        put_esc (out, jstr (step, "step_name"));
+        put_esc (out, tr_json_str_or (step, "step_name", ""));
         fputs (")</span>", out);
     }
 }
@@ -413,7 +404,7 @@ static const char *first_id (json_t *recs, const char *k)
 
     json_array_foreach (recs, i, rec)
     {
-        const char *s = jstr (get (rec, "identity"), k);
+        const char *s = tr_json_str_or (get (rec, "identity"), k, "");
         if (*s)
             return s;
     }
@@ -472,20 +463,21 @@ static void put_header (struct html *h)
 
     for (size_t i = 0; i < h->n; i++) {
         json_t *s = h->hs[i].step;
-        double st = jnum (s, "start_unix_ms"), en = jnum (s, "end_unix_ms");
+        double st = tr_json_num (s, "start_unix_ms"),
+               en = tr_json_num (s, "end_unix_ms");
 
         if (!*worst
-            || tr_merge_state_rank (jstr (s, "state"))
+            || tr_merge_state_rank (tr_json_str_or (s, "state", ""))
                    > tr_merge_state_rank (worst))
-            worst = jstr (s, "state");
+            worst = tr_json_str_or (s, "state", "");
         if (known (st) && !(start <= st))
             start = st;
         if (!known (en))
             ended = false;
         else if (!(end >= en))
             end = en;
-        if (!(elapsed >= jnum (s, "elapsed_s")))
-            elapsed = jnum (s, "elapsed_s");
+        if (!(elapsed >= tr_json_num (s, "elapsed_s")))
+            elapsed = tr_json_num (s, "elapsed_s");
     }
     if (!ended)
         end = NAN;
@@ -495,7 +487,7 @@ static void put_header (struct html *h)
     fputs ("<header id=\"job\" class=\"job\">\n"
            "<p class=\"kicker\">tracer job report</p>\n<h1>Job ",
            out);
-    put_esc (out, jstr (id, "job_id"));
+    put_esc (out, tr_json_str_or (id, "job_id", ""));
     if (*name) {
         fputs (" <span class=\"jobname\">", out);
         put_esc (out, name);
@@ -504,9 +496,9 @@ static void put_header (struct html *h)
     fputs ("</h1>\n<dl class=\"facts\">\n<dt>State</dt><dd>", out);
     put_state (out, worst);
     fputs ("</dd>\n", out);
-    if (*jstr (id, "array_job_id")) {
+    if (*tr_json_str_or (id, "array_job_id", "")) {
         fputs ("<dt>Array</dt><dd>", out);
-        const char *arr = jstr (id, "array_job_id");
+        const char *arr = tr_json_str_or (id, "array_job_id", "");
         /* Slurm's task 7_3; PBS names the array 7[].srv: "index 3" */
         bool slurm_form = strspn (arr, "0123456789") == strlen (arr);
         put_esc (out, arr);
@@ -519,7 +511,7 @@ static void put_header (struct html *h)
     put_fact (out, "Account", first_id (h->recs, "account"));
     put_fact (out, "Partition", first_id (h->recs, "partition"));
     put_fact (out, "QOS", first_id (h->recs, "qos"));
-    put_fact (out, "Cluster", jstr (id, "cluster"));
+    put_fact (out, "Cluster", tr_json_str_or (id, "cluster", ""));
     fputs ("<dt>Start</dt><dd>", out);
     put_time (out, start);
     fputs ("</dd>\n<dt>End</dt><dd>", out);
@@ -550,7 +542,7 @@ static void put_nav (struct html *h)
            "<a href=\"#recommendations\">Next time</a>",
            out);
     for (size_t i = 0; i < h->n && i < MAX_STEP_SECTIONS; i++) {
-        const char *sid = jstr (h->hs[i].step, "step_id");
+        const char *sid = tr_json_str_or (h->hs[i].step, "step_id", "");
 
         fputs ("<a href=\"#step-", out);
         put_esc (out, sid);
@@ -591,7 +583,7 @@ static void put_usage (struct html *h, struct hstep *hs)
     FILE *out = h->out;
     const tr_stepsum_t *s = &hs->sum;
     json_t *step = hs->step;
-    double nodes = jnum (step, "nodes_reported");
+    double nodes = tr_json_num (step, "nodes_reported");
     double mem_ref = known (s->req_mem_bytes) && s->req_mem_bytes > 0
                          ? s->req_mem_bytes
                          : s->mem_limit_bytes;
@@ -600,11 +592,11 @@ static void put_usage (struct html *h, struct hstep *hs)
 
     fprintf (out, "<div class=\"scroll\"><table class=\"usage\" "
                   "data-step=\"");
-    put_esc (out, jstr (step, "step_id"));
+    put_esc (out, tr_json_str_or (step, "step_id", ""));
     fputs ("\">\n<caption>", out);
     put_step_title (out, step);
     fputs (": ", out);
-    put_state (out, jstr (step, "state"));
+    put_state (out, tr_json_str_or (step, "state", ""));
     if (json_is_integer (get (step, "exit_code")))
         fprintf (out, ", exit code %lld",
                  (long long)json_integer_value (get (step, "exit_code")));
@@ -675,7 +667,8 @@ static void put_usage (struct html *h, struct hstep *hs)
         {
             json_t *rec = json_array_get (
                 h->recs, (size_t)json_integer_value (get (row, "index")));
-            why = jstr (get (rec, "summary"), "x_pressure_reason");
+            why =
+                tr_json_str_or (get (rec, "summary"), "x_pressure_reason", "");
             if (*why)
                 break;
         }
@@ -760,7 +753,7 @@ static const char *evidence_value (char *buf,
 }
 
 /* What each record of the step says beyond its figures (files, kernel
- * events, no progress), as the text view says it (tr_report_evidence),
+ * events, no progress), as the text view says it (tr_evidence_record),
  * under its node when the step ran on several.
  */
 static void put_record_evidence (struct html *h, struct hstep *hs)
@@ -773,8 +766,8 @@ static void put_record_evidence (struct html *h, struct hstep *hs)
     {
         json_t *rec = json_array_get (
             h->recs, (size_t)json_integer_value (get (row, "index")));
-        json_t *ev = rec ? tr_report_evidence (rec) : NULL, *e, *it;
-        const char *node = jstr (get (rec, "identity"), "node");
+        json_t *ev = rec ? tr_evidence_record (rec) : NULL, *e, *it;
+        const char *node = tr_json_str_or (get (rec, "identity"), "node", "");
         size_t j, k;
 
         if (json_array_size (ev) > 0) {
@@ -792,9 +785,9 @@ static void put_record_evidence (struct html *h, struct hstep *hs)
                 json_t *items = get (e, "items");
 
                 fputs ("<dt>", h->out);
-                put_esc (h->out, jstr (e, "label"));
+                put_esc (h->out, tr_json_str_or (e, "label", ""));
                 fputs ("</dt><dd>", h->out);
-                put_esc (h->out, jstr (e, "text"));
+                put_esc (h->out, tr_json_str_or (e, "text", ""));
                 if (json_array_size (items) > 0) {
                     fputs ("<ul>", h->out);
                     json_array_foreach (items, k, it)
@@ -821,7 +814,7 @@ static void put_findings (struct html *h, struct hstep *hs)
     size_t i;
 
     fputs ("<div class=\"diag\" data-step=\"", out);
-    put_esc (out, jstr (hs->step, "step_id"));
+    put_esc (out, tr_json_str_or (hs->step, "step_id", ""));
     fputs ("\"><h3>", out);
     put_step_title (out, hs->step);
     fputs ("</h3>\n", out);
@@ -841,17 +834,17 @@ static void put_findings (struct html *h, struct hstep *hs)
     fputs ("<ul class=\"findings\">\n", out);
     json_array_foreach (hs->findings, i, f)
     {
-        const char *sev = jstr (f, "severity");
+        const char *sev = tr_json_str_or (f, "severity", "");
 
         /* the severity is spelt out, not shown by colour alone */
         fputs ("<li class=\"finding sev-", out);
         put_esc (out, sev);
         fputs ("\" data-code=\"", out);
-        put_esc (out, jstr (f, "code"));
+        put_esc (out, tr_json_str_or (f, "code", ""));
         fputs ("\"><span class=\"sev\">", out);
         put_esc (out, sev);
         fputs ("</span>", out);
-        put_esc (out, jstr (f, "text"));
+        put_esc (out, tr_json_str_or (f, "text", ""));
         ev = get (f, "evidence");
         if (json_object_size (ev)) {
             bool first = true;
@@ -894,7 +887,7 @@ static void put_rec_row (FILE *out, json_t *r, const char *opt, int kind,
 {
     char buf[64];
 
-    if (!*jstr (r, "text"))
+    if (!*tr_json_str_or (r, "text", ""))
         return;
     if (isnan (req))
         snprintf (buf, sizeof (buf), "%s", unknown);
@@ -908,9 +901,9 @@ static void put_rec_row (FILE *out, json_t *r, const char *opt, int kind,
              "<tr><th><code>%s</code></th><td class=\"num\">%s</td>"
              "<td class=\"num\"><b>",
              opt, buf);
-    put_esc (out, jstr (r, "text"));
+    put_esc (out, tr_json_str_or (r, "text", ""));
     fputs ("</b></td><td>", out);
-    put_esc (out, jstr (r, "basis"));
+    put_esc (out, tr_json_str_or (r, "basis", ""));
     fputs ("</td></tr>\n", out);
 }
 
@@ -941,19 +934,20 @@ static void put_rec (struct html *h, struct hstep *hs)
     };
     FILE *out = h->out;
     json_t *g = hs->rec, *runs = get (g, "runs"), *note;
-    const char *sched = hs->sum.scheduler ? hs->sum.scheduler : "";
-    bool pbs = !strcmp (sched, "pbs") || !strcmp (sched, "torque");
-    bool lsf = !strcmp (sched, "lsf");
+    const char *sched = hs->sum.scheduler;
+    bool pbs = tr_sizing_form (sched) == TR_SIZING_PBS;
+    bool lsf = tr_sizing_form (sched) == TR_SIZING_LSF;
+    struct tr_sizing_args args;
     bool any = false;
     size_t i;
 
     fputs ("<div class=\"rec\" data-step=\"", out);
-    put_esc (out, jstr (hs->step, "step_id"));
+    put_esc (out, tr_json_str_or (hs->step, "step_id", ""));
     fputs ("\"><h3>", out);
     put_step_title (out, hs->step);
     fputs ("</h3>\n", out);
     for (i = 0; i < 3; i++)
-        if (*jstr (get (g, res[i].member), "text"))
+        if (*tr_json_str_or (get (g, res[i].member), "text", ""))
             any = true;
     if (!any) {
         fputs ("<p class=\"none\">Not enough history for a recommendation."
@@ -975,32 +969,29 @@ static void put_rec (struct html *h, struct hstep *hs)
              json_integer_value (get (runs, "total")) == 1 ? "" : "s");
     fprintf (out, " (%lld completed) of the step group <q>",
              (long long)json_integer_value (get (runs, "used")));
-    put_esc (out, jstr (g, "group"));
+    put_esc (out, tr_json_str_or (g, "group", ""));
     fputs ("</q>; confidence <span class=\"confidence\">", out);
-    put_esc (out, *jstr (g, "confidence") ? jstr (g, "confidence") : "low");
+    put_esc (out, *tr_json_str_or (g, "confidence", "")
+                      ? tr_json_str_or (g, "confidence", "")
+                      : "low");
+    /* the job script lines of the scheduler that ran the step */
+    if (tr_sizing_args_advice (&args, sched, g) < 0)
+        args.n = 0;
     if (pbs || lsf) {
-        /* the job script line of the scheduler that ran the step */
-        char args[256];
+        char line[256];
 
-        if (tr_recommend_args (args, sizeof (args), sched,
-                               jnum (get (g, "cpus"), "recommend"),
-                               jnum (get (g, "mem"), "recommend"),
-                               jnum (get (g, "time"), "recommend")) < 0)
-            args[0] = '\0';
+        if (tr_sizing_join (line, sizeof (line), &args) < 0)
+            line[0] = '\0';
         fprintf (out, "</span>.</p>\n<pre class=\"%s\"><code>%s ",
                  pbs ? "pbs" : "lsf", pbs ? "#PBS" : "#BSUB");
-        put_esc (out, args);
+        put_esc (out, line);
         fputs ("\n</code></pre>\n", out);
     }
     else {
         fputs ("</span>.</p>\n<pre class=\"sbatch\"><code>", out);
-        for (i = 0; i < 3; i++) {
-            const char *t = jstr (get (g, res[i].member), "text");
-
-            if (!*t)
-                continue;
-            fprintf (out, "#SBATCH %s=", res[i].opt);
-            put_esc (out, t);
+        for (i = 0; i < args.n; i++) {
+            fputs ("#SBATCH ", out);
+            put_esc (out, args.arg[i]);
             fputs ("\n", out);
         }
         fputs ("</code></pre>\n", out);
@@ -1231,10 +1222,11 @@ static void refs_of (struct sctx *c, const struct panel *p, struct refs *r)
             r->what = "allocated";
         }
         else {
-            v = jnum (get (get (rec, "summary"), "memory"), "limit_bytes");
+            v = tr_json_num (get (get (rec, "summary"), "memory"), "limit_"
+                                                                   "bytes");
             r->what = "limit";
             if (!known (v)) {
-                v = jnum (get (rec, "request"), "mem_bytes");
+                v = tr_json_num (get (rec, "request"), "mem_bytes");
                 r->what = "requested";
             }
         }
@@ -1693,19 +1685,22 @@ static void put_chart (struct sctx *c, const struct chart *ch)
     fprintf (out, "%s Intervals of %s s; time from the step's start.",
              ch->caption,
              fmt (buf, sizeof (buf), F_G,
-                  jnum (get (rec0, "series"), "interval_s")));
+                  tr_json_num (get (rec0, "series"), "interval_s")));
     if (c->n > 1)
         fputs (" One line per node.", out);
     if (!strcmp (ch->metric, "memory")) {
         fputs (" Memory means: ", out);
-        put_esc (out, jstr (get (get (rec0, "summary"), "memory"), "definitio"
-                                                                   "n"));
+        put_esc (out, tr_json_str_or (get (get (rec0, "summary"), "memory"),
+                                      "definitio"
+                                      "n",
+                                      ""));
         fputs (".", out);
     }
     if (!strcmp (ch->metric, "net")) {
         for (size_t i = 0; i < c->n; i++)
-            if (!strcmp (jstr (get (get (c->node[i].rec, "summary"), "network"),
-                               "scope"),
+            if (!strcmp (tr_json_str_or (get (get (c->node[i].rec, "summary"),
+                                              "network"),
+                                         "scope", ""),
                          "node")) {
                 fputs (" Node-wide counters: they include other work on the "
                        "node.",
@@ -1741,9 +1736,9 @@ static double node_io (json_t *rec, const char *k)
     json_t *io = get (get (rec, "summary"), "io");
     double v = NAN;
 
-    if (strcmp (jstr (io, "source"), "none"))
-        v = jnum (io, k);
-    return known (v) ? v : jnum (get (io, "proc"), k);
+    if (strcmp (tr_json_str_or (io, "source", ""), "none"))
+        v = tr_json_num (io, k);
+    return known (v) ? v : tr_json_num (get (io, "proc"), k);
 }
 
 static double node_net (json_t *rec, const char *k)
@@ -1757,21 +1752,21 @@ static double node_net (json_t *rec, const char *k)
         return NAN;
     json_array_foreach (ifs, n, i)
     {
-        if (known (jnum (i, k)))
-            sum += jnum (i, k);
+        if (known (tr_json_num (i, k)))
+            sum += tr_json_num (i, k);
     }
     return sum;
 }
 
 static void node_values (json_t *recs, json_t *row, double v[NCOLS])
 {
-    json_t *rec = json_array_get (recs, (size_t)jnum (row, "index"));
-    double el = jnum (row, "elapsed_s");
+    json_t *rec = json_array_get (recs, (size_t)tr_json_num (row, "index"));
+    double el = tr_json_num (row, "elapsed_s");
 
     v[N_ELAPSED] = el;
-    v[N_CPU] = jnum (row, "cpu_total_s");
+    v[N_CPU] = tr_json_num (row, "cpu_total_s");
     v[N_CORES] = el > 0 ? v[N_CPU] / el : NAN;
-    v[N_MEM] = jnum (row, "mem_peak_bytes");
+    v[N_MEM] = tr_json_num (row, "mem_peak_bytes");
     v[N_READ] = node_io (rec, "read_bytes");
     v[N_WRITE] = node_io (rec, "write_bytes");
     v[N_RX] = node_net (rec, "rx_bytes");
@@ -1817,9 +1812,9 @@ static void put_node_table (struct html *h, json_t *step)
             continue;
         node_values (h->recs, row, v);
         fputs ("<tr><th>", out);
-        put_esc (out, jstr (row, "node"));
+        put_esc (out, tr_json_str_or (row, "node", ""));
         fputs ("</th><td>", out);
-        put_state (out, jstr (row, "state"));
+        put_state (out, tr_json_str_or (row, "state", ""));
         if (json_is_integer (get (row, "exit_code"))
             && json_integer_value (get (row, "exit_code")))
             fprintf (out, " (exit %lld)",
@@ -1884,8 +1879,9 @@ static const char *tool_cmdline (struct sctx *c, const char *name)
     for (size_t i = 0; i < c->n; i++)
         json_array_foreach (get (c->node[i].rec, "tools"), k, t)
         {
-            if (!strcmp (jstr (t, "name"), name) && *jstr (t, "cmdline"))
-                return jstr (t, "cmdline");
+            if (!strcmp (tr_json_str_or (t, "name", ""), name)
+                && *tr_json_str_or (t, "cmdline", ""))
+                return tr_json_str_or (t, "cmdline", "");
         }
     return name;
 }
@@ -1910,7 +1906,7 @@ static void put_timeline (struct sctx *c)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        double e = jnum (json_array_get (tools, i), "last_end_unix_ms");
+        double e = tr_json_num (json_array_get (tools, i), "last_end_unix_ms");
 
         if (known (e) && (e - c->start_ms) / 1000 > xmax)
             xmax = (e - c->start_ms) / 1000;
@@ -1932,16 +1928,16 @@ static void put_timeline (struct sctx *c)
 
         tl = json_array_get (tools, i);
         bad = put_bad_exits (out, tl, false);
-        s = (jnum (tl, "first_start_unix_ms") - c->start_ms) / 1000;
-        e = (jnum (tl, "last_end_unix_ms") - c->start_ms) / 1000;
+        s = (tr_json_num (tl, "first_start_unix_ms") - c->start_ms) / 1000;
+        e = (tr_json_num (tl, "last_end_unix_ms") - c->start_ms) / 1000;
         fputs ("<g class=\"tool\"", out);
         if (bad)
             fputs (" data-exit=\"nonzero\"", out);
         fputs ("><title>", out);
-        put_esc (out, tool_cmdline (c, jstr (tl, "name")));
+        put_esc (out, tool_cmdline (c, tr_json_str_or (tl, "name", "")));
         fprintf (out, "</title><text x=\"4\" y=\"%.1f\"%s>", y0 + 11,
                  bad ? " class=\"bad\"" : "");
-        put_esc_cut (out, jstr (tl, "name"), TOOL_NAME_CUT);
+        put_esc_cut (out, tr_json_str_or (tl, "name", ""), TOOL_NAME_CUT);
         fprintf (out, " \xc3\x97%lld",
                  (long long)json_integer_value (get (tl, "count")));
         put_bad_exits (out, tl, true);
@@ -1949,8 +1945,10 @@ static void put_timeline (struct sctx *c)
         fprintf (out,
                  "</text><text class=\"st\" x=\"4\" y=\"%.1f\">%s CPU "
                  "\xc2\xb7 peak %s%s</text>",
-                 y0 + 23, fmt (b1, sizeof (b1), F_SECS, jnum (tl, "cpu_s")),
-                 fmt (b2, sizeof (b2), F_BYTES, jnum (tl, "peak_rss_bytes")),
+                 y0 + 23,
+                 fmt (b1, sizeof (b1), F_SECS, tr_json_num (tl, "cpu_s")),
+                 fmt (b2, sizeof (b2), F_BYTES,
+                      tr_json_num (tl, "peak_rss_bytes")),
                  known (s) && known (e) ? "" : " \xc2\xb7 time not recorded");
         if (known (s) && known (e)) {
             x0 = 4 + (s < 0 ? 0 : s) / a.xmax * (CW - 8);
@@ -1998,17 +1996,18 @@ static void put_step (struct html *h, struct hstep *hs)
     double span;
     size_t i;
 
-    c.start_ms = jnum (step, "start_unix_ms");
+    c.start_ms = tr_json_num (step, "start_unix_ms");
     /* nodes that started late end after the longest node's elapsed
      * time: the axis spans the step from its first start to its end
      */
-    c.elapsed_s = jnum (step, "elapsed_s");
-    span = (jnum (step, "end_unix_ms") - c.start_ms) / 1000;
+    c.elapsed_s = tr_json_num (step, "elapsed_s");
+    span = (tr_json_num (step, "end_unix_ms") - c.start_ms) / 1000;
     if (known (span) && !(c.elapsed_s >= span))
         c.elapsed_s = span;
     json_array_foreach (get (step, "rows"), i, row)
     {
-        json_t *rec = json_array_get (h->recs, (size_t)jnum (row, "index"));
+        json_t *rec = json_array_get (h->recs, (size_t)tr_json_num (row, "inde"
+                                                                         "x"));
 
         if (!json_is_true (get (row, "counted")))
             continue;
@@ -2016,21 +2015,22 @@ static void put_step (struct html *h, struct hstep *hs)
         if (c.n == MAX_NODE_LINES)
             continue;
         c.node[c.n].rec = rec;
-        c.node[c.n].name = jstr (row, "node");
+        c.node[c.n].name = tr_json_str_or (row, "node", "");
         c.node[c.n].offset_s =
-            (jnum (get (rec, "time"), "start_unix_ms") - c.start_ms) / 1000;
+            (tr_json_num (get (rec, "time"), "start_unix_ms") - c.start_ms)
+            / 1000;
         if (!known (c.node[c.n].offset_s))
             c.node[c.n].offset_s = 0;
         c.n++;
     }
     fputs ("<section class=\"step\" id=\"step-", out);
-    put_esc (out, jstr (step, "step_id"));
+    put_esc (out, tr_json_str_or (step, "step_id", ""));
     fputs ("\" data-step=\"", out);
-    put_esc (out, jstr (step, "step_id"));
+    put_esc (out, tr_json_str_or (step, "step_id", ""));
     fputs ("\">\n<h2>", out);
     put_step_title (out, step);
     fputs ("</h2>\n<p class=\"meta\">", out);
-    put_state (out, jstr (step, "state"));
+    put_state (out, tr_json_str_or (step, "state", ""));
     fputs (" \xc2\xb7 started ", out);
     put_time (out, c.start_ms);
     fprintf (out, " \xc2\xb7 elapsed %s \xc2\xb7 %s CPU \xc2\xb7 on ",
@@ -2085,7 +2085,7 @@ static void put_footer (struct html *h)
             const char *note;
 
             snprintf (key, sizeof (key), "%lld",
-                      (long long)jnum (row, "index"));
+                      (long long)tr_json_num (row, "index"));
             note = json_string_value (get (h->notes, key));
             if (!note || !*note)
                 continue;
@@ -2093,9 +2093,9 @@ static void put_footer (struct html *h)
                 fputs ("<ul class=\"notes\">\n", out);
             open = true;
             fputs ("<li>Record of step ", out);
-            put_esc (out, jstr (h->hs[i].step, "step_id"));
+            put_esc (out, tr_json_str_or (h->hs[i].step, "step_id", ""));
             fputs (" on ", out);
-            put_esc (out, jstr (row, "node"));
+            put_esc (out, tr_json_str_or (row, "node", ""));
             fputs (": ", out);
             put_esc (out, note);
             fputs ("</li>\n", out);
@@ -2118,7 +2118,7 @@ static void put_document (struct html *h)
            "<meta name=\"generator\" content=\"tracer " PACKAGE_VERSION "\">\n"
            "<title>Job ",
            out);
-    put_esc (out, jstr (id, "job_id"));
+    put_esc (out, tr_json_str_or (id, "job_id", ""));
     if (*name) {
         fputs (" ", out);
         put_esc (out, name);
@@ -2236,18 +2236,17 @@ static int cmp_gnode (const void *a, const void *b)
                             ((const struct gnode *)b)->name);
 }
 
+/* A task's bar by its state in Slurm's words (tr_states_rank): good,
+ * running, unknown; a cancel is a warning, every other end is bad.
+ */
 static const char *gantt_class (const char *state)
 {
-    int rank = tr_merge_state_rank (state);
+    int rank = tr_states_rank (state);
 
-    if (!strcmp (state, "COMPLETED"))
-        return "gb";
-    if (!strcmp (state, "RUNNING"))
-        return "gb run";
-    if (!strcmp (state, "CANCELLED"))
-        return "gb warn";
-    return rank == 2 && strcmp (state, "FAILED") && strcmp (state, "TIMEOUT")
-                   && strcmp (state, "OUT_OF_MEMORY")
+    return rank == tr_states_rank ("completed") ? "gb"
+           : rank == tr_states_rank ("running") ? "gb run"
+           : rank == tr_states_rank ("unknown")
+                   || rank == tr_states_rank ("cancelled")
                ? "gb warn"
                : "gb bad";
 }
@@ -2310,16 +2309,17 @@ static void put_run_header (FILE *out, json_t *view)
     fputs ("<header id=\"run\">\n<p class=\"kicker\">tracer run view</p>\n"
            "<h1>Run ",
            out);
-    put_esc (out, jstr (run, "run"));
+    put_esc (out, tr_json_str_or (run, "run", ""));
     fputs ("</h1>\n<dl class=\"facts\">\n", out);
     for (size_t i = 0; i < sizeof (facts) / sizeof (facts[0]); i++) {
         fputs ("<dt>", out);
         put_esc (out, facts[i].label);
         fputs ("</dt><dd>", out);
         put_run_cell (out, run, facts[i].field);
-        if (!strcmp (facts[i].field, "Cost") && *jstr (view, "currency")) {
+        if (!strcmp (facts[i].field, "Cost")
+            && *tr_json_str_or (view, "currency", "")) {
             fputs (" ", out);
-            put_esc (out, jstr (view, "currency"));
+            put_esc (out, tr_json_str_or (view, "currency", ""));
         }
         fputs ("</dd>\n", out);
     }
@@ -2331,21 +2331,23 @@ static void put_task_title (FILE *out, json_t *t)
     char b1[32], b2[32], b3[32], b4[32];
 
     fputs ("<title>Job ", out);
-    put_esc (out, jstr (t, "job_id"));
+    put_esc (out, tr_json_str_or (t, "job_id", ""));
     fputs (" (", out);
-    put_esc (out, jstr (t, "process"));
+    put_esc (out, tr_json_str_or (t, "process", ""));
     fputs (") on ", out);
-    put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+    put_esc (out, *tr_json_str_or (t, "node", "")
+                      ? tr_json_str_or (t, "node", "")
+                      : unknown);
     fputs (": ", out);
-    put_esc (out, jstr (t, "state"));
+    put_esc (out, tr_json_str_or (t, "state", ""));
     fprintf (out, ", %s, CPU %s, memory %s of %s",
-             fmt (b1, sizeof (b1), F_DUR, jnum (t, "elapsed_s")),
-             fmt (b2, sizeof (b2), F_PCT, jnum (t, "cpu_eff")),
-             fmt (b3, sizeof (b3), F_BYTES, jnum (t, "mem_peak_bytes")),
-             fmt (b4, sizeof (b4), F_BYTES, jnum (t, "req_mem_bytes")));
-    if (*jstr (t, "diagnosis_text")) {
+             fmt (b1, sizeof (b1), F_DUR, tr_json_num (t, "elapsed_s")),
+             fmt (b2, sizeof (b2), F_PCT, tr_json_num (t, "cpu_eff")),
+             fmt (b3, sizeof (b3), F_BYTES, tr_json_num (t, "mem_peak_bytes")),
+             fmt (b4, sizeof (b4), F_BYTES, tr_json_num (t, "req_mem_bytes")));
+    if (*tr_json_str_or (t, "diagnosis_text", "")) {
         fputs (". ", out);
-        put_esc (out, jstr (t, "diagnosis_text"));
+        put_esc (out, tr_json_str_or (t, "diagnosis_text", ""));
     }
     fputs ("</title>", out);
 }
@@ -2407,7 +2409,9 @@ static void put_gantt (FILE *out,
     }
     for (size_t i = 0; i < nbars; i++) {
         json_t *t = bars[i].task;
-        double s = jnum (t, "start_unix_ms"), e = jnum (t, "end_unix_ms");
+        double s = tr_json_num (t, "start_unix_ms"), e = tr_json_num (t, "end_"
+                                                                         "unix_"
+                                                                         "ms");
         double x0, x1;
 
         if (!known (e))
@@ -2417,8 +2421,8 @@ static void put_gantt (FILE *out,
         if (x1 - x0 < 1)
             x1 = x0 + 1;
         fprintf (out, "<rect class=\"%s\" data-job=\"",
-                 gantt_class (jstr (t, "state")));
-        put_esc (out, jstr (t, "job_id"));
+                 gantt_class (tr_json_str_or (t, "state", "")));
+        put_esc (out, tr_json_str_or (t, "job_id", ""));
         fprintf (out,
                  "\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\">", x0,
                  G_TOP + (double)bars[i].lane * G_LANE + 1, x1 - x0,
@@ -2466,7 +2470,8 @@ static void put_process_chart (FILE *out, json_t *procs)
     json_array_foreach (procs, i, p)
     {
         double y = 18 + (double)i * P_ROW;
-        double v[2] = { jnum (p, "cpu_eff"), jnum (p, "mem_eff") };
+        double v[2] = { tr_json_num (p, "cpu_eff"), tr_json_num (p, "mem_"
+                                                                    "eff") };
         static const char *const cls[2] = { "pb", "pb mem" };
         static const char *const what[2] = { "CPU efficiency", "memory peak / "
                                                                "request" };
@@ -2474,8 +2479,9 @@ static void put_process_chart (FILE *out, json_t *procs)
 
         fprintf (out, "<text x=\"4\" y=\"%.1f\">", y + 18);
         put_esc_cut (out,
-                     *jstr (p, "process") ? jstr (p, "process")
-                                          : "(no process)",
+                     *tr_json_str_or (p, "process", "")
+                         ? tr_json_str_or (p, "process", "")
+                         : "(no process)",
                      24);
         fputs ("</text>\n", out);
         for (int k = 0; k < 2; k++) {
@@ -2490,7 +2496,7 @@ static void put_process_chart (FILE *out, json_t *procs)
                              * (v[k] > 1   ? 1
                                 : v[k] < 0 ? 0
                                            : v[k]));
-                put_esc (out, jstr (p, "process"));
+                put_esc (out, tr_json_str_or (p, "process", ""));
                 fprintf (out, ": %s %s</title></rect>\n", what[k],
                          fmt (b, sizeof (b), F_PCT, v[k]));
             }
@@ -2529,12 +2535,13 @@ static void put_process_table (FILE *out, json_t *view)
         bool first = true;
 
         fputs ("<tr><td>", out);
-        put_esc (out,
-                 *jstr (p, "process") ? jstr (p, "process") : "(no process)");
+        put_esc (out, *tr_json_str_or (p, "process", "")
+                          ? tr_json_str_or (p, "process", "")
+                          : "(no process)");
         fprintf (out,
                  "</td><td class=\"num\">%.0f</td><td class=\"num\">"
                  "%.0f</td><td>",
-                 jnum (p, "tasks"), jnum (p, "failed"));
+                 tr_json_num (p, "tasks"), tr_json_num (p, "failed"));
         json_object_foreach (get (p, "causes"), key, it)
         {
             fputs (first ? "" : ", ", out);
@@ -2543,38 +2550,43 @@ static void put_process_table (FILE *out, json_t *view)
             first = false;
         }
         fprintf (out, "</td><td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_PCT, jnum (p, "cpu_eff")));
+                 fmt (b, sizeof (b), F_PCT, tr_json_num (p, "cpu_eff")));
         fprintf (out, "<td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_PCT, jnum (p, "mem_eff")));
+                 fmt (b, sizeof (b), F_PCT, tr_json_num (p, "mem_eff")));
         fprintf (out, "<td class=\"num\">%s</td><td class=\"num\">",
-                 fmt (b, sizeof (b), F_PCT, jnum (p, "time_eff")));
+                 fmt (b, sizeof (b), F_PCT, tr_json_num (p, "time_eff")));
         put_run_cell (out, fig, "UsedCPUh");
         fprintf (out, "</td><td class=\"num\">%s</td><td class=\"num\">",
-                 fmt (b, sizeof (b), F_PCT, jnum (p, "cpu_share_pct") / 100));
+                 fmt (b, sizeof (b), F_PCT,
+                      tr_json_num (p, "cpu_share_pct") / 100));
         if (get (fig, "money"))
             put_run_cell (out, fig, "Cost");
         else
             fputs (unknown, out);
         fprintf (out, "</td><td class=\"num\">%s</td><td>",
-                 fmt (b, sizeof (b), F_PCT, jnum (p, "cost_share_pct") / 100));
-        put_esc (out, get (p, "bottleneck") ? jstr (p, "bottleneck") : unknown);
+                 fmt (b, sizeof (b), F_PCT,
+                      tr_json_num (p, "cost_share_pct") / 100));
+        put_esc (out, get (p, "bottleneck")
+                          ? tr_json_str_or (p, "bottleneck", "")
+                          : unknown);
         fputs ("</td><td>", out);
         json_array_foreach (get (p, "next_time"), k, it)
         {
             fputs (k ? "<br>" : "", out);
-            put_esc (out, jstr (it, "group"));
+            put_esc (out, tr_json_str_or (it, "group", ""));
             fputs (": <code>", out);
-            put_esc (out, *jstr (it, "request") ? jstr (it, "request")
-                                                : "as requested");
+            put_esc (out, *tr_json_str_or (it, "request", "")
+                              ? tr_json_str_or (it, "request", "")
+                              : "as requested");
             fputs ("</code> (", out);
-            put_esc (out, jstr (it, "confidence"));
+            put_esc (out, tr_json_str_or (it, "confidence", ""));
             fputs (")", out);
         }
         fputs ("</td><td>", out);
         json_array_foreach (get (p, "tools"), k, it)
         {
             fputs (k ? ", " : "", out);
-            put_esc (out, jstr (it, "name"));
+            put_esc (out, tr_json_str_or (it, "name", ""));
         }
         fputs ("</td></tr>\n", out);
     }
@@ -2587,7 +2599,8 @@ static json_t *run_task (json_t *view, const char *id)
     size_t i;
 
     json_array_foreach (get (view, "tasks"), i,
-                        t) if (!strcmp (jstr (t, "job_id"), id)) return t;
+                        t) if (!strcmp (tr_json_str_or (t, "job_id", ""),
+                                        id)) return t;
     return NULL;
 }
 
@@ -2609,19 +2622,22 @@ static void put_slowest (FILE *out, json_t *view)
         if (!t)
             continue;
         fputs ("<tr><td>", out);
-        put_esc (out, jstr (t, "job_id"));
+        put_esc (out, tr_json_str_or (t, "job_id", ""));
         fputs ("</td><td>", out);
-        put_esc (out, jstr (t, "process"));
+        put_esc (out, tr_json_str_or (t, "process", ""));
         fprintf (out, "</td><td class=\"num\">%s</td><td>",
-                 fmt (b, sizeof (b), F_DUR, jnum (t, "elapsed_s")));
+                 fmt (b, sizeof (b), F_DUR, tr_json_num (t, "elapsed_s")));
         fprintf (out, "<span class=\"state %s\">",
-                 run_state_class (jstr (t, "state")));
-        put_esc (out, jstr (t, "state"));
+                 run_state_class (tr_json_str_or (t, "state", "")));
+        put_esc (out, tr_json_str_or (t, "state", ""));
         fputs ("</span></td><td>", out);
-        put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+        put_esc (out, *tr_json_str_or (t, "node", "")
+                          ? tr_json_str_or (t, "node", "")
+                          : unknown);
         fputs ("</td><td>", out);
-        put_esc (out, *jstr (t, "diagnosis_text") ? jstr (t, "diagnosis_text")
-                                                  : unknown);
+        put_esc (out, *tr_json_str_or (t, "diagnosis_text", "")
+                          ? tr_json_str_or (t, "diagnosis_text", "")
+                          : unknown);
         fputs ("</td></tr>\n", out);
     }
     fputs ("</table></div>\n</section>\n", out);
@@ -2652,28 +2668,34 @@ static void put_running (FILE *out, json_t *view)
         if (!t)
             continue;
         fputs ("<tr><td>", out);
-        put_esc (out, jstr (t, "job_id"));
+        put_esc (out, tr_json_str_or (t, "job_id", ""));
         fputs ("</td><td>", out);
-        put_esc (out, jstr (t, "process"));
+        put_esc (out, tr_json_str_or (t, "process", ""));
         fputs ("</td><td>", out);
-        put_esc (out, *jstr (t, "node") ? jstr (t, "node") : unknown);
+        put_esc (out, *tr_json_str_or (t, "node", "")
+                          ? tr_json_str_or (t, "node", "")
+                          : unknown);
         fprintf (out, "</td><td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_DUR, jnum (t, "elapsed_s")));
+                 fmt (b, sizeof (b), F_DUR, tr_json_num (t, "elapsed_s")));
         fprintf (out, "<td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_PCT, jnum (t, "cpu_eff")));
+                 fmt (b, sizeof (b), F_PCT, tr_json_num (t, "cpu_eff")));
         fprintf (out, "<td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_BYTES, jnum (t, "mem_peak_bytes")));
+                 fmt (b, sizeof (b), F_BYTES,
+                      tr_json_num (t, "mem_peak_bytes")));
         fprintf (out, "<td class=\"num\">%s</td>",
-                 fmt (b, sizeof (b), F_BYTES, jnum (t, "req_mem_bytes")));
+                 fmt (b, sizeof (b), F_BYTES,
+                      tr_json_num (t, "req_mem_bytes")));
         /* no progress, as the text view says it (a task's stalled_s) */
-        if (known (jnum (t, "stalled_s")))
-            fprintf (out, "<td><span class=\"state state-warn\">STALLED for "
-                          "%s</span></td>",
-                     fmt (b, sizeof (b), F_DUR, jnum (t, "stalled_s")));
+        if (known (tr_json_num (t, "stalled_s")))
+            fprintf (out,
+                     "<td><span class=\"state state-warn\">STALLED for "
+                     "%s</span></td>",
+                     fmt (b, sizeof (b), F_DUR, tr_json_num (t, "stalled_s")));
         else
             fprintf (out, "<td>%s</td>", l ? "moving" : unknown);
         fprintf (out, "<td class=\"num\">%s%s</td></tr>\n",
-                 l ? fmt (b, sizeof (b), F_DUR, jnum (l, "age_s")) : unknown,
+                 l ? fmt (b, sizeof (b), F_DUR, tr_json_num (l, "age_s"))
+                   : unknown,
                  json_is_true (get (l, "stale")) ? " (stale)" : "");
     }
     fputs ("</table></div>\n</section>\n", out);
@@ -2700,7 +2722,9 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
     /* the nodes, and the axis */
     json_array_foreach (tasks, i, t)
     {
-        double s = jnum (t, "start_unix_ms"), e = jnum (t, "end_unix_ms");
+        double s = tr_json_num (t, "start_unix_ms"), e = tr_json_num (t, "end_"
+                                                                         "unix_"
+                                                                         "ms");
         size_t k;
 
         if (!known (s))
@@ -2712,10 +2736,10 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
         if (!known (t1) || e > t1)
             t1 = e;
         for (k = 0; k < nnodes; k++)
-            if (!strcmp (nodes[k].name, jstr (t, "node")))
+            if (!strcmp (nodes[k].name, tr_json_str_or (t, "node", "")))
                 break;
         if (k == nnodes)
-            nodes[nnodes++].name = jstr (t, "node");
+            nodes[nnodes++].name = tr_json_str_or (t, "node", "");
         bars[nbars].task = t;
         bars[nbars++].node = k;
     }
@@ -2744,8 +2768,8 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
             goto done;
     for (size_t b = 0; b < nbars; b++) {
         struct gnode *g = &nodes[bars[b].node];
-        double s = jnum (bars[b].task, "start_unix_ms");
-        double e = jnum (bars[b].task, "end_unix_ms");
+        double s = tr_json_num (bars[b].task, "start_unix_ms");
+        double e = tr_json_num (bars[b].task, "end_unix_ms");
         size_t l;
 
         if (!known (e))
@@ -2772,7 +2796,7 @@ int tr_html_run_report (FILE *out, json_t *view, const struct tr_html_opts *o)
            "<meta name=\"generator\" content=\"tracer " PACKAGE_VERSION "\">\n"
            "<title>Run ",
            out);
-    put_esc (out, jstr (get (view, "run"), "run"));
+    put_esc (out, tr_json_str_or (get (view, "run"), "run", ""));
     fprintf (out,
              " \xe2\x80\x94 tracer report</title>\n<style>\n%s%s"
              "</style>\n</head>\n<body>\n",

@@ -50,11 +50,13 @@ int tr_html_job_report (FILE *out,
                         const struct tr_html_opts *o);
 
 /* Write s to out escaped for HTML text and for attribute values in
- * either kind of quotes: & < > " ' become entities; bytes that are not
- * valid UTF-8 (overlong forms and surrogates included) become U+FFFD,
- * one per byte; control characters other than newline and tab (C0, DEL
- * and C1) are dropped.  Returns 0, or -1 with errno = EINVAL (out or s
- * NULL) or EIO (a write failed).
+ * either kind of quotes: & < > " ' become entities; what the text views
+ * show as escapes (tr_strbuf_printable's rule: control characters, the
+ * line separators, bidirectional overrides and isolates, bytes that are
+ * not valid UTF-8) become the same visible escapes ("\\x1b",
+ * "\\u202e", "\\xff"), but newline and tab, white space in HTML.
+ * Returns 0, or -1 with errno = EINVAL (out or s NULL) or EIO (a write
+ * failed).
  */
 int tr_html_escape (FILE *out, const char *s);
 

@@ -29,8 +29,10 @@
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/judge/diagnose.h"
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "recommend_print.h"
 #include "libtracer/record/merge.h"
+#include "libtracer/record/states.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/strbuf.h"
 #include "libtracer/util/units.h"
@@ -294,43 +296,17 @@ static const char *advice_text (json_t *g, const char *what)
 }
 
 /* Advice g as request options of the scheduler that ran row r into
- * buf: Slurm's from the advice's texts, another scheduler's from its
- * values (tr_recommend_args); "" when they do not fit.
+ * buf (tr_sizing_args, as every view writes them); "" when they do not
+ * fit.
  */
 static const char *advice_args (char *buf, size_t size, json_t *g,
                                 const tr_stepsum_t *r)
 {
-    static const char *res[] = { "cpus", "mem", "time" };
-    static const char *opt[] = { "--cpus-per-task=", "--mem=", "--time=" };
-    const char *s = r->scheduler ? r->scheduler : "";
-    double v[3];
-    size_t len = 0;
+    struct tr_sizing_args a;
 
     buf[0] = '\0';
-    if (strcmp (s, "pbs") && strcmp (s, "torque") && strcmp (s, "lsf")) {
-        for (int i = 0; i < 3; i++) {
-            const char *t = advice_text (g, res[i]);
-            int n;
-
-            if (!t)
-                continue;
-            n = snprintf (buf + len, size - len, "%s%s%s", len ? " " : "",
-                          opt[i], t);
-            if (n < 0 || (size_t)n >= size - len) {
-                buf[0] = '\0';
-                break;
-            }
-            len += (size_t)n;
-        }
-        return buf;
-    }
-    for (int i = 0; i < 3; i++) {
-        json_t *n = json_object_get (json_object_get (g, res[i]),
-                                     "recommend");
-
-        v[i] = json_is_number (n) ? json_number_value (n) : NAN;
-    }
-    if (tr_recommend_args (buf, size, s, v[0], v[1], v[2]) < 0)
+    if (tr_sizing_args_advice (&a, r->scheduler, g) < 0
+        || tr_sizing_join (buf, size, &a) < 0)
         buf[0] = '\0';
     return buf;
 }
@@ -550,7 +526,7 @@ int tr_mail_digest (FILE *out,
         for (k = 0; states[k] && strcmp (states[k], r->state); k++)
             ;
         /* a shell whose child the OOM killer took ends "failed" */
-        if (k == 1 && r->oom_kills > 0)
+        if (k == 1 && tr_states_oom (r->state, r->oom_kills))
             k = 2;
         count[k]++;
         if (!strcmp (r->step_id, "extern"))

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "libtracer/record/merge.h"
+#include "libtracer/record/states.h"
 #include "nftrace.h"
 #include "libtracer/util/strbuf.h"
 
@@ -88,17 +89,6 @@ const char *tr_nftrace_memory (char *buf, size_t size, double bytes)
     return buf;
 }
 
-static int cmp_step (const void *pa, const void *pb)
-{
-    const tr_stepsum_t *x = *(const tr_stepsum_t *const *)pa;
-    const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
-    int c = strcmp (x->cluster, y->cluster);
-
-    if (!c)
-        c = tr_merge_natcmp (x->job_id, y->job_id);
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
-}
-
 static double submitted (const tr_stepsum_t *j)
 {
     return isnan (j->submit_ms) ? j->start_ms : j->submit_ms;
@@ -152,16 +142,7 @@ static const char *when (char *buf, size_t size, double ms)
 /* A job's state as Nextflow names a task's. */
 static const char *status (const char *state)
 {
-    if (!strcmp (state, "completed"))
-        return "COMPLETED";
-    if (!strcmp (state, "running"))
-        return "RUNNING";
-    if (!strcmp (state, "cancelled"))
-        return "ABORTED";
-    if (!strcmp (state, "failed") || !strcmp (state, "timeout")
-        || !strcmp (state, "oom") || !strcmp (state, "node_fail"))
-        return "FAILED";
-    return "-";
+    return tr_states_nextflow (state);
 }
 
 static const char *whole (char *buf, size_t size, double v)
@@ -259,7 +240,7 @@ char *tr_nftrace_text (const tr_stepsum_t *const *rows,
         goto done;
     if (n) {
         memcpy (v, rows, n * sizeof (*v));
-        qsort (v, n, sizeof (*v), cmp_step);
+        qsort (v, n, sizeof (*v), tr_stepsum_cmp_id_ptr);
     }
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || strcmp (v[i]->cluster, v[i - 1]->cluster)

@@ -24,6 +24,7 @@
 #include "parquet.h"
 #include "libtracer/util/path.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 
 #define MIB 1048576.0
 
@@ -80,20 +81,6 @@ static json_t *get (json_t *o, const char *k)
     return json_is_object (o) ? json_object_get (o, k) : NULL;
 }
 
-static double num (json_t *o, const char *k)
-{
-    json_t *v = get (o, k);
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (get (o, k));
-
-    return s ? s : "";
-}
-
 /* The highest point of a series metric's maxima (0 when none). */
 static double series_max (json_t *rec, const char *metric)
 {
@@ -118,9 +105,9 @@ static int32_t task_cpus (json_t *rec)
     double v = tr_merge_request_cores (get (rec, "request"));
 
     if (!(v > 0))
-        v = num (get (get (host, "topology"), "bound"), "pus");
+        v = tr_json_num (get (get (host, "topology"), "bound"), "pus");
     if (!(v > 0))
-        v = num (host, "cpus_online");
+        v = tr_json_num (host, "cpus_online");
     if (!(v > 0))
         v = ceil (series_max (rec, "cpu_cores"));
     if (!(v >= 1))
@@ -133,7 +120,8 @@ static int32_t task_cpus (json_t *rec)
  */
 static int64_t task_mem_mib (json_t *rec)
 {
-    double peak = num (get (get (rec, "summary"), "memory"), "peak_bytes");
+    double peak = tr_json_num (get (get (rec, "summary"), "memory"), "peak_"
+                                                                     "bytes");
 
     if (!(peak >= 0))
         peak = series_max (rec, "mem_bytes");
@@ -176,7 +164,8 @@ static int add_frags (tr_opendc_t *x,
     int64_t from = 0;
 
     if (n == 0 || json_array_size (mean) != n) {
-        double cpu_s = num (get (get (rec, "summary"), "cpu"), "total_s");
+        double cpu_s = tr_json_num (get (get (rec, "summary"), "cpu"), "total_"
+                                                                       "s");
         double cores = cpu_s >= 0 ? cpu_s / (dur_ms / 1000.0) : 0;
 
         return add_frag (x, dur_ms, cores * mhz);
@@ -204,9 +193,10 @@ static int add_frags (tr_opendc_t *x,
 int tr_opendc_add (tr_opendc_t *x, json_t *rec, tr_error_t *error)
 {
     json_t *id = get (rec, "identity"), *tm = get (rec, "time");
-    double mhz = num (get (get (rec, "host"), "topology"), "cpu_mhz");
-    double start = num (tm, "start_unix_ms"), end = num (tm, "end_unix_ms");
-    double elapsed = num (tm, "elapsed_s");
+    double mhz = tr_json_num (get (get (rec, "host"), "topology"), "cpu_mhz");
+    double start = tr_json_num (tm, "start_unix_ms"),
+           end = tr_json_num (tm, "end_unix_ms");
+    double elapsed = tr_json_num (tm, "elapsed_s");
     struct task *task;
     int64_t dur_ms;
     size_t frag0 = x->nfrags;
@@ -247,8 +237,10 @@ int tr_opendc_add (tr_opendc_t *x, json_t *rec, tr_error_t *error)
         x->tasks = tt;
         x->task_cap = cap;
     }
-    if (asprintf (&name, "%s.%s@%s", str (id, "job_id"), str (id, "step_id"),
-                  str (id, "node")) < 0) {
+    if (asprintf (&name, "%s.%s@%s", tr_json_str_or (id, "job_id", ""),
+                  tr_json_str_or (id, "step_id", ""),
+                  tr_json_str_or (id, "node", ""))
+        < 0) {
         errno = ENOMEM;
         return -1;
     }

@@ -17,28 +17,18 @@
 #include <jansson.h>
 
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
 #include "recommend_print.h"
 #include "report.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 #define MIB 1048576.0
 
 /* Table cells: columns, and bytes for each (a longer group name is cut). */
 #define NCOLS 9
 #define CELL 160
-
-static const char *jstr (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-    return s ? s : "";
-}
-
-static double jnum (json_t *o, const char *k)
-{
-    json_t *j = json_object_get (o, k);
-    return json_is_number (j) ? json_number_value (j) : NAN;
-}
 
 /* The array o->member, or NULL with errno = EINVAL. */
 static json_t *array_of (json_t *recs, const char *member)
@@ -67,7 +57,7 @@ static int finish (FILE *out)
  */
 static bool wf_pick (json_t *groups, size_t i, char *name, size_t size)
 {
-    const char *g = jstr (json_array_get (groups, i), "group");
+    const char *g = tr_json_str_or (json_array_get (groups, i), "group", "");
     const char *slash = strrchr (g, '/');
     size_t len = slash ? (size_t)(slash - g) : strlen (g);
     bool batch = slash && !strcmp (slash, "/batch");
@@ -77,7 +67,8 @@ static bool wf_pick (json_t *groups, size_t i, char *name, size_t size)
     memcpy (name, g, len);
     name[len] = '\0';
     for (size_t j = 0; j < json_array_size (groups) && !batch; j++) {
-        const char *o = jstr (json_array_get (groups, j), "group");
+        const char *o =
+            tr_json_str_or (json_array_get (groups, j), "group", "");
         const char *os = o + len;
 
         if (j == i || strncmp (o, g, len) || *os != '/' || strchr (os + 1, '/'))
@@ -102,181 +93,25 @@ struct wf_rec {
     double cpus, mem, time;
 };
 
-static void sbatch_group (FILE *out, const struct wf_rec *r)
-{
-    char buf[32];
-
-    if (!isnan (r->cpus))
-        fprintf (out, "#SBATCH --cpus-per-task=%.0f\n", r->cpus);
-    if (!tr_recommend_mem_text (buf, sizeof (buf), r->mem))
-        fprintf (out, "#SBATCH --mem=%s\n", buf);
-    if (!tr_recommend_time_text (buf, sizeof (buf), r->time))
-        fprintf (out, "#SBATCH --time=%s\n", buf);
-}
-
-/* PBS sizes: whole MiB rounded up, "Ngb" when a whole number of GiB,
- * else "Nmb" (PBS counts them in powers of 1024).
+/* The options of scheduler form f, each a job script line after
+ * prefix ("#SBATCH", "#PBS", "#BSUB").
  */
-static int pbs_mem (char *buf, size_t size, double bytes)
+static void directives (FILE *out,
+                        enum tr_sizing_form f,
+                        const char *prefix,
+                        const struct wf_rec *r)
 {
-    char m[32];
-    size_t len;
+    struct tr_sizing_args a;
+    int rc;
 
-    if (tr_recommend_mem_text (m, sizeof (m), bytes) < 0)
-        return -1;
-    len = strlen (m);
-    if ((size_t)snprintf (buf, size, "%.*s%s", (int)(len - 1), m,
-                          m[len - 1] == 'G' ? "gb" : "mb") >= size) {
-        errno = ERANGE;
-        return -1;
-    }
-    return 0;
-}
-
-/* PBS walltime "HH:MM:SS" (hours past 24 as they are) and LSF's -W
- * "H:MM" (minutes rounded up), or -1 when unknown.
- */
-static int hms_text (char *buf, size_t size, double seconds, bool lsf)
-{
-    long long s;
-
-    if (isnan (seconds) || seconds < 0 || seconds > 1e12) {
-        errno = EINVAL;
-        return -1;
-    }
-    s = (long long)ceil (seconds);
-    if (lsf)
-        s = (s + 59) / 60 * 60;
-    if ((size_t)(lsf ? snprintf (buf, size, "%lld:%02lld", s / 3600,
-                                 s / 60 % 60)
-                     : snprintf (buf, size, "%02lld:%02lld:%02lld", s / 3600,
-                                 s / 60 % 60, s % 60))
-        >= size) {
-        errno = ERANGE;
-        return -1;
-    }
-    return 0;
-}
-
-/* The resource part of PBS's "-l select=1:ncpus=N:mem=M" (one chunk:
- * the job's steps run on one node), or "" when neither is known.
- */
-static void pbs_select (char *buf, size_t size, const struct wf_rec *r)
-{
-    char m[32];
-    int n = 0;
-
-    buf[0] = '\0';
-    if (isnan (r->cpus) && pbs_mem (m, sizeof (m), r->mem) < 0)
-        return;
-    n = snprintf (buf, size, "select=1");
-    if (!isnan (r->cpus) && n >= 0 && (size_t)n < size)
-        n += snprintf (buf + n, size - (size_t)n, ":ncpus=%.0f", r->cpus);
-    if (!pbs_mem (m, sizeof (m), r->mem) && n >= 0 && (size_t)n < size)
-        (void)snprintf (buf + n, size - (size_t)n, ":mem=%s", m);
-}
-
-static void pbs_group (FILE *out, const struct wf_rec *r)
-{
-    char buf[96];
-
-    pbs_select (buf, sizeof (buf), r);
-    if (*buf)
-        fprintf (out, "#PBS -l %s\n", buf);
-    if (!hms_text (buf, sizeof (buf), r->time, false))
-        fprintf (out, "#PBS -l walltime=%s\n", buf);
-}
-
-/* LSF: -n slots, a memory reservation in MB (units stated, so that
- * LSF_UNIT_FOR_LIMITS does not matter) and -W hours:minutes.
- */
-static void lsf_group (FILE *out, const struct wf_rec *r)
-{
-    char buf[32];
-
-    if (!isnan (r->cpus))
-        fprintf (out, "#BSUB -n %.0f\n", r->cpus);
-    if (!isnan (r->mem) && r->mem >= 0 && r->mem <= 1e18)
-        fprintf (out, "#BSUB -R \"rusage[mem=%.0fMB]\"\n",
-                 ceil (r->mem / MIB));
-    if (!hms_text (buf, sizeof (buf), r->time, true))
-        fprintf (out, "#BSUB -W %s\n", buf);
-}
-
-/* Appends " "-separated text to buf; false once it did not fit. */
-static bool add (char *buf, size_t size, size_t *len, const char *text)
-{
-    int n = snprintf (buf + *len, size - *len, "%s%s", *len ? " " : "",
-                      text);
-
-    if (n < 0 || (size_t)n >= size - *len)
-        return false;
-    *len += (size_t)n;
-    return true;
-}
-
-int tr_recommend_args (char *buf,
-                       size_t size,
-                       const char *scheduler,
-                       double cpus,
-                       double mem,
-                       double time)
-{
-    struct wf_rec r = { cpus, mem, time };
-    bool pbs = scheduler && (!strcmp (scheduler, "pbs")
-                             || !strcmp (scheduler, "torque"));
-    bool lsf = scheduler && !strcmp (scheduler, "lsf");
-    char t[96], a[128];
-    size_t len = 0;
-    bool ok = size > 0;
-
-    if (ok)
-        buf[0] = '\0';
-    if (ok && pbs) {
-        pbs_select (t, sizeof (t), &r);
-        if (*t) {
-            snprintf (a, sizeof (a), "-l %s", t);
-            ok = add (buf, size, &len, a);
-        }
-        if (ok && !hms_text (t, sizeof (t), time, false)) {
-            snprintf (a, sizeof (a), "-l walltime=%s", t);
-            ok = add (buf, size, &len, a);
-        }
-    }
-    else if (ok && lsf) {
-        if (!isnan (cpus)) {
-            snprintf (a, sizeof (a), "-n %.0f", cpus);
-            ok = add (buf, size, &len, a);
-        }
-        if (ok && !isnan (mem) && mem >= 0 && mem <= 1e18) {
-            snprintf (a, sizeof (a), "-R \"rusage[mem=%.0fMB]\"",
-                      ceil (mem / MIB));
-            ok = add (buf, size, &len, a);
-        }
-        if (ok && !hms_text (t, sizeof (t), time, true)) {
-            snprintf (a, sizeof (a), "-W %s", t);
-            ok = add (buf, size, &len, a);
-        }
-    }
-    else if (ok) {
-        if (!isnan (cpus)) {
-            snprintf (a, sizeof (a), "--cpus-per-task=%.0f", cpus);
-            ok = add (buf, size, &len, a);
-        }
-        if (ok && !tr_recommend_mem_text (t, sizeof (t), mem)) {
-            snprintf (a, sizeof (a), "--mem=%s", t);
-            ok = add (buf, size, &len, a);
-        }
-        if (ok && !tr_recommend_time_text (t, sizeof (t), time)) {
-            snprintf (a, sizeof (a), "--time=%s", t);
-            ok = add (buf, size, &len, a);
-        }
-    }
-    if (!ok) {
-        errno = ERANGE;
-        return -1;
-    }
-    return 0;
+    if (f == TR_SIZING_PBS)
+        rc = tr_sizing_args_pbs (&a, r->cpus, r->mem, r->time);
+    else if (f == TR_SIZING_LSF)
+        rc = tr_sizing_args_lsf (&a, r->cpus, r->mem, r->time);
+    else
+        rc = tr_sizing_args_slurm (&a, r->cpus, r->mem, r->time);
+    for (size_t i = 0; rc == 0 && i < a.n; i++)
+        fprintf (out, "%s %s\n", prefix, a.arg[i]);
 }
 
 /* Nextflow's memory ("512 MB", "2 GB": its units are powers of 1024)
@@ -371,7 +206,7 @@ static bool identifier (const char *s)
  */
 static bool wf_fits (enum wf wf, json_t *g, const char *name)
 {
-    const char *w = jstr (g, "workflow");
+    const char *w = tr_json_str_or (g, "workflow", "");
 
     if (wf == WF_NEXTFLOW)
         return !strcmp (w, "nextflow") && identifier (name);
@@ -403,17 +238,21 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
     json_array_foreach (groups, i, g)
     {
         json_t *runs = json_object_get (g, "runs");
-        double used = jnum (runs, "used"), total = jnum (runs, "total");
-        struct wf_rec r = { jnum (json_object_get (g, "cpus"), "recommend"),
-                            jnum (json_object_get (g, "mem"), "recommend"),
-                            jnum (json_object_get (g, "time"), "recommend") };
+        double used = tr_json_num (runs, "used"),
+               total = tr_json_num (runs, "total");
+        struct wf_rec r = { tr_json_num (json_object_get (g, "cpus"), "recommen"
+                                                                      "d"),
+                            tr_json_num (json_object_get (g, "mem"), "recommen"
+                                                                     "d"),
+                            tr_json_num (json_object_get (g, "time"), "recommen"
+                                                                      "d") };
 
         if (!wf_pick (groups, i, name, sizeof (name)))
             continue;
         if (!wf_fits (wf, g, name)) {
             fprintf (out, "%sleft out: group ", wf == WF_NEXTFLOW ? "// "
                                                                    : "# ");
-            put_comment (out, jstr (g, "group"));
+            put_comment (out, tr_json_str_or (g, "group", ""));
             fprintf (out, " (not %s)\n", what[wf]);
             continue;
         }
@@ -422,19 +261,20 @@ static int print_wf (FILE *out, json_t *recs, enum wf wf)
         else if (wf == WF_SBATCH || wf == WF_PBS || wf == WF_LSF)
             fputc ('\n', out);
         fprintf (out, "%sgroup ", comment[wf]);
-        put_comment (out, jstr (g, "group"));
+        put_comment (out, tr_json_str_or (g, "group", ""));
         fprintf (out, " (%.0f", used);
         if (used != total)
             fprintf (out, " of %.0f runs used", total);
         else
             fputs (used == 1 ? " run" : " runs", out);
-        fprintf (out, ", %s confidence)\n", jstr (g, "confidence"));
+        fprintf (out, ", %s confidence)\n",
+                 tr_json_str_or (g, "confidence", ""));
         if (wf == WF_SBATCH)
-            sbatch_group (out, &r);
+            directives (out, TR_SIZING_SLURM, "#SBATCH", &r);
         else if (wf == WF_PBS)
-            pbs_group (out, &r);
+            directives (out, TR_SIZING_PBS, "#PBS", &r);
         else if (wf == WF_LSF)
-            lsf_group (out, &r);
+            directives (out, TR_SIZING_LSF, "#BSUB", &r);
         else if (wf == WF_NEXTFLOW)
             nextflow_group (out, &r, name);
         else
@@ -557,20 +397,20 @@ static void fill_rec (json_t *g, char (*c)[CELL])
     json_t *runs = json_object_get (g, "runs");
     char a[32], b[32];
 
-    snprintf (c[0], CELL, "%s", jstr (g, "group"));
-    snprintf (c[1], CELL, "%.0f/%.0f", jnum (runs, "used"),
-              jnum (runs, "total"));
-    snprintf (c[2], CELL, "%s", jstr (g, "confidence"));
+    snprintf (c[0], CELL, "%s", tr_json_str_or (g, "group", ""));
+    snprintf (c[1], CELL, "%.0f/%.0f", tr_json_num (runs, "used"),
+              tr_json_num (runs, "total"));
+    snprintf (c[2], CELL, "%s", tr_json_str_or (g, "confidence", ""));
     for (int r = 0; r < 3; r++) {
         json_t *o = json_object_get (g, res[r]);
 
-        cell (a, jnum (o, "request"), (enum cell)r, -1);
+        cell (a, tr_json_num (o, "request"), (enum cell)r, -1);
         if (json_is_true (json_object_get (o, "unlimited")))
             snprintf (a, sizeof (a), "%s", TR_STEPSUM_UNLIMITED);
-        cell (b, jnum (o, "recommend"), (enum cell)r, -1);
+        cell (b, tr_json_num (o, "recommend"), (enum cell)r, -1);
         snprintf (c[3 + r], CELL, "%s -> %s", a, b);
-        cell (c[6 + r], jnum (json_object_get (g, "savings"), sav[r]), C_NUM,
-              2);
+        cell (c[6 + r], tr_json_num (json_object_get (g, "savings"), sav[r]),
+              C_NUM, 2);
     }
 }
 
@@ -587,7 +427,8 @@ int tr_recommend_print_table (FILE *out, json_t *recs)
     /* the currency of the first group with money, as "MONEY(EUR)" */
     json_array_foreach (groups, i, g)
     {
-        const char *cur = jstr (json_object_get (g, "savings"), "currency");
+        const char *cur =
+            tr_json_str_or (json_object_get (g, "savings"), "currency", "");
 
         if (*cur && !*money)
             snprintf (money, sizeof (money), "MONEY(%s)", cur);
@@ -599,7 +440,8 @@ int tr_recommend_print_table (FILE *out, json_t *recs)
     {
         json_array_foreach (json_object_get (g, "notes"), k, n)
         {
-            fprintf (out, "%s: %s\n", jstr (g, "group"), json_string_value (n));
+            fprintf (out, "%s: %s\n", tr_json_str_or (g, "group", ""),
+                     json_string_value (n));
         }
     }
     return finish (out);
@@ -607,20 +449,20 @@ int tr_recommend_print_table (FILE *out, json_t *recs)
 
 static void fill_reg (json_t *f, char (*c)[CELL])
 {
-    const char *m = jstr (f, "metric");
+    const char *m = tr_json_str_or (f, "metric", "");
     size_t len = strlen (m);
     enum cell kind =
         len > 2 && !strcmp (m + len - 2, "_s") ? C_DURATION : C_BYTES;
 
-    snprintf (c[0], CELL, "%s", jstr (f, "group"));
-    snprintf (c[1], CELL, "%s", jstr (f, "job_id"));
-    snprintf (c[2], CELL, "%s", jstr (f, "step_id"));
+    snprintf (c[0], CELL, "%s", tr_json_str_or (f, "group", ""));
+    snprintf (c[1], CELL, "%s", tr_json_str_or (f, "job_id", ""));
+    snprintf (c[2], CELL, "%s", tr_json_str_or (f, "step_id", ""));
     snprintf (c[3], CELL, "%s", m);
-    cell (c[4], jnum (f, "value"), kind, 0);
-    cell (c[5], jnum (f, "median"), kind, 0);
-    cell (c[6], jnum (f, "ratio"), C_NUM, 2);
-    cell (c[7], jnum (f, "z"), C_NUM, 1);
-    cell (c[8], jnum (f, "history"), C_NUM, 0);
+    cell (c[4], tr_json_num (f, "value"), kind, 0);
+    cell (c[5], tr_json_num (f, "median"), kind, 0);
+    cell (c[6], tr_json_num (f, "ratio"), C_NUM, 2);
+    cell (c[7], tr_json_num (f, "z"), C_NUM, 1);
+    cell (c[8], tr_json_num (f, "history"), C_NUM, 0);
 }
 
 int tr_recommend_print_regressions (FILE *out, json_t *regs)

@@ -24,6 +24,8 @@
  *              "#PBS -l walltime=HH:MM:SS" lines
  *   lsf        "#BSUB -n N", "#BSUB -R \"rusage[mem=MMB]\"" and
  *              "#BSUB -W H:MM" lines
+ *              (sbatch, pbs and lsf: one line per option of
+ *              tr_sizing_args, libtracer/judge/sizing.h)
  *   nextflow   (above) with withName: a regular expression that matches
  *              the process's fully qualified name: each '_' of the job
  *              name's process part as "[_:]" (Nextflow writes ':' as '_'
@@ -52,19 +54,6 @@ int tr_recommend_print_snakemake8 (FILE *out, json_t *recs);
 int tr_recommend_print_pbs (FILE *out, json_t *recs);
 int tr_recommend_print_lsf (FILE *out, json_t *recs);
 
-/* The request options for cpus, mem (bytes) and time (seconds) in the
- * words of scheduler (a record's identity.scheduler): "pbs" and "torque"
- * "-l select=1:ncpus=N:mem=Mmb -l walltime=HH:MM:SS", "lsf" "-n N -R
- * \"rusage[mem=MMB]\" -W H:MM", anything else Slurm's
- * "--cpus-per-task=N --mem=M --time=T".  A NAN value is left out.  0, or
- * -1 with errno = ERANGE (buf too small).
- */
-int tr_recommend_args (char *buf,
-                       size_t size,
-                       const char *scheduler,
-                       double cpus,
-                       double mem,
-                       double time);
 int tr_recommend_print_json (FILE *out, json_t *recs);
 
 /* One line per flagged metric: group, job, step, metric, value, median,

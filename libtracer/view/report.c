@@ -26,35 +26,21 @@
 
 #include "libtracer/record/cause.h"
 #include "libtracer/judge/diagnose.h"
+#include "libtracer/judge/evidence.h"
 #include "libtracer/record/merge.h"
 #include "libtracer/hook/proto.h"
 #include "libtracer/record/record.h"
 #include "report.h"
 #include "libtracer/record/stepsum.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 #include "libtracer/util/tools.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
 
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-    return s ? s : "";
-}
-
-static double num (json_t *o, const char *k)
-{
-    return json_number_value (json_object_get (o, k));
-}
-
 static bool has (json_t *o, const char *k)
 {
     return json_object_get (o, k) != NULL;
-}
-
-static long long ival (json_t *o, const char *k)
-{
-    return (long long)json_integer_value (json_object_get (o, k));
 }
 
 /* The job view's lines are "LABEL:  value", every label in a field of
@@ -105,7 +91,8 @@ static void print_nodes (FILE *out, json_t *step)
     size_t i;
 
     if (!step
-        || (ival (step, "nodes_reported") == 1 && !has (step, "nodes_missing")))
+        || (tr_json_int_or (step, "nodes_reported", 0) == 1
+            && !has (step, "nodes_missing")))
         return;
     label (out, 4, "Nodes");
     json_array_foreach (nodes, i, v)
@@ -114,8 +101,9 @@ static void print_nodes (FILE *out, json_t *step)
     }
     if (has (step, "nodes_missing")) {
         fprintf (out, "; %lld of %lld nodes reported, NO RECORD from %lld",
-                 ival (step, "nodes_reported"), ival (step, "nodes_expected"),
-                 ival (step, "nodes_missing"));
+                 tr_json_int_or (step, "nodes_reported", 0),
+                 tr_json_int_or (step, "nodes_expected", 0),
+                 tr_json_int_or (step, "nodes_missing", 0));
         json_array_foreach (missing, i, v)
         {
             fprintf (out, "%s%lld", i ? ", " : " (node index ",
@@ -126,7 +114,8 @@ static void print_nodes (FILE *out, json_t *step)
     }
     else if (has (step, "nodes_expected"))
         fprintf (out, "; %lld of %lld nodes reported",
-                 ival (step, "nodes_reported"), ival (step, "nodes_expected"));
+                 tr_json_int_or (step, "nodes_reported", 0),
+                 tr_json_int_or (step, "nodes_expected", 0));
     fprintf (out, "\n");
 }
 
@@ -211,90 +200,12 @@ static void print_outcome (FILE *out, const char *state, json_t *o)
 
     tr_stepsum_init (&row);
     if (has (o, "exit_code"))
-        row.exit_code = num (o, "exit_code");
+        row.exit_code = tr_json_num_or (o, "exit_code", 0);
     if (has (o, "signal"))
-        row.signal = num (o, "signal");
+        row.signal = tr_json_num_or (o, "signal", 0);
     fprintf (out, ": %s", tr_stepsum_state_name (state, NAN));
     if (*tr_stepsum_exit_text (&row, b, sizeof (b)))
         fprintf (out, ", exit code %s", b);
-}
-
-/* An evidence entry {"label", "text", "items"} appended to arr. */
-static int evidence_add (json_t *arr, const char *lab, const char *text,
-                         json_t *items)
-{
-    json_t *e = json_pack ("{s:s s:s s:o}", "label", lab, "text", text,
-                           "items", items ? items : json_array ());
-
-    return e ? json_array_append_new (arr, e) : -1;
-}
-
-/* Kernel evidence (record "events") and no progress ("progress"). */
-static int evidence_kernel (json_t *arr, json_t *rec)
-{
-    json_t *events = json_object_get (rec, "events"), *e;
-    json_t *pg = json_object_get (rec, "progress"), *p, *items;
-    tr_strbuf_t sb = TR_STRBUF_INIT;
-    char b[32], text[160];
-    size_t i;
-    int rc = 0;
-
-    if (json_array_size (events) > 0) {
-        if (!(items = json_array ()))
-            return -1;
-        json_array_foreach (events, i, e) {
-            time_t t = (time_t)(num (e, "t_unix_ms") / 1000);
-            struct tm tm;
-            char when[32] = "-";
-            if (localtime_r (&t, &tm))
-                strftime (when, sizeof (when), "%H:%M:%S", &tm);
-            tr_strbuf_reset (&sb);
-            rc |= tr_strbuf_printf (&sb, "%s %s%s", when, str (e, "kind"),
-                                    !strcmp (str (e, "scope"), "node")
-                                        ? " (node-wide)"
-                                        : "");
-            if (has (e, "tool") || has (e, "pid"))
-                rc |= tr_strbuf_printf (&sb, " %s[%lld]", str (e, "tool"),
-                                        ival (e, "pid"));
-            if (has (e, "rss_bytes"))
-                rc |= tr_strbuf_printf (
-                    &sb, " RSS %s",
-                    tr_units_bytes (b, sizeof (b), num (e, "rss_bytes")));
-            if (has (e, "device"))
-                rc |= tr_strbuf_printf (&sb, " %s", str (e, "device"));
-            rc |= tr_strbuf_printf (&sb, ": %s", str (e, "text"));
-            rc |= json_array_append_new (items,
-                                        json_string (tr_strbuf_str (&sb)));
-        }
-        snprintf (text, sizeof (text), "%zu from the kernel log",
-                  json_array_size (events));
-        rc |= evidence_add (arr, "Events", text, items);
-    }
-    if (json_is_true (json_object_get (pg, "stalled"))) {
-        if (!(items = json_array ())) {
-            tr_strbuf_free (&sb);
-            return -1;
-        }
-        json_array_foreach (json_object_get (pg, "processes"), i, p) {
-            tr_strbuf_reset (&sb);
-            rc |= tr_strbuf_printf (&sb, "%s[%lld] state %s in %s",
-                                    str (p, "tool"), ival (p, "pid"),
-                                    str (p, "state"),
-                                    has (p, "wchan") ? str (p, "wchan") : "-");
-            rc |= json_array_append_new (items,
-                                        json_string (tr_strbuf_str (&sb)));
-        }
-        snprintf (text, sizeof (text), "STALLED for %s (no CPU and no I/O)",
-                  tr_units_duration (b, sizeof (b), num (pg, "stalled_s")));
-        rc |= evidence_add (arr, "Progress", text, items);
-    }
-    else if (has (pg, "stalled_s")) {
-        snprintf (text, sizeof (text), "stalled for %s, then went on",
-                  tr_units_duration (b, sizeof (b), num (pg, "stalled_s")));
-        rc |= evidence_add (arr, "Progress", text, NULL);
-    }
-    tr_strbuf_free (&sb);
-    return rc ? -1 : 0;
 }
 
 /* "Cause: CLASS: evidence" of a step that did not complete. */
@@ -322,14 +233,15 @@ static void print_step (FILE *out,
     json_t *mem = json_object_get (sum, "memory");
     json_t *t = json_object_get (rec, "time");
     json_t *oc = json_object_get (rec, "outcome");
-    double elapsed = num (t, "elapsed_s");
+    double elapsed = tr_json_num_or (t, "elapsed_s", 0);
     double cores = tr_merge_request_cores (req);
     char b1[32], b2[32];
     size_t ntasks = json_array_size (json_object_get (oc, "tasks"));
 
-    fprintf (out, "  Step %s on %s", str (id, "step_id"), str (id, "node"));
+    fprintf (out, "  Step %s on %s", tr_json_str_or (id, "step_id", ""),
+             tr_json_str_or (id, "node", ""));
     if (has (id, "step_name"))
-        fprintf (out, " (%s)", str (id, "step_name"));
+        fprintf (out, " (%s)", tr_json_str_or (id, "step_name", ""));
     print_outcome (out, tr_merge_record_state (rec), oc);
     fprintf (out, "\n");
     {
@@ -342,34 +254,38 @@ static void print_step (FILE *out,
 
     label (out, 4, "CPU time");
     fprintf (out, "%.2f s (user %.2f s, system %.2f s)",
-             num (cpu, "total_s"), num (cpu, "user_s"),
-             num (cpu, "system_s"));
-    fprintf (out, " [%s%s]\n", str (cpu, "source"),
+             tr_json_num_or (cpu, "total_s", 0),
+             tr_json_num_or (cpu, "user_s", 0),
+             tr_json_num_or (cpu, "system_s", 0));
+    fprintf (out, " [%s%s]\n", tr_json_str_or (cpu, "source", ""),
              json_is_true (json_object_get (cpu, "exact")) ? ", exact"
                                                            : ", sampled");
     if (cores > 0 && elapsed > 0) {
         label (out, 4, "CPU efficiency");
         fprintf (out, "%.1f%% of %g allocated core%s\n",
-                 100.0 * num (cpu, "total_s") / (elapsed * cores), cores,
-                 cores == 1 ? "" : "s");
+                 100.0 * tr_json_num_or (cpu, "total_s", 0) / (elapsed * cores),
+                 cores, cores == 1 ? "" : "s");
     }
     else if (elapsed > 0) {
         label (out, 4, "CPU usage");
         fprintf (out, "%.2f cores on average\n",
-                 num (cpu, "total_s") / elapsed);
+                 tr_json_num_or (cpu, "total_s", 0) / elapsed);
     }
 
     label (out, 4, "Memory peak");
     fprintf (out, "%s",
-             tr_units_bytes (b1, sizeof (b1), num (mem, "peak_bytes")));
-    if (has (req, "mem_bytes") && num (req, "mem_bytes") > 0)
+             tr_units_bytes (b1, sizeof (b1),
+                             tr_json_num_or (mem, "peak_bytes", 0)));
+    if (has (req, "mem_bytes") && tr_json_num_or (req, "mem_bytes", 0) > 0)
         fprintf (out, " of %s requested (%.1f%%)",
-                 tr_units_bytes (b2, sizeof (b2), num (req, "mem_bytes")),
-                 100.0 * num (mem, "peak_bytes") / num (req, "mem_bytes"));
-    fprintf (out, " [%s%s]\n", str (mem, "source"),
+                 tr_units_bytes (b2, sizeof (b2),
+                                 tr_json_num_or (req, "mem_bytes", 0)),
+                 100.0 * tr_json_num_or (mem, "peak_bytes", 0)
+                     / tr_json_num_or (req, "mem_bytes", 0));
+    fprintf (out, " [%s%s]\n", tr_json_str_or (mem, "source", ""),
              json_is_true (json_object_get (mem, "exact")) ? ", exact"
                                                            : ", sampled");
-    note_mem_def (vn, str (mem, "definition"));
+    note_mem_def (vn, tr_json_str_or (mem, "definition", ""));
     if (ntasks) {
         label (out, 4, "Tasks");
         fprintf (out, "%zu\n", ntasks);
@@ -389,107 +305,17 @@ static void print_step (FILE *out,
     }
 }
 
-/* The eBPF file evidence: failed opens and I/O errors (the first
- * VIEW_FILES of each), the files most read and written with their share
- * of the step's bytes.
- */
-#define VIEW_FILES 4
-
-static int evidence_file_errors (json_t *arr, json_t *errs, bool io,
-                                 const char *name)
-{
-    size_t n = json_array_size (errs);
-    tr_strbuf_t sb = TR_STRBUF_INIT;
-    int rc = 0;
-
-    if (!n)
-        return 0;
-    for (size_t i = 0; i < n && i < VIEW_FILES; i++) {
-        json_t *e = json_array_get (errs, i);
-        rc |= tr_strbuf_puts (&sb, i ? "; " : "");
-        if (io)
-            rc |= tr_strbuf_printf (&sb, "%s ", str (e, "op"));
-        rc |= tr_strbuf_printf (&sb, "%s (%s) by %s",
-                                has (e, "path") ? str (e, "path")
-                                                : "(unknown file)",
-                                str (e, "errno"), str (e, "tool"));
-        if (ival (e, "count") > 1)
-            rc |= tr_strbuf_printf (&sb, " x%lld", ival (e, "count"));
-    }
-    if (n > VIEW_FILES)
-        rc |= tr_strbuf_printf (&sb, ", and %zu more", n - VIEW_FILES);
-    rc |= evidence_add (arr, name, tr_strbuf_str (&sb), NULL);
-    tr_strbuf_free (&sb);
-    return rc ? -1 : 0;
-}
-
-static int evidence_file_bytes (json_t *arr, json_t *files, double total,
-                                const char *name)
-{
-    size_t n = json_array_size (files);
-    tr_strbuf_t sb = TR_STRBUF_INIT;
-    char b[32];
-    int rc = 0;
-
-    if (!n)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get (files, i);
-        rc |= tr_strbuf_printf (&sb, "%s%s %s", i ? ", " : "",
-                                str (e, "path"),
-                                tr_units_bytes (b, sizeof (b),
-                                                 num (e, "bytes")));
-        if (total > 0)
-            rc |= tr_strbuf_printf (&sb, " (%.0f%%)",
-                                    100.0 * num (e, "bytes") / total);
-    }
-    rc |= evidence_add (arr, name, tr_strbuf_str (&sb), NULL);
-    tr_strbuf_free (&sb);
-    return rc ? -1 : 0;
-}
-
-/* The eBPF file evidence (the record's files member). */
-static int evidence_files (json_t *arr, json_t *files)
-{
-    if (!files || strcmp (str (files, "source"), "ebpf"))
-        return 0;
-    if (evidence_file_errors (arr, json_object_get (files, "failed_opens"),
-                              false, "Failed opens") < 0
-        || evidence_file_errors (arr, json_object_get (files, "io_errors"),
-                                 true, "I/O errors") < 0
-        || evidence_file_bytes (arr, json_object_get (files, "top_read"),
-                                num (files, "read_bytes"), "Most read") < 0
-        || evidence_file_bytes (arr, json_object_get (files, "top_written"),
-                                num (files, "written_bytes"), "Most written")
-               < 0)
-        return -1;
-    return 0;
-}
-
-json_t *tr_report_evidence (json_t *rec)
-{
-    json_t *arr = json_array ();
-
-    if (!arr || evidence_files (arr, json_object_get (rec, "files")) < 0
-        || evidence_kernel (arr, rec) < 0) {
-        json_decref (arr);
-        errno = ENOMEM;
-        return NULL;
-    }
-    return arr;
-}
-
 /* The record's evidence as the job view writes it: "Label: text", then
  * an item per line below it.
  */
 static void print_evidence (FILE *out, json_t *rec)
 {
-    json_t *arr = tr_report_evidence (rec), *e, *it;
+    json_t *arr = tr_evidence_record (rec), *e, *it;
     size_t i, j;
 
     json_array_foreach (arr, i, e) {
-        label (out, 4, str (e, "label"));
-        fprintf (out, "%s\n", str (e, "text"));
+        label (out, 4, tr_json_str_or (e, "label", ""));
+        fprintf (out, "%s\n", tr_json_str_or (e, "text", ""));
         json_array_foreach (json_object_get (e, "items"), j, it)
             fprintf (out, "      %s\n", json_string_value (it));
     }
@@ -517,31 +343,35 @@ static const char *exactness (json_t *o)
 /* One compact line per record of a multi-node step, with its note. */
 static void print_node_row (FILE *out, json_t *step, json_t *row, json_t *notes)
 {
-    double el = num (row, "elapsed_s"), cpu = num (row, "cpu_total_s");
-    const char *note = note_of (notes, ival (row, "index"));
+    double el = tr_json_num_or (row, "elapsed_s", 0),
+           cpu = tr_json_num_or (row, "cpu_total_s", 0);
+    const char *note = note_of (notes, tr_json_int_or (row, "index", 0));
     char b1[32], b2[32];
 
     /* "Step S on NODE: STATE" as for a single-node step, so the line
      * reads (and greps) the same
      */
-    fprintf (out, "      Step %s on %s", str (step, "step_id"),
-             str (row, "node"));
-    print_outcome (out, str (row, "state"), row);
+    fprintf (out, "      Step %s on %s", tr_json_str_or (step, "step_id", ""),
+             tr_json_str_or (row, "node", ""));
+    print_outcome (out, tr_json_str_or (row, "state", ""), row);
     fprintf (out, "; %s, CPU %.2f s", tr_units_duration (b1, sizeof (b1), el),
              cpu);
     if (has (row, "efficiency"))
-        fprintf (out, " (%.1f%% of %g core%s)", 100.0 * num (row, "efficiency"),
-                 num (row, "cores"), num (row, "cores") == 1 ? "" : "s");
+        fprintf (out, " (%.1f%% of %g core%s)",
+                 100.0 * tr_json_num_or (row, "efficiency", 0),
+                 tr_json_num_or (row, "cores", 0),
+                 tr_json_num_or (row, "cores", 0) == 1 ? "" : "s");
     else if (el > 0)
         fprintf (out, " (%.2f cores on average)", cpu / el);
     fprintf (out, ", memory peak %s",
-             tr_units_bytes (b1, sizeof (b1), num (row, "mem_peak_bytes")));
-    if (num (row, "mem_request_bytes") > 0)
+             tr_units_bytes (b1, sizeof (b1),
+                             tr_json_num_or (row, "mem_peak_bytes", 0)));
+    if (tr_json_num_or (row, "mem_request_bytes", 0) > 0)
         fprintf (out, " of %s (%.1f%%)",
                  tr_units_bytes (b2, sizeof (b2),
-                                  num (row, "mem_request_bytes")),
-                 100.0 * num (row, "mem_peak_bytes")
-                     / num (row, "mem_request_bytes"));
+                                 tr_json_num_or (row, "mem_request_bytes", 0)),
+                 100.0 * tr_json_num_or (row, "mem_peak_bytes", 0)
+                     / tr_json_num_or (row, "mem_request_bytes", 0));
     if (!json_is_true (json_object_get (row, "complete")))
         fprintf (out, ", incomplete");
     if (!json_is_true (json_object_get (row, "counted")))
@@ -566,14 +396,16 @@ static void print_io (FILE *out, json_t *io, long long nodes)
         label (out, 4, "Storage I/O");
         if (has (io, "read_bytes"))
             fprintf (out, "read %s%s",
-                     tr_units_bytes (b1, sizeof (b1), num (io, "read_bytes")),
+                     tr_units_bytes (b1, sizeof (b1),
+                                     tr_json_num_or (io, "read_bytes", 0)),
                      has (io, "write_bytes") ? ", " : "");
         if (has (io, "write_bytes"))
             fprintf (out, "written %s",
                      tr_units_bytes (b2, sizeof (b2),
-                                      num (io, "write_bytes")));
-        fprintf (out, " [%s] on %lld of %lld nodes\n", str (io, "source"),
-                 ival (io, "nodes"), nodes);
+                                     tr_json_num_or (io, "write_bytes", 0)));
+        fprintf (out, " [%s] on %lld of %lld nodes\n",
+                 tr_json_str_or (io, "source", ""),
+                 tr_json_int_or (io, "nodes", 0), nodes);
     }
     if (proc) {
         label (out, 4, "Process I/O");
@@ -581,12 +413,16 @@ static void print_io (FILE *out, json_t *io, long long nodes)
                  "%s read and %s written by calls, %s read "
                  "from and %s written to storage [%s, %s] on %lld of %lld "
                  "nodes\n",
-                 tr_units_bytes (b1, sizeof (b1), num (proc, "rchar")),
-                 tr_units_bytes (b2, sizeof (b2), num (proc, "wchar")),
-                 tr_units_bytes (b3, sizeof (b3), num (proc, "read_bytes")),
-                 tr_units_bytes (b4, sizeof (b4), num (proc, "write_bytes")),
-                 str (proc, "source"), exactness (proc), ival (proc, "nodes"),
-                 nodes);
+                 tr_units_bytes (b1, sizeof (b1),
+                                 tr_json_num_or (proc, "rchar", 0)),
+                 tr_units_bytes (b2, sizeof (b2),
+                                 tr_json_num_or (proc, "wchar", 0)),
+                 tr_units_bytes (b3, sizeof (b3),
+                                 tr_json_num_or (proc, "read_bytes", 0)),
+                 tr_units_bytes (b4, sizeof (b4),
+                                 tr_json_num_or (proc, "write_bytes", 0)),
+                 tr_json_str_or (proc, "source", ""), exactness (proc),
+                 tr_json_int_or (proc, "nodes", 0), nodes);
     }
 }
 
@@ -596,8 +432,8 @@ static void print_io (FILE *out, json_t *io, long long nodes)
  */
 static void print_network (FILE *out, json_t *net, struct view_notes *vn)
 {
-    long long own = ival (net, "namespace_nodes");
-    long long shared = ival (net, "node_scope_nodes");
+    long long own = tr_json_int_or (net, "namespace_nodes", 0);
+    long long shared = tr_json_int_or (net, "node_scope_nodes", 0);
     char b1[32], b2[32];
 
     if (!net)
@@ -607,9 +443,11 @@ static void print_network (FILE *out, json_t *net, struct view_notes *vn)
         fprintf (out,
                  "received %s, sent %s in the step's own namespace on %lld "
                  "node%s\n",
-                 tr_units_bytes (b1, sizeof (b1), num (net, "rx_bytes")),
-                 tr_units_bytes (b2, sizeof (b2), num (net, "tx_bytes")), own,
-                 own == 1 ? "" : "s");
+                 tr_units_bytes (b1, sizeof (b1),
+                                 tr_json_num_or (net, "rx_bytes", 0)),
+                 tr_units_bytes (b2, sizeof (b2),
+                                 tr_json_num_or (net, "tx_bytes", 0)),
+                 own, own == 1 ? "" : "s");
     }
     else if (own > 0) {
         label (out, 4, "Network");
@@ -636,7 +474,7 @@ static void print_tools (FILE *out, json_t *tools)
      */
     for (size_t i = 0; i < n; i++) {
         t = json_array_get (tools, i);
-        if (tr_tools_scheduler_own (str (t, "name")))
+        if (tr_tools_scheduler_own (tr_json_str_or (t, "name", "")))
             continue;
         if (shown == VIEW_TOOLS) {
             more++;
@@ -644,18 +482,20 @@ static void print_tools (FILE *out, json_t *tools)
         }
         if (shown++ == 0)
             label (out, 4, "Tools");
-        fprintf (out, "%s%s x%lld", shown > 1 ? ", " : "", str (t, "name"),
-                 ival (t, "count"));
+        fprintf (out, "%s%s x%lld", shown > 1 ? ", " : "",
+                 tr_json_str_or (t, "name", ""),
+                 tr_json_int_or (t, "count", 0));
         if (has (t, "cpu_s") && has (t, "peak_rss_bytes"))
-            fprintf (out, " (%.2f s CPU, peak %s)", num (t, "cpu_s"),
+            fprintf (out, " (%.2f s CPU, peak %s)",
+                     tr_json_num_or (t, "cpu_s", 0),
                      tr_units_bytes (b, sizeof (b),
-                                      num (t, "peak_rss_bytes")));
+                                     tr_json_num_or (t, "peak_rss_bytes", 0)));
         else if (has (t, "cpu_s"))
-            fprintf (out, " (%.2f s CPU)", num (t, "cpu_s"));
+            fprintf (out, " (%.2f s CPU)", tr_json_num_or (t, "cpu_s", 0));
         else if (has (t, "peak_rss_bytes"))
             fprintf (out, " (peak %s)",
                      tr_units_bytes (b, sizeof (b),
-                                      num (t, "peak_rss_bytes")));
+                                     tr_json_num_or (t, "peak_rss_bytes", 0)));
     }
     if (more)
         fprintf (out, ", and %zu more", more);
@@ -677,21 +517,21 @@ static void print_merged (FILE *out,
     json_t *cpu = json_object_get (step, "cpu");
     json_t *mem = json_object_get (step, "memory");
     json_t *rows = json_object_get (step, "rows"), *row;
-    long long reported = ival (step, "nodes_reported");
-    double elapsed = num (step, "elapsed_s");
+    long long reported = tr_json_int_or (step, "nodes_reported", 0);
+    double elapsed = tr_json_num_or (step, "elapsed_s", 0);
     char b1[32], b2[32];
     bool complete, exact;
     size_t i;
 
-    fprintf (out, "  Step %s on ", str (step, "step_id"));
+    fprintf (out, "  Step %s on ", tr_json_str_or (step, "step_id", ""));
     if (has (step, "nodes_missing"))
         fprintf (out, "%lld of %lld nodes", reported,
-                 ival (step, "nodes_expected"));
+                 tr_json_int_or (step, "nodes_expected", 0));
     else
         fprintf (out, "%lld node%s", reported, reported == 1 ? "" : "s");
     if (has (step, "step_name"))
-        fprintf (out, " (%s)", str (step, "step_name"));
-    print_outcome (out, str (step, "state"), step);
+        fprintf (out, " (%s)", tr_json_str_or (step, "step_name", ""));
+    print_outcome (out, tr_json_str_or (step, "state", ""), step);
     fprintf (out, "\n");
     if (sum)
         print_cause (out, sum->cause, sum->cause_text);
@@ -700,20 +540,22 @@ static void print_merged (FILE *out,
     fprintf (out, "%s (the longest node)\n",
              tr_units_duration (b1, sizeof (b1), elapsed));
     label (out, 4, "CPU time");
-    fprintf (out,
-             "%.2f s (user %.2f s, system %.2f s), all nodes [%s, %s]\n",
-             num (cpu, "total_s"), num (cpu, "user_s"), num (cpu, "system_s"),
-             str (cpu, "source"), exactness (cpu));
+    fprintf (out, "%.2f s (user %.2f s, system %.2f s), all nodes [%s, %s]\n",
+             tr_json_num_or (cpu, "total_s", 0),
+             tr_json_num_or (cpu, "user_s", 0),
+             tr_json_num_or (cpu, "system_s", 0),
+             tr_json_str_or (cpu, "source", ""), exactness (cpu));
     if (has (cpu, "efficiency")) {
         label (out, 4, "CPU efficiency");
         fprintf (out, "%.1f%% of %g allocated core%s on all nodes\n",
-                 100.0 * num (cpu, "efficiency"), num (cpu, "cores"),
-                 num (cpu, "cores") == 1 ? "" : "s");
+                 100.0 * tr_json_num_or (cpu, "efficiency", 0),
+                 tr_json_num_or (cpu, "cores", 0),
+                 tr_json_num_or (cpu, "cores", 0) == 1 ? "" : "s");
     }
     else if (elapsed > 0) {
         label (out, 4, "CPU usage");
         fprintf (out, "%.2f cores on average\n",
-                 num (cpu, "total_s") / elapsed);
+                 tr_json_num_or (cpu, "total_s", 0) / elapsed);
     }
 
     /* A memory request holds per node: the biggest node is the one to
@@ -721,23 +563,27 @@ static void print_merged (FILE *out,
      */
     label (out, 4, "Memory peak");
     fprintf (out, "%s on %s, the largest node",
-             tr_units_bytes (b1, sizeof (b1), num (mem, "peak_max_bytes")),
-             str (mem, "peak_max_node"));
-    if (num (mem, "request_bytes") > 0)
+             tr_units_bytes (b1, sizeof (b1),
+                             tr_json_num_or (mem, "peak_max_bytes", 0)),
+             tr_json_str_or (mem, "peak_max_node", ""));
+    if (tr_json_num_or (mem, "request_bytes", 0) > 0)
         fprintf (out, ", of %s requested per node (%.1f%%)",
-                 tr_units_bytes (b2, sizeof (b2), num (mem, "request_bytes")),
-                 100.0 * num (mem, "peak_max_bytes")
-                     / num (mem, "request_bytes"));
-    fprintf (out, " [%s, %s]\n", str (mem, "source"), exactness (mem));
+                 tr_units_bytes (b2, sizeof (b2),
+                                 tr_json_num_or (mem, "request_bytes", 0)),
+                 100.0 * tr_json_num_or (mem, "peak_max_bytes", 0)
+                     / tr_json_num_or (mem, "request_bytes", 0));
+    fprintf (out, " [%s, %s]\n", tr_json_str_or (mem, "source", ""),
+             exactness (mem));
     label (out, 4, "Memory summed");
     fprintf (out,
              "%s, the nodes' peaks added up (an upper bound: they need not "
              "coincide)\n",
-             tr_units_bytes (b1, sizeof (b1), num (mem, "peak_sum_bytes")));
-    note_mem_def (vn, str (mem, "definition"));
-    if (ival (step, "tasks")) {
+             tr_units_bytes (b1, sizeof (b1),
+                             tr_json_num_or (mem, "peak_sum_bytes", 0)));
+    note_mem_def (vn, tr_json_str_or (mem, "definition", ""));
+    if (tr_json_int_or (step, "tasks", 0)) {
         label (out, 4, "Tasks");
-        fprintf (out, "%lld\n", ival (step, "tasks"));
+        fprintf (out, "%lld\n", tr_json_int_or (step, "tasks", 0));
     }
     print_io (out, json_object_get (step, "io"), reported);
     print_network (out, json_object_get (step, "network"), vn);
@@ -762,7 +608,8 @@ static void print_merged (FILE *out,
      */
     json_array_foreach (rows, i, row)
     {
-        json_t *rec = json_array_get (recs, (size_t)ival (row, "index"));
+        json_t *rec =
+            json_array_get (recs, (size_t)tr_json_int_or (row, "index", 0));
         char *text = NULL;
         size_t len = 0;
         FILE *f;
@@ -772,7 +619,9 @@ static void print_merged (FILE *out,
         print_evidence (f, rec);
         if (fclose (f) == 0 && len > 0)
             fprintf (out, "    On %s:\n%s",
-                     str (json_object_get (rec, "identity"), "node"), text);
+                     tr_json_str_or (json_object_get (rec, "identity"), "node",
+                                     ""),
+                     text);
         free (text);
     }
 }
@@ -784,30 +633,35 @@ static void print_job (FILE *out, json_t *rec, bool first)
 {
     json_t *id = json_object_get (rec, "identity");
 
-    fprintf (out, "%sJob %s", first ? "" : "\n", str (id, "job_id"));
+    fprintf (out, "%sJob %s", first ? "" : "\n",
+             tr_json_str_or (id, "job_id", ""));
     /* each scheduler's own spelling: Slurm 7_3; PBS, Torque and LSF
      * name the element in the job id itself (7[3].srv, 42[3])
      */
-    if (has (id, "array_job_id") && !strcmp (str (id, "scheduler"), "slurm"))
-        fprintf (out, " (array %s_%d)", str (id, "array_job_id"),
-                 (int)ival (id, "array_task_id"));
+    if (has (id, "array_job_id")
+        && !strcmp (tr_json_str_or (id, "scheduler", ""), "slurm"))
+        fprintf (out, " (array %s_%d)", tr_json_str_or (id, "array_job_id", ""),
+                 (int)tr_json_int_or (id, "array_task_id", 0));
     else if (has (id, "array_job_id"))
         fprintf (out, " (element %d of array %s)",
-                 (int)ival (id, "array_task_id"), str (id, "array_job_id"));
+                 (int)tr_json_int_or (id, "array_task_id", 0),
+                 tr_json_str_or (id, "array_job_id", ""));
     if (has (id, "job_name"))
-        fprintf (out, " \"%s\"", str (id, "job_name"));
-    fprintf (out, " on cluster %s (%s)\n", str (id, "cluster"),
-             str (id, "scheduler"));
+        fprintf (out, " \"%s\"", tr_json_str_or (id, "job_name", ""));
+    fprintf (out, " on cluster %s (%s)\n", tr_json_str_or (id, "cluster", ""),
+             tr_json_str_or (id, "scheduler", ""));
     label (out, 2, "User/Group");
-    fprintf (out, "%s/%s (uid %lld", has (id, "user") ? str (id, "user") : "?",
-             has (id, "group") ? str (id, "group") : "?", ival (id, "uid"));
+    fprintf (out, "%s/%s (uid %lld",
+             has (id, "user") ? tr_json_str_or (id, "user", "") : "?",
+             has (id, "group") ? tr_json_str_or (id, "group", "") : "?",
+             tr_json_int_or (id, "uid", 0));
     if (has (id, "gid"))
-        fprintf (out, ", gid %lld", ival (id, "gid"));
+        fprintf (out, ", gid %lld", tr_json_int_or (id, "gid", 0));
     fprintf (out, ")");
     if (has (id, "account"))
-        fprintf (out, ", account %s", str (id, "account"));
+        fprintf (out, ", account %s", tr_json_str_or (id, "account", ""));
     if (has (id, "partition"))
-        fprintf (out, ", partition %s", str (id, "partition"));
+        fprintf (out, ", partition %s", tr_json_str_or (id, "partition", ""));
     fprintf (out, "\n");
 }
 
@@ -933,8 +787,10 @@ static int job_row (json_t *recs,
     for (size_t i = first; (step = json_array_get (steps, i)); i++) {
         tr_stepsum_t sum;
 
-        if (strcmp (str (head, "job_id"), str (step, "job_id"))
-            || strcmp (str (head, "cluster"), str (step, "cluster")))
+        if (strcmp (tr_json_str_or (head, "job_id", ""),
+                    tr_json_str_or (step, "job_id", ""))
+            || strcmp (tr_json_str_or (head, "cluster", ""),
+                       tr_json_str_or (step, "cluster", "")))
             break;
         if (tr_report_step_summary (recs, step, pool, &sum) < 0
             || tr_stepsum_job_add (job, &sum, pool) < 0)
@@ -954,7 +810,8 @@ int tr_report_step_summary (json_t *recs,
 
     json_array_foreach (json_object_get (step, "rows"), i, row)
     {
-        json_t *rec = json_array_get (recs, (size_t)ival (row, "index"));
+        json_t *rec =
+            json_array_get (recs, (size_t)tr_json_int_or (row, "index", 0));
         tr_stepsum_t one;
 
         if (!json_is_true (json_object_get (row, "counted")))
@@ -1165,7 +1022,7 @@ static int job_view (FILE *out,
     json_array_foreach (steps, i, step)
     {
         json_t *rows = json_object_get (step, "rows");
-        long long idx = ival (json_array_get (rows, 0), "index");
+        long long idx = tr_json_int_or (json_array_get (rows, 0), "index", 0);
         json_t *rec = json_array_get (recs, (size_t)idx);
         tr_stepsum_t sum;
         /* without it (out of memory) the view goes on without the
@@ -1173,8 +1030,11 @@ static int job_view (FILE *out,
          */
         bool have = tr_report_step_summary (recs, step, pool, &sum) == 0;
 
-        if (!prev || strcmp (str (prev, "job_id"), str (step, "job_id"))
-            || strcmp (str (prev, "cluster"), str (step, "cluster"))) {
+        if (!prev
+            || strcmp (tr_json_str_or (prev, "job_id", ""),
+                       tr_json_str_or (step, "job_id", ""))
+            || strcmp (tr_json_str_or (prev, "cluster", ""),
+                       tr_json_str_or (step, "cluster", ""))) {
             tr_stepsum_t job;
 
             print_job (out, rec, !prev);
@@ -1188,11 +1048,11 @@ static int job_view (FILE *out,
          * the same node's record was given more than once: there is
          * nothing to add up.
          */
-        if (ival (step, "nodes_reported") == 1) {
+        if (tr_json_int_or (step, "nodes_reported", 0) == 1) {
             size_t n = json_array_size (rows);
 
             for (size_t r = 0; r < n; r++) {
-                idx = ival (json_array_get (rows, r), "index");
+                idx = tr_json_int_or (json_array_get (rows, r), "index", 0);
                 print_step (out, json_array_get (recs, (size_t)idx),
                             r + 1 == n ? step : NULL, note_of (notes, idx),
                             r + 1 == n && have ? &sum : NULL, opts, vn);
@@ -1313,9 +1173,11 @@ static bool live_name_matches (json_t *rec, const char *name)
 {
     json_t *id = json_object_get (rec, "identity");
     char want[600];
-    int n =
-        snprintf (want, sizeof (want), "%s@%s@%s@%s.json", str (id, "cluster"),
-                  str (id, "job_id"), str (id, "step_id"), str (id, "node"));
+    int n = snprintf (want, sizeof (want), "%s@%s@%s@%s.json",
+                      tr_json_str_or (id, "cluster", ""),
+                      tr_json_str_or (id, "job_id", ""),
+                      tr_json_str_or (id, "step_id", ""),
+                      tr_json_str_or (id, "node", ""));
 
     return n > 0 && (size_t)n < sizeof (want) && !strcmp (want, name);
 }
@@ -1328,7 +1190,8 @@ static const char *live_stale (json_t *rec,
                                size_t size)
 {
     double every = opts->snapshot_interval_s;
-    double interval = num (json_object_get (rec, "collector"), "interval_s");
+    double interval =
+        tr_json_num_or (json_object_get (rec, "collector"), "interval_s", 0);
 
     if (opts->daemon == TR_REPORT_DAEMON_STOPPED)
         return "tracerd is not running";
@@ -1357,8 +1220,9 @@ static int live_check (json_t *rec,
     json_int_t uid = json_integer_value (
         json_object_get (json_object_get (rec, "identity"), "uid"));
 
-    if (strcmp (str (rec, "kind"), "snapshot") != 0)
-        snprintf (why, size, "a %s record, not a snapshot", str (rec, "kind"));
+    if (strcmp (tr_json_str_or (rec, "kind", ""), "snapshot") != 0)
+        snprintf (why, size, "a %s record, not a snapshot",
+                  tr_json_str_or (rec, "kind", ""));
     else if (!live_name_matches (rec, name))
         snprintf (why, size,
                   "the file name does not match the record's "
@@ -1391,7 +1255,7 @@ static json_t *live_ok (const char *path,
     json_t *e;
 
     if (!has (t, "elapsed_s")) {
-        double el = written - num (t, "start_unix_ms") / 1000.0;
+        double el = written - tr_json_num_or (t, "start_unix_ms", 0) / 1000.0;
         if (json_object_set_new (t, "elapsed_s", json_real (el > 0 ? el : 0))
             < 0) {
             json_decref (rec);
@@ -1466,7 +1330,8 @@ static int cmp_live (const void *a, const void *b)
         return tr_merge_cmp_identity (ra, rb);
     if (!ra != !rb)
         return ra ? 1 : -1;
-    return strcmp (str (ea, "file"), str (eb, "file"));
+    return strcmp (tr_json_str_or (ea, "file", ""),
+                   tr_json_str_or (eb, "file", ""));
 }
 
 /* Sort the array's entries in place with cmp_live. */
@@ -1576,10 +1441,12 @@ static double live_cores (json_t *rec)
         sum += json_number_value (json_array_get (mean, i));
     if (k)
         return sum / (double)k;
-    el = num (json_object_get (rec, "time"), "elapsed_s");
+    el = tr_json_num_or (json_object_get (rec, "time"), "elapsed_s", 0);
     if (el > 0)
-        return num (json_object_get (json_object_get (rec, "summary"), "cpu"),
-                    "total_s")
+        return tr_json_num_or (json_object_get (json_object_get (rec, "summar"
+                                                                      "y"),
+                                                "cpu"),
+                               "total_s", 0)
                / el;
     return -1;
 }
@@ -1615,28 +1482,31 @@ static void live_cells (json_t *e, live_row_t row)
     json_t *np = series_metric (rec, "nprocs", "max");
     double cores = live_cores (rec);
     double req = tr_merge_request_cores (json_object_get (rec, "request"));
-    double age = num (e, "age_s");
-    time_t start =
-        (time_t)(num (json_object_get (rec, "time"), "start_unix_ms") / 1000);
-    const char *name =
-        has (id, "step_name") ? str (id, "step_name") : str (id, "job_name");
+    double age = tr_json_num_or (e, "age_s", 0);
+    time_t start = (time_t)(tr_json_num_or (json_object_get (rec, "time"),
+                                            "start_unix_ms", 0)
+                            / 1000);
+    const char *name = has (id, "step_name")
+                           ? tr_json_str_or (id, "step_name", "")
+                           : tr_json_str_or (id, "job_name", "");
     struct tm tm;
 
-    snprintf (row[COL_JOB], 64, "%s", str (id, "job_id"));
-    snprintf (row[COL_STEP], 64, "%s", str (id, "step_id"));
+    snprintf (row[COL_JOB], 64, "%s", tr_json_str_or (id, "job_id", ""));
+    snprintf (row[COL_STEP], 64, "%s", tr_json_str_or (id, "step_id", ""));
     snprintf (row[COL_NAME], 64, "%s", *name ? name : "-");
     if (has (id, "user"))
-        snprintf (row[COL_USER], 64, "%s", str (id, "user"));
+        snprintf (row[COL_USER], 64, "%s", tr_json_str_or (id, "user", ""));
     else
         snprintf (row[COL_USER], 64, "%d",
                   (int)json_integer_value (json_object_get (id, "uid")));
-    snprintf (row[COL_NODE], 64, "%s", str (id, "node"));
+    snprintf (row[COL_NODE], 64, "%s", tr_json_str_or (id, "node", ""));
     if (localtime_r (&start, &tm))
         strftime (row[COL_START], 64, "%Y-%m-%dT%H:%M:%S", &tm);
     else
         snprintf (row[COL_START], 64, "-");
     tr_units_duration (row[COL_ELAPSED], 64,
-                        num (json_object_get (rec, "time"), "elapsed_s"));
+                       tr_json_num_or (json_object_get (rec, "time"),
+                                       "elapsed_s", 0));
     if (cores < 0)
         snprintf (row[COL_CPU], 64, "-");
     else if (req > 0)
@@ -1644,10 +1514,11 @@ static void live_cells (json_t *e, live_row_t row)
     else
         snprintf (row[COL_CPU], 64, "%.2f", cores);
     if (has (mem, "current_bytes"))
-        tr_units_bytes (row[COL_MEM], 64, num (mem, "current_bytes"));
+        tr_units_bytes (row[COL_MEM], 64,
+                        tr_json_num_or (mem, "current_bytes", 0));
     else
         snprintf (row[COL_MEM], 64, "-");
-    tr_units_bytes (row[COL_PEAK], 64, num (mem, "peak_bytes"));
+    tr_units_bytes (row[COL_PEAK], 64, tr_json_num_or (mem, "peak_bytes", 0));
     if (json_array_size (np))
         snprintf (row[COL_PROCS], 64, "%.0f",
                   json_number_value (
@@ -1694,7 +1565,8 @@ int tr_report_live_view (FILE *out, json_t *entries)
             fprintf (out, "%-*s%s", c == NCOLS - 1 ? 0 : width[c], rows[i][c],
                      c == NCOLS - 1 ? "" : "  ");
         if (json_is_true (json_object_get (recs[i], "stale")))
-            fprintf (out, "  STALE: %s", str (recs[i], "stale_reason"));
+            fprintf (out, "  STALE: %s",
+                     tr_json_str_or (recs[i], "stale_reason", ""));
         {
             json_t *pg = json_object_get (
                 json_object_get (recs[i], "record"), "progress");
@@ -1702,7 +1574,8 @@ int tr_report_live_view (FILE *out, json_t *entries)
             if (json_is_true (json_object_get (pg, "stalled")))
                 fprintf (out, "  STALLED for %s",
                          tr_units_duration (b, sizeof (b),
-                                           num (pg, "stalled_s")));
+                                            tr_json_num_or (pg, "stalled_s",
+                                                            0)));
         }
         fprintf (out, "\n");
     }

@@ -33,14 +33,6 @@
  */
 int tr_report_job_view (FILE *out, json_t *recs, json_t *notes);
 
-/* What a record says beyond its figures, as every view of a step shows
- * it: its eBPF file evidence (failed opens, I/O errors, the files most
- * read and written), its kernel log events and whether it stalled.  An
- * array of {"label", "text", "items": [line...]} in the job view's
- * order (empty when there is nothing); NULL with errno = ENOMEM.
- */
-json_t *tr_report_evidence (json_t *rec);
-
 /* What the job view adds to each step besides the records' own figures:
  * the stall fractions, GPUs and idle time of the step's summary
  * (stepsum.h), its diagnosis under diag (NULL: the default thresholds)

@@ -20,6 +20,7 @@
 #include "libtracer/util/stats.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 /* Fold rows v[0..n-1] (one run, sorted by job and step) into job rows
  * jobs[0..*nj-1].  0, or -1 on ENOMEM.
@@ -375,20 +376,6 @@ out:
 
 /* --- Printing --------------------------------------------------------- */
 
-static double num (json_t *o, const char *k)
-{
-    json_t *v = json_object_get (o, k);
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
-}
-
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-
-    return s ? s : "";
-}
-
 static void dur (char *buf, size_t size, double s)
 {
     buf[0] = '\0';
@@ -408,7 +395,7 @@ static void bytes (char *buf, size_t size, double b, bool parsable)
 static void print_run (FILE *out, const char *label, json_t *run)
 {
     char when[32] = "";
-    double t = num (run, "start_unix_ms");
+    double t = tr_json_num (run, "start_unix_ms");
 
     if (isfinite (t)) {
         time_t s = (time_t)(t / 1000.0);
@@ -417,11 +404,16 @@ static void print_run (FILE *out, const char *label, json_t *run)
         if (localtime_r (&s, &tm))
             strftime (when, sizeof (when), "%Y-%m-%dT%H:%M:%S", &tm);
     }
-    fprintf (out, "%s %s: pipeline %s, user %s, start %s, %lld tasks, "
-             "%lld failed\n", label, str (run, "run"),
-             *str (run, "pipeline") ? str (run, "pipeline") : "unknown",
-             str (run, "user"), *when ? when : "unknown",
-             (long long)num (run, "tasks"), (long long)num (run, "failed"));
+    fprintf (out,
+             "%s %s: pipeline %s, user %s, start %s, %lld tasks, "
+             "%lld failed\n",
+             label, tr_json_str_or (run, "run", ""),
+             *tr_json_str_or (run, "pipeline", "")
+                 ? tr_json_str_or (run, "pipeline", "")
+                 : "unknown",
+             tr_json_str_or (run, "user", ""), *when ? when : "unknown",
+             (long long)tr_json_num (run, "tasks"),
+             (long long)tr_json_num (run, "failed"));
 }
 
 /* The metrics that changed, "elapsed_s+,cpu_s-". */
@@ -432,9 +424,11 @@ static void change_list (char *buf, size_t size, json_t *ch)
 
     buf[0] = '\0';
     json_array_foreach (ch, i, c) {
-        int w = snprintf (buf + len, size - len, "%s%s%c", i ? "," : "",
-                          str (c, "metric"),
-                          strcmp (str (c, "direction"), "up") ? '-' : '+');
+        int w =
+            snprintf (buf + len, size - len, "%s%s%c", i ? "," : "",
+                      tr_json_str_or (c, "metric", ""),
+                      strcmp (tr_json_str_or (c, "direction", ""), "up") ? '-'
+                                                                         : '+');
 
         if (w < 0 || (size_t)w >= size - len)
             break;
@@ -454,16 +448,17 @@ static void print_side (FILE *out, const char *name, const char *label,
             fprintf (out, "%-16s %-3s (not in this run)\n", name, label);
         return;
     }
-    dur (med, sizeof (med), num (side, "elapsed_median_s"));
-    dur (tot, sizeof (tot), num (side, "elapsed_total_s"));
-    dur (cpu, sizeof (cpu), num (side, "cpu_s"));
-    bytes (mem, sizeof (mem), num (side, "mem_peak_bytes"), parsable);
-    bytes (io, sizeof (io), num (side, "io_bytes"), parsable);
+    dur (med, sizeof (med), tr_json_num (side, "elapsed_median_s"));
+    dur (tot, sizeof (tot), tr_json_num (side, "elapsed_total_s"));
+    dur (cpu, sizeof (cpu), tr_json_num (side, "cpu_s"));
+    bytes (mem, sizeof (mem), tr_json_num (side, "mem_peak_bytes"), parsable);
+    bytes (io, sizeof (io), tr_json_num (side, "io_bytes"), parsable);
     change_list (chs, sizeof (chs), ch);
     if (parsable) {
         fprintf (out, "%s|%s|%lld|%lld|%s|%s|%s|%s|%s|%s\n", name, label,
-                 (long long)num (side, "tasks"), (long long)num (side, "failed"),
-                 med, tot, cpu, mem, io, chs);
+                 (long long)tr_json_num (side, "tasks"),
+                 (long long)tr_json_num (side, "failed"), med, tot, cpu, mem,
+                 io, chs);
         return;
     }
     if (strlen (name) > 16)
@@ -472,8 +467,8 @@ static void print_side (FILE *out, const char *name, const char *label,
         snprintf (pname, sizeof (pname), "%s", name);
     fprintf (out, "%-16s %-3s %5lld %4lld %8s %8s %8s %9s %9s\n", pname,
              json_array_size (ch) ? "B*" : label,
-             (long long)num (side, "tasks"), (long long)num (side, "failed"),
-             med, tot, cpu, mem, io);
+             (long long)tr_json_num (side, "tasks"),
+             (long long)tr_json_num (side, "failed"), med, tot, cpu, mem, io);
 }
 
 static const char *metric_label (const char *m)
@@ -485,22 +480,22 @@ static const char *metric_label (const char *m)
 
 static void print_change (FILE *out, const char *process, json_t *c)
 {
-    const char *m = str (c, "metric");
+    const char *m = tr_json_str_or (c, "metric", "");
     char was[32], now[32];
     bool b = !strcmp (m, "mem_peak_bytes") || !strcmp (m, "io_bytes");
 
     if (b) {
-        bytes (was, sizeof (was), num (c, "median"), false);
-        bytes (now, sizeof (now), num (c, "value"), false);
+        bytes (was, sizeof (was), tr_json_num (c, "median"), false);
+        bytes (now, sizeof (now), tr_json_num (c, "value"), false);
     }
     else {
-        snprintf (was, sizeof (was), "%.1f s", num (c, "median"));
-        snprintf (now, sizeof (now), "%.1f s", num (c, "value"));
+        snprintf (was, sizeof (was), "%.1f s", tr_json_num (c, "median"));
+        snprintf (now, sizeof (now), "%.1f s", tr_json_num (c, "value"));
     }
     fprintf (out, "  %s: %s %s x%.2f per task, median %s (A %s), z %.1f\n",
              *process ? process : "(none)", metric_label (m),
-             strcmp (str (c, "direction"), "up") ? "down" : "up",
-             num (c, "ratio"), now, was, num (c, "z"));
+             strcmp (tr_json_str_or (c, "direction", ""), "up") ? "down" : "up",
+             tr_json_num (c, "ratio"), now, was, tr_json_num (c, "z"));
 }
 
 int tr_run_compare_print (FILE *out, json_t *cmp, bool parsable)
@@ -527,7 +522,7 @@ int tr_run_compare_print (FILE *out, json_t *cmp, bool parsable)
                  "-------- --------- ---------\n");
     }
     json_array_foreach (procs, i, p) {
-        const char *name = str (p, "process");
+        const char *name = tr_json_str_or (p, "process", "");
         json_t *ch = json_object_get (p, "changes");
 
         print_side (out, parsable ? name : *name ? name : "(none)", "A",
@@ -537,19 +532,23 @@ int tr_run_compare_print (FILE *out, json_t *cmp, bool parsable)
         nchanged += json_array_size (ch);
     }
     if (!parsable && !nchanged)
-        fprintf (out, "\nNo change beyond noise (robust z over %.1f and a "
-                 "ratio over %.2f).\n", num (opts, "threshold"),
-                 num (opts, "min_ratio"));
+        fprintf (out,
+                 "\nNo change beyond noise (robust z over %.1f and a "
+                 "ratio over %.2f).\n",
+                 tr_json_num (opts, "threshold"),
+                 tr_json_num (opts, "min_ratio"));
     else if (!parsable) {
-        fprintf (out, "\nChanges from A to B, per task (robust z over %.1f "
-                 "and a ratio over %.2f):\n", num (opts, "threshold"),
-                 num (opts, "min_ratio"));
+        fprintf (out,
+                 "\nChanges from A to B, per task (robust z over %.1f "
+                 "and a ratio over %.2f):\n",
+                 tr_json_num (opts, "threshold"),
+                 tr_json_num (opts, "min_ratio"));
         json_array_foreach (procs, i, p) {
             size_t k;
             json_t *c;
 
             json_array_foreach (json_object_get (p, "changes"), k, c)
-                print_change (out, str (p, "process"), c);
+                print_change (out, tr_json_str_or (p, "process", ""), c);
         }
     }
     fflush (out);

@@ -17,7 +17,9 @@
 #include <jansson.h>
 
 #include "libtracer/judge/diagnose.h"
+#include "libtracer/judge/sizing.h"
 #include "libtracer/record/merge.h"
+#include "libtracer/record/states.h"
 #include "report.h"
 #include "recommend_print.h"
 #include "runview.h"
@@ -25,6 +27,7 @@
 #include "libtracer/util/tools.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/util/json.h"
 
 #define SLOWEST_MAX 5
 #define TOOLS_MAX 5
@@ -61,18 +64,6 @@ static int cmp_num (double a, double b)
     if (isnan (a) || isnan (b))
         return isnan (a) - isnan (b);
     return (a > b) - (a < b);
-}
-
-/* Rows by job and step, as tr_runs orders them. */
-static int cmp_row (const void *pa, const void *pb)
-{
-    const tr_stepsum_t *x = *(const tr_stepsum_t *const *)pa;
-    const tr_stepsum_t *y = *(const tr_stepsum_t *const *)pb;
-    int c = strcmp (x->cluster, y->cluster);
-
-    if (!c)
-        c = tr_merge_natcmp (x->job_id, y->job_id);
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
 }
 
 /* The user key of tr_runs: uid, else the name where the uid is unknown. */
@@ -380,29 +371,11 @@ static json_t *process_json (struct task **t,
                                                                         "p")),
                                     r->group))
                 {
-                    json_t *c = json_object_get (g, "cpus");
-                    json_t *m = json_object_get (g, "mem");
-                    json_t *tm = json_object_get (g, "time");
+                    struct tr_sizing_args sa;
                     json_t *a = json_object ();
 
-                    if (tr_recommend_args (
-                            buf, sizeof (buf), r->scheduler,
-                            json_is_number (json_object_get (c, "recommend"))
-                                ? json_number_value (json_object_get (c, "recom"
-                                                                         "men"
-                                                                         "d"))
-                                : NAN,
-                            json_is_number (json_object_get (m, "recommend"))
-                                ? json_number_value (json_object_get (m, "recom"
-                                                                         "men"
-                                                                         "d"))
-                                : NAN,
-                            json_is_number (json_object_get (tm, "recommend"))
-                                ? json_number_value (json_object_get (tm, "reco"
-                                                                          "mmen"
-                                                                          "d"))
-                                : NAN)
-                        < 0)
+                    if (tr_sizing_args_advice (&sa, r->scheduler, g) < 0
+                        || tr_sizing_join (buf, sizeof (buf), &sa) < 0)
                         buf[0] = '\0';
                     if (push (next, a) < 0
                         || put (a, "group", json_string (r->group)) < 0
@@ -651,7 +624,7 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
                           id, v[0]->user, v[i]->user);
             goto fail;
         }
-    qsort (v, nv, sizeof (*v), cmp_row);
+    qsort (v, nv, sizeof (*v), tr_stepsum_cmp_id_ptr);
     if (!(runs = tr_runs (v, nv, o->cost, error)))
         goto fail;
     /* advice from the steps that ended, not from running ones' figures */
@@ -661,7 +634,7 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
     if (o->recommend)
         ropts = *o->recommend;
     else
-        tr_recommend_opts_default (&ropts);
+        tr_sizing_opts (&ropts, NULL);
     ropts.cost = o->cost;
     if (!(recs = tr_recommend_groups (nx, nnx, &ropts, error)))
         goto fail;
@@ -811,43 +784,16 @@ int tr_run_gantt_cols (double t0,
 
 char tr_run_gantt_mark (const char *s)
 {
-    static const struct {
-        const char *state;
-        char mark;
-    } marks[] = {
-        { "COMPLETED", '=' }, { "completed", '=' },     { "RUNNING", '>' },
-        { "running", '>' },   { "FAILED", 'F' },        { "failed", 'F' },
-        { "CANCELLED", 'C' }, { "cancelled", 'C' },     { "TIMEOUT", 'T' },
-        { "timeout", 'T' },   { "OUT_OF_MEMORY", 'M' }, { "oom", 'M' },
-    };
-
-    for (size_t i = 0; s && i < sizeof (marks) / sizeof (marks[0]); i++)
-        if (!strcmp (s, marks[i].state))
-            return marks[i].mark;
-    return '?';
+    return tr_states_mark (s);
 }
 
 /* How bad a mark is, so that the worst task of a cell shows */
 static int mark_rank (char m)
 {
-    const char *order = "=>?FCTM";
+    const char *order = "=>?FCTMN";
     const char *p = strchr (order, m);
 
     return p ? (int)(p - order) : 2;
-}
-
-static const char *str (json_t *o, const char *k)
-{
-    const char *s = json_string_value (json_object_get (o, k));
-
-    return s ? s : "";
-}
-
-static double num (json_t *o, const char *k)
-{
-    json_t *v = json_object_get (o, k);
-
-    return json_is_number (v) ? json_number_value (v) : NAN;
 }
 
 static const char *pct (char *buf, size_t size, double frac)
@@ -885,12 +831,15 @@ static int print_header (tr_strbuf_t *sb, json_t *view)
     char a[64], b[64], c[64], d[64];
     int rc = 0;
 
-    rc |= tr_strbuf_printf (sb, "Run: %s\n", str (run, "run"));
+    rc |= tr_strbuf_printf (sb, "Run: %s\n", tr_json_str_or (run, "run", ""));
     rc |= tr_strbuf_printf (sb, "Pipeline: %s\n",
-                            *str (run, "pipeline") ? str (run, "pipeline")
-                                                   : "unknown");
+                            *tr_json_str_or (run, "pipeline", "")
+                                ? tr_json_str_or (run, "pipeline", "")
+                                : "unknown");
     rc |= tr_strbuf_printf (sb, "User: %s\n",
-                            *str (run, "user") ? str (run, "user") : "unknown");
+                            *tr_json_str_or (run, "user", "")
+                                ? tr_json_str_or (run, "user", "")
+                                : "unknown");
     rc |= tr_strbuf_printf (sb, "Start: %s\n",
                             cell (a, sizeof (a), run, "Start"));
     rc |= tr_strbuf_printf (sb, "End: %s\n", cell (a, sizeof (a), run, "End"));
@@ -909,7 +858,7 @@ static int print_header (tr_strbuf_t *sb, json_t *view)
     if (json_object_get (run, "money"))
         rc |= tr_strbuf_printf (sb, "Cost: %s %s, waste %s%%\n",
                                 cell (a, sizeof (a), run, "Cost"),
-                                str (view, "currency"),
+                                tr_json_str_or (view, "currency", ""),
                                 cell (d, sizeof (d), run, "Waste%"));
     else
         rc |= tr_strbuf_printf (sb,
@@ -930,11 +879,12 @@ static int print_process (tr_strbuf_t *sb, json_t *p, json_t *view)
     bool first = true;
 
     rc |= tr_strbuf_printf (sb, "\n%s: %lld task%s, %lld failed",
-                            *str (p, "process") ? str (p, "process")
-                                                : "(no process)",
-                            (long long)num (p, "tasks"),
-                            num (p, "tasks") == 1 ? "" : "s",
-                            (long long)num (p, "failed"));
+                            *tr_json_str_or (p, "process", "")
+                                ? tr_json_str_or (p, "process", "")
+                                : "(no process)",
+                            (long long)tr_json_num (p, "tasks"),
+                            tr_json_num (p, "tasks") == 1 ? "" : "s",
+                            (long long)tr_json_num (p, "failed"));
     json_object_foreach (json_object_get (p, "causes"), key, v)
     {
         rc |= tr_strbuf_printf (sb, "%s%s x%lld", first ? ": " : ", ", key,
@@ -942,53 +892,55 @@ static int print_process (tr_strbuf_t *sb, json_t *p, json_t *view)
         first = false;
     }
     rc |= tr_strbuf_printf (sb, "\n  Efficiency: CPU %s, memory %s, time %s\n",
-                            pct (a, sizeof (a), num (p, "cpu_eff")),
-                            pct (b, sizeof (b), num (p, "mem_eff")),
-                            pct (c, sizeof (c), num (p, "time_eff")));
+                            pct (a, sizeof (a), tr_json_num (p, "cpu_eff")),
+                            pct (b, sizeof (b), tr_json_num (p, "mem_eff")),
+                            pct (c, sizeof (c), tr_json_num (p, "time_eff")));
     rc |= tr_strbuf_printf (sb,
                             "  Core-hours: %s used of %s allocated (%s "
                             "of the run's used)\n",
                             cell (a, sizeof (a), fig, "UsedCPUh"),
                             cell (b, sizeof (b), fig, "AllocCPUh"),
-                            isnan (num (p, "cpu_share_pct"))
+                            isnan (tr_json_num (p, "cpu_share_pct"))
                                 ? "unknown share"
                                 : (snprintf (d, sizeof (d), "%.1f%%",
-                                             num (p, "cpu_share_pct")),
+                                             tr_json_num (p, "cpu_share_pct")),
                                    d));
     if (json_object_get (fig, "money"))
         rc |= tr_strbuf_printf (sb, "  Cost: %s %s (%s of the run's)\n",
                                 cell (a, sizeof (a), fig, "Cost"),
-                                str (view, "currency"),
-                                isnan (num (p, "cost_share_pct"))
+                                tr_json_str_or (view, "currency", ""),
+                                isnan (tr_json_num (p, "cost_share_pct"))
                                     ? "unknown share"
                                     : (snprintf (d, sizeof (d), "%.1f%%",
-                                                 num (p, "cost_share_pct")),
+                                                 tr_json_num (p, "cost_share_"
+                                                                 "pct")),
                                        d));
     if (json_object_get (p, "bottleneck"))
         rc |= tr_strbuf_printf (sb, "  Bottleneck: %s (%lld of %lld tasks)\n",
-                                str (p, "bottleneck"),
-                                (long long)num (p, "bottleneck_tasks"),
-                                (long long)num (p, "tasks"));
+                                tr_json_str_or (p, "bottleneck", ""),
+                                (long long)tr_json_num (p, "bottleneck_tasks"),
+                                (long long)tr_json_num (p, "tasks"));
     else
         rc |= tr_strbuf_printf (sb, "  Bottleneck: unknown\n");
     json_array_foreach (json_object_get (p, "next_time"), i, it)
     {
-        const char *req = str (it, "request");
+        const char *req = tr_json_str_or (it, "request", "");
 
         rc |= tr_strbuf_printf (sb,
                                 "  Next time: %s: %s (%s confidence, "
                                 "from %lld runs)\n",
-                                str (it, "group"), *req ? req : "as requested",
-                                str (it, "confidence"),
-                                (long long)num (it, "runs"));
+                                tr_json_str_or (it, "group", ""),
+                                *req ? req : "as requested",
+                                tr_json_str_or (it, "confidence", ""),
+                                (long long)tr_json_num (it, "runs"));
     }
     first = true;
     json_array_foreach (json_object_get (p, "tools"), i, it)
     {
         rc |= tr_strbuf_printf (sb, "%s%s (%s CPU)", first ? "  Tools: " : ", ",
-                                str (it, "name"),
+                                tr_json_str_or (it, "name", ""),
                                 tr_units_duration (a, sizeof (a),
-                                                   num (it, "cpu_s")));
+                                                   tr_json_num (it, "cpu_s")));
         first = false;
     }
     if (!first)
@@ -1010,13 +962,15 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
 
     json_array_foreach (tasks, i, t)
     {
-        double s = num (t, "start_unix_ms"), e = num (t, "end_unix_ms");
+        double s = tr_json_num (t, "start_unix_ms"), e = tr_json_num (t, "end_"
+                                                                         "unix_"
+                                                                         "ms");
 
         if (!isnan (s) && (isnan (t0) || s < t0))
             t0 = s;
         /* a running task: as far as its figures go */
-        if (isnan (e) && !isnan (num (t, "elapsed_s")))
-            e = s + 1000.0 * num (t, "elapsed_s");
+        if (isnan (e) && !isnan (tr_json_num (t, "elapsed_s")))
+            e = s + 1000.0 * tr_json_num (t, "elapsed_s");
         if (isnan (e))
             e = s;
         if (!isnan (e) && (isnan (t1) || e > t1))
@@ -1031,10 +985,13 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
         int len;
 
         if (per_task)
-            len = snprintf (label, sizeof (label), "%s %s", str (o, "job_id"),
-                            str (o, "process"));
+            len = snprintf (label, sizeof (label), "%s %s",
+                            tr_json_str_or (o, "job_id", ""),
+                            tr_json_str_or (o, "process", ""));
         else
-            len = *str (o, "process") ? (int)strlen (str (o, "process")) : 12;
+            len = *tr_json_str_or (o, "process", "")
+                      ? (int)strlen (tr_json_str_or (o, "process", ""))
+                      : 12;
         if (len > labelw)
             labelw = len;
     }
@@ -1050,7 +1007,7 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
     rc |= tr_strbuf_printf (sb,
                             "\nTimeline, %s to %s (%s):\n"
                             "= completed  > running  F failed  C cancelled  "
-                            "T timeout  M out of memory\n",
+                            "T timeout  M out of memory  N node failed\n",
                             clock_text (a, sizeof (a), t0),
                             clock_text (b, sizeof (b), t1),
                             tr_units_duration (c, sizeof (c),
@@ -1067,25 +1024,29 @@ static int print_gantt (tr_strbuf_t *sb, json_t *view, int width)
             int c0, c1;
             char m;
 
-            if (!per_task ? strcmp (str (t, "process"), str (o, "process"))
+            if (!per_task ? strcmp (tr_json_str_or (t, "process", ""),
+                                    tr_json_str_or (o, "process", ""))
                           : t != o)
                 continue;
-            if (tr_run_gantt_cols (t0, t1, cols, num (t, "start_unix_ms"),
-                                   num (t, "end_unix_ms"), &c0, &c1)
+            if (tr_run_gantt_cols (t0, t1, cols,
+                                   tr_json_num (t, "start_unix_ms"),
+                                   tr_json_num (t, "end_unix_ms"), &c0, &c1)
                 < 0)
                 continue;
-            m = tr_run_gantt_mark (str (t, "state"));
+            m = tr_run_gantt_mark (tr_json_str_or (t, "state", ""));
             for (int x = c0; x <= c1; x++)
                 if (bar[x] == ' ' || mark_rank (m) > mark_rank (bar[x]))
                     bar[x] = m;
         }
         if (per_task)
-            snprintf (label, sizeof (label), "%s %s", str (o, "job_id"),
-                      str (o, "process"));
+            snprintf (label, sizeof (label), "%s %s",
+                      tr_json_str_or (o, "job_id", ""),
+                      tr_json_str_or (o, "process", ""));
         else
             snprintf (label, sizeof (label), "%s",
-                      *str (o, "process") ? str (o, "process")
-                                          : "(no process)");
+                      *tr_json_str_or (o, "process", "")
+                          ? tr_json_str_or (o, "process", "")
+                          : "(no process)");
         rc |=
             tr_strbuf_printf (sb, "%-*.*s |%s|\n", labelw, labelw, label, bar);
     }
@@ -1099,7 +1060,8 @@ static json_t *task_by_id (json_t *tasks, const char *id)
     size_t i;
 
     json_array_foreach (tasks, i,
-                        t) if (!strcmp (str (t, "job_id"), id)) return t;
+                        t) if (!strcmp (tr_json_str_or (t, "job_id", ""),
+                                        id)) return t;
     return NULL;
 }
 
@@ -1119,15 +1081,19 @@ static int print_slowest (tr_strbuf_t *sb, json_t *view)
 
         if (!t)
             continue;
-        rc |= tr_strbuf_printf (sb, "  %s (%s) %s %s on %s: %s\n",
-                                str (t, "job_id"), str (t, "process"),
-                                tr_units_duration (a, sizeof (a),
-                                                   num (t, "elapsed_s")),
-                                str (t, "state"),
-                                *str (t, "node") ? str (t, "node") : "unknown",
-                                *str (t, "diagnosis_text") ? str (t, "diagnosis"
-                                                                     "_text")
-                                                           : "no diagnosis");
+        rc |= tr_strbuf_printf (
+            sb, "  %s (%s) %s %s on %s: %s\n", tr_json_str_or (t, "job_id", ""),
+            tr_json_str_or (t, "process", ""),
+            tr_units_duration (a, sizeof (a), tr_json_num (t, "elapsed_s")),
+            tr_json_str_or (t, "state", ""),
+            *tr_json_str_or (t, "node", "") ? tr_json_str_or (t, "node", "")
+                                            : "unknown",
+            *tr_json_str_or (t, "diagnosis_text", "") ? tr_json_str_or (t,
+                                                                        "diagno"
+                                                                        "sis"
+                                                                        "_text",
+                                                                        "")
+                                                      : "no diagnosis");
     }
     return rc;
 }
@@ -1148,7 +1114,7 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
         json_t *l =
             json_object_get (task_by_id (tasks, json_string_value (id)), "liv"
                                                                          "e");
-        double age = num (l, "age_s");
+        double age = tr_json_num (l, "age_s");
 
         /* the stale say their own age */
         if (!isnan (age) && !json_is_true (json_object_get (l, "stale"))
@@ -1177,9 +1143,12 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
 
         if (!t)
             continue;
-        rc |= tr_strbuf_printf (sb, "  %s (%s) on %s: ", str (t, "job_id"),
-                                str (t, "process"),
-                                *str (t, "node") ? str (t, "node") : "unknown");
+        rc |= tr_strbuf_printf (sb, "  %s (%s) on %s: ",
+                                tr_json_str_or (t, "job_id", ""),
+                                tr_json_str_or (t, "process", ""),
+                                *tr_json_str_or (t, "node", "")
+                                    ? tr_json_str_or (t, "node", "")
+                                    : "unknown");
         if (!l)
             rc |= tr_strbuf_puts (sb, "no live figures (its node writes "
                                       "none); ");
@@ -1188,29 +1157,34 @@ static int print_running (tr_strbuf_t *sb, json_t *view)
                                     "STALE: figures %s old (its node "
                                     "stopped writing them); ",
                                     tr_units_duration (a, sizeof (a),
-                                                       num (l, "age_s")));
-        if (!isnan (num (t, "stalled_s")))
+                                                       tr_json_num (l, "age_"
+                                                                       "s")));
+        if (!isnan (tr_json_num (t, "stalled_s")))
             rc |= tr_strbuf_printf (sb,
                                     "STALLED for %s (no CPU or I/O "
                                     "progress); ",
                                     tr_units_duration (a, sizeof (a),
-                                                       num (t, "stalled_s")));
+                                                       tr_json_num (t, "stalled"
+                                                                       "_s")));
         rc |= tr_strbuf_printf (
             sb, "%s so far, CPU %s, memory %s of %s, I/O %s read, %s written\n",
-            tr_units_duration (a, sizeof (a), num (t, "elapsed_s")),
-            pct (b, sizeof (b), num (t, "cpu_eff")),
-            isnan (num (t, "mem_peak_bytes"))
+            tr_units_duration (a, sizeof (a), tr_json_num (t, "elapsed_s")),
+            pct (b, sizeof (b), tr_json_num (t, "cpu_eff")),
+            isnan (tr_json_num (t, "mem_peak_bytes"))
                 ? "unknown"
-                : tr_units_bytes (c, sizeof (c), num (t, "mem_peak_bytes")),
-            isnan (num (t, "req_mem_bytes"))
+                : tr_units_bytes (c, sizeof (c),
+                                  tr_json_num (t, "mem_peak_bytes")),
+            isnan (tr_json_num (t, "req_mem_bytes"))
                 ? "unknown"
-                : tr_units_bytes (d, sizeof (d), num (t, "req_mem_bytes")),
-            isnan (num (t, "read_bytes"))
+                : tr_units_bytes (d, sizeof (d),
+                                  tr_json_num (t, "req_mem_bytes")),
+            isnan (tr_json_num (t, "read_bytes"))
                 ? "unknown"
-                : tr_units_bytes (e, sizeof (e), num (t, "read_bytes")),
-            isnan (num (t, "write_bytes"))
+                : tr_units_bytes (e, sizeof (e), tr_json_num (t, "read_bytes")),
+            isnan (tr_json_num (t, "write_bytes"))
                 ? "unknown"
-                : tr_units_bytes (f, sizeof (f), num (t, "write_bytes")));
+                : tr_units_bytes (f, sizeof (f),
+                                  tr_json_num (t, "write_bytes")));
     }
     return rc;
 }
@@ -1226,7 +1200,8 @@ static int print_failed (tr_strbuf_t *sb, json_t *view)
 
     json_array_foreach (json_object_get (view, "tasks"), i, t)
     {
-        if (!*str (t, "outcome") && !*str (t, "cause"))
+        if (!*tr_json_str_or (t, "outcome", "")
+            && !*tr_json_str_or (t, "cause", ""))
             continue;
         if (n++ == 0)
             rc |= tr_strbuf_puts (sb, "\nFailed tasks:\n");
@@ -1235,17 +1210,29 @@ static int print_failed (tr_strbuf_t *sb, json_t *view)
         /* the outcome in sacct's words, then the cause and its evidence
          * (cause.h), else the diagnosis
          */
-        rc |= tr_strbuf_printf (
-            sb, "  %s (%s) %s: %s on %s: %s%s%s\n", str (t, "job_id"),
-            *str (t, "process") ? str (t, "process") : "no process",
-            *str (t, "job_name") ? str (t, "job_name") : "no name",
-            *str (t, "outcome") ? str (t, "outcome") : str (t, "state"),
-            *str (t, "node") ? str (t, "node") : "unknown",
-            *str (t, "cause") ? str (t, "cause") : "",
-            *str (t, "cause") ? ": " : "",
-            *str (t, "cause_text")       ? str (t, "cause_text")
-            : *str (t, "diagnosis_text") ? str (t, "diagnosis_text")
-                                         : "no diagnosis");
+        rc |= tr_strbuf_printf (sb, "  %s (%s) %s: %s on %s: %s%s%s\n",
+                                tr_json_str_or (t, "job_id", ""),
+                                *tr_json_str_or (t, "process", "")
+                                    ? tr_json_str_or (t, "process", "")
+                                    : "no process",
+                                *tr_json_str_or (t, "job_name", "")
+                                    ? tr_json_str_or (t, "job_name", "")
+                                    : "no name",
+                                *tr_json_str_or (t, "outcome", "")
+                                    ? tr_json_str_or (t, "outcome", "")
+                                    : tr_json_str_or (t, "state", ""),
+                                *tr_json_str_or (t, "node", "")
+                                    ? tr_json_str_or (t, "node", "")
+                                    : "unknown",
+                                *tr_json_str_or (t, "cause", "")
+                                    ? tr_json_str_or (t, "cause", "")
+                                    : "",
+                                *tr_json_str_or (t, "cause", "") ? ": " : "",
+                                *tr_json_str_or (t, "cause_text", "")
+                                    ? tr_json_str_or (t, "cause_text", "")
+                                : *tr_json_str_or (t, "diagnosis_text", "")
+                                    ? tr_json_str_or (t, "diagnosis_text", "")
+                                    : "no diagnosis");
     }
     if (n > FAILED_MAX)
         rc |= tr_strbuf_printf (sb,

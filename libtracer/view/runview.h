@@ -70,9 +70,9 @@ int tr_run_gantt_cols (double t0,
                        int *c0,
                        int *c1);
 
-/* The mark of a state on the text Gantt: '=' completed, '>' running,
- * 'F' failed, 'C' cancelled, 'T' timeout, 'M' out of memory, '?' any
- * other.
+/* The mark of a state on the text Gantt (tr_states_mark): '='
+ * completed, '>' running, 'F' failed, 'C' cancelled, 'T' timeout, 'M'
+ * out of memory, 'N' node failed (NODE_FAIL, BOOT_FAIL), '?' any other.
  */
 char tr_run_gantt_mark (const char *state_name);
 

@@ -16,7 +16,7 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 
-NVML=$B/tests/.libs/libnvidia-ml-fixture.so
+NVML=$B/libtracer/node/.libs/libnvidia-ml-fixture.so
 test -f "$NVML" && test_set_prereq NVML
 
 # Two fake GPUs (Slurm gres on fake devices, NVML from the test fixture)

@@ -18,7 +18,7 @@ export SHARNESS_TEST_SRCDIR
 
 B=${TRACER_BUILDDIR:-$(cd "$SHARNESS_TEST_DIRECTORY/.." && pwd)}
 REPORT=$B/analysis/tracer-report
-NVML=$B/tests/.libs/libnvidia-ml-fixture.so
+NVML=$B/libtracer/node/.libs/libnvidia-ml-fixture.so
 ARTIFACTS=${TRACER_ARTIFACTS:-$B/tests/artifacts}
 
 require_or_skip "must run as root" test_have_prereq ROOT

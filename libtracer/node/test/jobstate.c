@@ -610,7 +610,7 @@ static void test_outcome (void **state)
     assert_string_equal (tr_jobstate_outcome ("DEADLINE"), "timeout");
     assert_string_equal (tr_jobstate_outcome ("CANCELLED"), "cancelled");
     assert_string_equal (tr_jobstate_outcome ("PREEMPTED"), "cancelled");
-    assert_string_equal (tr_jobstate_outcome ("NODE_FAIL"), "cancelled");
+    assert_string_equal (tr_jobstate_outcome ("NODE_FAIL"), "incomplete");
     assert_null (tr_jobstate_outcome ("RUNNING"));
     assert_null (tr_jobstate_outcome ("COMPLETING"));
     assert_null (tr_jobstate_outcome ("OUT_OF_MEMORY"));

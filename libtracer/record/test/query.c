@@ -112,6 +112,43 @@ static void test_filters (void **state)
     assert_false (tr_query_match_step (&q, &r));
 }
 
+/* -s selects what the listing's State shows: NF the steps whose node
+ * failed (NODE_FAIL), OOM also a failed step with OOM kills, IN only
+ * the other incomplete ones.
+ */
+static void test_states (void **state)
+{
+    struct tr_query q = { 0 };
+    tr_stepsum_t r = mkrow ("10", "batch", "n1", "a", "NODE_FAIL", 1, 2);
+    char nf[] = "nf", in[] = "IN", oom[] = "OUT_OF_MEMORY", bf[] = "BF,CD";
+    char bad[] = "PD";
+    tr_error_t error;
+
+    (void)state;
+    assert_int_equal (tr_query_add_states (&q, nf, &error), 0);
+    assert_string_equal (q.states[0], "NODE_FAIL");
+    assert_true (tr_query_match_step (&q, &r));
+    r.state = "incomplete";
+    assert_false (tr_query_match_step (&q, &r));
+    q.nstates = 0;
+    assert_int_equal (tr_query_add_states (&q, in, &error), 0);
+    assert_true (tr_query_match_step (&q, &r));
+    r.state = "NODE_FAIL";
+    assert_false (tr_query_match_step (&q, &r));
+    q.nstates = 0;
+    assert_int_equal (tr_query_add_states (&q, oom, &error), 0);
+    assert_false (tr_query_match_step (&q, &r));
+    r.state = "failed";
+    r.oom_kills = 1;
+    assert_true (tr_query_match_step (&q, &r));
+    q.nstates = 0;
+    assert_int_equal (tr_query_add_states (&q, bf, &error), 0);
+    assert_string_equal (q.states[0], "BOOT_FAIL");
+    assert_string_equal (q.states[1], "completed");
+    assert_int_equal (tr_query_add_states (&q, bad, &error), -1);
+    assert_non_null (strstr (error.text, "NF"));
+}
+
 static void test_jobs (void **state)
 {
     struct tr_query q = { 0 };
@@ -316,6 +353,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_filters),
+        cmocka_unit_test (test_states),
         cmocka_unit_test (test_jobs),
         cmocka_unit_test (test_merge_sort),
         cmocka_unit_test (test_print),

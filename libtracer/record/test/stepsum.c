@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "libtracer/record/query.h"
 #include "libtracer/record/stepsum.h"
 
 static json_t *load_fixture (const char *name)
@@ -581,6 +582,98 @@ static void test_sacct (void **state)
                          "align");
 }
 
+/* A job whose node failed: the record says "incomplete" (an older
+ * collector's said "cancelled"), the reason the scheduler's NODE_FAIL.
+ * The row, its job row, the listing's State and state (text and JSON)
+ * say NODE_FAIL, never CANCELLED; -s NF selects it; the cause stays
+ * node-failure.
+ */
+static void test_node_fail (void **state)
+{
+    static const char *const states[] = { "incomplete", "cancelled" };
+    tr_strpool_t *pool = tr_strpool_create ();
+
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        json_t *rec = load_fixture ("basic.json");
+        json_t *oc = json_object_get (rec, "outcome");
+        tr_stepsum_t row, job;
+        struct tr_query q = { 0 };
+        char st[] = "NF", ca[] = "CA,IN", buf[64];
+        tr_error_t error;
+
+        json_t *t;
+        size_t k;
+
+        /* no OOM kill: that cause would come first */
+        json_object_set_new (json_object_get (json_object_get (rec, "summary"),
+                                              "memory"),
+                             "oom_kill_events", json_integer (0));
+        json_array_foreach (json_object_get (oc, "tasks"), k, t)
+            json_object_del (t, "oom_killed");
+        json_object_del (rec, "events");
+        json_object_set_new (oc, "state", json_string (states[i]));
+        json_object_set_new (oc, "reason",
+                             json_string ("the scheduler reports the job "
+                                          "NODE_FAIL"));
+        assert_int_equal (tr_stepsum_from_record (&row, rec, "valid", "p",
+                                                  pool), 0);
+        assert_string_equal (row.state, "NODE_FAIL");
+        assert_string_equal (row.cause, "node-failure");
+        assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("State"),
+                                             buf, sizeof (buf)),
+                             "NODE_FAIL");
+        assert_string_equal (tr_stepsum_str (&row, tr_stepsum_field ("state"),
+                                             buf, sizeof (buf)),
+                             "NODE_FAIL");
+        tr_stepsum_init (&job);
+        assert_int_equal (tr_stepsum_job_add (&job, &row, pool), 0);
+        assert_string_equal (tr_stepsum_state_name (job.state, job.oom_kills),
+                             "NODE_FAIL");
+        assert_int_equal (tr_query_add_states (&q, st, &error), 0);
+        assert_true (tr_query_match_step (&q, &row));
+        assert_true (tr_query_match_step (&q, &job));
+        q.nstates = 0;
+        assert_int_equal (tr_query_add_states (&q, ca, &error), 0);
+        assert_false (tr_query_match_step (&q, &row));
+        json_decref (rec);
+    }
+    tr_strpool_destroy (pool);
+}
+
+/* Rows by cluster, job (naturally) and step, whatever order they come in. */
+static void test_cmp_id (void **state)
+{
+    static const char *const want[][3] = {
+        { "alpha", "9", "batch" }, { "alpha", "9", "0" },
+        { "alpha", "9", "2" },     { "alpha", "9", "10" },
+        { "alpha", "10", "0" },    { "beta", "1", "extern" },
+        { "beta", "1", "0" },
+    };
+    enum { N = sizeof (want) / sizeof (want[0]) };
+    static const int shuffle[N] = { 4, 6, 0, 3, 5, 1, 2 };
+    tr_stepsum_t rows[N];
+    const tr_stepsum_t *v[N];
+
+    (void)state;
+    for (size_t i = 0; i < N; i++) {
+        tr_stepsum_init (&rows[i]);
+        rows[i].cluster = want[shuffle[i]][0];
+        rows[i].job_id = want[shuffle[i]][1];
+        rows[i].step_id = want[shuffle[i]][2];
+        v[i] = &rows[i];
+    }
+    qsort (v, N, sizeof (v[0]), tr_stepsum_cmp_id_ptr);
+    for (size_t i = 0; i < N; i++) {
+        assert_string_equal (v[i]->cluster, want[i][0]);
+        assert_string_equal (v[i]->job_id, want[i][1]);
+        assert_string_equal (v[i]->step_id, want[i][2]);
+    }
+    assert_int_equal (tr_stepsum_cmp_id (v[1], v[1]), 0);
+    assert_true (tr_stepsum_cmp_id (v[0], v[1]) < 0);
+    assert_true (tr_stepsum_cmp_id (v[6], v[0]) > 0);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +683,8 @@ int main (void)
         cmocka_unit_test (test_stalled),
         cmocka_unit_test (test_tsv),         cmocka_unit_test (test_pool),
         cmocka_unit_test (test_unlimited),  cmocka_unit_test (test_sacct),
+        cmocka_unit_test (test_node_fail),
+        cmocka_unit_test (test_cmp_id),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

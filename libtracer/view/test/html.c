@@ -26,6 +26,7 @@
 #include <jansson.h>
 #include <cmocka.h>
 
+#include "libtracer/judge/evidence.h"
 #include "libtracer/view/html.h"
 #include "libtracer/record/record.h"
 #include "libtracer/view/report.h"
@@ -461,7 +462,7 @@ static void test_record_evidence (void **state)
     assert_null (strstr (html, "<img"));
 
     /* the text view says the same, entry for entry */
-    ev = tr_report_evidence (b);
+    ev = tr_evidence_record (b);
     assert_int_equal (json_array_size (ev), 4);
     assert_non_null (f = open_memstream (&text, &len));
     assert_int_equal (tr_report_job_view (f, recs, NULL), 0);
@@ -511,8 +512,8 @@ static void test_hostile (void **state)
     assert_non_null (strstr (html, "&lt;img onerror=x&gt;"));
     assert_non_null (strstr (html, "<title>&lt;/title&gt;&lt;script&gt;x&lt;"
                                    "/script&gt;\nrm</title>"));
-    assert_non_null (strstr (html, "<dd>a[31mred</dd>"));
-    assert_non_null (strstr (html, "<dd>p\xef\xbf\xbdq\xef\xbf\xbd</dd>"));
+    assert_non_null (strstr (html, "<dd>a\\x1b[31mred\\x07</dd>"));
+    assert_non_null (strstr (html, "<dd>p\\xffq\\xc3</dd>"));
     assert_null (strstr (html, "<u>"));
     assert_null (strstr (html, "<img"));
     assert_null (strchr (html, '\xff'));
@@ -651,11 +652,12 @@ static json_t *recommend (const struct tr_stepsum *step, void *arg)
         return NULL;
     return parse ("{'group': 'train/<0>', 'confidence': 'medium',"
                   " 'runs': {'total': 7, 'used': 5},"
-                  " 'cpus': {'text': '2', 'request': 4, 'basis': 'quantile'},"
-                  " 'mem': {'text': '1536M', 'request': 8589934592,"
-                  "  'basis': 'oom'},"
-                  " 'time': {'text': '00:10:00', 'request': 3600,"
+                  " 'cpus': {'text': '2', 'recommend': 2, 'request': 4,"
                   "  'basis': 'quantile'},"
+                  " 'mem': {'text': '1536M', 'recommend': 1610612736,"
+                  "  'request': 8589934592, 'basis': 'oom'},"
+                  " 'time': {'text': '00:10:00', 'recommend': 600,"
+                  "  'request': 3600, 'basis': 'quantile'},"
                   " 'notes': ['peak <5> cores']}");
 }
 
@@ -868,21 +870,23 @@ static void test_escape (void **state)
         { "a&b \"q\"", "a&amp;b &quot;q&quot;" },
         { "&amp;", "&amp;amp;" },
         { "tab\tnewline\n", "tab\tnewline\n" },
-        { "cr\r bell\x07 esc\x1b[0m del\x7f", "cr bell esc[0m del" },
-        { "c1 \xc2\x85\xc2\x9f end", "c1  end" },
+        /* what the text views show as escapes, the same escapes */
+        { "cr\r bell\x07 esc\x1b[0m del\x7f",
+          "cr\\r bell\\x07 esc\\x1b[0m del\\x7f" },
+        { "c1 \xc2\x85\xc2\x9f end", "c1 \\u0085\\u009f end" },
+        { "rlo \xe2\x80\xae" "cba", "rlo \\u202e" "cba" },
+        { "isolate \xe2\x81\xa6x\xe2\x81\xa9", "isolate \\u2066x\\u2069" },
+        { "ls \xe2\x80\xa8ps \xe2\x80\xa9", "ls \\u2028ps \\u2029" },
         { "\xc2\xa0nbsp", "\xc2\xa0nbsp" },
         { "r\xc3\xa9sum\xc3\xa9", "r\xc3\xa9sum\xc3\xa9" },
         { "emoji \xf0\x9f\x98\x80", "emoji \xf0\x9f\x98\x80" },
-        { "\xff", "\xef\xbf\xbd" },
-        { "cut \xc3", "cut \xef\xbf\xbd" },
-        { "\xe2\x82<", "\xef\xbf\xbd\xef\xbf\xbd&lt;" },
-        { "overlong \xc0\xaf", "overlong \xef\xbf\xbd\xef\xbf\xbd" },
-        { "overlong3 \xe0\x80\xaf", "overlong3 \xef\xbf\xbd\xef\xbf\xbd"
-                                    "\xef\xbf\xbd" },
-        { "surrogate \xed\xa0\x80", "surrogate \xef\xbf\xbd\xef\xbf\xbd"
-                                    "\xef\xbf\xbd" },
-        { "big \xf4\x90\x80\x80", "big \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-                                  "\xef\xbf\xbd" },
+        { "\xff", "\\xff" },
+        { "cut \xc3", "cut \\xc3" },
+        { "\xe2\x82<", "\\xe2\\x82&lt;" },
+        { "overlong \xc0\xaf", "overlong \\xc0\\xaf" },
+        { "overlong3 \xe0\x80\xaf", "overlong3 \\xe0\\x80\\xaf" },
+        { "surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80" },
+        { "big \xf4\x90\x80\x80", "big \\xf4\\x90\\x80\\x80" },
         { "max \xf4\x8f\xbf\xbf", "max \xf4\x8f\xbf\xbf" },
     };
 

@@ -658,9 +658,10 @@ struct job_fx {
 };
 
 #define ADVICE                                                             \
-    "{\"cpus\":{\"text\":\"2\"},\"mem\":{\"text\":\"3G\"},"                \
-    "\"time\":{\"text\":\"01:00:00\"},\"runs\":{\"total\":5},"           \
-    "\"confidence\":\"medium\"}"
+    "{\"cpus\":{\"text\":\"2\",\"recommend\":2},"                          \
+    "\"mem\":{\"text\":\"3G\",\"recommend\":3221225472},"                  \
+    "\"time\":{\"text\":\"01:00:00\",\"recommend\":3600},"                 \
+    "\"runs\":{\"total\":5},\"confidence\":\"medium\"}"
 
 /* Job 22 failed after an hour: 4 cores (2 busy), 1 GiB asked, 256 MiB
  * peak, a 2-hour limit; batch and extern steps.

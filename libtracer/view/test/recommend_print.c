@@ -27,7 +27,10 @@
 #include <cmocka.h>
 
 #include "libtracer/node/batch.h"
+#include "libtracer/judge/diagnose.h"
 #include "libtracer/judge/recommend.h"
+#include "libtracer/judge/sizing.h"
+#include "libtracer/view/mail_summary.h"
 #include "libtracer/view/recommend_print.h"
 #include "libtracer/record/stepsum.h"
 
@@ -88,6 +91,21 @@ static json_t *recommend (struct runs *r)
     if (!recs)
         fail_msg ("tr_recommend_groups: %s", err.text);
     return recs;
+}
+
+/* The request options of scheduler s, joined (tr_sizing_args). */
+static int args_of (char *buf,
+                    size_t size,
+                    const char *s,
+                    double cpus,
+                    double mem,
+                    double time)
+{
+    struct tr_sizing_args a;
+
+    if (tr_sizing_args (&a, s, cpus, mem, time) < 0)
+        return -1;
+    return tr_sizing_join (buf, size, &a);
 }
 
 typedef int (*print_f) (FILE *out, json_t *recs);
@@ -310,9 +328,8 @@ static void test_pbs (void **state)
         struct tr_batch_job job;
         const char *p = args;
 
-        assert_int_equal (tr_recommend_args (args, sizeof (args), "pbs",
-                                             cases[c].cpus, cases[c].mem,
-                                             cases[c].time),
+        assert_int_equal (args_of (args, sizeof (args), "pbs", cases[c].cpus,
+                                   cases[c].mem, cases[c].time),
                           0);
         assert_string_equal (args, cases[c].want);
         /* "-l A -l B" as a Resource_List "A,B" */
@@ -361,19 +378,138 @@ static void test_pbs_lsf_output (void **state)
     json_decref (recs);
     free (r);
 
-    assert_int_equal (tr_recommend_args (buf, sizeof (buf), "slurm", 1,
+    assert_int_equal (args_of (buf, sizeof (buf), "slurm", 1,
                                          512 * MiB, 300), 0);
     assert_string_equal (buf, "--cpus-per-task=1 --mem=512M --time=00:05:00");
-    assert_int_equal (tr_recommend_args (buf, sizeof (buf), "lsf", 2, 2 * GiB,
+    assert_int_equal (args_of (buf, sizeof (buf), "lsf", 2, 2 * GiB,
                                          3601), 0);
     assert_string_equal (buf, "-n 2 -R \"rusage[mem=2048MB]\" -W 1:01");
-    assert_int_equal (tr_recommend_args (buf, sizeof (buf), "torque", NAN,
+    assert_int_equal (args_of (buf, sizeof (buf), "torque", NAN,
                                          NAN, 600), 0);
     assert_string_equal (buf, "-l walltime=00:10:00");
-    assert_int_equal (tr_recommend_args (buf, sizeof (buf), "pbs", NAN,
+    assert_int_equal (args_of (buf, sizeof (buf), "pbs", NAN,
                                          GiB, NAN), 0);
     assert_string_equal (buf, "-l select=1:mem=1gb");
-    assert_int_equal (tr_recommend_args (buf, 10, "slurm", 1, GiB, 60), -1);
+    assert_int_equal (args_of (buf, 10, "slurm", 1, GiB, 60), -1);
+}
+
+/* The options of a printer's output: its lines after prefix, joined. */
+static void directives_of (char *buf, size_t size, const char *out,
+                           const char *prefix)
+{
+    size_t plen = strlen (prefix), len = 0;
+    const char *p = out;
+
+    buf[0] = '\0';
+    while (p && *p) {
+        const char *end = strchr (p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen (p);
+
+        if (n > plen && !strncmp (p, prefix, plen)) {
+            int w = snprintf (buf + len, size - len, "%s%.*s",
+                              len ? " " : "", (int)(n - plen), p + plen);
+
+            assert_true (w > 0 && (size_t)w < size - len);
+            len += (size_t)w;
+        }
+        p = end ? end + 1 : NULL;
+    }
+}
+
+/* Under a site whose sizing keys differ from the defaults, the job
+ * script lines of --recommend (sbatch, pbs, lsf), the mail summary's
+ * "Next time" and the diagnosis's --mem are the same options for one
+ * step group, in the words of the scheduler that ran it.
+ */
+static void test_views_agree (void **state)
+{
+    static const struct {
+        const char *sched, *prefix;
+        print_f print;
+    } forms[] = {
+        { "slurm", "#SBATCH ", tr_recommend_print_sbatch },
+        { "pbs", "#PBS ", tr_recommend_print_pbs },
+        { "lsf", "#BSUB ", tr_recommend_print_lsf },
+    };
+    struct runs *r = calloc (1, sizeof (*r));
+    tr_conf_t *conf = tr_conf_create ();
+    struct tr_recommend_opts o, def;
+    json_t *recs, *g, *findings;
+    char printed[512];
+
+    (void)state;
+    assert_non_null (r);
+    assert_non_null (conf);
+    conf->recommend.mem_headroom = 2.5;
+    conf->recommend.mem_min = 3 * GiB;
+    conf->recommend.time_margin = 4;
+    tr_sizing_opts (&o, conf);
+    tr_sizing_opts (&def, NULL);
+    for (int i = 0; i < 3; i++)
+        add (r, "align");
+    assert_non_null (recs = tr_recommend_groups (r->ptr, r->n, &o, NULL));
+    g = json_array_get (json_object_get (recs, "groups"), 0);
+    assert_non_null (g);
+    for (size_t f = 0; f < sizeof (forms) / sizeof (forms[0]); f++) {
+        struct tr_mail_event ev = { .job_id = "1002", .exit_code = 0,
+                                    .end = true };
+        tr_stepsum_t row = r->row[2];
+        json_t *advice[] = { g };
+        char *out, *text = NULL;
+        size_t tlen = 0;
+        FILE *fp;
+        struct tr_mail_job j = { .ev = &ev, .rows = &row, .n = 1,
+                                 .findings = &findings, .advice = advice };
+
+        print_message ("# %s\n", forms[f].sched);
+        row.scheduler = forms[f].sched;
+        snprintf (ev.type, sizeof (ev.type), "Ended");
+        snprintf (ev.state, sizeof (ev.state), "COMPLETED");
+        out = print_to_string (forms[f].print, recs);
+        directives_of (printed, sizeof (printed), out, forms[f].prefix);
+        print_message ("#   --recommend: %s\n", printed);
+        assert_true (*printed);
+        findings = tr_diagnose_advised (&row, &conf->diagnosis, g);
+        assert_non_null (findings);
+        assert_non_null (fp = open_memstream (&text, &tlen));
+        assert_int_equal (tr_mail_summary_text (fp, &j), 0);
+        assert_int_equal (fclose (fp), 0);
+        print_message ("#   mail: %s\n", strstr (text, "Next time"));
+        assert_non_null (strstr (text, printed));
+        if (!strcmp (forms[f].sched, "slurm")) {
+            const char *mem = strstr (printed, "--mem=");
+            char want[64];
+            const char *d;
+
+            /* the diagnosis names the same --mem */
+            assert_non_null (mem);
+            snprintf (want, sizeof (want), "%.*s", (int)strcspn (mem, " "),
+                      mem);
+            d = json_string_value (
+                json_object_get (json_array_get (findings, 0), "text"));
+            print_message ("#   diagnosis: %s\n", d);
+            assert_non_null (strstr (text, want));
+            assert_non_null (d);
+            assert_non_null (strstr (d, want));
+        }
+        json_decref (findings);
+        free (text);
+        free (out);
+    }
+    /* and the site's options are not the defaults' */
+    json_decref (recs);
+    assert_non_null (recs = tr_recommend_groups (r->ptr, r->n, &def, NULL));
+    assert_false (
+        json_number_value (json_object_get (
+            json_object_get (json_array_get (json_object_get (recs, "groups"),
+                                             0),
+                             "mem"),
+            "recommend"))
+        == json_number_value (
+            json_object_get (json_object_get (g, "mem"), "recommend")));
+    json_decref (recs);
+    tr_conf_destroy (conf);
+    free (r);
 }
 
 int main (void)
@@ -383,6 +519,7 @@ int main (void)
         cmocka_unit_test (test_snakemake7),
         cmocka_unit_test (test_pbs),
         cmocka_unit_test (test_pbs_lsf_output),
+        cmocka_unit_test (test_views_agree),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

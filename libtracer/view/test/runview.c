@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/view/html.h"
+#include "libtracer/view/nftrace.h"
 #include "libtracer/view/runview.h"
 #include "libtracer/record/stepsum.h"
 
@@ -321,7 +322,8 @@ static void test_gantt_cols (void **state)
     assert_int_equal (tr_run_gantt_cols (0, 100, 10, NAN, 1, &c0, &c1), -1);
     assert_int_equal (tr_run_gantt_mark ("OUT_OF_MEMORY"), 'M');
     assert_int_equal (tr_run_gantt_mark ("COMPLETED"), '=');
-    assert_int_equal (tr_run_gantt_mark ("NODE_FAIL"), '?');
+    assert_int_equal (tr_run_gantt_mark ("NODE_FAIL"), 'N');
+    assert_int_equal (tr_run_gantt_mark ("INCOMPLETE"), '?');
 }
 
 static void test_text (void **state)
@@ -480,12 +482,61 @@ static void test_html (void **state)
     json_decref (view);
 }
 
+/* A task whose node failed (the record "incomplete", the reason the
+ * scheduler's NODE_FAIL: state NODE_FAIL, tr_states_of) is NODE_FAIL in
+ * the view's JSON, its text, the Gantt, the page and the Nextflow trace;
+ * the page colours each state by its rank.
+ */
+static void test_node_fail (void **state)
+{
+    tr_stepsum_t rows[NROWS];
+    const tr_stepsum_t *p[NROWS];
+    struct tr_html_opts ho = { .now = 1e9 };
+    json_t *view;
+    tr_error_t error;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    fill (rows, p);
+    rows[8].state = "NODE_FAIL";
+    rows[8].reason = "the scheduler reports the job NODE_FAIL";
+    rows[8].cause = "node-failure";
+    assert_non_null (view = tr_run_view (p, NROWS, "r1", NULL, &error));
+    assert_string_equal (json_string_value (
+                             json_object_get (task (view, "14"), "state")),
+                         "NODE_FAIL");
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_run_view_print (f, view, 100, &error), 0);
+    fclose (f);
+    assert_non_null (strstr (text, "NODE_FAIL"));
+    assert_null (strstr (text, "CANCELLED"));
+    assert_non_null (strstr (text, "N node failed"));
+    free (text);
+    text = NULL;
+    assert_non_null (f = open_memstream (&text, &len));
+    assert_int_equal (tr_html_run_report (f, view, &ho), 0);
+    fclose (f);
+    /* COMPLETED good, FAILED, OUT_OF_MEMORY and NODE_FAIL bad */
+    assert_non_null (strstr (text, "class=\"gb\" data-job=\"10\""));
+    assert_non_null (strstr (text, "class=\"gb bad\" data-job=\"11\""));
+    assert_non_null (strstr (text, "class=\"gb bad\" data-job=\"12\""));
+    assert_non_null (strstr (text, "class=\"gb bad\" data-job=\"14\""));
+    free (text);
+    json_decref (view);
+    assert_non_null (text = tr_nftrace_text (p, NROWS, &len, &error));
+    assert_non_null (strstr (text, "\t14\tplot (1)\tFAILED\t"));
+    free (text);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_processes),       cmocka_unit_test (test_errors),
         cmocka_unit_test (test_gantt_cols),      cmocka_unit_test (test_text),
         cmocka_unit_test (test_gantt_processes), cmocka_unit_test (test_html),
+        cmocka_unit_test (test_node_fail),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

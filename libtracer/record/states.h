@@ -1,0 +1,124 @@
+/* Copyright (C) 2026 The tracer authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TRACER_STATES_H
+#define TRACER_STATES_H
+
+#include <stdbool.h>
+#include <jansson.h>
+
+/* Every job and step state word, in one place: the record's outcome
+ * states (doc/record-format.md), the words the views show (sacct's),
+ * sacct's -s abbreviations, how bad each is, and the scheduler's words
+ * that decide a record's outcome.
+ *
+ * A step's *state* is the word rows, steps and filters work on
+ * (tr_states_of): the record's outcome.state, except
+ *   - "oom" for a "failed" record the OOM killer killed a process of
+ *     (a shell whose child it took);
+ *   - "NODE_FAIL" (or "BOOT_FAIL") for an "incomplete" record whose
+ *     reason names the scheduler's NODE_FAIL (BOOT_FAIL), and for a
+ *     "cancelled" one of an older collector that recorded it so.
+ * A record never holds those two upper-case words; only the views do.
+ *
+ * The words, best first, with their rank (tr_states_rank), sacct's
+ * word and its abbreviation:
+ *
+ *   0 completed   COMPLETED      CD
+ *   1 running     RUNNING        R
+ *   2 unknown     UNKNOWN        UN
+ *   3 failed      FAILED         F
+ *   4 cancelled   CANCELLED      CA
+ *   5 timeout     TIMEOUT        TO
+ *   6 oom         OUT_OF_MEMORY  OOM
+ *   7 incomplete  INCOMPLETE     IN
+ *   7 NODE_FAIL   NODE_FAIL      NF
+ *   7 BOOT_FAIL   BOOT_FAIL      BF
+ */
+
+/* The outcome.state words a record may hold (doc/record-format.md),
+ * NULL-terminated: running, completed, failed, cancelled, timeout, oom,
+ * incomplete, unknown.  The record validator checks against it.
+ */
+extern const char *const tr_states_record[];
+
+/* How bad a state is, 0 (best) to 7: a state or its sacct word (either
+ * "oom" or "OUT_OF_MEMORY").  A word this module does not know ranks as
+ * "unknown" (2).  "incomplete" is worst because the totals of such a
+ * record are not the whole story.
+ */
+int tr_states_rank (const char *word);
+
+/* Whether a state (or its sacct word) is a failure: failed, cancelled,
+ * timeout, oom, NODE_FAIL, BOOT_FAIL; not running, unknown or incomplete
+ * (tracer lost track of those).
+ */
+bool tr_states_failed (const char *word);
+
+/* The one answer to "did the OOM killer end this step?": its state is
+ * "oom" (or OUT_OF_MEMORY), or the OOM killer killed one of its
+ * processes (oom_kills > 0; NAN is unknown).  Asked for records (with
+ * tr_states_oom_kills), rows and runs alike.
+ */
+bool tr_states_oom (const char *state, double oom_kills);
+
+/* How many processes of a record's step the OOM killer killed: the
+ * larger of summary.memory.oom_kill_events (an older record's
+ * summary.x_oom_kill_events), the number of outcome.tasks marked
+ * oom_killed and the number of the step's "oom-kill" events.  0 when
+ * none says so.
+ */
+double tr_states_oom_kills (json_t *rec);
+
+/* A record's state (see above): the word rows, steps and filters work
+ * on.  "" for a record without one.
+ */
+const char *tr_states_of (json_t *rec);
+
+/* The name every view shows for a state: "OUT_OF_MEMORY" for a step the
+ * OOM killer ended ("oom", or "failed" with oom_kills > 0), NODE_FAIL
+ * and BOOT_FAIL as they are, else the state itself ("" for NULL).
+ */
+#define TR_STATES_OOM "OUT_OF_MEMORY"
+const char *tr_states_name (const char *state, double oom_kills);
+
+/* The state as sacct spells it (the listing's State column): COMPLETED,
+ * FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY (as tr_states_name),
+ * RUNNING, NODE_FAIL, BOOT_FAIL, INCOMPLETE, UNKNOWN (also for a word
+ * not known); "" for "" or NULL.
+ */
+const char *tr_states_sacct (const char *state, double oom_kills);
+
+/* sacct's -s word: an abbreviation (CD, F, CA, TO, OOM, R, NF, BF, IN,
+ * UN), a sacct word or a state, in any case, as the state it selects
+ * ("NF" → "NODE_FAIL", "oom" → "oom").  NULL for another word.
+ */
+const char *tr_states_parse (const char *word);
+
+/* The record outcome state a job's scheduler state (Slurm's upper-case
+ * word) means for a step whose tasks were killed by a signal: "timeout"
+ * (TIMEOUT, DEADLINE), "cancelled" (CANCELLED, PREEMPTED, REVOKED) or
+ * "incomplete" (NODE_FAIL, BOOT_FAIL: the node went away, cause
+ * node-failure), or NULL when it says nothing more than the signal does
+ * (RUNNING, COMPLETING, PENDING, REQUEUED, OUT_OF_MEMORY, ... or NULL).
+ */
+const char *tr_states_outcome (const char *sched_state);
+
+/* The scheduler's node-failure word (NODE_FAIL, BOOT_FAIL) a reason
+ * names ("the scheduler reports the job NODE_FAIL"), or NULL.
+ */
+const char *tr_states_node_failure (const char *reason);
+
+/* The run view's Gantt mark for a state or its sacct word: '=' completed,
+ * '>' running, 'F' failed, 'C' cancelled, 'T' timeout, 'M' oom, 'N'
+ * NODE_FAIL or BOOT_FAIL, '?' otherwise.
+ */
+char tr_states_mark (const char *word);
+
+/* A state (or its sacct word) as Nextflow names a task's: COMPLETED,
+ * RUNNING, ABORTED (cancelled), FAILED (failed, timeout, oom, NODE_FAIL,
+ * BOOT_FAIL), "-" otherwise.
+ */
+const char *tr_states_nextflow (const char *word);
+
+#endif /* !TRACER_STATES_H */
