@@ -27,6 +27,7 @@
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
 #include "libtracer/util/json.h"
+#include "libtracer/record/states.h"
 
 #define GIB 1073741824.0
 
@@ -984,7 +985,7 @@ static int cmp_state (const void *pa, const void *pb)
 {
     const char *a = state_name (*(const char *const *)pa);
     const char *b = state_name (*(const char *const *)pb);
-    int ra = tr_merge_state_rank (a), rb = tr_merge_state_rank (b);
+    int ra = tr_states_rank (a), rb = tr_states_rank (b);
 
     if (ra != rb)
         return ra < rb ? -1 : 1;
@@ -1509,7 +1510,7 @@ static void print_group (FILE *out, const char *by, json_t *grp)
     json_object_foreach (states, k, v)
     {
         fprintf (out, "%s%s %" JSON_INTEGER_FORMAT, sep,
-                 tr_merge_state_name (k, NAN), json_integer_value (v));
+                 tr_states_name (k, NAN), json_integer_value (v));
         sep = ", ";
     }
     fputc ('\n', out);
@@ -1652,12 +1653,12 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
         row_use (r, cost, &u);
         acc_add (&a, &u, 1, true, false);
         steps++;
-        failed_steps += tr_merge_state_failed (r->state);
+        failed_steps += tr_states_failed (r->state);
         /* a job's state as sacct gives it: the batch step's */
         if (!prev || strcmp (r->cluster, prev->cluster)
             || strcmp (r->job_id, prev->job_id)) {
             if (prev)
-                failed_jobs += tr_merge_state_failed (job.state);
+                failed_jobs += tr_states_failed (job.state);
             tr_stepsum_init (&job);
             jobs++;
         }
@@ -1666,7 +1667,7 @@ static json_t *run_json (const tr_stepsum_t **v, size_t n,
             return NULL;
     }
     if (prev)
-        failed_jobs += tr_merge_state_failed (job.state);
+        failed_jobs += tr_states_failed (job.state);
     a.steps = steps;
     a.jobs = jobs;
     if (!(o = acc_json (&a, false, false, priced)))

@@ -82,12 +82,6 @@ long long tr_jobstate_parse_time (const char *text);
  */
 long tr_jobstate_parse_limit (const char *text);
 
-/* The record outcome state a job's scheduler state means for a step
- * whose tasks were killed by a signal is tr_states_outcome's
- * (libtracer/record/states.h).
- */
-#define tr_jobstate_outcome(sched_state) tr_states_outcome (sched_state)
-
 /* The controller's identity fields as a new object: "account",
  * "partition", "qos", "job_name" (each only when known) and
  * "time_limit_s" (when >= 0) or "time_limit": "UNLIMITED" (when

@@ -152,26 +152,6 @@ int tr_merge_cmp_identity (json_t *ra, json_t *rb)
     return tr_merge_natcmp (ident (ra, "node"), ident (rb, "node"));
 }
 
-int tr_merge_state_rank (const char *state)
-{
-    return tr_states_rank (state);
-}
-
-bool tr_merge_state_failed (const char *state)
-{
-    return tr_states_failed (state);
-}
-
-const char *tr_merge_state_name (const char *state, double oom_kills)
-{
-    return tr_states_name (state, oom_kills);
-}
-
-const char *tr_merge_record_state (json_t *rec)
-{
-    return tr_states_of (rec);
-}
-
 double tr_merge_request_cores (json_t *request)
 {
     if (has (request, "cpus_on_node"))
@@ -578,11 +558,10 @@ static json_t *make_row (json_t *rec, size_t idx, bool counted)
     row =
         json_pack ("{s:I s:s s:b s:s s:b s:f s:f s:I s:I}", "index",
                    (json_int_t)idx, "node", tr_json_str_or (id, "node", ""),
-                   "counted", counted, "state", tr_merge_record_state (rec),
-                   "complete", json_is_true (json_object_get (oc, "complete")),
-                   "elapsed_s", el, "cpu_total_s",
-                   tr_json_num_or (cpu, "total_s", 0), "mem_peak_bytes",
-                   inum (mem, "peak_bytes"), "tasks", ntasks);
+                   "counted", counted, "state", tr_states_of (rec), "complete",
+                   json_is_true (json_object_get (oc, "complete")), "elapsed_s",
+                   el, "cpu_total_s", tr_json_num_or (cpu, "total_s", 0),
+                   "mem_peak_bytes", inum (mem, "peak_bytes"), "tasks", ntasks);
     if (!row)
         return NULL;
     if (copy_opt (row, id, "node_index") < 0
@@ -629,7 +608,7 @@ static int add_record (json_t *step,
     json_t *oc = json_object_get (rec, "outcome");
     double cores = tr_merge_request_cores (req), el = rec_elapsed (tm);
     json_int_t peak = inum (mem, "peak_bytes");
-    int rank = tr_merge_state_rank (tr_merge_record_state (rec));
+    int rank = tr_states_rank (tr_states_of (rec));
     json_t *v;
     size_t i;
 
@@ -670,7 +649,7 @@ static int add_record (json_t *step,
     t->tasks += (json_int_t)json_array_size (json_object_get (oc, "tasks"));
     if (rank > t->worst) {
         t->worst = rank;
-        t->state = tr_merge_record_state (rec);
+        t->state = tr_states_of (rec);
     }
     if (has (oc, "exit_code")
         && (!t->have_exit || inum (oc, "exit_code") > t->exit_code)) {

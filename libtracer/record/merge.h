@@ -35,19 +35,6 @@ int tr_merge_stepcmp (const char *a, const char *b);
  */
 int tr_merge_cmp_identity (json_t *ra, json_t *rb);
 
-/* The step states (states.h owns the words and their order; these ask
- * it): how bad a state is (tr_states_rank), whether it is a failure
- * (tr_states_failed), the name every view shows (tr_states_name:
- * OUT_OF_MEMORY for a step the OOM killer ended, NODE_FAIL for one the
- * scheduler reports so), and a record's state as rows, steps and
- * filters work on it (tr_states_of).
- */
-int tr_merge_state_rank (const char *state);
-bool tr_merge_state_failed (const char *state);
-#define TR_MERGE_STATE_OOM TR_STATES_OOM
-const char *tr_merge_state_name (const char *state, double oom_kills);
-const char *tr_merge_record_state (json_t *rec);
-
 /* Cores the scheduler granted a step on one node (a record's request
  * object): request.cpus_on_node, else cpus_per_task * tasks_on_node,
  * else 0 for "unknown".
@@ -129,7 +116,7 @@ double tr_merge_request_cores (json_t *request);
  *                              by name.  "(other)" rows of several nodes
  *                              merge too, though they sum different
  *                              programs.
- *   state                      the worst state (tr_merge_state_rank)
+ *   state                      the worst state (tr_states_rank)
  *   exit_code                  opt., the largest exit code
  *   signal                     opt., the first non-zero signal in row
  *                              order

@@ -633,7 +633,7 @@ const char *tr_stepsum_str (const tr_stepsum_t *row,
     if (f->str)
         return f->str (row, buf, size);
     if (f->offset == offsetof (tr_stepsum_t, state))
-        return tr_merge_state_name (row->state, row->oom_kills);
+        return tr_states_name (row->state, row->oom_kills);
     return *str_member ((tr_stepsum_t *)row, f);
 }
 
@@ -1012,7 +1012,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         INTERN (pipeline, run.pipeline);
         INTERN (process, run.process);
     }
-    INTERN (state, tr_merge_record_state (rec));
+    INTERN (state, tr_states_of (rec));
     INTERN (reason, tr_json_str_or (oc, "reason", ""));
     {
         char text[TR_CAUSE_TEXT_MAX];
@@ -1140,7 +1140,7 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
             return -1;
         dst->node = s;
     }
-    if (tr_merge_state_rank (src->state) > tr_merge_state_rank (dst->state)) {
+    if (tr_states_rank (src->state) > tr_states_rank (dst->state)) {
         dst->state = src->state;
         dst->reason = src->reason;
     }
@@ -1353,8 +1353,8 @@ static void job_outcome (tr_stepsum_t *job, const tr_stepsum_t *step,
     if (job->job_outcome_batch && !batch)
         return;
     if (!batch && !first && !job->job_outcome_extern
-        && (ext || tr_merge_state_rank (step->state)
-                       <= tr_merge_state_rank (job->state)))
+        && (ext || tr_states_rank (step->state)
+                       <= tr_states_rank (job->state)))
         return;
     if (ext && !first && !job->job_outcome_extern)
         return;

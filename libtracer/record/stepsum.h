@@ -10,6 +10,7 @@
 
 #include "libtracer/util/error.h"
 #include "libtracer/util/strbuf.h"
+#include "states.h"
 
 /* Step summaries: the few dozen numbers and names of a record that
  * listings, recommendations, regressions and waste reports work on.  A
@@ -219,7 +220,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
 
 /* Add src (another node of the same step) into dst: sums for CPU, I/O,
  * network, cores and tasks; maxima for elapsed, peaks and limits; the
- * earliest start and latest end; the worst state (tr_merge_state_rank);
+ * earliest start and latest end; the worst state (tr_states_rank);
  * node names joined.  Returns 0, or -1 with errno = ENOMEM.
  */
 int tr_stepsum_merge (tr_stepsum_t *dst,

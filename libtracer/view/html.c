@@ -369,7 +369,7 @@ static bool one_job (json_t *recs)
 /* Class of a state for colour; the state's name is always shown too. */
 static const char *state_class (const char *state)
 {
-    int rank = tr_merge_state_rank (state);
+    int rank = tr_states_rank (state);
 
     return rank == 0   ? "state-good"
            : rank == 1 ? "state-run"
@@ -380,7 +380,7 @@ static const char *state_class (const char *state)
 static void put_state (FILE *out, const char *state)
 {
     fprintf (out, "<span class=\"state %s\">", state_class (state));
-    put_esc (out, tr_merge_state_name (state, NAN));
+    put_esc (out, tr_states_name (state, NAN));
     fputs ("</span>", out);
 }
 
@@ -467,8 +467,8 @@ static void put_header (struct html *h)
                en = tr_json_num (s, "end_unix_ms");
 
         if (!*worst
-            || tr_merge_state_rank (tr_json_str_or (s, "state", ""))
-                   > tr_merge_state_rank (worst))
+            || tr_states_rank (tr_json_str_or (s, "state", ""))
+                   > tr_states_rank (worst))
             worst = tr_json_str_or (s, "state", "");
         if (known (st) && !(start <= st))
             start = st;

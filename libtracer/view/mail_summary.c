@@ -86,7 +86,7 @@ static void job_totals (const struct tr_mail_job *j, struct job_totals *t)
         t->time_limit_s = nmax (t->time_limit_s, r->time_limit_s);
         t->time_unlimited = nmax (t->time_unlimited, r->time_unlimited);
         if (!*t->state
-            || tr_merge_state_rank (r->state) > tr_merge_state_rank (t->state))
+            || tr_states_rank (r->state) > tr_states_rank (t->state))
             t->state = r->state;
         if (strlen (r->node) > strlen (j->rows[widest].node))
             widest = i;
@@ -233,7 +233,7 @@ static const char *step_label (const struct tr_mail_job *j, size_t i,
 }
 
 /* The headline: "Job 22 (name) failed: OUT_OF_MEMORY" (states as
- * tr_merge_state_name names them, or Slurm's own).
+ * tr_states_name names them, or Slurm's own).
  */
 static void headline (const struct tr_mail_job *j, const struct job_totals *t,
                       char *buf, size_t size)
@@ -242,14 +242,14 @@ static void headline (const struct tr_mail_job *j, const struct job_totals *t,
     const char *name = ev && *ev->name ? ev->name
                        : j->n             ? j->rows[0].job_name : "";
     const char *state =
-        ev && *ev->state ? ev->state : tr_merge_state_name (t->state, NAN);
+        ev && *ev->state ? ev->state : tr_states_name (t->state, NAN);
     char ec[32] = "";
 
     /* Slurm says "OUT_OF_MEMORY, ExitCode 0" for a job whose task the
      * OOM killer took: that 0 is no exit code, leave it out.
      */
     if (ev && ev->exit_code >= 0
-        && !(ev->exit_code == 0 && !strcmp (state, TR_MERGE_STATE_OOM)))
+        && !(ev->exit_code == 0 && !strcmp (state, TR_STATES_OOM)))
         snprintf (ec, sizeof (ec), ", exit code %ld", ev->exit_code);
     snprintf (buf, size, "%s %s%s%s%s %s %s%s",
               ev && ev->array_summary ? "Array job" : "Job",
@@ -393,7 +393,7 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 
         fprintf (out, "  %-12s %-13s %10s %6s %11s %6s\n",
                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
-                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
+                 pr (&rg, tr_states_name (r->state, r->oom_kills)),
                  dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
@@ -542,7 +542,7 @@ int tr_mail_digest (FILE *out,
     fprintf (out, "Your jobs from %s to %s, as tracer recorded them%s%s.\n\n",
              f, t, n ? " on cluster " : "", n ? pr (&rg, rows[0]->cluster) : "");
     fprintf (out, "User %s: %zu job%s, %zu step%s: %zu completed, %zu failed, "
-             "%zu " TR_MERGE_STATE_OOM ", %zu timed out, %zu cancelled, "
+             "%zu " TR_STATES_OOM ", %zu timed out, %zu cancelled, "
              "%zu other.\n",
              pr (&rg, user), jobs, jobs == 1 ? "" : "s", n, n == 1 ? "" : "s",
              count[0], count[1], count[2], count[3], count[4], count[5]);
@@ -567,7 +567,7 @@ int tr_mail_digest (FILE *out,
         }
         fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
                  pr (&rg, r->step_id),
-                 pr (&rg, tr_merge_state_name (r->state, r->oom_kills)),
+                 pr (&rg, tr_states_name (r->state, r->oom_kills)),
                  pr (&rg, r->job_name), pr (&rg, r->reason));
         if (*r->cause)
             fprintf (out, "      cause %s%s%s\n", pr (&rg, r->cause),

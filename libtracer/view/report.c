@@ -37,6 +37,7 @@
 #include "libtracer/util/tools.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
+#include "libtracer/record/states.h"
 
 static bool has (json_t *o, const char *k)
 {
@@ -242,7 +243,7 @@ static void print_step (FILE *out,
              tr_json_str_or (id, "node", ""));
     if (has (id, "step_name"))
         fprintf (out, " (%s)", tr_json_str_or (id, "step_name", ""));
-    print_outcome (out, tr_merge_record_state (rec), oc);
+    print_outcome (out, tr_states_of (rec), oc);
     fprintf (out, "\n");
     {
         char text[TR_CAUSE_TEXT_MAX];

@@ -21,6 +21,7 @@
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
 #include "libtracer/util/json.h"
+#include "libtracer/record/states.h"
 
 /* Fold rows v[0..n-1] (one run, sorted by job and step) into job rows
  * jobs[0..*nj-1].  0, or -1 on ENOMEM.
@@ -128,7 +129,7 @@ static json_t *run_info (const struct side *s)
             end = r->end_ms;
     }
     for (size_t i = 0; i < s->njobs; i++)
-        failed += tr_merge_state_failed (s->jobs[i].state);
+        failed += tr_states_failed (s->jobs[i].state);
     if (!(o = json_pack ("{s:s s:s s:s s:I s:I s:b}", "run", s->id,
                          "pipeline", s->v[0]->pipeline, "user",
                          s->v[0]->user, "tasks", (json_int_t)s->njobs,
@@ -162,7 +163,7 @@ static json_t *process_side (const tr_stepsum_t *j, size_t k, double *buf)
     for (size_t i = 0; i < k; i++) {
         double e = j[i].elapsed_s;
 
-        failed += tr_merge_state_failed (j[i].state);
+        failed += tr_states_failed (j[i].state);
         if (isfinite (e))
             buf[nb++] = e;
         total = add (total, e);
@@ -581,7 +582,7 @@ static int run_row (const tr_stepsum_t **v, size_t n, tr_rowset_t *out)
             && (isnan (row.mem_peak_bytes)
                 || r->mem_peak_bytes > row.mem_peak_bytes))
             row.mem_peak_bytes = r->mem_peak_bytes;
-        failed |= tr_merge_state_failed (r->state);
+        failed |= tr_states_failed (r->state);
     }
     if (n == 0 || !*v[0]->pipeline)
         return 0;

@@ -194,7 +194,7 @@ static json_t *task_json (const struct task *t, double now_ms)
             && put (o, "cause_text", json_string (j->cause_text)) < 0))
         goto nomem;
     /* the outcome as sacct words it; the cause class is cause.h's */
-    if (tr_merge_state_failed (j->state)) {
+    if (tr_states_failed (j->state)) {
         task_cause (t, buf, sizeof (buf));
         if (put (o, "outcome", json_string (buf)) < 0)
             goto nomem;
@@ -392,7 +392,7 @@ static json_t *process_json (struct task **t,
                 }
             }
         }
-        if (tr_merge_state_failed (j->state)) {
+        if (tr_states_failed (j->state)) {
             json_t *c;
 
             failed++;

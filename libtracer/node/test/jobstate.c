@@ -22,6 +22,7 @@
 
 #include "libtracer/node/jobstate.h"
 #include "libtracer/record/record.h"
+#include "libtracer/record/states.h"
 
 static const struct {
     const char *text;
@@ -606,15 +607,15 @@ static void test_nextflow_task (void **state)
 
 static void test_outcome (void **state)
 {
-    assert_string_equal (tr_jobstate_outcome ("TIMEOUT"), "timeout");
-    assert_string_equal (tr_jobstate_outcome ("DEADLINE"), "timeout");
-    assert_string_equal (tr_jobstate_outcome ("CANCELLED"), "cancelled");
-    assert_string_equal (tr_jobstate_outcome ("PREEMPTED"), "cancelled");
-    assert_string_equal (tr_jobstate_outcome ("NODE_FAIL"), "incomplete");
-    assert_null (tr_jobstate_outcome ("RUNNING"));
-    assert_null (tr_jobstate_outcome ("COMPLETING"));
-    assert_null (tr_jobstate_outcome ("OUT_OF_MEMORY"));
-    assert_null (tr_jobstate_outcome (NULL));
+    assert_string_equal (tr_states_outcome ("TIMEOUT"), "timeout");
+    assert_string_equal (tr_states_outcome ("DEADLINE"), "timeout");
+    assert_string_equal (tr_states_outcome ("CANCELLED"), "cancelled");
+    assert_string_equal (tr_states_outcome ("PREEMPTED"), "cancelled");
+    assert_string_equal (tr_states_outcome ("NODE_FAIL"), "incomplete");
+    assert_null (tr_states_outcome ("RUNNING"));
+    assert_null (tr_states_outcome ("COMPLETING"));
+    assert_null (tr_states_outcome ("OUT_OF_MEMORY"));
+    assert_null (tr_states_outcome (NULL));
 }
 
 /* A stand-in squeue: prints its arguments' job id and SLURM_CONF. */

@@ -32,6 +32,7 @@
 #define GiB 1073741824LL
 
 #include "record-fixture.h"
+#include "libtracer/record/states.h"
 
 static json_t *rec (const char *overlay)
 {
@@ -190,14 +191,13 @@ static void test_state_rank (void **state)
 
     (void)state;
     for (size_t i = 1; i < sizeof (order) / sizeof (order[0]); i++)
-        if (tr_merge_state_rank (order[i - 1])
-            >= tr_merge_state_rank (order[i]))
+        if (tr_states_rank (order[i - 1]) >= tr_states_rank (order[i]))
             fail_msg ("%s should rank below %s", order[i - 1], order[i]);
-    assert_int_equal (tr_merge_state_rank ("bogus"), tr_merge_state_rank ("unkn"
-                                                                          "ow"
-                                                                          "n"));
-    assert_int_equal (tr_merge_state_rank (NULL), tr_merge_state_rank ("unknow"
-                                                                       "n"));
+    assert_int_equal (tr_states_rank ("bogus"), tr_states_rank ("unkn"
+                                                                "ow"
+                                                                "n"));
+    assert_int_equal (tr_states_rank (NULL), tr_states_rank ("unknow"
+                                                             "n"));
 }
 
 /* The worst of two nodes' states, and the largest exit code. */
