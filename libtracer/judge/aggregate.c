@@ -1560,20 +1560,13 @@ int tr_group_summary_print (FILE *out, json_t *s)
 
 /* --- Runs ------------------------------------------------------------- */
 
-static int cmp_num (double a, double b)
-{
-    if (isnan (a) || isnan (b))
-        return isnan (a) - isnan (b);
-    return (a > b) - (a < b);
-}
-
 /* A run is one user's: uid (the user name where the uid is unknown) and
  * run id; then its rows by job and step, so that a job's steps are
  * adjacent.
  */
 int tr_runs_cmp_user (const tr_stepsum_t *x, const tr_stepsum_t *y)
 {
-    int c = cmp_num (x->uid, y->uid);
+    int c = tr_stats_cmp (x->uid, y->uid);
 
     if (!c && isnan (x->uid))
         c = strcmp (x->user, y->user);
@@ -1605,7 +1598,7 @@ struct run_out {
 static int cmp_run_out (const void *pa, const void *pb)
 {
     const struct run_out *a = pa, *b = pb;
-    int c = cmp_num (a->start, b->start);
+    int c = tr_stats_cmp (a->start, b->start);
 
     return c ? c : strcmp (json_string_value (json_object_get (a->o, "run")),
                            json_string_value (json_object_get (b->o, "run")));

@@ -34,6 +34,7 @@
 #include "libtracer/record/stepsum.h"
 #include "libtracer/record/states.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/json.h"
 
 enum {
     DIAG_MAX = 16,          /* findings of one step (one per rule) */
@@ -206,20 +207,6 @@ static void say (struct diag *d, const char *fmt, ...)
         d->nomem = true;
 }
 
-static int set_number (json_t *o, const char *name, double v)
-{
-    json_t *j;
-
-    if (!isfinite (v))
-        return 0;
-    /* Whole numbers as JSON integers: counts and bytes read better. */
-    if (v == floor (v) && fabs (v) < 9007199254740992.0)
-        j = json_integer ((json_int_t)v);
-    else
-        j = json_real (v);
-    return json_object_set_new (o, name, j);
-}
-
 /* Finish the finding whose text is in d->sb, with evidence given as
  * name, value pairs ending with NULL.
  */
@@ -236,7 +223,7 @@ static void add (struct diag *d, const char *code, int severity, ...)
     va_start (ap, severity);
     while ((name = va_arg (ap, const char *))) {
         double v = va_arg (ap, double);
-        if (set_number (evidence, name, v) < 0) {
+        if (tr_json_set_num (evidence, name, v) < 0) {
             va_end (ap);
             goto fail;
         }

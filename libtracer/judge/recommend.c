@@ -25,6 +25,7 @@
 #include "recommend.h"
 #include "sizing.h"
 #include "libtracer/util/stats.h"
+#include "libtracer/util/json.h"
 
 #define MIB 1048576.0
 #define GIB 1073741824.0
@@ -216,23 +217,6 @@ static double task_count (const tr_stepsum_t *r)
     return r->nodes >= 1 ? r->nodes : 1;
 }
 
-/* JSON helpers: an unknown (NAN, or infinite from a corrupt row) value
- * is left out.  Whole numbers are written as integers so that counts and
- * bytes read as such.
- */
-static int set_num (json_t *o, const char *k, double v)
-{
-    json_t *j;
-
-    if (!isfinite (v))
-        return 0;
-    if (v == floor (v) && fabs (v) < 9007199254740992.0)
-        j = json_integer ((json_int_t)v);
-    else
-        j = json_real (v);
-    return json_object_set_new (o, k, j);
-}
-
 static int set_str (json_t *o, const char *k, const char *s)
 {
     return s && *s ? json_object_set_new (o, k, json_string (s)) : 0;
@@ -282,7 +266,7 @@ static json_t *num_object (const struct kv *kv, size_t n)
     json_t *o = json_object ();
 
     for (size_t i = 0; o && i < n; i++)
-        if (set_num (o, kv[i].k, kv[i].v)) {
+        if (tr_json_set_num (o, kv[i].k, kv[i].v)) {
             json_decref (o);
             return NULL;
         }
@@ -739,7 +723,7 @@ static json_t *group_json (struct group *g,
                            { "oom_projected", g->oom_project } };
 
         for (size_t i = 0; i < sizeof (kv) / sizeof (kv[0]); i++)
-            if (set_num (mem, kv[i].k, kv[i].v)) {
+            if (tr_json_set_num (mem, kv[i].k, kv[i].v)) {
                 json_decref (mem);
                 mem = NULL;
                 break;

@@ -54,3 +54,16 @@ json_int_t tr_json_int_or (const json_t *o, const char *k, json_int_t dflt)
     (void)tr_json_int (o, k, &v);
     return v;
 }
+
+int tr_json_set_num (json_t *o, const char *k, double v)
+{
+    json_t *j;
+
+    if (!isfinite (v))
+        return 0;
+    if (v == floor (v) && fabs (v) < 9007199254740992.0)
+        j = json_integer ((json_int_t)v);
+    else
+        j = json_real (v);
+    return json_object_set_new (o, k, j);
+}

@@ -32,4 +32,11 @@ bool tr_json_int (const json_t *o, const char *k, json_int_t *v);
 /* The integer o[k], or dflt (a real is not an integer). */
 json_int_t tr_json_int_or (const json_t *o, const char *k, json_int_t dflt);
 
+/* Writing: o[k] = v, a whole number as a JSON integer (counts and bytes
+ * read as such), any other as a real; a value that is not finite
+ * (unknown) is left out, never written as 0.  Returns 0, or -1 (out of
+ * memory, o not an object).
+ */
+int tr_json_set_num (json_t *o, const char *k, double v);
+
 #endif /* !TRACER_JSON_H */

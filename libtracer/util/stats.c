@@ -102,3 +102,10 @@ size_t tr_stats_drop_nan (double *v, size_t n)
             v[k++] = v[i];
     return k;
 }
+
+int tr_stats_cmp (double a, double b)
+{
+    if (isnan (a) || isnan (b))
+        return isnan (a) - isnan (b);
+    return (a > b) - (a < b);
+}

@@ -34,4 +34,8 @@ double tr_stats_max (const double *v, size_t n);
  */
 size_t tr_stats_drop_nan (double *v, size_t n);
 
+/* The order of two numbers for sorting: -1, 0 or 1, with an unknown one
+ * (NaN) after every known one. */
+int tr_stats_cmp (double a, double b);
+
 #endif /* !TRACER_STATS_H */

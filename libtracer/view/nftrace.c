@@ -16,6 +16,7 @@
 #include "libtracer/record/states.h"
 #include "nftrace.h"
 #include "libtracer/util/strbuf.h"
+#include "libtracer/util/stats.h"
 
 const char *tr_nftrace_duration (char *buf, size_t size, double ms)
 {
@@ -98,12 +99,9 @@ static int cmp_task (const void *pa, const void *pb)
 {
     const tr_stepsum_t *x = pa, *y = pb;
     double a = submitted (x), b = submitted (y);
+    int c = tr_stats_cmp (a, b);
 
-    if (isnan (a) != isnan (b))
-        return isnan (a) - isnan (b);
-    if (!isnan (a) && a != b)
-        return a < b ? -1 : 1;
-    return tr_merge_natcmp (x->job_id, y->job_id);
+    return c ? c : tr_merge_natcmp (x->job_id, y->job_id);
 }
 
 /* A cell: s with control characters (a tab, a newline of a job name)

@@ -28,6 +28,7 @@
 #include "libtracer/record/when.h"
 #include "libtracer/util/units.h"
 #include "libtracer/util/json.h"
+#include "libtracer/util/stats.h"
 
 #define SLOWEST_MAX 5
 #define TOOLS_MAX 5
@@ -57,13 +58,6 @@ static int push (json_t *a, json_t *v)
         return -1;
     }
     return 0;
-}
-
-static int cmp_num (double a, double b)
-{
-    if (isnan (a) || isnan (b))
-        return isnan (a) - isnan (b);
-    return (a > b) - (a < b);
 }
 
 /* The user key of tr_runs: uid, else the name where the uid is unknown. */
@@ -101,7 +95,7 @@ static int cmp_task_start (const void *pa, const void *pb)
 {
     const struct task *a = *(const struct task *const *)pa;
     const struct task *b = *(const struct task *const *)pb;
-    int c = cmp_num (a->job.start_ms, b->job.start_ms);
+    int c = tr_stats_cmp (a->job.start_ms, b->job.start_ms);
 
     return c ? c : (a->order > b->order) - (a->order < b->order);
 }
@@ -110,7 +104,7 @@ static int cmp_task_slow (const void *pa, const void *pb)
 {
     const struct task *a = *(const struct task *const *)pa;
     const struct task *b = *(const struct task *const *)pb;
-    int c = cmp_num (b->job.elapsed_s, a->job.elapsed_s);
+    int c = tr_stats_cmp (b->job.elapsed_s, a->job.elapsed_s);
 
     /* unknown elapsed last */
     if (isnan (a->job.elapsed_s) != isnan (b->job.elapsed_s))
@@ -234,7 +228,7 @@ struct tool {
 static int cmp_tool (const void *pa, const void *pb)
 {
     const struct tool *a = pa, *b = pb;
-    int c = cmp_num (b->cpu_s, a->cpu_s);
+    int c = tr_stats_cmp (b->cpu_s, a->cpu_s);
 
     return c ? c : strcmp (a->name, b->name);
 }
@@ -662,8 +656,8 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
             if (!t->process)
                 t->process = v[k]->process;
             if (!t->main
-                || cmp_num (isnan (v[k]->cpu_s) ? -1 : v[k]->cpu_s,
-                            isnan (t->main->cpu_s) ? -1 : t->main->cpu_s)
+                || tr_stats_cmp (isnan (v[k]->cpu_s) ? -1 : v[k]->cpu_s,
+                                 isnan (t->main->cpu_s) ? -1 : t->main->cpu_s)
                        > 0)
                 t->main = v[k];
         }

@@ -81,12 +81,36 @@ static void test_int (void **state)
     json_decref (o);
 }
 
+static void test_set_num (void **state)
+{
+    json_t *o = json_object ();
+
+    (void)state;
+    assert_int_equal (tr_json_set_num (o, "bytes", 4294967296.0), 0);
+    assert_true (json_is_integer (json_object_get (o, "bytes")));
+    assert_int_equal (json_integer_value (json_object_get (o, "bytes")),
+                      4294967296LL);
+    assert_int_equal (tr_json_set_num (o, "frac", 0.25), 0);
+    assert_true (json_is_real (json_object_get (o, "frac")));
+    /* unknown is left out, never 0 */
+    assert_int_equal (tr_json_set_num (o, "nan", NAN), 0);
+    assert_int_equal (tr_json_set_num (o, "inf", INFINITY), 0);
+    assert_null (json_object_get (o, "nan"));
+    assert_null (json_object_get (o, "inf"));
+    /* beyond 2^53 a double is no exact integer: a real */
+    assert_int_equal (tr_json_set_num (o, "big", 1e300), 0);
+    assert_true (json_is_real (json_object_get (o, "big")));
+    assert_int_equal (tr_json_set_num (NULL, "x", 1), -1);
+    json_decref (o);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_str),
         cmocka_unit_test (test_num),
         cmocka_unit_test (test_int),
+        cmocka_unit_test (test_set_num),
     };
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
