@@ -245,21 +245,21 @@ static bool is_task_component (const char *s)
     return true;
 }
 
-/* Remove a trailing task component in place: ".../task_N" (v1) and
- * ".../user/task_N" (v2).
+/* Remove a trailing task component in place: ".../task_N".  On v2 the
+ * step's tasks are in ".../step_S/user/task_N" and its slurmstepd beside
+ * them in ".../step_S/slurm": the step is ".../step_S/user", so that its
+ * counters are its tasks' alone, as Slurm's own accounting and v1's step
+ * directory count them (the step's memory limit is read from its parent,
+ * where Slurm sets it).
  */
 static void strip_task_dir (char *path, bool v2)
 {
     char *slash = strrchr (path, '/');
 
+    (void)v2;
     if (!slash || !is_task_component (slash + 1))
         return;
     *slash = '\0';
-    if (v2) {
-        slash = strrchr (path, '/');
-        if (slash && !strcmp (slash + 1, "user"))
-            *slash = '\0';
-    }
 }
 
 static int join (char *buf, size_t size, const char *mnt, const char *rel)

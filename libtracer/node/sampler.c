@@ -62,6 +62,7 @@ enum kfile {
     K_MEM_CURRENT,
     K_MEM_PEAK,
     K_MEM_MAX,
+    K_MEM_MAX_PARENT,
     K_MEM_STAT2,
     K_MEM_SWAP,
     K_MEM_EVENTS,
@@ -87,6 +88,8 @@ static const struct {
     [K_MEM_CURRENT] = { D_UNIFIED, "memory.current" },
     [K_MEM_PEAK] = { D_UNIFIED, "memory.peak" },
     [K_MEM_MAX] = { D_UNIFIED, "memory.max" },
+    /* Slurm's v2 step limit, above the step's tasks (.../step_S/user) */
+    [K_MEM_MAX_PARENT] = { D_UNIFIED, "../memory.max" },
     [K_MEM_STAT2] = { D_UNIFIED, "memory.stat" },
     [K_MEM_SWAP] = { D_UNIFIED, "memory.swap.current" },
     [K_MEM_EVENTS] = { D_UNIFIED, "memory.events" },
@@ -557,6 +560,20 @@ static int kread (tr_step_t *step, enum kfile f, char *buf, size_t size)
                : 0;
 }
 
+/* A Slurm v2 step attached at its tasks' directory, ".../step_S/user". */
+static bool slurm_v2_tasks (const tr_step_t *step)
+{
+    const char *u = step->cg.unified, *slash = strrchr (u, '/');
+    size_t n;
+
+    if (!slash || strcmp (slash + 1, "user"))
+        return false;
+    n = (size_t)(slash - u);
+    while (n > 0 && u[n - 1] != '/')
+        n--;
+    return !strncmp (u + n, "step_", 5);
+}
+
 static int kread_u64 (tr_step_t *step, enum kfile f, uint64_t *value)
 {
     char buf[64];
@@ -803,7 +820,9 @@ static int read_mem_cgroup (tr_step_t *step)
             step->mem_exact = false;
             step->mem_source = "cgroup-v2:memory.current (sampled)";
         }
-        if (kread_u64 (step, K_MEM_MAX, &v) == 0)
+        if (kread_u64 (step, K_MEM_MAX, &v) == 0
+            && (v != UINT64_MAX || !slurm_v2_tasks (step)
+                || kread_u64 (step, K_MEM_MAX_PARENT, &v) == 0))
             step->mem_limit = v;
         if (stat_due (step)) {
             static const char *const keys[] = { "anon", "file", "shmem" };

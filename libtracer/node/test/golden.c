@@ -396,6 +396,7 @@ static void write_node (const char *mountinfo)
 #define MIRROR "/sys/fs/cgroup/unified" MIRROR_REL
 #define V2_REL "/system.slice/slurmstepd.scope/job_42/step_0"
 #define V2_STEP "/sys/fs/cgroup" V2_REL
+#define V2_TASKS V2_STEP "/user"
 
 /* Which pids each directory of the step lists, per reading: slurmstepd's
  * directory (v1 step_0, v2 step_0/slurm) and the two task directories.
@@ -544,8 +545,9 @@ static void write_mirror (int i, const struct members *m)
 
 /* Slurm's cgroup v2 step: slurmstepd in step_0/slurm, tasks in
  * step_0/user/task_N; all controllers; no memory.peak before Linux 5.19.
- * cpu.stat counts the tasks and slurmstepd: 12.24 s then 25.74 s, their
- * utime+stime.
+ * The step is its tasks' directory, step_0/user: its cpu.stat counts the
+ * tasks alone, 12.24 s then 25.74 s, their utime+stime; the step's memory
+ * limit is Slurm's, on step_0.
  */
 static void write_v2 (int i, const struct members *m, bool peak)
 {
@@ -569,31 +571,34 @@ static void write_v2 (int i, const struct members *m, bool peak)
     int c = i < 2 ? i : 1;
 
     put (V2_STEP "/cgroup.controllers", "cpuset cpu io memory pids\n");
-    put (V2_STEP "/cgroup.procs", "");
-    putf (V2_STEP "/cpu.stat",
+    put (V2_TASKS "/cgroup.controllers", "cpuset cpu io memory pids\n");
+    put (V2_TASKS "/cgroup.procs", "");
+    putf (V2_TASKS "/cpu.stat",
           "usage_usec %llu\nuser_usec %llu\nsystem_usec %llu\n"
           "core_sched.force_idle_usec 0\nnr_periods %llu\n"
           "nr_throttled %llu\nthrottled_usec %llu\nnr_bursts 0\n"
           "burst_usec 0\n",
           usage[c], user[c], sys[c], periods[c], throttled[c], throttled_us[c]);
-    putf (V2_STEP "/memory.current", "%llu\n", cur[c]);
+    putf (V2_TASKS "/memory.current", "%llu\n", cur[c]);
     if (peak)
-        putf (V2_STEP "/memory.peak", "%llu\n", max[c]);
+        putf (V2_TASKS "/memory.peak", "%llu\n", max[c]);
+    /* the step's limit is Slurm's, on step_0; its tasks' has none */
     put (V2_STEP "/memory.max", "8589934592\n");
-    putf (V2_STEP "/memory.stat",
+    put (V2_TASKS "/memory.max", "max\n");
+    putf (V2_TASKS "/memory.stat",
           "anon %llu\nfile %llu\nkernel 4194304\nkernel_stack 131072\n"
           "shmem %llu\nfile_mapped 0\nswapcached 0\n",
           anon[c], file[c], shmem[c]);
-    putf (V2_STEP "/memory.events",
+    putf (V2_TASKS "/memory.events",
           "low 0\nhigh %llu\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n",
           high[c]);
-    put (V2_STEP "/memory.swap.current", "0\n");
-    putf (V2_STEP "/io.stat",
+    put (V2_TASKS "/memory.swap.current", "0\n");
+    putf (V2_TASKS "/io.stat",
           "259:0 rbytes=%llu wbytes=%llu rios=%llu wios=%llu dbytes=0 "
           "dios=0\n"
           "8:0 rbytes=0 wbytes=0 rios=0 wios=0 dbytes=0 dios=0\n",
           rbytes[c], wbytes[c], rios[c], wios[c]);
-    write_pressure (V2_STEP, c);
+    write_pressure (V2_TASKS, c);
     put (V2_STEP "/slurm/cgroup.procs", members_of (m->stepd, i));
     put (V2_STEP "/user/cgroup.procs", "");
     put (V2_STEP "/user/task_0/cgroup.procs", members_of (m->task0, i));

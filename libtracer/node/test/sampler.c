@@ -203,7 +203,7 @@ static void test_v1_step (void **state)
 #define V2_MOUNTS "27 22 0:23 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
 #define V2_STEP                                                     \
     "/sys/fs/cgroup/system.slice/n1_slurmstepd.scope/sEKNKTV3WPV500" \
-    "/step_0"
+    "/step_0/user"
 
 static void make_v2 (bool with_peak)
 {
@@ -273,6 +273,38 @@ static void test_v2_step (void **state)
 {
     make_v2 (true);
     check_v2 (true);
+}
+
+/* The step is its tasks' directory (step_0/user, beside slurmstepd's
+ * step_0/slurm): its memory limit is Slurm's, on step_0.
+ */
+static void test_v2_parent_limit (void **state)
+{
+    json_t *id = identity (), *rec, *mem;
+    tr_step_t *step;
+    tr_error_t error;
+
+    (void)state;
+    make_v2 (true);
+    put (V2_STEP "/../memory.max", "838860800\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_pid (step, 777, 0, &error), 0);
+    assert_int_equal (tr_step_sample (step, &error), 0);
+    tr_step_task_exit (step, 0, 777, 0);
+    assert_int_equal (tr_step_finish (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    mem = json_object_get (json_object_get (rec, "summary"), "memory");
+    assert_int_equal (json_integer_value (json_object_get (mem, "limit_bytes")),
+                      838860800);
+    assert_string_equal (
+        json_string_value (json_object_get (
+            json_object_get (json_object_get (rec, "cgroup"), "paths"),
+            "unified")),
+        "/system.slice/n1_slurmstepd.scope/sEKNKTV3WPV500/step_0/user");
+    json_decref (rec);
+    json_decref (id);
+    tr_step_destroy (step);
+    rm_fixture (V2_STEP "/../memory.max");
 }
 
 static void test_v2_no_peak (void **state)
@@ -948,6 +980,8 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_v1_step, setup, teardown),
         cmocka_unit_test_setup_teardown (test_v2_step, setup, teardown),
         cmocka_unit_test_setup_teardown (test_v2_no_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_v2_parent_limit, setup,
+                                         teardown),
         cmocka_unit_test_setup_teardown (test_cpu_split, setup, teardown),
         cmocka_unit_test_setup_teardown (test_root_cgroup_refused, setup,
                                          teardown),

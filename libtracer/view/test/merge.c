@@ -1008,7 +1008,7 @@ static void test_view_no_scheduler_tools (void **state)
     json_t *recs = json_array ();
     json_error_t jerr;
     json_t *r = json_load_file (TEST_SRCDIR "/fixtures/records/"
-                                            "collector-slurm-v2.json",
+                                            "collector-slurm-v1.json",
                                 0, &jerr);
     char *text, *tools;
 
@@ -1024,7 +1024,7 @@ static void test_view_no_scheduler_tools (void **state)
                       "341.8 MiB), dd x1 (0.77 s CPU, peak 2.0 MiB)\n");
     assert_null (strstr (text, "slurmstepd"));
     /* its CPU still counts in the step's */
-    assert_has (text, "\n    CPU time:       25.74 s");
+    assert_has (text, "\n    CPU time:       25.67 s");
     free (text);
     json_decref (recs);
 }
