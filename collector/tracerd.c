@@ -35,6 +35,7 @@
 #include "libtracer/node/cgroup.h"
 #include "libtracer/node/gpu.h"
 #include "libtracer/node/psi.h"
+#include "libtracer/node/sources.h"
 #include "libtracer/node/taskstats.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/error.h"
@@ -448,6 +449,20 @@ static void stop (void)
     tr_conf_destroy (d.conf);
 }
 
+/* Every evidence source, available or not and why; one the service's
+ * own sandbox hides is a warning, since the kernel offers it. */
+static void log_sources (void)
+{
+    struct tr_source src[TR_SOURCES_MAX];
+    int n = tr_sources_probe (d.conf, src);
+
+    for (int i = 0; i < n; i++)
+        tracerd_log (src[i].state == TR_SOURCE_SANDBOXED ? LOG_WARNING
+                                                         : LOG_INFO,
+                     "evidence: %s: %s (%s)", src[i].name,
+                     tr_sources_word (src[i].state), src[i].why);
+}
+
 int main (int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -513,9 +528,13 @@ int main (int argc, char **argv)
         tr_strbuf_t sb = TR_STRBUF_INIT;
         printf ("%s: OK\n", conf_path);
         /* what this host measures with it, and what it cannot */
+        struct tr_source src[TR_SOURCES_MAX];
+        int nsrc = tr_sources_probe (d.conf, src);
+
         if (tr_stall_describe (d.conf->delayacct, d.conf->psi_mirror,
                                d.conf->taskstats, &sb)
-            >= 0)
+                >= 0
+            && tr_sources_describe (src, nsrc, &sb) >= 0)
             fputs (tr_strbuf_str (&sb), stdout);
         tr_strbuf_free (&sb);
         return 0;
@@ -540,6 +559,7 @@ int main (int argc, char **argv)
         return 1;
     tracerd_steps_open_state ();
     tracerd_forward_resume ();
+    log_sources ();
     open_sources ();
     tracerd_steps_resume ();
     tracerd_log (LOG_NOTICE,

@@ -8,7 +8,9 @@ tests/vm boots Debian'"'"'s kernel under QEMU with systemd as PID 1 and a
 pure cgroup v2 hierarchy, on this machine'"'"'s root, and runs
 tests/vm.d/0620-cluster-v2.t there: the real cluster with Slurm'"'"'s
 cgroup/v2 plugin, step CPU and peak memory against the workloads'"'"'
-getrusage, PSI from the step'"'"'s cgroup, an OOM kill, record modes.
+getrusage, PSI from the step'"'"'s cgroup, an OOM kill, record modes; and
+tests/vm.d/0621-unit-evidence.t: tracerd with its unit'"'"'s sandbox keeps
+every evidence source it has when started by hand.
 tests/vm itself fails clearly where it cannot run and leaves nothing
 running when its guest overruns its time.'
 
@@ -38,13 +40,16 @@ test_expect_success 'a guest past its time is killed: exit 3, nothing left runni
 
 test_expect_success 'the cluster suite passes on the cgroup v2 guest node' '
     "$VM" --timeout 900 --results vmres \
-        "$SHARNESS_TEST_SRCDIR/vm.d/run" 0620-cluster-v2.t >vm.out 2>&1
+        "$SHARNESS_TEST_SRCDIR/vm.d/run" 0620-cluster-v2.t \
+        0621-unit-evidence.t >vm.out 2>&1
     rc=$?
-    cat vm.out vmres/0620-cluster-v2.out
+    cat vm.out vmres/0620-cluster-v2.out vmres/0621-unit-evidence.out
     test $rc = 0 &&
     grep -q "^1\\.\\.7$" vmres/0620-cluster-v2.out &&
     test "$(grep -c "^ok " vmres/0620-cluster-v2.out)" = 7 &&
-    ! grep -q "^not ok" vmres/0620-cluster-v2.out
+    grep -q "^1\\.\\.4$" vmres/0621-unit-evidence.out &&
+    test "$(grep -c "^ok " vmres/0621-unit-evidence.out)" = 4 &&
+    ! grep -q "^not ok" vmres/0620-cluster-v2.out vmres/0621-unit-evidence.out
 '
 
 test_expect_success 'the guest ran systemd as PID 1 on cgroup2, and powered off' '
