@@ -250,15 +250,9 @@ fail:
 
 static void rule_failed (struct diag *d)
 {
-    static const struct {
-        const char *state;
-        const char *phrase;
-    } ends[] = {
-        { "failed", "failed" },
-        { "cancelled", "cancelled" },
-        { "timeout", "timed out" },
-        { "oom", "killed for lack of memory" },
-    };
+    /* the ends this rule explains; their words are states.c's */
+    static const char *const ends[] = { "failed", "cancelled", "timeout",
+                                        "oom" };
     const tr_stepsum_t *r = d->row;
     const char *phrase = NULL;
     const char *sep = ": ";
@@ -266,8 +260,8 @@ static void rule_failed (struct diag *d)
     size_t i;
 
     for (i = 0; i < sizeof (ends) / sizeof (ends[0]); i++) {
-        if (!strcmp (r->state, ends[i].state))
-            phrase = ends[i].phrase;
+        if (!strcmp (r->state, ends[i]))
+            phrase = tr_states_phrase (ends[i]);
     }
     if (!phrase)
         return;

@@ -22,17 +22,22 @@ static const struct word {
     bool failed;          /* tr_states_failed */
     char mark;            /* tr_states_mark */
     const char *nextflow; /* tr_states_nextflow */
+    const char *phrase;   /* tr_states_phrase */
 } words[] = {
-    { "completed", "COMPLETED", "CD", 0, false, '=', "COMPLETED" },
-    { "running", "RUNNING", "R", 1, false, '>', "RUNNING" },
-    { "unknown", "UNKNOWN", "UN", 2, false, '?', "-" },
-    { "failed", "FAILED", "F", 3, true, 'F', "FAILED" },
-    { "cancelled", "CANCELLED", "CA", 4, true, 'C', "ABORTED" },
-    { "timeout", "TIMEOUT", "TO", 5, true, 'T', "FAILED" },
-    { "oom", TR_STATES_OOM, "OOM", 6, true, 'M', "FAILED" },
-    { "incomplete", "INCOMPLETE", "IN", 7, false, '?', "-" },
-    { "NODE_FAIL", "NODE_FAIL", "NF", 7, true, 'N', "FAILED" },
-    { "BOOT_FAIL", "BOOT_FAIL", "BF", 7, true, 'N', "FAILED" },
+    { "completed", "COMPLETED", "CD", 0, false, '=', "COMPLETED", "completed" },
+    { "running", "RUNNING", "R", 1, false, '>', "RUNNING", "is running" },
+    { "unknown", "UNKNOWN", "UN", 2, false, '?', "-", "ended unknown" },
+    { "failed", "FAILED", "F", 3, true, 'F', "FAILED", "failed" },
+    { "cancelled", "CANCELLED", "CA", 4, true, 'C', "ABORTED", "cancelled" },
+    { "timeout", "TIMEOUT", "TO", 5, true, 'T', "FAILED", "timed out" },
+    { "oom", TR_STATES_OOM, "OOM", 6, true, 'M', "FAILED",
+      "killed for lack of memory" },
+    { "incomplete", "INCOMPLETE", "IN", 7, false, '?', "-",
+      "was not measured to its end" },
+    { "NODE_FAIL", "NODE_FAIL", "NF", 7, true, 'N', "FAILED",
+      "lost to a node failure" },
+    { "BOOT_FAIL", "BOOT_FAIL", "BF", 7, true, 'N', "FAILED",
+      "lost to a node that failed to boot" },
 };
 
 const char *const tr_states_record[] = {
@@ -194,4 +199,11 @@ const char *tr_states_nextflow (const char *word)
     const struct word *w = lookup (word);
 
     return w ? w->nextflow : "-";
+}
+
+const char *tr_states_phrase (const char *word)
+{
+    const struct word *w = lookup (word);
+
+    return w ? w->phrase : NULL;
 }

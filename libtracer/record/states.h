@@ -121,4 +121,10 @@ char tr_states_mark (const char *word);
  */
 const char *tr_states_nextflow (const char *word);
 
+/* How a state (or its sacct word) ends a sentence about a step: "failed",
+ * "timed out", "killed for lack of memory", ...; NULL for a word that is
+ * no state.
+ */
+const char *tr_states_phrase (const char *word);
+
 #endif /* !TRACER_STATES_H */

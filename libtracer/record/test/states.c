@@ -228,13 +228,24 @@ static void test_oom (void **state)
     assert_false (tr_states_oom (NULL, NAN));
 }
 
+static void test_phrase (void **state)
+{
+    (void)state;
+    assert_string_equal (tr_states_phrase ("timeout"), "timed out");
+    assert_string_equal (tr_states_phrase ("TIMEOUT"), "timed out");
+    assert_string_equal (tr_states_phrase ("oom"), "killed for lack of memory");
+    assert_string_equal (tr_states_phrase ("NODE_FAIL"), "lost to a node "
+                                                         "failure");
+    assert_null (tr_states_phrase ("nonsense"));
+    assert_null (tr_states_phrase (NULL));
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_words),
-        cmocka_unit_test (test_outcome),
-        cmocka_unit_test (test_node_fail),
-        cmocka_unit_test (test_oom),
+        cmocka_unit_test (test_words),     cmocka_unit_test (test_outcome),
+        cmocka_unit_test (test_node_fail), cmocka_unit_test (test_oom),
+        cmocka_unit_test (test_phrase),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
