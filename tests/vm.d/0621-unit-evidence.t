@@ -23,15 +23,19 @@ require_or_skip "systemd as PID 1 (tests/vm)" \
     test "$(cat /proc/1/comm)" = systemd
 require_or_skip "the built unit (make)" test -f "$UNIT"
 
-test_expect_success 'a configuration' '
-    mkdir -p store spool &&
-    cat >tracer.yaml <<-EOF
+# The unit has PrivateTmp=yes: what the service runs and reads lives
+# outside /tmp (the build tree may be there), in the guest'"'"'s overlay.
+W=/srv/tracer-0621
+test_expect_success 'a configuration and tracerd outside /tmp' '
+    rm -rf $W && mkdir -p $W/store $W/spool &&
+    cp "$B/collector/tracerd" $W/tracerd &&
+    cat >$W/tracer.yaml <<-EOF &&
 	store:
-	  path: $PWD/store
+	  path: $W/store
 	spool:
-	  path: $PWD/spool
+	  path: $W/spool
 	EOF
-    "$B/collector/tracerd" --check-config -c tracer.yaml >byhand.out &&
+    $W/tracerd --check-config -c $W/tracer.yaml >byhand.out &&
     cat byhand.out &&
     grep "^evidence: kernel log /dev/kmsg: available" byhand.out
 '
@@ -51,7 +55,7 @@ test_expect_success 'the unit keeps /dev/kmsg' '
 
 test_expect_success 'as the unit runs it, every source tracerd has by hand is there' '
     systemd-run --quiet --wait --pipe --collect $(unit_props) \
-        "$B/collector/tracerd" --check-config -c "$PWD/tracer.yaml" >unit.out &&
+        $W/tracerd --check-config -c $W/tracer.yaml >unit.out &&
     cat unit.out &&
     ! grep "sandbox" unit.out &&
     grep "^evidence: .*: available" byhand.out | sort >want &&
@@ -62,7 +66,7 @@ test_expect_success 'as the unit runs it, every source tracerd has by hand is th
 test_expect_success 'with ProtectKernelLogs=yes the kernel log is lost, as a warning' '
     systemd-run --quiet --wait --pipe --collect $(unit_props) \
         -p ProtectKernelLogs=yes \
-        "$B/collector/tracerd" --check-config -c "$PWD/tracer.yaml" >hidden.out &&
+        $W/tracerd --check-config -c $W/tracer.yaml >hidden.out &&
     cat hidden.out &&
     grep "^evidence: kernel log /dev/kmsg: WARNING: lost to the service'"'"'s sandbox" hidden.out
 '
