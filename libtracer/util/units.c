@@ -13,14 +13,23 @@
 static const char *const iec[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 static const char letters[] = "KMGTPE";
 
-const char *tr_units_bytes (char *buf, size_t size, double bytes)
+/* Divide *v by 1024 while it is 1024 or more, at most max times; how
+ * many times. */
+static int scale (double *v, int max)
 {
     int u = 0;
 
-    while (bytes >= 1024 && u < 5) {
-        bytes /= 1024;
+    while (*v >= 1024 && u < max) {
+        *v /= 1024;
         u++;
     }
+    return u;
+}
+
+const char *tr_units_bytes (char *buf, size_t size, double bytes)
+{
+    int u = scale (&bytes, 5);
+
     if (u == 0)
         snprintf (buf, size, "%.0f B", bytes);
     else
@@ -30,32 +39,26 @@ const char *tr_units_bytes (char *buf, size_t size, double bytes)
 
 const char *tr_units_bytes_short (char *buf, size_t size, double v)
 {
-    int u = -1;
+    int u;
 
     if (v < 1024) {
         snprintf (buf, size, "%.0fB", v);
         return buf;
     }
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        u++;
-    }
+    u = scale (&v, 6) - 1;
     snprintf (buf, size, v < 9.95 ? "%.1f%c" : "%.0f%c", v, letters[u]);
     return buf;
 }
 
 const char *tr_units_bytes_sacct (char *buf, size_t size, double v)
 {
-    int u = -1;
+    int u;
 
     if (v < 1024) {
         snprintf (buf, size, "%.0f", v);
         return buf;
     }
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        u++;
-    }
+    u = scale (&v, 6) - 1;
     snprintf (buf, size,
               v < 10    ? "%.2f%c"
               : v < 100 ? "%.1f%c"
