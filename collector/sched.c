@@ -301,6 +301,18 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
             rc = tr_jobstate_query_read (qy->q);
         if (rc == 1)
             finish_query (qy, true);
+        else if ((rc < 0 || now >= qy->deadline) && qy->need_state
+                 && now < qy->give_up) {
+            /* a busy controller (it is killing the job) may answer late
+             * or not at all: a held record asks again until give_up
+             */
+            tracerd_log (LOG_DEBUG, "job %s: squeue %s; asking again",
+                         qy->job,
+                         rc < 0 ? "failed" : "did not answer in time");
+            tr_jobstate_query_destroy (qy->q);
+            qy->q = NULL;
+            qy->deadline = now + QUERY_RETRY_S;
+        }
         else if (rc < 0 || now >= qy->deadline) {
             tracerd_log (LOG_WARNING,
                          "job %s: squeue %s; records keep the "
