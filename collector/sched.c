@@ -306,8 +306,7 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
             /* a busy controller (it is killing the job) may answer late
              * or not at all: a held record asks again until give_up
              */
-            tracerd_log (LOG_DEBUG, "job %s: squeue %s; asking again",
-                         qy->job,
+            tracerd_log (LOG_DEBUG, "job %s: squeue %s; asking again", qy->job,
                          rc < 0 ? "failed" : "did not answer in time");
             tr_jobstate_query_destroy (qy->q);
             qy->q = NULL;

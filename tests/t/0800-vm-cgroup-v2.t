@@ -10,7 +10,11 @@ tests/vm.d/0620-cluster-v2.t there: the real cluster with Slurm'"'"'s
 cgroup/v2 plugin, step CPU and peak memory against the workloads'"'"'
 getrusage, PSI from the step'"'"'s cgroup, an OOM kill, record modes; and
 tests/vm.d/0621-unit-evidence.t: tracerd with its unit'"'"'s sandbox keeps
-every evidence source it has when started by hand.
+every evidence source it has when started by hand; and, where
+TRACER_TEST_PACKAGES=1 says the Debian packages are installed here
+(tools/test-all), tests/vm.d/0622-deb-node.t: tracerd from the packaged
+unit, enabled with systemctl, puts the kernel'"'"'s segfault and OOM lines
+into the records.
 tests/vm itself fails clearly where it cannot run and leaves nothing
 running when its guest overruns its time.'
 
@@ -38,18 +42,25 @@ test_expect_success 'a guest past its time is killed: exit 3, nothing left runni
     ! pgrep -f "path=$PWD/late," >/dev/null
 '
 
+# guest: NAME=COUNT for each script the guest runs and its test count
+guest="0620-cluster-v2=7 0621-unit-evidence=4"
+test "${TRACER_TEST_PACKAGES:-}" != 1 || guest="$guest 0622-deb-node=5"
+
 test_expect_success 'the cluster suite passes on the cgroup v2 guest node' '
-    "$VM" --timeout 900 --results vmres \
-        "$SHARNESS_TEST_SRCDIR/vm.d/run" 0620-cluster-v2.t \
-        0621-unit-evidence.t >vm.out 2>&1
+    "$VM" --timeout 900 --results vmres "$SHARNESS_TEST_SRCDIR/vm.d/run" \
+        $(for g in $guest; do echo "${g%=*}.t"; done) >vm.out 2>&1
     rc=$?
-    cat vm.out vmres/0620-cluster-v2.out vmres/0621-unit-evidence.out
+    cat vm.out
+    for g in $guest; do
+        cat "vmres/${g%=*}.out"
+    done
     test $rc = 0 &&
-    grep -q "^1\\.\\.7$" vmres/0620-cluster-v2.out &&
-    test "$(grep -c "^ok " vmres/0620-cluster-v2.out)" = 7 &&
-    grep -q "^1\\.\\.4$" vmres/0621-unit-evidence.out &&
-    test "$(grep -c "^ok " vmres/0621-unit-evidence.out)" = 4 &&
-    ! grep -q "^not ok" vmres/0620-cluster-v2.out vmres/0621-unit-evidence.out
+    for g in $guest; do
+        out=vmres/${g%=*}.out &&
+        grep -q "^1\\.\\.${g#*=}$" $out &&
+        test "$(grep -c "^ok " $out)" = ${g#*=} &&
+        ! grep -q "^not ok" $out || return 1
+    done
 '
 
 test_expect_success 'the guest ran systemd as PID 1 on cgroup2, and powered off' '
