@@ -202,21 +202,30 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     json_object_set_new (oc, "reason", json_string (why));
 }
 
-/* The answer is in (or never came: ok false): give the job's steps the
- * controller's account, partition, QOS, name and time limit, and write
- * the records that waited for it.  Without an answer those stay unknown.
+/* The answer is in (why NULL) or never came (why says so): give the
+ * job's steps the controller's account, partition, QOS, name and time
+ * limit, and write the records that waited for it.  Without an answer
+ * those stay unknown, and each record names them with the reason
+ * (identity.unknown).
  */
-static void finish_query (struct query *qy, bool ok)
+static void finish_query (struct query *qy, const char *why)
 {
     static struct tr_jobstate job;
     tr_error_t error;
     size_t i;
     json_t *rec, *fields = NULL;
+    bool ok = !why;
+    char because[256];
 
     memset (&job, 0, sizeof (job));
     job.time_limit_s = -1;
     if (ok && tr_jobstate_query_result (qy->q, &job, &error) < 0) {
-        tracerd_log (LOG_DEBUG, "job %s: %s", qy->job, tr_error_str (&error));
+        tracerd_log (LOG_WARNING,
+                     "job %s: %s; its records name what is "
+                     "not known",
+                     qy->job, tr_error_str (&error));
+        snprintf (because, sizeof (because), "%s", tr_error_str (&error));
+        why = because;
         ok = false;
     }
     if (ok && qy->held && qy->need_state && !strcmp (job.state, "COMPLETING")
@@ -226,8 +235,10 @@ static void finish_query (struct query *qy, bool ok)
         qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
         return;
     }
-    if (ok && !(fields = tr_jobstate_fields (&job)))
+    if (ok && !(fields = tr_jobstate_fields (&job))) {
+        why = "out of memory";
         ok = false;
+    }
     if (ok)
         (void)json_object_set_new (fields, "gres_nodes",
                                    tr_jobstate_query_nodes (qy->q));
@@ -267,6 +278,10 @@ static void finish_query (struct query *qy, bool ok)
                                                                         "e"));
             apply_state (rec, &job);
         }
+        else
+            (void)tr_jobstate_mark_unknown (id,
+                                            json_object_get (rec, "request"),
+                                            why);
         if (tracerd_steps_key (id, key, sizeof (key)) < 0)
             snprintf (key, sizeof (key), "%s", qy->job);
         tracerd_forward_record (key, json_incref (rec));
@@ -291,7 +306,7 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
                       qy->job, &error))) {
                 tracerd_log (LOG_WARNING, "job %s: %s", qy->job,
                              tr_error_str (&error));
-                finish_query (qy, false);
+                finish_query (qy, tr_error_str (&error));
             }
             else
                 qy->deadline = now + QUERY_TIMEOUT_S;
@@ -300,7 +315,7 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
         if (pfd[i].revents)
             rc = tr_jobstate_query_read (qy->q);
         if (rc == 1)
-            finish_query (qy, true);
+            finish_query (qy, NULL);
         else if ((rc < 0 || now >= qy->deadline) && qy->need_state
                  && now < qy->give_up) {
             /* a busy controller (it is killing the job) may answer late
@@ -317,7 +332,8 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
                          "job %s: squeue %s; records keep the "
                          "state their tasks show",
                          qy->job, rc < 0 ? "failed" : "did not answer in time");
-            finish_query (qy, false);
+            finish_query (qy, rc < 0 ? "squeue failed"
+                                     : "squeue did not answer in time");
         }
     }
 }
@@ -359,6 +375,12 @@ bool tracerd_sched_hold (tr_step_t *step, json_t *rec, bool signalled)
         if (qy->held && json_array_append_new (qy->held, rec) == 0)
             return true;
     }
+    if (slurm_job (tr_step_identity (step), &job) && !cached_fields (job))
+        (void)tr_jobstate_mark_unknown (
+            json_object_get (rec, "identity"), json_object_get (rec, "request"),
+            !d.conf->squeue_path || access (d.conf->squeue_path, X_OK) < 0
+                ? "squeue (daemon.squeue) cannot be run"
+                : "too many squeue questions in flight");
     return false;
 }
 
@@ -376,5 +398,5 @@ int tracerd_sched_fds (struct pollfd *pfd, double *next)
 void tracerd_sched_stop (void)
 {
     while (nqueries > 0)
-        finish_query (&queries[0], false);
+        finish_query (&queries[0], "tracerd stopped before squeue answered");
 }

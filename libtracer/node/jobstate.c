@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include "libtracer/record/record.h"
 #include "libtracer/record/stepsum.h"
 #include "libtracer/util/nss.h"
+#include "libtracer/util/strbuf.h"
 
 extern char **environ;
 
@@ -51,6 +53,7 @@ struct tr_jobstate_query {
     int sstatus;         /* scontrol write batch_script's */
     char *scontrol;
     char job[24];
+    char tag[17]; /* what every answer in squeue's output starts with */
 };
 
 static int parse_num (const char **p, long *out)
@@ -130,9 +133,15 @@ static size_t name_len (const char *p)
     return n;
 }
 
-static void take_field (const char **p, char *buf, size_t size, bool last)
+/* last: the name, up to name_len; whole: the name is all that is left
+ * of one tagged answer (its one trailing newline aside).
+ */
+static void take_field (const char **p, char *buf, size_t size, bool last,
+                        bool whole)
 {
-    size_t n = last ? name_len (*p) : strcspn (*p, "|\n");
+    size_t n = !last   ? strcspn (*p, "|\n")
+               : whole ? strlen (*p) - (**p && (*p)[strlen (*p) - 1] == '\n')
+                       : name_len (*p);
     size_t keep = n < size ? n : size - 1;
 
     memcpy (buf, *p, keep);
@@ -164,9 +173,8 @@ long long tr_jobstate_parse_time (const char *text)
     return (long long)t * 1000;
 }
 
-int tr_jobstate_parse_line (const char *line,
-                         struct tr_jobstate *out,
-                         tr_error_t *error)
+static int parse_fields (const char *line, struct tr_jobstate *out,
+                         bool whole, tr_error_t *error)
 {
     char when[64];
     const char *bar = strchr (line, '|');
@@ -203,27 +211,82 @@ int tr_jobstate_parse_line (const char *line,
     if (*p != '|')
         return 0;
     p++;
-    take_field (&p, out->account, sizeof (out->account), false);
-    take_field (&p, out->partition, sizeof (out->partition), false);
-    take_field (&p, out->qos, sizeof (out->qos), false);
-    take_field (&p, when, sizeof (when), false);
+    take_field (&p, out->account, sizeof (out->account), false, false);
+    take_field (&p, out->partition, sizeof (out->partition), false, false);
+    take_field (&p, out->qos, sizeof (out->qos), false, false);
+    take_field (&p, when, sizeof (when), false, false);
     out->submit_ms = tr_jobstate_parse_time (when);
-    take_field (&p, when, sizeof (when), false);
+    take_field (&p, when, sizeof (when), false, false);
     out->start_ms = tr_jobstate_parse_time (when);
     /* an array task's array (%F) and index (%K, "N/A" for other jobs) */
-    take_field (&p, out->array_job, sizeof (out->array_job), false);
-    take_field (&p, when, sizeof (when), false);
+    take_field (&p, out->array_job, sizeof (out->array_job), false, false);
+    take_field (&p, when, sizeof (when), false, false);
     if (*when && strspn (when, "0123456789") == strlen (when)
         && strlen (when) < 10 && *out->array_job
         && strspn (out->array_job, "0123456789") == strlen (out->array_job))
         out->array_task = strtol (when, NULL, 10);
     else
         out->array_job[0] = '\0';
-    take_field (&p, out->job_id, sizeof (out->job_id), false);
+    take_field (&p, out->job_id, sizeof (out->job_id), false, false);
     if (strspn (out->job_id, "0123456789") != strlen (out->job_id))
         out->job_id[0] = '\0';
-    take_field (&p, out->job_name, sizeof (out->job_name), true);
+    take_field (&p, out->job_name, sizeof (out->job_name), true, whole);
     return 0;
+}
+
+int tr_jobstate_parse_line (const char *line,
+                         struct tr_jobstate *out,
+                         tr_error_t *error)
+{
+    return parse_fields (line, out, false, error);
+}
+
+int tr_jobstate_parse_tagged (const char *text,
+                              const char *tag,
+                              const char *job,
+                              struct tr_jobstate *out,
+                              tr_error_t *error)
+{
+    size_t tl = strlen (tag), claims = 0;
+    const char *p = text;
+
+    if (tl == 0 || strncmp (text, tag, tl) || text[tl] != '|') {
+        errno = EPROTO;
+        return tr_errprintf (error, "squeue's answer is not in the form "
+                             "asked for");
+    }
+    /* an answer runs from its tag to the next line that starts with it:
+     * a name cannot make one, since it cannot know the tag
+     */
+    while (p) {
+        const char *body = p + tl + 1, *end;
+        struct tr_jobstate one;
+        char *rec;
+
+        for (end = strchr (body, '\n'); end; end = strchr (end + 1, '\n'))
+            if (!strncmp (end + 1, tag, tl) && end[1 + tl] == '|')
+                break;
+        if (!(rec = strndup (body, end ? (size_t)(end + 1 - body)
+                                       : strlen (body)))) {
+            errno = ENOMEM;
+            return tr_errprintf (error, "out of memory");
+        }
+        if (parse_fields (rec, &one, true, NULL) == 0
+            && !strcmp (one.job_id, job) && claims++ == 0)
+            *out = one;
+        free (rec);
+        p = end ? end + 1 : NULL;
+    }
+    if (claims == 1)
+        return 0;
+    if (claims) {
+        errno = EPROTO;
+        return tr_errprintf (error, "squeue's answer has %zu answers for "
+                             "job %s", claims, job);
+    }
+    errno = ENOENT;
+    return tr_errprintf (error, "squeue's answer has no line for job %s",
+                         job);
 }
 
 int tr_jobstate_parse_answer (const char *text,
@@ -264,6 +327,33 @@ int tr_jobstate_parse_answer (const char *text,
     return tr_jobstate_parse_line (mine, out, error);
 }
 
+/* text as a JSON string: each byte that is not part of well-formed UTF-8
+ * becomes SUB (0x1a), a control character, which the record's clipping
+ * turns into '?' and names in identity.truncated (the other members of
+ * the answer stay)
+ */
+static json_t *utf8_string (const char *text)
+{
+    size_t n = strlen (text), i = 0;
+    char *copy;
+    json_t *v;
+
+    if (!(copy = strdup (text)))
+        return NULL;
+    while (i < n) {
+        uint32_t cp;
+        size_t len = tr_utf8_char ((const unsigned char *)copy + i, n - i,
+                                   &cp);
+        if (len == 0)
+            copy[i++] = 0x1a;
+        else
+            i += len;
+    }
+    v = json_string (copy);
+    free (copy);
+    return v;
+}
+
 json_t *tr_jobstate_fields (const struct tr_jobstate *job)
 {
     const struct {
@@ -278,7 +368,7 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job)
 
     for (size_t i = 0; o && i < sizeof (f) / sizeof (f[0]); i++)
         if (f[i].value[0]
-            && json_object_set_new (o, f[i].key, json_string (f[i].value))
+            && json_object_set_new (o, f[i].key, utf8_string (f[i].value))
                    < 0) {
             json_decref (o);
             o = NULL;
@@ -318,6 +408,49 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job)
     if (!o)
         errno = ENOMEM;
     return o;
+}
+
+int tr_jobstate_mark_unknown (json_t *identity, json_t *request,
+                              const char *why)
+{
+    static const char *const from_identity[] = { "account", "partition",
+                                                 "qos", "job_name" };
+    json_t *unknown = json_object ();
+    char text[257];
+    int rc = 0;
+
+    if (!unknown) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* at most the record's bound, cut where well-formed UTF-8 ends */
+    snprintf (text, sizeof (text), "%s", why && *why ? why : "not known");
+    for (size_t i = 0, n = strlen (text), len; i < n; i += len) {
+        uint32_t cp;
+        if ((len = tr_utf8_char ((const unsigned char *)text + i, n - i,
+                                 &cp)) == 0) {
+            text[i] = '\0';
+            break;
+        }
+    }
+    for (size_t i = 0; i < sizeof (from_identity) / sizeof (*from_identity);
+         i++)
+        if (!json_object_get (identity, from_identity[i])
+            && json_object_set_new (unknown, from_identity[i],
+                                    json_string (text)) < 0)
+            rc = -1;
+    if (request && !json_object_get (request, "time_limit_s")
+        && !json_object_get (request, "time_limit")
+        && json_object_set_new (unknown, "time_limit_s", json_string (text))
+               < 0)
+        rc = -1;
+    if (rc == 0 && json_object_size (unknown)
+        && json_object_set (identity, "unknown", unknown) < 0)
+        rc = -1;
+    json_decref (unknown);
+    if (rc < 0)
+        errno = ENOMEM;
+    return rc;
 }
 
 int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
@@ -443,8 +576,9 @@ int tr_jobstate_trust_identity (json_t *identity, const char *cluster)
         return -1;
     }
     sched = json_string_value (json_object_get (identity, "scheduler"));
-    /* only this daemon says what it cut */
+    /* only this daemon says what it cut or could not have */
     (void)json_object_del (identity, "truncated");
+    (void)json_object_del (identity, "unknown");
     if (sched && !strcmp (sched, "slurm")) {
         for (size_t i = 0; i < sizeof (from_env) / sizeof (from_env[0]); i++)
             (void)json_object_del (identity, from_env[i]);
@@ -792,19 +926,21 @@ int tr_jobstate_node_gpus (json_t *pairs, const char *node, char *buf,
 /* Start path with argv, stdout on a new non-blocking pipe (*fd), stdin
  * and stderr on /dev/null, and an environment of PATH and SLURM_CONF.
  */
-static int spawn (const char *path, char *const argv[], pid_t *pid, int *fd,
-                  tr_error_t *error)
+static int spawn (const char *path, char *const argv[], const char *extra,
+                  pid_t *pid, int *fd, tr_error_t *error)
 {
     char conf[4096];
-    char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL, NULL };
+    char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL, NULL, NULL };
     const char *sc = getenv ("SLURM_CONF");
     posix_spawn_file_actions_t fa;
-    int p[2], rc;
+    int p[2], rc, k = 1;
 
     if (sc && *sc
         && (size_t)snprintf (conf, sizeof (conf), "SLURM_CONF=%s", sc)
                < sizeof (conf))
-        envp[1] = conf;
+        envp[k++] = conf;
+    if (extra)
+        envp[k++] = (char *)extra;
     if (pipe2 (p, O_CLOEXEC | O_NONBLOCK) < 0)
         return tr_errprintf (error, "pipe: %s", strerror (errno));
     if ((rc = posix_spawn_file_actions_init (&fa)) != 0)
@@ -844,12 +980,12 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
                                                      const char *job,
                                                      tr_error_t *error)
 {
-    char jobs[64];
+    char jobs[64], format[128];
     char *argv[] = { (char *)squeue, (char *)"--noheader",
-                     (char *)"--states=all", jobs,
-                     (char *)"--format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j", NULL };
+                     (char *)"--states=all", jobs, NULL };
     tr_jobstate_query_t *q;
     size_t n = job ? strlen (job) : 0;
+    unsigned char rnd[8];
 
     if (n == 0 || n > 20 || strspn (job, "0123456789") != n) {
         errno = EINVAL;
@@ -869,7 +1005,25 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
     q->dstatus = -1;
     q->sstatus = -1;
     snprintf (q->job, sizeof (q->job), "%s", job);
-    if (spawn (squeue, argv, &q->pid, &q->fd, error) < 0) {
+    /* Every answer starts with a tag new to this query, which the job
+     * cannot know (it is in squeue's environment, which only root reads,
+     * not on its command line): a job name holding newlines cannot make
+     * an answer of its own (tr_jobstate_parse_tagged).
+     */
+    if (getrandom (rnd, sizeof (rnd), 0) != (ssize_t)sizeof (rnd)) {
+        int e = errno;
+        free (q->scontrol);
+        free (q);
+        errno = e;
+        tr_errprintf (error, "getrandom: %s", strerror (e));
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof (rnd); i++)
+        snprintf (q->tag + 2 * i, 3, "%02x", rnd[i]);
+    snprintf (format, sizeof (format),
+              "SQUEUE_FORMAT=%s|%%T|%%l|%%a|%%P|%%q|%%V|%%S|%%F|%%K|%%A|%%j",
+              q->tag);
+    if (spawn (squeue, argv, format, &q->pid, &q->fd, error) < 0) {
         int e = errno;
         free (q->scontrol);
         free (q);
@@ -907,7 +1061,7 @@ static int next_stage (tr_jobstate_query_t *q)
     q->stage = 1;
     if (!q->scontrol || !WIFEXITED (q->status) || WEXITSTATUS (q->status)
         || !(q->detail = malloc (DETAIL_MAX))
-        || spawn (q->scontrol, argv, &q->pid, &q->fd, NULL) < 0)
+        || spawn (q->scontrol, argv, NULL, &q->pid, &q->fd, NULL) < 0)
         return 1;
     return 0;
 }
@@ -949,7 +1103,7 @@ static int script_stage (tr_jobstate_query_t *q)
     if (!WIFEXITED (q->dstatus) || WEXITSTATUS (q->dstatus)
         || !detail_job_name (q->detail, name, sizeof (name))
         || strncmp (name, "nf-", 3) || !(q->script = malloc (SCRIPT_MAX))
-        || spawn (q->scontrol, argv, &q->pid, &q->fd, NULL) < 0)
+        || spawn (q->scontrol, argv, NULL, &q->pid, &q->fd, NULL) < 0)
         return 1;
     return 0;
 }
@@ -1032,7 +1186,7 @@ int tr_jobstate_query_result (tr_jobstate_query_t *q,
     /* an array's id gives a line per task, a het job leader's one per
      * component: the line of the job asked about
      */
-    return tr_jobstate_parse_answer (q->out, q->job, out, error);
+    return tr_jobstate_parse_tagged (q->out, q->tag, q->job, out, error);
 }
 
 json_t *tr_jobstate_query_nodes (tr_jobstate_query_t *q)

@@ -71,6 +71,20 @@ int tr_jobstate_parse_answer (const char *text,
                               struct tr_jobstate *out,
                               tr_error_t *error);
 
+/* The answer of job in squeue's whole answer when every answer starts
+ * with "TAG|" (SQUEUE_FORMAT=TAG|%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j, TAG
+ * unknown to the job): an answer runs to the next line that starts so,
+ * and its job name is all the rest of it (newlines, '|' and any bytes
+ * included; its one trailing newline aside), so that no name can make or
+ * break an answer.  -1 with EPROTO when the text does not start with
+ * the tag or two answers name job, ENOENT when none does.
+ */
+int tr_jobstate_parse_tagged (const char *text,
+                              const char *tag,
+                              const char *job,
+                              struct tr_jobstate *out,
+                              tr_error_t *error);
+
 /* squeue's submit or start time (%V, %S: local time
  * "YYYY-MM-DDTHH:MM:SS") as Unix milliseconds, or -1 when it is not one
  * ("N/A", "Unknown", a pending job's start).
@@ -96,6 +110,15 @@ json_t *tr_jobstate_fields (const struct tr_jobstate *job);
  */
 int tr_jobstate_apply_fields (json_t *fields, json_t *identity,
                               json_t *request);
+
+/* The scheduler could not be asked (squeue failed, did not answer, or
+ * its answer could not be believed): name every member it would have
+ * given that identity (account, partition, qos, job_name) or request
+ * (time_limit_s) lacks in identity's "unknown" object, each with why (at
+ * most 256 bytes).  Returns 0, or -1 on ENOMEM.
+ */
+int tr_jobstate_mark_unknown (json_t *identity, json_t *request,
+                              const char *why);
 
 /* Copy such fields' "submit_unix_ms" and "job_start_unix_ms" (where
  * present) into a record's "time" object (NULL: nothing).  Returns 0, or
@@ -127,10 +150,11 @@ int tr_jobstate_slurm_cluster (const char *slurm_conf, char *buf,
 
 typedef struct tr_jobstate_query tr_jobstate_query_t;
 
-/* Start `squeue --noheader --states=all --jobs=JOB
- * --format=%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j` with
- * stdout on a pipe (O_NONBLOCK), stdin and stderr on /dev/null and an
- * environment of PATH and, if set in ours, SLURM_CONF.  job must be
+/* Start `squeue --noheader --states=all --jobs=JOB` with
+ * SQUEUE_FORMAT=TAG|%T|%l|%a|%P|%q|%V|%S|%F|%K|%A|%j (TAG: 16 random hex
+ * digits of this query; tr_jobstate_parse_tagged), stdout on a pipe
+ * (O_NONBLOCK), stdin and stderr on /dev/null and an environment of
+ * PATH, SQUEUE_FORMAT and, if set in ours, SLURM_CONF.  job must be
  * digits (a Slurm job id); anything else is refused.
  */
 tr_jobstate_query_t *tr_jobstate_query_start (const char *squeue,

@@ -460,6 +460,34 @@ static int check_truncated (json_t *v, const char *path, tr_error_t *error)
     return check_name_list (v, path, 32, 64, NULL, NULL, error);
 }
 
+/* identity.unknown: what the scheduler could not be asked, each member
+ * (account, partition, qos, job_name, time_limit_s) with the reason
+ */
+static const char *const unknown_names[] = {
+    "account", "partition", "qos", "job_name", "time_limit_s", NULL,
+};
+
+static int check_unknown (json_t *v, const char *path, tr_error_t *error)
+{
+    const char *key;
+    json_t *why;
+    char sub[PATH_BUF];
+
+    json_object_foreach (v, key, why)
+    {
+        size_t j;
+        snprintf (sub, sizeof (sub), "%s.%s", path, key);
+        for (j = 0; unknown_names[j] && strcmp (key, unknown_names[j]); j++)
+            ;
+        if (!unknown_names[j])
+            return invalid (error, "%s: not a member the scheduler gives",
+                            sub);
+        if (check_string (why, sub, 256, error) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static const struct member identity_members[] = {
     { "scheduler", M_STR, F_REQ, 0, scheduler_values, NULL },
     { "cluster", M_STR, F_REQ | F_SAFE_ID, 0, NULL, NULL },
@@ -484,6 +512,7 @@ static const struct member identity_members[] = {
     { "work_dir", M_STR, 0, 1024, NULL, NULL },
     { "task_name", M_STR, 0, 1024, NULL, NULL },
     { "truncated", M_ARR, 0, 0, NULL, check_truncated },
+    { "unknown", M_OBJ, 0, 0, NULL, check_unknown },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

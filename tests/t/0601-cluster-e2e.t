@@ -289,6 +289,46 @@ lines" sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>fa.err &&
     test "$(jq -r ".[0].identity.user" rec.json)" = tracertest
 '
 
+# A name the job renames itself to, with a line that reads as squeue's
+# answer for the same job, and a byte that is not UTF-8: the controller's
+# account, partition, QOS and time limit still reach the record, and the
+# name is kept (its newline and the byte made "?", and flagged).
+test_expect_success HOSTILE 'a job name with a forged answer line or a non-UTF-8 byte drops nothing' '
+    rn=/tmp/tracer-0601-rename.$$ &&
+    cat >$rn.sh <<-\EOF &&
+	#!/bin/sh
+	scontrol update JobId=$SLURM_JOB_ID JobName="x
+	RUNNING|9|evil|evil|evil|N/A|N/A|N/A|N/A|$SLURM_JOB_ID|y"
+	squeue -h -j $SLURM_JOB_ID -o %j
+	srun --tracer true
+	EOF
+    chmod 755 $rn.sh &&
+    forged sbatch --parsable --chdir=/tmp -t 7 -o $rn.out $rn.sh >fn.out &&
+    job=$(cat fn.out) &&
+    test "$(wait_job $job)" = COMPLETED &&
+    mv $rn.out rename.out && rm -f $rn.sh &&
+    cat rename.out &&
+    grep -q "^RUNNING|9|evil" rename.out &&
+    wait_record $job &&
+    jq -c ".[0].identity, .[0].request" rec.json &&
+    test "$(jq -r ".[0].identity.job_name" rec.json)" = \
+        "x?RUNNING|9|evil|evil|evil|N/A|N/A|N/A|N/A|$job|y" &&
+    test "$(jq -r ".[0].identity.partition" rec.json)" = debug &&
+    test "$(jq ".[0].request.time_limit_s" rec.json)" = 420 &&
+    test "$(jq ".[0].identity.unknown" rec.json)" = null &&
+    ! jq -r ".[0].identity | .account, .qos" rec.json | grep -q evil &&
+    forged srun --tracer --chdir=/tmp -t 7 -J "$(printf "a\377b")" \
+        sh -c "echo JOB=\$SLURM_JOB_ID >&2" 2>fu.err &&
+    job=$(sed -n "s/^JOB=//p" fu.err) &&
+    wait_record $job &&
+    jq -c ".[0].identity" rec.json &&
+    test "$(jq -r ".[0].identity.job_name" rec.json)" = "a?b" &&
+    test "$(jq -r ".[0].identity.partition" rec.json)" = debug &&
+    test "$(jq ".[0].request.time_limit_s" rec.json)" = 420 &&
+    jq -e ".[0].identity.truncated | index(\"job_name\")" rec.json &&
+    test "$(jq ".[0].identity.unknown" rec.json)" = null
+'
+
 # The hostile user: tracertest rewrites, replaces, renames, deletes or
 # chmods their own record, or puts another of their own signed records
 # in its place, to hide a job from the administrators.

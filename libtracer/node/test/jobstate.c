@@ -225,6 +225,101 @@ static void test_fields (void **state)
  * time; "N/A" and "Unknown" are no time, and the name after them keeps
  * its '|'.
  */
+/* Tagged answers (SQUEUE_FORMAT with a tag the job cannot know): an
+ * answer runs to the next line starting with the tag, so no name makes
+ * or breaks one; an answer not in that form is refused.
+ */
+static void test_tagged (void **state)
+{
+    struct tr_jobstate j;
+    tr_error_t error;
+    const char *t = "0123456789abcdef";
+    const char *arr = "0123456789abcdef|COMPLETED|5|a|p|q|N/A|N/A|26|1|27|arr\n"
+                      "0123456789abcdef|RUNNING|5|a|p|q|N/A|N/A|26|3|26|x\n"
+                      "COMPLETED|9|evil|p|q|N/A|N/A|26|3|26|y\n"
+                      "0123456789abcdef|PENDING|5|a|p|q|N/A|N/A|26|2|28|arr\n";
+
+    (void)state;
+    assert_int_equal (tr_jobstate_parse_tagged (arr, t, "26", &j, &error), 0);
+    assert_string_equal (j.state, "RUNNING");
+    assert_true (j.array_task == 3);
+    assert_string_equal (j.job_name,
+                         "x\nCOMPLETED|9|evil|p|q|N/A|N/A|26|3|26|y");
+    assert_int_equal (tr_jobstate_parse_tagged (arr, t, "28", &j, &error), 0);
+    assert_string_equal (j.job_name, "arr");
+    assert_int_equal (tr_jobstate_parse_tagged (arr, t, "99", &j, &error), -1);
+    assert_int_equal (errno, ENOENT);
+    /* two answers for one job (no name can make them): not believed */
+    assert_int_equal (tr_jobstate_parse_tagged (
+                          "0123456789abcdef|RUNNING|5|a|p|q|N/A|N/A|N/A|N/A|7|a\n"
+                          "0123456789abcdef|RUNNING|5|b|p|q|N/A|N/A|N/A|N/A|7|b\n",
+                          t, "7", &j, &error),
+                      -1);
+    assert_int_equal (errno, EPROTO);
+    /* untagged (a stand-in that ignores SQUEUE_FORMAT), another tag */
+    assert_int_equal (tr_jobstate_parse_tagged ("RUNNING|5\n", t, "7", &j,
+                                                &error),
+                      -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (tr_jobstate_parse_tagged (
+                          "fedcba9876543210|RUNNING|5|a|p|q|N/A|N/A|N/A|N/A|7|a\n",
+                          t, "7", &j, &error),
+                      -1);
+}
+
+/* What the scheduler could not be asked is named, with the reason;
+ * what is there is not; the hook cannot say it.
+ */
+static void test_unknown (void **state)
+{
+    json_t *id = json_pack ("{s:s, s:s, s:s, s:s, s:s, s:i, s:{s:s}}",
+                            "scheduler", "slurm", "cluster", "c", "job_id",
+                            "5", "step_id", "0", "node", "n", "uid", 0,
+                            "unknown", "account", "forged");
+    json_t *req = json_object ();
+    char why[400];
+
+    (void)state;
+    assert_int_equal (tr_jobstate_trust_identity (id, "c"), 0);
+    assert_null (json_object_get (id, "unknown"));
+    assert_int_equal (json_object_set_new (id, "qos", json_string ("normal")),
+                      0);
+    assert_int_equal (tr_jobstate_mark_unknown (id, req,
+                                                "squeue did not answer in "
+                                                "time"),
+                      0);
+    assert_string_equal (json_string_value (json_object_get (
+                             json_object_get (id, "unknown"), "job_name")),
+                         "squeue did not answer in time");
+    assert_non_null (json_object_get (json_object_get (id, "unknown"),
+                                      "time_limit_s"));
+    assert_non_null (json_object_get (json_object_get (id, "unknown"),
+                                      "account"));
+    assert_null (json_object_get (json_object_get (id, "unknown"), "qos"));
+    assert_int_equal (json_object_size (json_object_get (id, "unknown")), 4);
+    /* a long reason is cut to the record's bound, at a character */
+    memset (why, 'x', sizeof (why));
+    memcpy (why + 255, "\xc3\xa9", 2);
+    why[sizeof (why) - 1] = '\0';
+    assert_int_equal (tr_jobstate_mark_unknown (id, NULL, why), 0);
+    assert_true (strlen (json_string_value (json_object_get (
+                     json_object_get (id, "unknown"), "account")))
+                 == 255);
+    /* the record's schema takes it, and only the scheduler's members */
+    {
+        tr_error_t error;
+        assert_int_equal (tr_record_validate_section ("identity", id, &error),
+                          0);
+        json_object_set_new (json_object_get (id, "unknown"), "node",
+                             json_string ("x"));
+        assert_int_equal (tr_record_validate_section ("identity", id, &error),
+                          -1);
+        assert_non_null (strstr (error.text, "identity.unknown.node"));
+    }
+    json_decref (id);
+    json_decref (req);
+}
+
 static void test_times (void **state)
 {
     struct tr_jobstate j;
@@ -633,15 +728,33 @@ static int setup (void **state)
     snprintf (prog, sizeof (prog), "%s/squeue", dir);
     if (!(f = fopen (prog, "w")))
         return -1;
+    /* as squeue does, it answers in SQUEUE_FORMAT, whose tag (the text
+     * before its first '|') starts every answer; 48's name holds a line
+     * that would be an answer but for the tag, 49's a byte that is not
+     * UTF-8
+     */
     fprintf (f, "#!/bin/sh\n"
+                "test $# = 3 || exit 3\n"
+                "case \"$SQUEUE_FORMAT\" in\n"
+                "*\"|%%T|%%l|%%a|%%P|%%q|%%V|%%S|%%F|%%K|%%A|%%j\") ;;\n"
+                "*) exit 4 ;;\n"
+                "esac\n"
+                "t=${SQUEUE_FORMAT%%%%|*}\n"
+                "test ${#t} = 16 || exit 5\n"
+                "n='|N/A|N/A|N/A|N/A'\n"
                 "case \"$3\" in\n"
-                "--jobs=42) echo \"TIMEOUT|1-00:00:00\" ;;\n"
-                "--jobs=43) echo \"CANCELLED|$SLURM_CONF\" ;;\n"
+                "--jobs=42) echo \"$t|TIMEOUT|1-00:00:00|a|p|q$n|42|j\" ;;\n"
+                "--jobs=43) echo \"$t|CANCELLED|$SLURM_CONF|a|p|q$n|43|j\" ;;\n"
                 "--jobs=44) exit 1 ;;\n"
                 "--jobs=45) : ;;\n"
                 "--jobs=46) sleep 30 ;;\n"
-                "--jobs=47) echo \"RUNNING|1:00|acct|part|normal|"
+                "--jobs=47) echo \"$t|RUNNING|1:00|acct|part|normal|"
                 "2026-01-01T00:00:00|2026-01-01T00:01:30|47|N/A|47|my job\" ;;\n"
+                "--jobs=48) echo \"$t|RUNNING|5|acct|part|normal$n|48|x\n"
+                "RUNNING|9|evil|p|q$n|48|y\"\n"
+                "  echo \"$t|RUNNING|5|acct|part|normal$n|50|z\" ;;\n"
+                "--jobs=49) printf '%%s|RUNNING|5|acct|part|normal%%s|49|a\\377b\\n' "
+                "\"$t\" \"$n\" ;;\n"
                 "esac\n");
     fclose (f);
     if (chmod (prog, 0755) < 0)
@@ -699,6 +812,40 @@ static void test_query (void **state)
     assert_string_equal (j.state, "CANCELLED");
     assert_int_equal (j.time_limit_s, 420);
     unsetenv ("SLURM_CONF");
+
+    /* a name with a line of its own making: one answer still, the
+     * name whole (the record's clipping makes its newline '?')
+     */
+    if (run ("48", &j, &error) != 0)
+        fail_msg ("48: %s", error.text);
+    assert_string_equal (j.account, "acct");
+    assert_int_equal (j.time_limit_s, 300);
+    assert_string_equal (j.job_name, "x\nRUNNING|9|evil|p|q|N/A|N/A|N/A|N/A|48|y");
+
+    /* a byte that is not UTF-8: every member stays, the name is cut
+     * nowhere, and the record names it as changed
+     */
+    {
+        json_t *f, *id = json_object (), *req = json_object ();
+        if (run ("49", &j, &error) != 0)
+            fail_msg ("49: %s", error.text);
+        assert_non_null (f = tr_jobstate_fields (&j));
+        assert_int_equal (tr_jobstate_apply_fields (f, id, req), 0);
+        assert_string_equal (json_string_value (json_object_get (id, "account")),
+                             "acct");
+        assert_string_equal (json_string_value (json_object_get (id, "qos")),
+                             "normal");
+        assert_string_equal (json_string_value (json_object_get (id, "job_name")),
+                             "a?b");
+        assert_string_equal (json_string_value (json_array_get (
+                                 json_object_get (id, "truncated"), 0)),
+                             "job_name");
+        assert_int_equal (json_integer_value (json_object_get (req, "time_limit_s")),
+                          300);
+        json_decref (f);
+        json_decref (id);
+        json_decref (req);
+    }
 
     assert_int_equal (run ("44", &j, &error), -1);
     assert_string_equal (error.text, "squeue failed (wait status 256)");
@@ -801,6 +948,8 @@ int main (void)
         cmocka_unit_test (test_lines),
         cmocka_unit_test (test_fields),
         cmocka_unit_test (test_times),
+        cmocka_unit_test (test_tagged),
+        cmocka_unit_test (test_unknown),
         cmocka_unit_test (test_apply),
         cmocka_unit_test (test_clip_utf8),
         cmocka_unit_test (test_trust),
