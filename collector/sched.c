@@ -126,24 +126,32 @@ static struct query *find_query (const char *job)
 }
 
 /* Ask squeue about job (unless a question is already out).  NULL when
- * queries are off or failed: the caller goes on without the answer.
+ * queries are off or failed, with why in error (unless NULL): the caller
+ * goes on without the answer.
  */
-static struct query *ask_scheduler (const char *job)
+static struct query *ask_scheduler (const char *job, tr_error_t *error)
 {
     struct query *qy = find_query (job);
-    tr_error_t error;
     tr_jobstate_query_t *q;
+    tr_error_t mine;
     char sc[4096];
 
     if (qy)
         return qy;
-    if (nqueries == MAX_QUERIES || !d.conf->squeue_path
-        || access (d.conf->squeue_path, X_OK) < 0)
+    if (!error)
+        error = &mine;
+    if (nqueries == MAX_QUERIES) {
+        tr_errprintf (error, "too many squeue questions in flight");
         return NULL;
+    }
+    if (!d.conf->squeue_path || access (d.conf->squeue_path, X_OK) < 0) {
+        tr_errprintf (error, "squeue (daemon.squeue) cannot be run");
+        return NULL;
+    }
     if (!(q = tr_jobstate_query_start_detail (d.conf->squeue_path,
                                               scontrol_path (sc, sizeof (sc)),
-                                              job, &error))) {
-        tracerd_log (LOG_WARNING, "job %s: %s", job, tr_error_str (&error));
+                                              job, error))) {
+        tracerd_log (LOG_WARNING, "job %s: %s", job, tr_error_str (error));
         return NULL;
     }
     qy = &queries[nqueries++];
@@ -202,6 +210,14 @@ static void apply_state (json_t *rec, const struct tr_jobstate *job)
     json_object_set_new (oc, "reason", json_string (why));
 }
 
+/* Drop the try in flight and ask again QUERY_RETRY_S after now. */
+static void ask_again (struct query *qy, double now)
+{
+    tr_jobstate_query_destroy (qy->q);
+    qy->q = NULL;
+    qy->deadline = now + QUERY_RETRY_S;
+}
+
 /* The answer is in (why NULL) or never came (why says so): give the
  * job's steps the controller's account, partition, QOS, name and time
  * limit, and write the records that waited for it.  Without an answer
@@ -230,9 +246,7 @@ static void finish_query (struct query *qy, const char *why)
     }
     if (ok && qy->held && qy->need_state && !strcmp (job.state, "COMPLETING")
         && tr_when_monotonic () < qy->give_up) {
-        tr_jobstate_query_destroy (qy->q);
-        qy->q = NULL;
-        qy->deadline = tr_when_monotonic () + QUERY_RETRY_S;
+        ask_again (qy, tr_when_monotonic ());
         return;
     }
     if (ok && !(fields = tr_jobstate_fields (&job))) {
@@ -323,9 +337,7 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
              */
             tracerd_log (LOG_DEBUG, "job %s: squeue %s; asking again", qy->job,
                          rc < 0 ? "failed" : "did not answer in time");
-            tr_jobstate_query_destroy (qy->q);
-            qy->q = NULL;
-            qy->deadline = now + QUERY_RETRY_S;
+            ask_again (qy, now);
         }
         else if (rc < 0 || now >= qy->deadline) {
             tracerd_log (LOG_WARNING,
@@ -350,7 +362,7 @@ void tracerd_sched_describe (tr_step_t *step, const char *key, json_t *id)
         if ((fields = cached_fields (job)))
             apply_job (step, key, fields);
         else
-            (void)ask_scheduler (job);
+            (void)ask_scheduler (job, NULL);
     }
 }
 
@@ -358,6 +370,7 @@ bool tracerd_sched_hold (tr_step_t *step, json_t *rec, bool signalled)
 {
     struct query *qy;
     const char *job;
+    tr_error_t error = { 0 };
 
     /* Also a record whose job the controller has not described yet (its
      * answer is due within QUERY_TIMEOUT_S, or never comes): it waits
@@ -368,19 +381,19 @@ bool tracerd_sched_hold (tr_step_t *step, json_t *rec, bool signalled)
         (void)tr_jobstate_apply_time (cached_fields (job),
                                       json_object_get (rec, "time"));
     if (slurm_job (tr_step_identity (step), &job)
-        && (signalled || !cached_fields (job)) && (qy = ask_scheduler (job))) {
+        && (signalled || !cached_fields (job))
+        && (qy = ask_scheduler (job, &error))) {
         if (!qy->held)
             qy->held = json_array ();
         qy->need_state = qy->need_state || signalled;
         if (qy->held && json_array_append_new (qy->held, rec) == 0)
             return true;
     }
+    /* not asked: what the controller would have said is not known */
     if (slurm_job (tr_step_identity (step), &job) && !cached_fields (job))
-        (void)tr_jobstate_mark_unknown (
-            json_object_get (rec, "identity"), json_object_get (rec, "request"),
-            !d.conf->squeue_path || access (d.conf->squeue_path, X_OK) < 0
-                ? "squeue (daemon.squeue) cannot be run"
-                : "too many squeue questions in flight");
+        (void)tr_jobstate_mark_unknown (json_object_get (rec, "identity"),
+                                        json_object_get (rec, "request"),
+                                        tr_error_str (&error));
     return false;
 }
 

@@ -221,10 +221,6 @@ static void test_fields (void **state)
     }
 }
 
-/* The submit and start times (%V, %S) come before the name, in local
- * time; "N/A" and "Unknown" are no time, and the name after them keeps
- * its '|'.
- */
 /* Tagged answers (SQUEUE_FORMAT with a tag the job cannot know): an
  * answer runs to the next line starting with the tag, so no name makes
  * or breaks one; an answer not in that form is refused.
@@ -320,6 +316,10 @@ static void test_unknown (void **state)
     json_decref (req);
 }
 
+/* The submit and start times (%V, %S) come before the name, in local
+ * time; "N/A" and "Unknown" are no time, and the name after them keeps
+ * its '|'.
+ */
 static void test_times (void **state)
 {
     struct tr_jobstate j;
