@@ -490,6 +490,8 @@ static int cgroup2_id (const char *dir, uint64_t *id, int *level)
     return 0;
 }
 
+bool tr_taskstats_v2_walk = false;
+
 static void bpf_put (struct bpf_insn *prog, size_t *n, uint8_t code,
                      uint8_t dst, uint8_t src, int16_t off, int32_t imm)
 {
@@ -536,8 +538,8 @@ static struct {
     bool tried;
     int err;         /* 0 when known */
     char why[200];
-    size_t task_cgroups, set_subsys, css_cgroup, cg_level, cg_ancestors,
-        cg_kn, kn_id;
+    size_t task_cgroups, set_subsys, set_dfl, css_cgroup, cg_level,
+        cg_ancestors, cg_kn, kn_id;
     uint32_t nsubsys;
     int64_t subsys_id[NV1]; /* -1: not in this kernel */
 } klay;
@@ -586,6 +588,8 @@ static int kernel_layout (tr_error_t *error)
                 || layout_member (btf, "cgroup", "ancestors",
                                   &klay.cg_ancestors, 0) < 0
                 || layout_member (btf, "kernfs_node", "id", &klay.kn_id, 8)
+                       < 0
+                || layout_member (btf, "css_set", "dfl_cgrp", &klay.set_dfl, 8)
                        < 0)
                 klay.err = errno ? errno : ENOENT;
             else if (tr_btf_member (btf, "css_set", "subsys",
@@ -713,6 +717,151 @@ static void read_kernel (struct prog *p, int32_t off, int size, uint8_t dst,
         jump (p, BPF_JEQ, dst, 0, 0, fail);
 }
 
+/* The filter's program into p: keep an exit record when the exiting
+ * task is in one of the n directories (ids, levels, ctrl as
+ * tr_taskstats_filter_cgroups found them) or below one; with v2_walk
+ * cgroup2 directories are matched by walking the task's default cgroup
+ * (kernel BTF's layout) instead of the cgroup-id helpers.
+ */
+static void build_filter (struct prog *p, size_t n, const uint64_t *ids,
+                          const int *levels, const int *ctrl, bool v2_walk)
+{
+    bool v2 = false;
+
+    int accept = new_label (p);
+
+    /* cgroup2: r6 = the exiting task's cgroup2 id; accept it if it is one
+     * of the directories, or if its ancestor at a directory's depth is
+     * that directory
+     */
+    for (size_t i = 0; i < n && !v2; i++)
+        v2 = ctrl[i] < 0;
+    if (v2 && !v2_walk) {
+        bpf_put (p->insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_cgroup_id);
+        bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
+        for (size_t i = 0; i < n; i++)
+            if (ctrl[i] < 0) {
+                bpf_ld64 (p->insn, &p->len, 1, ids[i]);
+                jump (p, BPF_JEQ, 6, 1, 0, accept);
+            }
+        for (size_t i = 0; i < n; i++) {
+            if (ctrl[i] >= 0 || levels[i] < 0)
+                continue;
+            bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
+                     levels[i]);
+            bpf_put (p->insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                     BPF_FUNC_get_current_ancestor_cgroup_id);
+            bpf_ld64 (p->insn, &p->len, 1, ids[i]);
+            jump (p, BPF_JEQ, 0, 1, 0, accept);
+        }
+    }
+
+    /* cgroup v1, per controller: r7 = the exiting task's cgroup in that
+     * hierarchy, r8 its level; per depth of a directory, r9 = the id of
+     * its ancestor at that depth, compared with the directories there
+     */
+    for (size_t c = 0; c <= NV1; c++) {
+        /* c == NV1: cgroup2 walked (v2_walk), as the task's dfl_cgrp */
+        int want = c == NV1 ? -1 : (int)c;
+        bool any = false;
+        int next_c;
+
+        if (c == NV1 && !v2_walk)
+            break;
+        for (size_t i = 0; i < n; i++)
+            any = any || ctrl[i] == want;
+        if (!any)
+            continue;
+        next_c = new_label (p);
+        bpf_put (p->insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
+                 BPF_FUNC_get_current_task);
+        bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 0, 0, 0);
+        read_kernel (p, (int32_t)klay.task_cgroups, 8, 3, next_c);
+        if (c == NV1)
+            read_kernel (p, (int32_t)klay.set_dfl, 8, 7, next_c);
+        else {
+            read_kernel (p, (int32_t)(klay.set_subsys
+                                      + 8 * (size_t)klay.subsys_id[c]),
+                         8, 3, next_c);
+            read_kernel (p, (int32_t)klay.css_cgroup, 8, 7, next_c);
+        }
+        if (c == NV1) {
+            /* a directory of unknown depth: the task's own cgroup only */
+            bool exact = false;
+
+            for (size_t i = 0; i < n; i++)
+                exact = exact || (ctrl[i] < 0 && levels[i] < 0);
+            if (exact) {
+                int past = new_label (p);
+
+                bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7,
+                         0, 0);
+                read_kernel (p, (int32_t)klay.cg_kn, 8, 3, past);
+                read_kernel (p, (int32_t)klay.kn_id, 8, 9, past);
+                for (size_t i = 0; i < n; i++)
+                    if (ctrl[i] < 0 && levels[i] < 0) {
+                        bpf_ld64 (p->insn, &p->len, 1, ids[i]);
+                        jump (p, BPF_JEQ, 9, 1, 0, accept);
+                    }
+                set_label (p, past);
+            }
+        }
+        bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
+        read_kernel (p, (int32_t)klay.cg_level, 4, 8, next_c);
+        for (size_t i = 0; i < n; i++) {
+            bool first = true;
+            int next_l;
+
+            if (ctrl[i] != want || levels[i] < 0)
+                continue;
+            for (size_t j = 0; j < i; j++)
+                if (ctrl[j] == want && levels[j] == levels[i])
+                    first = false;
+            if (!first)
+                continue; /* that depth is done */
+            next_l = new_label (p);
+            jump (p, BPF_JLT, 8, 0, levels[i], next_l); /* above it */
+            bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
+            read_kernel (p, (int32_t)(klay.cg_ancestors
+                                      + 8 * (size_t)levels[i]),
+                         8, 3, next_l);
+            read_kernel (p, (int32_t)klay.cg_kn, 8, 3, next_l);
+            read_kernel (p, (int32_t)klay.kn_id, 8, 9, next_l);
+            for (size_t j = i; j < n; j++)
+                if (ctrl[j] == want && levels[j] == levels[i]) {
+                    bpf_ld64 (p->insn, &p->len, 1, ids[j]);
+                    jump (p, BPF_JEQ, 9, 1, 0, accept);
+                }
+            set_label (p, next_l);
+        }
+        set_label (p, next_c);
+    }
+    /* nothing matched: drop the record (0 bytes kept) */
+    bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+    bpf_put (p->insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    /* keep the whole record */
+    set_label (p, accept);
+    bpf_put (p->insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
+    bpf_put (p->insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    for (size_t i = 0; i < p->nfix; i++)
+        p->insn[p->fix[i].at].off = (int16_t)(p->label[p->fix[i].label]
+                                              - (long)p->fix[i].at - 1);
+}
+
+/* Load a socket filter: its descriptor, or -1 with errno. */
+static int load_filter (const struct bpf_insn *insn, size_t len)
+{
+    union bpf_attr attr;
+
+    memset (&attr, 0, sizeof (attr));
+    attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+    attr.insns = (uint64_t)(uintptr_t)insn;
+    attr.insn_cnt = (uint32_t)len;
+    attr.license = (uint64_t)(uintptr_t) "GPL";
+    return (int)syscall (SYS_bpf, BPF_PROG_LOAD, &attr, sizeof (attr));
+}
+
 int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
                                  const char *const *dirs,
                                  size_t n,
@@ -723,8 +872,6 @@ int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
     uint64_t ids[TR_TASKSTATS_FILTER_MAX];
     int levels[TR_TASKSTATS_FILTER_MAX], ctrl[TR_TASKSTATS_FILTER_MAX];
     bool v1 = false, v2 = false;
-    int accept;
-    union bpf_attr attr;
     int pfd;
 
     if (!ts || (n > 0 && !dirs)) {
@@ -794,104 +941,22 @@ int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
         tr_errprintf (error, "taskstats filter: out of memory");
         return -1;
     }
+    /* cgroup2 by the cgroup-id helpers where socket filters have them,
+     * else (Debian 12's 6.1 answers EINVAL, "unknown func") by the
+     * exiting task's default cgroup, read as v1's are
+     */
     p->insn = insn;
-    accept = new_label (p);
-
-    /* cgroup2: r6 = the exiting task's cgroup2 id; accept it if it is one
-     * of the directories, or if its ancestor at a directory's depth is
-     * that directory
-     */
-    if (v2) {
-        bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
-                 BPF_FUNC_get_current_cgroup_id);
-        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);
-        for (size_t i = 0; i < n; i++)
-            if (ctrl[i] < 0) {
-                bpf_ld64 (insn, &p->len, 1, ids[i]);
-                jump (p, BPF_JEQ, 6, 1, 0, accept);
-            }
-        for (size_t i = 0; i < n; i++) {
-            if (ctrl[i] >= 0 || levels[i] < 0)
-                continue;
-            bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0,
-                     levels[i]);
-            bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
-                     BPF_FUNC_get_current_ancestor_cgroup_id);
-            bpf_ld64 (insn, &p->len, 1, ids[i]);
-            jump (p, BPF_JEQ, 0, 1, 0, accept);
-        }
+    build_filter (p, n, ids, levels, ctrl,
+                  v2 && tr_taskstats_v2_walk && kernel_layout (NULL) == 0);
+    if ((pfd = load_filter (insn, p->len)) < 0 && errno == EINVAL && v2
+        && kernel_layout (NULL) == 0) {
+        memset (p, 0, sizeof (*p));
+        p->insn = insn;
+        build_filter (p, n, ids, levels, ctrl, true);
+        pfd = load_filter (insn, p->len);
     }
-
-    /* cgroup v1, per controller: r7 = the exiting task's cgroup in that
-     * hierarchy, r8 its level; per depth of a directory, r9 = the id of
-     * its ancestor at that depth, compared with the directories there
-     */
-    for (size_t c = 0; c < NV1; c++) {
-        bool any = false;
-        int next_c;
-
-        for (size_t i = 0; i < n; i++)
-            any = any || ctrl[i] == (int)c;
-        if (!any)
-            continue;
-        next_c = new_label (p);
-        bpf_put (insn, &p->len, BPF_JMP | BPF_CALL, 0, 0, 0,
-                 BPF_FUNC_get_current_task);
-        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 0, 0, 0);
-        read_kernel (p, (int32_t)klay.task_cgroups, 8, 3, next_c);
-        read_kernel (p, (int32_t)(klay.set_subsys
-                                  + 8 * (size_t)klay.subsys_id[c]),
-                     8, 3, next_c);
-        read_kernel (p, (int32_t)klay.css_cgroup, 8, 7, next_c);
-        bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
-        read_kernel (p, (int32_t)klay.cg_level, 4, 8, next_c);
-        for (size_t i = 0; i < n; i++) {
-            bool first = true;
-            int next_l;
-
-            if (ctrl[i] != (int)c)
-                continue;
-            for (size_t j = 0; j < i; j++)
-                if (ctrl[j] == (int)c && levels[j] == levels[i])
-                    first = false;
-            if (!first)
-                continue; /* that depth is done */
-            next_l = new_label (p);
-            jump (p, BPF_JLT, 8, 0, levels[i], next_l); /* above it */
-            bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_X, 3, 7, 0, 0);
-            read_kernel (p, (int32_t)(klay.cg_ancestors
-                                      + 8 * (size_t)levels[i]),
-                         8, 3, next_l);
-            read_kernel (p, (int32_t)klay.cg_kn, 8, 3, next_l);
-            read_kernel (p, (int32_t)klay.kn_id, 8, 9, next_l);
-            for (size_t j = i; j < n; j++)
-                if (ctrl[j] == (int)c && levels[j] == levels[i]) {
-                    bpf_ld64 (insn, &p->len, 1, ids[j]);
-                    jump (p, BPF_JEQ, 9, 1, 0, accept);
-                }
-            set_label (p, next_l);
-        }
-        set_label (p, next_c);
-    }
-    /* nothing matched: drop the record (0 bytes kept) */
-    bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
-    bpf_put (insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    /* keep the whole record */
-    set_label (p, accept);
-    bpf_put (insn, &p->len, BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0x7fffffff);
-    bpf_put (insn, &p->len, BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
-    for (size_t i = 0; i < p->nfix; i++)
-        insn[p->fix[i].at].off = (int16_t)(p->label[p->fix[i].label]
-                                           - (long)p->fix[i].at - 1);
-
-    memset (&attr, 0, sizeof (attr));
-    attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-    attr.insns = (uint64_t)(uintptr_t)insn;
-    attr.insn_cnt = (uint32_t)p->len;
-    attr.license = (uint64_t)(uintptr_t) "GPL";
     free (p);
-    if ((pfd = (int)syscall (SYS_bpf, BPF_PROG_LOAD, &attr, sizeof (attr)))
-        < 0) {
+    if (pfd < 0) {
         tr_errprintf (error, "taskstats filter: loading the program: %s",
                       strerror (errno));
         return -1;

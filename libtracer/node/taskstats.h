@@ -116,7 +116,9 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg);
  * a socket filter (eBPF, BPF_PROG_TYPE_SOCKET_FILTER) that runs when the
  * exiting task sends its record.  For a cgroup2 directory it compares
  * that task's cgroup2 id, and its ancestor at the directory's depth, with
- * the directory's; for a v1 directory (cpuacct, memory, pids, cpuset,
+ * the directory's (with the cgroup-id helpers; where socket filters lack
+ * them, as Debian 12's 6.1 does, by walking the task's default cgroup as
+ * for v1, which needs the kernel's BTF); for a v1 directory (cpuacct, memory, pids, cpuset,
  * freezer or devices hierarchy) it reads the task's cgroup in that
  * hierarchy and its ancestor at the directory's depth from the kernel's
  * own structures, laid out as the running kernel's BTF
@@ -138,6 +140,10 @@ int tr_taskstats_read (tr_taskstats_t *ts, tr_exit_f cb, void *arg);
  * NULL ts: -1, EINVAL.
  */
 #define TR_TASKSTATS_FILTER_MAX 64
+/* true: cgroup2 directories are matched by the walk even where the
+ * helpers are there (for tests: the way a 6.1 kernel takes)
+ */
+extern bool tr_taskstats_v2_walk;
 int tr_taskstats_filter_cgroups (tr_taskstats_t *ts,
                                  const char *const *dirs,
                                  size_t n,

@@ -215,7 +215,7 @@ static long walk_step (__u32 i, void *ctx)
     return 0;
 }
 
-__noinline int name_file (__u64 fp, __u64 dev, __u64 ino)
+static __noinline int name_file (__u64 fp, __u64 dev, __u64 ino)
 {
     struct file *f = (struct file *)fp;
     struct tr_fname_key fk = { .dev = dev, .ino = ino };
@@ -371,6 +371,16 @@ static __always_inline int rw_exit (struct file *f, int op, long ret)
     if (ret < 0 && ret != -EIO_
         && (op == TR_FILES_OP_READ || (ret != -ENOSPC_ && ret != -EDQUOT_)))
         return 0;
+    /* bytes are counted for regular files only: a read of a pipe, a
+     * socket or /dev/zero costs two loads (f is a trusted BTF pointer
+     * here), not the task's step lookup
+     */
+    if (ret > 0) {
+        struct inode *ino = f ? f->f_inode : NULL;
+
+        if (!ino || (ino->i_mode & S_IFMT_) != S_IFREG_)
+            return 0;
+    }
     if ((slot = current_slot ()) < 0)
         return 0;
     return on_file_rw ((__u32)slot, f, op, ret);

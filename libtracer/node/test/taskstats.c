@@ -227,6 +227,17 @@ static void test_filter_cgroup (void **state)
     free (s);
 }
 
+/* The same, with the cgroup2 directory matched by walking the exiting
+ * task's default cgroup (the kernel's BTF layout), as on kernels whose
+ * socket filters have no cgroup-id helpers (Debian 12's 6.1).
+ */
+static void test_filter_cgroup_walk (void **state)
+{
+    tr_taskstats_v2_walk = true;
+    test_filter_cgroup (state);
+    tr_taskstats_v2_walk = false;
+}
+
 /* v1 directories of two hierarchies at two depths, beside a cgroup2
  * one: a process is kept when its cgroup in either hierarchy is one of
  * the directories or below one, dropped otherwise.
@@ -350,6 +361,8 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown (test_filter_cgroup, setup,
+                                         teardown),
+        cmocka_unit_test_setup_teardown (test_filter_cgroup_walk, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_filter_v1, setup, teardown),
         cmocka_unit_test_setup_teardown (test_filter_refused, setup,
