@@ -148,3 +148,19 @@ wait_job ()
               esac' "${2:-60}" || return 1
     job_state "$_tr_wj_id"
 }
+
+# job_cgroup_dir JOBID: the name Slurm's cgroup/v2 gives the job's
+# directory: job_<id> up to Slurm 25.11 and with CgroupJobIdPaths=yes,
+# else (26.05 and later) the job's SLUID, as scontrol -d shows it.
+job_cgroup_dir ()
+{
+    _tr_sluid=$(scontrol -d -o show job "$1" 2>/dev/null |
+        sed -n 's/.* SLUID=\(s[0-9A-Z]\{13\}\)\( .*\)\{0,1\}$/\1/p')
+    if test -n "$_tr_sluid" &&
+       ! grep -qix "CgroupJobIdPaths=yes" "$TRACER_CLUSTER_DIR/etc/cgroup.conf"
+    then
+        echo "$_tr_sluid"
+    else
+        echo "job_$1"
+    fi
+}

@@ -161,9 +161,11 @@ test_expect_success 'a traced job gets an extern record from its cgroup' '
     ejob=$(cat e.out) &&
     wait_for "wait_record $ejob && test \$(jq length rec.json) = 2" 60 &&
     jq -r ".[] | select(.identity.step_id == \"extern\") |
-        \"\(.outcome.state) \(.outcome.complete) \(.cgroup.paths.memory)\"" \
+        \"\(.outcome.state) \(.outcome.complete) \
+\(.cgroup.paths.memory // .cgroup.paths.unified)\"" \
         rec.json >ext.out &&
-    grep -q "^completed true /.*/job_$ejob/step_extern$" ext.out
+    cat ext.out &&
+    grep -q "^completed true /.*/$(job_cgroup_dir $ejob)/step_extern$" ext.out
 '
 
 test_expect_success 'an untraced job leaves no extern record' '

@@ -9,7 +9,12 @@ kernel allows it): a step whose tool opens a missing file names the
 path, ENOENT and the tool; a read from a FUSE file system that returns
 EIO is an I/O error of the tool; failed opens of a process outside the
 step never attach; with sampling.ebpf false the record says why it has
-none and keeps every other figure.'
+none and keeps every other figure.
+
+On a node whose kernel allows BPF trampolines (the guest of tests/vm,
+tests/vm.d/0623-cluster-files-fexit.t) TRACER_TEST_EXPECT_FEXIT=1 makes
+the fexit programs a must, and TRACER_TEST_EBPF=auto keeps the default
+setting for every test of the evidence.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -40,6 +45,17 @@ run_step ()
     wait_for "wait_record $job && test -n \"\$(step0 .files.source)\"" 60
 }
 
+# expect_fexit: where the kernel allows trampolines, tracerd must have
+# loaded the fexit programs
+expect_fexit ()
+{
+    test "${TRACER_TEST_EXPECT_FEXIT:-0}" != 1 ||
+    grep "file evidence: eBPF program loaded (fexit" "$(tracerd_log)" || {
+        grep "file evidence" "$(tracerd_log)"
+        false
+    }
+}
+
 # fail_step CMD: as run_step, for a step that fails
 fail_step ()
 {
@@ -59,6 +75,7 @@ fail_step ()
 test_expect_success 'as deployed (sampling.ebpf: auto): eBPF loaded as fexit, or the record says why not and how to have it' '
     cluster_up --sampling ebpf=auto &&
     wait_log "$(tracerd_log)" "file evidence: " &&
+    expect_fexit &&
     if grep -q "file evidence: eBPF program loaded (fexit" "$(tracerd_log)"
     then
         test_set_prereq EBPF_AUTO &&
@@ -73,12 +90,14 @@ test_expect_success 'as deployed (sampling.ebpf: auto): eBPF loaded as fexit, or
     fi
 '
 
-test_expect_success 'sampling.ebpf: true: tracerd loads it wherever the kernel allows, else the record says why' '
+mode=${TRACER_TEST_EBPF:-true}
+test_expect_success "sampling.ebpf: $mode: tracerd loads it wherever the kernel allows, else the record says why" '
     conf=$TRACER_CLUSTER_DIR/etc/tracer.yaml &&
-    sed -i "s/^  ebpf: auto$/  ebpf: true/" "$conf" &&
-    grep -x "  ebpf: true" "$conf" &&
+    sed -i "s/^  ebpf: auto$/  ebpf: $mode/" "$conf" &&
+    grep -x "  ebpf: $mode" "$conf" &&
     tracerd_stop && : >"$(tracerd_log)" && tracerd_start &&
     wait_log "$(tracerd_log)" "file evidence: " &&
+    expect_fexit &&
     if grep -q "file evidence: eBPF program loaded" "$(tracerd_log)"
     then
         test_set_prereq EBPF
@@ -159,7 +178,7 @@ figures ()
 
 test_expect_success 'sampling.ebpf false: source none, the reason, the rest kept' '
     conf=$TRACER_CLUSTER_DIR/etc/tracer.yaml &&
-    sed -i "s/^  ebpf: true$/  ebpf: false/" "$conf" &&
+    sed -i "s/^  ebpf: $mode$/  ebpf: false/" "$conf" &&
     grep -x "  ebpf: false" "$conf" &&
     tracerd_stop && tracerd_start &&
     run_step "cat /nonexistent/ref.fa || true" &&

@@ -6,7 +6,8 @@ test_description='the real cluster on a cgroup v2 node under systemd
 
 Run by t/0800-vm-cgroup-v2.t inside the guest node of tests/vm: a pure
 cgroup v2 hierarchy, systemd as PID 1, Slurm'"'"'s cgroup/v2 plugin (the
-slurmstepds in <node>_slurmstepd.scope, tasks in job_J/step_S/user/task_N).
+slurmstepds in <node>_slurmstepd.scope, tasks in job_J/step_S/user/task_N;
+from Slurm 26.05 slurmstepd.scope, and the SLUID of the job for job_J).
 Step CPU within 0.1 % and peak memory within 1 % of what the workload'"'"'s
 own getrusage says, PSI from the step'"'"'s own cgroup, an OOM kill counted
 from memory.events with its victim named, and records readable by their
@@ -39,7 +40,9 @@ test_expect_success 'a step of an unprivileged user is in the v2 step cgroup' '
     runuser -u tracertest -- srun --tracer sh -c \
         "echo JOB=\$SLURM_JOB_ID >&2; cat /proc/self/cgroup" >cg.out 2>cg.err &&
     job=$(sed -n "s/^JOB=//p" cg.err) &&
-    grep -Eq "^0::/system.slice/.*_slurmstepd.scope/job_$job/step_0/user/task_0$" cg.out &&
+    jdir=$(job_cgroup_dir $job) &&
+    echo "job directory: $jdir" &&
+    grep -Eq "^0::/system.slice/([^/]*_)?slurmstepd.scope/$jdir/step_0/user/task_0$" cg.out &&
     wait_record $job &&
     test "$(jq -r ".[0].identity.user" rec.json)" = tracertest
 '
@@ -60,6 +63,37 @@ test_expect_success 'CPU within 0.1 % of the workload'"'"'s getrusage (its tasks
     test "$(jq -r ".[0].summary.cpu.source" rec.json)" = cgroup-v2:cpu.stat &&
     within "$(jq ".[0].summary.cpu.total_s" rec.json)" "$(jq .cpu_s burn.out)" 0.1 &&
     ! jq -r ".[0].tools[].name" rec.json | grep -q slurmstepd
+'
+
+# Two tasks, each with a child: the step's CPU is the sum of both tasks'
+# own getrusage; each task's end is in the record.  Each task's exit after
+# it measured itself is charged too (milliseconds under emulation): 8 s
+# of work per task keeps both far below 0.1 %.
+test_expect_success 'a step of two tasks: CPU within 0.1 % of both tasks'"'"' getrusage, both tasks ended' '
+    runuser -u tracertest -- srun --tracer -n2 -c1 sh -c \
+        "echo JOB=\$SLURM_JOB_ID >&2; exec $B/tests/burn children=1,child_cpu=8" \
+        >mt.out 2>mt.err &&
+    job=$(sed -n "s/^JOB=//p" mt.err | head -n 1) &&
+    wait_record $job &&
+    cat mt.out && jq -c ".[0].summary.cpu, .[0].outcome" rec.json &&
+    test "$(grep -c cpu_s mt.out)" = 2 &&
+    test "$(jq -r ".[0].request.tasks" rec.json)" = 2 &&
+    test "$(jq -r "[.[0].outcome.tasks[].task_id] | sort | join(\" \")" \
+        rec.json)" = "0 1" &&
+    test "$(jq -r ".[0].outcome.complete" rec.json)" = true &&
+    test "$(jq -r ".[0].summary.cpu.exact" rec.json)" = true &&
+    within "$(jq ".[0].summary.cpu.total_s" rec.json)" \
+        "$(jq -s "map(.cpu_s) | add" mt.out)" 0.1
+'
+
+# Exits outside the steps are dropped in the kernel (a socket filter on
+# the taskstats listener), here on cgroup2 by walking the exiting task's
+# default cgroup: 6.1's socket filters have no cgroup-id helpers.
+test_expect_success 'the exit filter runs in the kernel on cgroup v2' '
+    grep "process exits: " "$(tracerd_log)" &&
+    grep -q "process exits: only those in the steps'"'"' [0-9]* cgroup directories delivered (kernel filter)" \
+        "$(tracerd_log)" &&
+    ! grep -q "kernel filter refused" "$(tracerd_log)"
 '
 
 test_expect_success 'PSI from the step'"'"'s own cgroup' '
