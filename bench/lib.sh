@@ -15,6 +15,46 @@ v1_mount ()
     }' /proc/self/mountinfo
 }
 
+# step_hierarchies: where step cgroups go, as Slurm makes them, into the
+# array cg_roots: the v1 memory and cpuacct hierarchies where they are
+# mounted, else a pure cgroup v2 node's one hierarchy (a cgroup2 mount at
+# /sys/fs/cgroup, not the hybrid /sys/fs/cgroup/unified); empty where
+# neither is.  cg_kind says which: v1, v2 or nothing.
+step_hierarchies ()
+{
+    local m a u
+    cg_roots=()
+    cg_kind=
+    m=$(v1_mount memory)
+    a=$(v1_mount cpuacct)
+    if [ -n "$m" ] && [ -n "$a" ]; then
+        cg_roots=("$m" "$a")
+        cg_kind=v1
+    elif u=$(awk '$9 == "cgroup2" && $5 == "/sys/fs/cgroup" { print $5; exit }' \
+                 /proc/self/mountinfo) && [ -n "$u" ]; then
+        cg_roots=("$u")
+        cg_kind=v2
+    fi
+}
+
+# step_parent_make DIR...: make each parent of step cgroups; on cgroup v2
+# with the cpu, memory and io controllers given to its children, as
+# Slurm's cgroup/v2 does for a job's steps
+step_parent_make ()
+{
+    local d c
+    for d in "$@"; do
+        mkdir "$d" || return 1
+        if [ "$cg_kind" = v2 ]; then
+            for c in cpu memory io; do
+                grep -qw "$c" "$d/cgroup.controllers" &&
+                    echo "+$c" >"$d/cgroup.subtree_control"
+            done
+        fi
+    done
+    return 0
+}
+
 # The node name in the messages below.
 bench_host=${HOSTNAME:-$(uname -n)}
 
