@@ -202,11 +202,17 @@ static int collect_live (struct collect *c, tr_store_t *store,
     tr_error_t error;
     uid_t writer = c->r->conf->store_owner_is_job ? 0
                                                   : c->r->conf->store_owner_uid;
+    struct tr_livesum_trust trust = {
+        .munge_socket = c->r->conf->munge_socket,
+        .signers = c->r->conf->signer_uids,
+        .n_signers = c->r->conf->n_signer_uids,
+        .allow_unsigned = c->r->allow_unsigned,
+    };
 
     clock_gettime (CLOCK_REALTIME, &ts);
     c->nrecords = c->set->n;
     c->root = tr_store_root (store);
-    if (tr_livesum_scan (store, cluster, writer,
+    if (tr_livesum_scan (store, cluster, writer, &trust,
                          1000.0 * (double)ts.tv_sec + (double)ts.tv_nsec / 1e6,
                          c->set->pool, keep_live, live_bad, c, &st, &error)
         < 0) {

@@ -196,6 +196,15 @@ static void forward_live (void)
     for (size_t i = 0; i < live.nfiles; i++) {
         struct tr_livesum_file *f = &live.files[i];
 
+        /* signed as records are: on a store without ACLs its user owns
+         * the file, and only the signature says tracerd wrote it
+         */
+        if (d.conf->sign_enabled
+            && tr_livesum_sign (&f->text, d.conf->munge_socket, &error) < 0)
+            tracerd_log (LOG_WARNING,
+                         "store: live summary of uid %u on %s left "
+                         "unsigned: %s",
+                         (unsigned)f->uid, f->node, tr_error_str (&error));
         if (tr_store_put_live (store, f->cluster, f->node, f->uid, f->text,
                                &error)
             < 0)

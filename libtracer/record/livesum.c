@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "livesum.h"
 #include "record.h"
+#include "sign.h"
 #include "libtracer/util/strbuf.h"
 
 int tr_livesum_row (tr_stepsum_t *row,
@@ -331,6 +333,7 @@ static bool want_file (const char *name, void *arg)
 struct scan {
     tr_store_t *store;
     uid_t writer;
+    const struct tr_livesum_trust *trust;
     double now_ms;
     tr_strpool_t *pool;
     tr_livesum_row_f fn;
@@ -344,6 +347,76 @@ static void said_bad (struct scan *s, const char *rel, const char *why)
     s->st->bad++;
     if (s->bad)
         s->bad (rel, why, s->arg);
+}
+
+/* Whether the live summary text (len bytes, owned by owner, of uid's
+ * steps) is to be believed: its signature line, if any, cut off (len
+ * then the signed part's) and verified; without one, only when its user
+ * cannot have written it.  why says why not.
+ */
+static bool believed (struct scan *s,
+                      char *text,
+                      size_t *len,
+                      uid_t owner,
+                      uid_t uid,
+                      char *why,
+                      size_t size)
+{
+    static const char tag[] = "\n" TR_LIVESUM_SIG "\t";
+    char *line = NULL, *p, *cred;
+    tr_error_t error;
+    tr_sig_status_t st;
+
+    for (p = text; (p = strstr (p, tag)); p++)
+        line = p + 1;
+    if (!line) {
+        if (owner != uid || uid == s->writer || uid == 0
+            || s->trust->allow_unsigned)
+            return true;
+        snprintf (why, size,
+                  "unsigned, and its user owns it (a store "
+                  "without ACLs): not believed");
+        return false;
+    }
+    cred = line + strlen (TR_LIVESUM_SIG) + 1;
+    if (!(p = strchr (cred, '\n')) || p[1] != '\0') {
+        snprintf (why, size, "its signature is not its last line");
+        return false;
+    }
+    *p = '\0';
+    st = tr_sign_verify_text (text, (size_t)(line - text), cred,
+                              s->trust->munge_socket, s->trust->signers,
+                              s->trust->n_signers, NULL, &error);
+    if (st != TR_SIG_VALID && st != TR_SIG_VALID_OLD) {
+        snprintf (why, size, "%s", tr_error_str (&error));
+        return false;
+    }
+    *line = '\0';
+    *len = (size_t)(line - text);
+    return true;
+}
+
+int tr_livesum_sign (char **text, const char *munge_socket, tr_error_t *error)
+{
+    tr_strbuf_t sb = TR_STRBUF_INIT;
+    char *cred = NULL;
+
+    if (!text || !*text) {
+        errno = EINVAL;
+        return tr_errprintf (error, "live summary: nothing to sign");
+    }
+    if (tr_sign_text (*text, strlen (*text), munge_socket, &cred, error) < 0)
+        return -1;
+    if (tr_strbuf_printf (&sb, "%s%s\t%s\n", *text, TR_LIVESUM_SIG, cred) < 0) {
+        free (cred);
+        tr_strbuf_free (&sb);
+        errno = ENOMEM;
+        return tr_errprintf (error, "live summary: out of memory");
+    }
+    free (cred);
+    free (*text);
+    *text = tr_strbuf_steal (&sb);
+    return 0;
 }
 
 /* One file: 0 (read, skipped or refused), -1 when fn stopped. */
@@ -419,6 +492,10 @@ static int scan_file (struct scan *s,
         said_bad (s, rel, "holds a NUL byte");
         goto out;
     }
+    if (!believed (s, text, &len, st.st_uid, uid, why, sizeof (why))) {
+        said_bad (s, rel, why);
+        goto out;
+    }
     error.text[0] = '\0';
     if (tr_livesum_parse (text, cluster, node, uid, s->now_ms, s->pool, s->fn,
                           s->arg, &error)
@@ -471,6 +548,7 @@ static int scan_cluster (struct scan *s, int rootfd, const char *cluster)
 int tr_livesum_scan (tr_store_t *store,
                      const char *cluster,
                      uid_t writer,
+                     const struct tr_livesum_trust *trust,
                      double now_ms,
                      tr_strpool_t *pool,
                      tr_livesum_row_f fn,
@@ -480,7 +558,10 @@ int tr_livesum_scan (tr_store_t *store,
                      tr_error_t *error)
 {
     struct tr_livesum_stats none;
-    struct scan s = { store, writer, now_ms, pool, fn, bad, arg, stats };
+    static const struct tr_livesum_trust no_trust = { NULL, NULL, 0, false };
+    struct scan s = { store,  writer, trust ? trust : &no_trust,
+                      now_ms, pool,   fn,
+                      bad,    arg,    stats };
     char **clusters = NULL;
     size_t nc = 0;
     int rootfd, rc = 0;

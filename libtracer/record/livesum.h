@@ -39,6 +39,10 @@
  */
 
 #define TR_LIVESUM_MAGIC "#tracer-live 1"
+/* The last line of a signed live summary: this, a tab, a MUNGE
+ * credential over every byte before the line (tr_sign_text), a newline.
+ */
+#define TR_LIVESUM_SIG "#signature munge-sha256"
 
 /* A whole file is at most this long; a longer one is refused. */
 #define TR_LIVESUM_MAX_BYTES (8u << 20)
@@ -97,6 +101,12 @@ ssize_t tr_livesum_files (const tr_stepsum_t **rows,
                           struct tr_livesum_file **files);
 void tr_livesum_files_free (struct tr_livesum_file *files, size_t n);
 
+/* Sign a live summary's text in place: its signature line appended
+ * (TR_LIVESUM_SIG).  Returns 0, or -1 with errno and error (the text
+ * unchanged).
+ */
+int tr_livesum_sign (char **text, const char *munge_socket, tr_error_t *error);
+
 /* Parse a live summary found at <cluster>/live/<node>/<uid>.tsv (text,
  * modified in place) and pass each row to fn, its sig
  * TR_STEPSUM_SIG_LIVE, live_ms the file's written_ms and live_stale
@@ -132,11 +142,28 @@ struct tr_livesum_stats {
  * writer is the store's writer (root, or store.owner).  -1 with errno
  * and error only when the store cannot be read at all; a store with no
  * live summaries is 0.
+ * A file may end in a signature line (TR_LIVESUM_SIG, tr_livesum_sign):
+ * it is believed only when the signature is a trusted signer's and
+ * covers every byte before it.  An unsigned file is believed only when
+ * its user cannot have written it: on a store without ACLs the user owns
+ * their file, and could chmod and rewrite it.
  */
+/* Who may sign a live summary (as for records: signing.*), and whether
+ * an unsigned one that its user owns is believed (--allow-unsigned).
+ * NULL: libmunge's default socket, root only, not believed.
+ */
+struct tr_livesum_trust {
+    const char *munge_socket;
+    const uid_t *signers; /* n_signers 0: root only */
+    size_t n_signers;
+    bool allow_unsigned;
+};
+
 typedef void (*tr_livesum_bad_f) (const char *path, const char *why, void *arg);
 int tr_livesum_scan (tr_store_t *store,
                      const char *cluster,
                      uid_t writer,
+                     const struct tr_livesum_trust *trust,
                      double now_ms,
                      tr_strpool_t *pool,
                      tr_livesum_row_f fn,

@@ -302,12 +302,15 @@ static tr_sig_status_t check_decoded (munge_err_t e,
                                       const char *payload,
                                       int plen,
                                       uid_t uid,
+                                      const char *prefix,
                                       const char *digest,
                                       const char *digest_member,
                                       const uid_t *trusted_uids,
                                       size_t n_trusted,
                                       tr_error_t *error)
 {
+    size_t prefix_len = strlen (prefix);
+
     if (!uid_is_trusted (uid, trusted_uids, n_trusted)) {
         tr_errprintf (error,
                       "signature is forged: signed by uid %lu,"
@@ -318,16 +321,20 @@ static tr_sig_status_t check_decoded (munge_err_t e,
     /* A trusted signer's credential minted for something else (a Slurm
      * auth credential, say) must not pass for a record signature.
      */
-    if (!payload || plen != (int)PAYLOAD_LEN
-        || strncmp (payload, PAYLOAD_PREFIX, PAYLOAD_PREFIX_LEN) != 0) {
+    if (!payload || plen != (int)(prefix_len + 64)
+        || strncmp (payload, prefix, prefix_len) != 0) {
         tr_errprintf (error, "signature is forged: credential does not carry"
-                             " a record digest");
+                             " a %s digest",
+                      strcmp (prefix, PAYLOAD_PREFIX) ? "live summary"
+                                                      : "record");
         return TR_SIG_FORGED;
     }
-    if (strcmp (payload + PAYLOAD_PREFIX_LEN, digest) != 0
-        || strcmp (digest_member, digest) != 0) {
-        tr_errprintf (error, "record has been modified after signing"
-                             " (digest mismatch)");
+    if (strncmp (payload + prefix_len, digest, 64) != 0
+        || (digest_member && strcmp (digest_member, digest) != 0)) {
+        tr_errprintf (error, "%s has been modified after signing"
+                             " (digest mismatch)",
+                      strcmp (prefix, PAYLOAD_PREFIX) ? "live summary"
+                                                      : "record");
         return TR_SIG_TAMPERED;
     }
     if (e == EMUNGE_CRED_EXPIRED) {
@@ -398,8 +405,138 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
         || e == EMUNGE_CRED_REPLAYED) {
         if (signer_uid)
             *signer_uid = uid;
-        st = check_decoded (e, payload, plen, uid, digest,
+        st = check_decoded (e, payload, plen, uid, PAYLOAD_PREFIX, digest,
                             json_string_value (json_object_get (sig, "digest")),
+                            trusted_uids, n_trusted, error);
+    }
+    else if (munge_err_is_forgery (e)) {
+        const char *detail = munge_ctx_strerror (ctx);
+        tr_errprintf (error, "signature is forged: credential invalid (%s)",
+                      detail ? detail : munge_strerror (e));
+        st = TR_SIG_FORGED;
+    }
+    else {
+        munge_reason (reason, sizeof (reason), e, ctx);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        st = TR_SIG_ERROR;
+    }
+    free (payload);
+    munge_ctx_destroy (ctx);
+    return st;
+}
+
+/* Live summaries: the credential's payload is LIVE_PREFIX and the hex
+ * SHA-256 of the text it covers.
+ */
+#define LIVE_PREFIX "tracer-live-v1:"
+
+static int text_digest (const char *text, size_t len, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    if (!EVP_Digest (text, len, md, &mdlen, EVP_sha256 (), NULL)
+        || mdlen != 32) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (unsigned int i = 0; i < mdlen; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 0xf];
+    }
+    out[64] = '\0';
+    return 0;
+}
+
+int tr_sign_text (const char *text,
+                  size_t len,
+                  const char *munge_socket,
+                  char **cred,
+                  tr_error_t *error)
+{
+    char digest[65], payload[sizeof (LIVE_PREFIX) + 64];
+    char reason[REASON_MAX];
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    struct timespec t0;
+
+    if (!text || !cred) {
+        errno = EINVAL;
+        return tr_errprintf (error, "nothing to sign");
+    }
+    *cred = NULL;
+    if (text_digest (text, len, digest) < 0)
+        return tr_errprintf (error, "cannot compute digest: out of memory");
+    (void)snprintf (payload, sizeof (payload), "%s%s", LIVE_PREFIX, digest);
+    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
+        munge_reason (reason, sizeof (reason), e, NULL);
+        errno = e == EMUNGE_NO_MEMORY ? ENOMEM : EIO;
+        return tr_errprintf (error, "%s", reason);
+    }
+    if (clock_gettime (CLOCK_MONOTONIC, &t0) < 0)
+        memset (&t0, 0, sizeof (t0));
+    for (int i = 0;; i++) {
+        e = munge_encode (cred, ctx, payload, (int)strlen (payload));
+        if (e != EMUNGE_SOCKET || i == SOCKET_RETRIES
+            || elapsed_ms (&t0) + SOCKET_RETRY_MS > SOCKET_RETRY_BUDGET_MS)
+            break;
+        sleep_ms (SOCKET_RETRY_MS);
+    }
+    if (e != EMUNGE_SUCCESS) {
+        munge_reason (reason, sizeof (reason), e, ctx);
+        munge_ctx_destroy (ctx);
+        free (*cred);
+        *cred = NULL;
+        errno = e == EMUNGE_NO_MEMORY ? ENOMEM : EIO;
+        return tr_errprintf (error, "%s", reason);
+    }
+    munge_ctx_destroy (ctx);
+    return 0;
+}
+
+tr_sig_status_t tr_sign_verify_text (const char *text,
+                                     size_t len,
+                                     const char *cred,
+                                     const char *munge_socket,
+                                     const uid_t *trusted_uids,
+                                     size_t n_trusted,
+                                     uid_t *signer_uid,
+                                     tr_error_t *error)
+{
+    char digest[65], reason[REASON_MAX];
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    void *payload = NULL;
+    int plen = 0;
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+    tr_sig_status_t st;
+
+    if (!text) {
+        errno = EINVAL;
+        tr_errprintf (error, "cannot verify signature: no text");
+        return TR_SIG_ERROR;
+    }
+    if (!cred || !*cred) {
+        tr_errprintf (error, "live summary is unsigned");
+        return TR_SIG_UNSIGNED;
+    }
+    if (text_digest (text, len, digest) < 0) {
+        tr_errprintf (error, "cannot verify signature: out of memory");
+        return TR_SIG_ERROR;
+    }
+    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
+        munge_reason (reason, sizeof (reason), e, NULL);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        return TR_SIG_ERROR;
+    }
+    e = munge_decode (cred, ctx, &payload, &plen, &uid, &gid);
+    if (e == EMUNGE_SUCCESS || e == EMUNGE_CRED_EXPIRED
+        || e == EMUNGE_CRED_REPLAYED) {
+        if (signer_uid)
+            *signer_uid = uid;
+        st = check_decoded (e, payload, plen, uid, LIVE_PREFIX, digest, NULL,
                             trusted_uids, n_trusted, error);
     }
     else if (munge_err_is_forgery (e)) {

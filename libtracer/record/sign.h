@@ -81,6 +81,32 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
                                 uid_t *signer_uid,
                                 tr_error_t *error);
 
+/* Sign a text (a live summary, livesum.h): a MUNGE credential whose
+ * payload is "tracer-live-v1:" and the hex SHA-256 of the len bytes at
+ * text, into *cred (free() it).  Returns 0, or -1 with errno (EIO: munge
+ * refused or was unreachable; ENOMEM; EINVAL) and error.
+ */
+int tr_sign_text (const char *text,
+                  size_t len,
+                  const char *munge_socket,
+                  char **cred,
+                  tr_error_t *error);
+
+/* Verify a credential made by tr_sign_text against the len bytes at
+ * text, as tr_sign_verify does a record's: TR_SIG_UNSIGNED when cred is
+ * NULL or empty, TR_SIG_FORGED when its signer is not trusted or it
+ * carries no live summary digest, TR_SIG_TAMPERED when the text is not
+ * the one signed.
+ */
+tr_sig_status_t tr_sign_verify_text (const char *text,
+                                     size_t len,
+                                     const char *cred,
+                                     const char *munge_socket,
+                                     const uid_t *trusted_uids,
+                                     size_t n_trusted,
+                                     uid_t *signer_uid,
+                                     tr_error_t *error);
+
 /* A short name for a status ("valid", "valid-old", "unsigned",
  * "tampered", "forged", "error").
  */

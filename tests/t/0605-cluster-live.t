@@ -179,6 +179,67 @@ test_expect_success 'restarted, tracerd resumes the step and removes its snapsho
     wait_for "! ls \"$live\" | grep -q json" 10
 '
 
+# A store without ACLs (or store.job_access: owner): the user owns the
+# live summary of their steps, and could chmod it and write rows of their
+# own making.  tracerd signs it as it signs records, and a summary its
+# user owns is believed only with that signature over every byte.
+test_expect_success USER_JOBS 'a live summary its user owns (no ACLs) is believed only as tracerd signed it' '
+    conf=$TRACER_CLUSTER_DIR/etc/tracer.yaml &&
+    sed -i "s/^store:\$/store:\n  job_access: owner/" "$conf" &&
+    grep -x "  job_access: owner" "$conf" &&
+    tracerd_stop && tracerd_start &&
+    nfile=$TRACER_STORE/$TRACER_CLUSTER_NAME/live/$TRACER_NODENAME/$(id -u tracertest).tsv &&
+    runuser -u tracertest -- sbatch --parsable --tracer=tag=run:noacl-1 \
+        --mem=64M -o /dev/null --chdir=/tmp --wrap "sleep 300" >njob &&
+    njob=$(cat njob) &&
+    test_when_finished "scancel $njob" &&
+    wait_for "test -f \"$nfile\" && grep -qw $njob \"$nfile\"" 60 &&
+    test "$(stat -c %U "$nfile")" = tracertest &&
+    tail -n 1 "$nfile" | grep -q "^#signature munge-sha256	MUNGE:" &&
+    runuser -u tracertest -- "$REPORT" --run=noacl-1 --json >n.json 2>n.err &&
+    jq -e ".running == [\"$njob\"]" n.json &&
+    test_must_be_empty n.err &&
+    # no more writes: what the user leaves there stays
+    signed=$(mktemp /tmp/tr0605.XXXXXX) &&
+    test_when_finished "rm -f $signed" &&
+    cp "$nfile" "$signed" && chmod 644 "$signed" &&
+    tracerd_stop &&
+    test -f "$nfile" &&
+    # rewritten by its user, without the signature: a job that does not
+    # exist, running
+    runuser -u tracertest -- sh -c "chmod u+w \"\$1\" &&
+        sed -e \"/^#signature/d\" -e \"s/\\b$njob\\b/999999/g\" \"\$2\" >\"\$1\"" \
+        sh "$nfile" "$signed" &&
+    grep -qw 999999 "$nfile" &&
+    # (the run has nothing else to show: tracer-report may exit 1)
+    { runuser -u tracertest -- "$REPORT" --run=noacl-1 --json >f.json 2>f.err
+      test $? -le 1; } &&
+    ! grep -q 999999 f.json &&
+    # an admin is told why
+    { "$REPORT" -a --run=noacl-1 --json >fr.json 2>fr.err; test $? -le 3; } &&
+    cat fr.err &&
+    ! grep -q 999999 fr.json &&
+    grep "REJECTED: live summary: unsigned, and its user owns it" fr.err &&
+    runuser -u tracertest -- "$REPORT" --live >f.live 2>/dev/null &&
+    ! grep -q "^999999" f.live &&
+    # the signature kept, the body changed
+    runuser -u tracertest -- sh -c "
+        sed -e \"s/\\b$njob\\b/999999/g\" \"\$2\" >\"\$1\"" \
+        sh "$nfile" "$signed" &&
+    { runuser -u tracertest -- "$REPORT" --run=noacl-1 --json >t.json 2>t.err
+      test $? -le 1; } &&
+    ! grep -q 999999 t.json &&
+    { "$REPORT" -a --run=noacl-1 --json >tr.json 2>tr.err; test $? -le 3; } &&
+    cat tr.err &&
+    ! grep -q 999999 tr.json &&
+    grep "REJECTED: live summary: live summary has been modified after signing" tr.err &&
+    # the file as tracerd wrote it: believed (stale, tracerd is stopped)
+    runuser -u tracertest -- sh -c "cat \"\$2\" >\"\$1\"" sh "$nfile" "$signed" &&
+    runuser -u tracertest -- "$REPORT" --run=noacl-1 --json >s.json 2>s.err &&
+    jq -e ".running == [\"$njob\"]" s.json &&
+    tracerd_start
+'
+
 test_expect_success 'stop the cluster' '
     cluster_down
 '

@@ -566,6 +566,79 @@ static void test_forged_foreign_payload (void **state)
     json_decref (rec);
 }
 
+/* A text (a live summary): signed, it verifies; a byte changed is
+ * tampered; a record's credential, another key's or none is not a
+ * signature of it; an untrusted signer's is forged.
+ */
+static void test_text (void **state)
+{
+    static const char text[] = "#tracer-live 1\tc1\tn1\t1001\t1\t30\nrow\n";
+    char other_text[sizeof (text)];
+    json_t *rec = load_basic ();
+    tr_error_t err;
+    size_t n;
+    const uid_t *trusted = self_trusted (&n);
+    char *cred = NULL, *other = NULL;
+    uid_t signer = (uid_t)-1;
+
+    (void)state;
+    assert_int_equal (tr_sign_text (text, strlen (text), md_main.socket, &cred,
+                                    &err),
+                      0);
+    assert_int_equal (tr_sign_verify_text (text, strlen (text), cred,
+                                           md_main.socket, trusted, n, &signer,
+                                           &err),
+                      TR_SIG_VALID);
+    assert_int_equal (signer, geteuid ());
+    memcpy (other_text, text, sizeof (text));
+    other_text[strlen (text) - 2] = 'x';
+    assert_int_equal (tr_sign_verify_text (other_text, strlen (other_text),
+                                           cred, md_main.socket, trusted, n,
+                                           NULL, &err),
+                      TR_SIG_TAMPERED);
+    assert_string_equal (err.text, "live summary has been modified after "
+                                   "signing (digest mismatch)");
+    /* the credential of a record is not one of a live summary */
+    assert_int_equal (tr_sign_record (rec, md_main.socket, &err), 0);
+    assert_int_equal (
+        tr_sign_verify_text (text, strlen (text),
+                             json_string_value (json_object_get (
+                                 json_object_get (rec, "signature"),
+                                 "credential")),
+                             md_main.socket, trusted, n, NULL, &err),
+        TR_SIG_FORGED);
+    assert_string_equal (err.text, "signature is forged: credential does not "
+                                   "carry a live summary digest");
+    /* another munged's key */
+    assert_int_equal (tr_sign_text (text, strlen (text), md_other.socket,
+                                    &other, &err),
+                      0);
+    assert_int_equal (tr_sign_verify_text (text, strlen (text), other,
+                                           md_main.socket, trusted, n, NULL,
+                                           &err),
+                      TR_SIG_FORGED);
+    assert_int_equal (tr_sign_verify_text (text, strlen (text), NULL,
+                                           md_main.socket, trusted, n, NULL,
+                                           &err),
+                      TR_SIG_UNSIGNED);
+    /* a signer not trusted (root only, and this is not root) */
+    if (geteuid () != 0)
+        assert_int_equal (tr_sign_verify_text (text, strlen (text), cred,
+                                               md_main.socket, NULL, 0, NULL,
+                                               &err),
+                          TR_SIG_FORGED);
+    else {
+        uid_t nobody = NOBODY;
+        assert_int_equal (tr_sign_verify_text (text, strlen (text), cred,
+                                               md_main.socket, &nobody, 1,
+                                               NULL, &err),
+                          TR_SIG_FORGED);
+    }
+    free (cred);
+    free (other);
+    json_decref (rec);
+}
+
 static void test_unsigned (void **state)
 {
     json_t *rec = load_basic ();
@@ -838,6 +911,7 @@ int main (void)
         cmocka_unit_test (test_tampered),
         cmocka_unit_test (test_forged_other_key),
         cmocka_unit_test (test_forged_foreign_payload),
+        cmocka_unit_test (test_text),
         cmocka_unit_test (test_unsigned),
         cmocka_unit_test (test_expired),
         cmocka_unit_test (test_untrusted_signer),

@@ -301,7 +301,7 @@ static void scan (struct fx *f, struct both *b, struct tr_livesum_stats *st)
 
     memset (b, 0, sizeof (*b));
     /* now: files older than a day are not read */
-    assert_int_equal (tr_livesum_scan (f->store, "c1", geteuid (),
+    assert_int_equal (tr_livesum_scan (f->store, "c1", geteuid (), NULL,
                                        1000.0 * (double)time (NULL), pool,
                                        take2, said2, b, st, &error),
                       0);
@@ -398,6 +398,71 @@ static void test_store (void **state)
     free (text);
 }
 
+/* A store without ACLs: the user owns their live summary, and could
+ * chmod it and write rows of their own making.  Unsigned, such a file is
+ * not believed (unless unsigned ones are allowed); a file of root's
+ * (ACLs, or no access for the user) is, signed or not.
+ */
+static void test_store_owned_by_user (void **state)
+{
+    struct fx *f = *state;
+    char *text = two_steps ();
+    struct tr_livesum_trust lax = { NULL, NULL, 0, true };
+    struct tr_livesum_stats st;
+    struct both b;
+    tr_error_t error;
+    tr_strpool_t *pool;
+    char p[512];
+
+    if (geteuid () != 0) {
+        free (text);
+        skip ();
+    }
+    assert_int_equal (tr_store_put_live (f->store, "c1", "n1", 1000, text,
+                                         &error),
+                      0);
+    at (f, p, sizeof (p), "c1/live/n1/1000.tsv");
+    scan (f, &b, &st);
+    assert_int_equal (b.got.n, 2);
+    /* the user's own, as on a store without ACLs */
+    assert_int_equal (chown (p, 1000, (gid_t)-1), 0);
+    scan (f, &b, &st);
+    assert_int_equal (b.got.n, 0);
+    assert_int_equal (b.bads.n, 1);
+    assert_non_null (strstr (b.bads.last, "c1/live/n1/1000.tsv: unsigned, "
+                                          "and its user owns it"));
+    /* --allow-unsigned: believed */
+    pool = tr_strpool_create ();
+    memset (&b, 0, sizeof (b));
+    assert_int_equal (tr_livesum_scan (f->store, "c1", geteuid (), &lax,
+                                       1000.0 * (double)time (NULL), pool,
+                                       take2, said2, &b, &st, &error),
+                      0);
+    assert_int_equal (b.got.n, 2);
+    tr_strpool_destroy (pool);
+    /* a signature line that is not the last line, or one no munged
+     * wrote: not believed either
+     */
+    {
+        char *bad = malloc (strlen (text) + 128);
+        int fd;
+
+        assert_non_null (bad);
+        snprintf (bad, strlen (text) + 128, "%s%s\tMUNGE:garbage:\n", text,
+                  TR_LIVESUM_SIG);
+        assert_int_equal (unlink (p), 0);
+        fd = open (p, O_WRONLY | O_CREAT | O_EXCL, 0640);
+        assert_true (fd >= 0);
+        assert_int_equal (write (fd, bad, strlen (bad)), (ssize_t)strlen (bad));
+        close (fd);
+        scan (f, &b, &st);
+        assert_int_equal (b.got.n, 0);
+        assert_int_equal (b.bads.n, 1);
+        free (bad);
+    }
+    free (text);
+}
+
 /* A run in progress: its running task with the age of its figures. */
 static void test_run_view (void **state)
 {
@@ -480,6 +545,8 @@ int main (void)
         cmocka_unit_test (test_refused),
         cmocka_unit_test (test_files),
         cmocka_unit_test_setup_teardown (test_store, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_store_owned_by_user, setup,
+                                         teardown),
         cmocka_unit_test (test_run_view),
     };
 
