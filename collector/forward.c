@@ -821,6 +821,9 @@ void tracerd_forward_live_pass (double now)
         if (a->conditional
             && !tracerd_steps_traced (tr_step_identity (a->step)))
             continue;
+        /* a job starter's step, until LSF says the job is its user's */
+        if (!tracerd_sched_vouched (a))
+            continue;
         if (!(rec = tr_step_live_record (a->step)))
             goto nomem;
         if (tr_livesum_row (&rows[n], rec, now_ms, pool) < 0) {

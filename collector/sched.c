@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct query {
     double give_up;
     json_t *held;    /* records to write once the job state is known */
     bool need_state; /* a held record waits for the final job state */
+    bool lsf;        /* bjobs, for an LSF job a starter spoke for */
 };
 
 static struct query queries[MAX_QUERIES];
@@ -55,6 +57,18 @@ static struct {
     json_t *fields[LIMIT_CACHE];
     int next;
 } limits;
+
+/* LSF jobs whose owner bjobs named, running on this host: the job is
+ * that uid's (daemon.job_starters).  Only such answers are kept: a job
+ * not known yet may be submitted later, by anyone.
+ */
+#define OWNER_CACHE 256
+static struct {
+    char job[OWNER_CACHE][32];
+    uid_t uid[OWNER_CACHE];
+    bool set[OWNER_CACHE];
+    int next;
+} owners;
 
 /* A Slurm step's cluster: cluster.name, or where that is left at its
  * default, slurm.conf's ClusterName (tracerd's own SLURM_CONF, else
@@ -117,10 +131,10 @@ static const char *scontrol_path (char *buf, size_t size)
     return n < 0 || (size_t)n >= size || access (buf, X_OK) < 0 ? NULL : buf;
 }
 
-static struct query *find_query (const char *job)
+static struct query *find_query (const char *job, bool lsf)
 {
     for (int i = 0; i < nqueries; i++)
-        if (!strcmp (queries[i].job, job))
+        if (!strcmp (queries[i].job, job) && queries[i].lsf == lsf)
             return &queries[i];
     return NULL;
 }
@@ -131,7 +145,7 @@ static struct query *find_query (const char *job)
  */
 static struct query *ask_scheduler (const char *job, tr_error_t *error)
 {
-    struct query *qy = find_query (job);
+    struct query *qy = find_query (job, false);
     tr_jobstate_query_t *q;
     tr_error_t mine;
     char sc[4096];
@@ -305,6 +319,215 @@ static void finish_query (struct query *qy, const char *why)
     *qy = queries[--nqueries];
 }
 
+/* The uid bjobs named as the owner of LSF job, running on this host,
+ * or -1 when it has not (or not yet) said so.
+ */
+static long long lsf_owner (const char *job)
+{
+    for (int i = 0; i < OWNER_CACHE; i++)
+        if (owners.set[i] && !strcmp (owners.job[i], job))
+            return (long long)owners.uid[i];
+    return -1;
+}
+
+static bool lsf_job (json_t *id, const char **job)
+{
+    const char *s = json_string_value (json_object_get (id, "scheduler"));
+
+    *job = json_string_value (json_object_get (id, "job_id"));
+    return s && !strcmp (s, "lsf") && *job && **job
+           && strlen (*job) < sizeof (queries[0].job);
+}
+
+/* Ask bjobs who owns LSF job (unless a question is out already). */
+static struct query *ask_lsf (const char *job, tr_error_t *error)
+{
+    struct query *qy = find_query (job, true);
+    tr_jobstate_query_t *q;
+
+    if (qy)
+        return qy;
+    if (nqueries == MAX_QUERIES) {
+        tr_errprintf (error, "too many bjobs and squeue questions in flight");
+        return NULL;
+    }
+    if (!d.conf->bjobs_path || access (d.conf->bjobs_path, X_OK) < 0) {
+        tr_errprintf (error, "bjobs (daemon.bjobs) cannot be run");
+        return NULL;
+    }
+    if (!(q = tr_jobstate_query_start_lsf (d.conf->bjobs_path, job, error)))
+        return NULL;
+    qy = &queries[nqueries++];
+    memset (qy, 0, sizeof (*qy));
+    qy->q = q;
+    qy->lsf = true;
+    snprintf (qy->job, sizeof (qy->job), "%s", job);
+    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
+    qy->give_up = qy->deadline;
+    return qy;
+}
+
+/* Whether the record (of a starter's step) is its uid's to keep: LSF
+ * says the job is that uid's, running here.  why says why not.
+ */
+static bool lsf_vouches (const char *job, json_t *rec, char *why, size_t size)
+{
+    json_t *uid = json_object_get (json_object_get (rec, "identity"), "uid");
+    long long owner = lsf_owner (job);
+
+    if (owner < 0) {
+        snprintf (why, size, "LSF does not show job %s running here", job);
+        return false;
+    }
+    if (!json_is_integer (uid) || json_integer_value (uid) != owner) {
+        snprintf (why, size, "LSF says job %s is uid %lld's", job, owner);
+        return false;
+    }
+    return true;
+}
+
+/* A held starter's record: kept, or dropped with why in the log (asked:
+ * why bjobs gave no answer, if it did not).
+ */
+static void lsf_settle (json_t *rec, const char *job, const char *asked)
+{
+    json_t *id = json_object_get (rec, "identity");
+    json_t *juid = json_object_get (id, "uid");
+    uid_t uid = json_is_integer (juid) ? (uid_t)json_integer_value (juid) : 0;
+    char key[600], why[300];
+
+    if (tracerd_steps_key_as (id, &uid, key, sizeof (key)) < 0)
+        snprintf (key, sizeof (key), "%s", job);
+    if (lsf_vouches (job, rec, why, sizeof (why))) {
+        tracerd_forward_record (key, json_incref (rec));
+        return;
+    }
+    tracerd_log (LOG_WARNING,
+                 "step %s: record not kept: %s%s (a job starter may speak "
+                 "only for its own job)",
+                 key, asked && lsf_owner (job) < 0 ? asked : why,
+                 asked && lsf_owner (job) < 0 ? ": its owner is not known"
+                                              : "");
+}
+
+/* bjobs answered (why NULL) or not: remember an owner it named, running
+ * here, and keep or drop the records that waited.
+ */
+static void finish_lsf (struct query *qy, const char *why)
+{
+    struct tr_lsfjob job;
+    tr_error_t error;
+    char host[256], because[300];
+    size_t i;
+    json_t *rec;
+
+    if (!why && tr_jobstate_query_lsf (qy->q, &job, &error) < 0) {
+        snprintf (because, sizeof (because), "%s", tr_error_str (&error));
+        why = because;
+    }
+    if (gethostname (host, sizeof (host)) < 0)
+        host[0] = '\0';
+    host[sizeof (host) - 1] = '\0';
+    if (!why) {
+        struct passwd *pw = getpwnam (job.user);
+
+        if (!tr_jobstate_lsf_runs_on (&job, host))
+            tracerd_log (LOG_WARNING,
+                         "job %s: LSF says it is %s's, %s on %s, not here",
+                         qy->job, job.user, job.stat,
+                         job.hosts[0] ? job.hosts : "no host");
+        else if (!pw)
+            tracerd_log (LOG_WARNING,
+                         "job %s: LSF says it is %s's, a user "
+                         "this host does not know",
+                         qy->job, job.user);
+        else {
+            snprintf (owners.job[owners.next], sizeof (owners.job[0]), "%s",
+                      qy->job);
+            owners.uid[owners.next] = pw->pw_uid;
+            owners.set[owners.next] = true;
+            owners.next = (owners.next + 1) % OWNER_CACHE;
+        }
+    }
+    else
+        tracerd_log (LOG_WARNING, "job %s: %s", qy->job, why);
+    json_array_foreach (qy->held, i, rec) lsf_settle (rec, qy->job, why);
+    json_decref (qy->held);
+    tr_jobstate_query_destroy (qy->q);
+    *qy = queries[--nqueries];
+}
+
+bool tracerd_sched_lsf_other_owner (const char *job, uid_t uid)
+{
+    long long owner = lsf_owner (job);
+
+    return owner >= 0 && owner != (long long)uid;
+}
+
+bool tracerd_sched_vouched (const struct active *a)
+{
+    const char *job;
+
+    return !a->by_starter
+           || (lsf_job (tr_step_identity (a->step), &job)
+               && lsf_owner (job) == (long long)a->starter_uid);
+}
+
+void tracerd_sched_ask_owner (const struct active *a)
+{
+    const char *job;
+    tr_error_t error = { 0 };
+
+    if (a->by_starter && lsf_job (tr_step_identity (a->step), &job)
+        && lsf_owner (job) < 0 && !ask_lsf (job, &error))
+        tracerd_log (LOG_WARNING,
+                     "job %s: %s; its job starters' steps "
+                     "will not be recorded",
+                     job, tr_error_str (&error));
+}
+
+int tracerd_sched_vouch (struct active *a, json_t *rec)
+{
+    const char *job;
+    struct query *qy;
+    tr_error_t error = { 0 };
+    char why[300];
+
+    if (!a->by_starter)
+        return 0;
+    if (!lsf_job (tr_step_identity (a->step), &job)) {
+        tracerd_log (LOG_WARNING,
+                     "step %s: record not kept: a job starter "
+                     "may speak only for an LSF job",
+                     a->key);
+        json_decref (rec);
+        return 1;
+    }
+    if (lsf_owner (job) >= 0) {
+        if (lsf_vouches (job, rec, why, sizeof (why)))
+            return 0;
+        tracerd_log (LOG_WARNING,
+                     "step %s: record not kept: %s (a job "
+                     "starter may speak only for its own job)",
+                     a->key, why);
+        json_decref (rec);
+        return 1;
+    }
+    /* not known yet: ask (again), and the record waits for the answer */
+    if ((qy = ask_lsf (job, &error))) {
+        if (!qy->held)
+            qy->held = json_array ();
+        if (qy->held && json_array_append_new (qy->held, rec) == 0)
+            return 1;
+    }
+    tracerd_log (LOG_WARNING,
+                 "step %s: record not kept: %s: its owner is "
+                 "not known (a job starter may speak only for its own job)",
+                 a->key, tr_error_str (&error));
+    json_decref (rec);
+    return 1;
+}
+
 void tracerd_sched_poll (struct pollfd *pfd, double now)
 {
     for (int i = nqueries - 1; i >= 0; i--) {
@@ -328,6 +551,14 @@ void tracerd_sched_poll (struct pollfd *pfd, double now)
         }
         if (pfd[i].revents)
             rc = tr_jobstate_query_read (qy->q);
+        if (qy->lsf) {
+            if (rc == 1)
+                finish_lsf (qy, NULL);
+            else if (rc < 0 || now >= qy->deadline)
+                finish_lsf (qy, rc < 0 ? "bjobs failed"
+                                       : "bjobs did not answer in time");
+            continue;
+        }
         if (rc == 1)
             finish_query (qy, NULL);
         else if ((rc < 0 || now >= qy->deadline) && qy->need_state
@@ -410,6 +641,11 @@ int tracerd_sched_fds (struct pollfd *pfd, double *next)
 
 void tracerd_sched_stop (void)
 {
-    while (nqueries > 0)
-        finish_query (&queries[0], "tracerd stopped before squeue answered");
+    while (nqueries > 0) {
+        if (queries[0].lsf)
+            finish_lsf (&queries[0], "tracerd stopped before bjobs answered");
+        else
+            finish_query (&queries[0], "tracerd stopped before squeue "
+                                       "answered");
+    }
 }

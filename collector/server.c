@@ -297,7 +297,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
      * LSF prologues run before the job starts)
      */
     if ((pid <= 0 && !attach) || pid < 0 || task < 0
-        || tracerd_steps_key (id, key, sizeof (key)) < 0) {
+        || tracerd_steps_key_as (id, starter, key, sizeof (key)) < 0) {
         reply (fd, false, "bad pid, task_id or identity");
         return;
     }
@@ -339,6 +339,7 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
         a->exits_before = tracerd_exits_received ();
         tracerd_log (LOG_INFO, "step %s started", key);
         tracerd_sched_describe (step, key, id);
+        tracerd_sched_ask_owner (a);
     }
     if (!json_is_true (json_object_get (msg, "conditional")))
         tracerd_steps_note_traced (id);
@@ -400,7 +401,10 @@ static void handle_step_start (int fd, json_t *msg, const uid_t *starter)
 /* The active step a task_exit or step_end message names, or NULL after
  * answering the hook why not.
  */
-static struct active *msg_step (int fd, json_t *msg, int level)
+static struct active *msg_step (int fd,
+                                json_t *msg,
+                                const uid_t *starter,
+                                int level)
 {
     json_t *id = json_object_get (msg, "identity");
     const char *op = json_string_value (json_object_get (msg, "op"));
@@ -408,7 +412,8 @@ static struct active *msg_step (int fd, json_t *msg, int level)
     struct active *a;
 
     tracerd_sched_default_cluster (id);
-    if (!json_is_object (id) || tracerd_steps_key (id, key, sizeof (key)) < 0) {
+    if (!json_is_object (id)
+        || tracerd_steps_key_as (id, starter, key, sizeof (key)) < 0) {
         reply (fd, false, "bad identity");
         return NULL;
     }
@@ -454,7 +459,7 @@ static void handle_task_exit (int fd, json_t *msg)
     struct active *a;
     tr_error_t error;
 
-    if (!(a = msg_step (fd, msg, LOG_WARNING)))
+    if (!(a = msg_step (fd, msg, NULL, LOG_WARNING)))
         return;
     tr_step_task_exit (a->step, (int)task, (pid_t)pid, (int)st);
     if (last || tr_step_nexited (a->step) >= tr_step_ntasks (a->step)) {
@@ -518,7 +523,7 @@ static void handle_step_end (int fd, json_t *msg, const uid_t *starter)
     struct active *a;
     tr_error_t error;
 
-    if (!(a = msg_step (fd, msg, LOG_DEBUG)))
+    if (!(a = msg_step (fd, msg, starter, LOG_DEBUG)))
         return;
     if (starter && (!a->by_starter || a->starter_uid != *starter)) {
         tracerd_log (LOG_WARNING,
@@ -611,12 +616,16 @@ static void handle_starter (int fd,
         handle_step_end (fd, msg, &uid);
         return;
     }
-    /* A job whose steps here or whose records spooled here are another
-     * user's is not this starter's to speak for: its record would take
-     * the other's place.  (The store never lets a record of one uid
-     * replace another's either: tr_store_put sets it aside.)
+    /* A job that LSF says is another user's, whose steps here root's
+     * hooks registered for another user, or whose records spooled here
+     * are another user's is not this starter's to speak for.  Another
+     * starter's step of it is no proof: the first to claim a job id is
+     * not its owner (a starter may name a job before it exists), and
+     * each starter's record is kept only where LSF says the job is its
+     * user's (tracerd_sched_vouch).
      */
     job = json_string_value (json_object_get (id, "job_id"));
+    other = job && tracerd_sched_lsf_other_owner (job, uid);
     for (int i = 0; job && i < d.nsteps && !other; i++) {
         json_t *sid = tr_step_identity (d.steps[i].step);
         json_t *suid = json_object_get (sid, "uid");
@@ -624,6 +633,7 @@ static void handle_starter (int fd,
         const char *j = json_string_value (json_object_get (sid, "job_id"));
 
         other = c && j && !strcmp (c, d.conf->cluster_name) && !strcmp (j, job)
+                && tracerd_sched_vouched (&d.steps[i])
                 && (!json_is_integer (suid)
                     || json_integer_value (suid) != (json_int_t)uid);
     }

@@ -59,6 +59,23 @@ int tracerd_steps_key (json_t *id, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
+int tracerd_steps_key_as (json_t *id,
+                          const uid_t *starter,
+                          char *buf,
+                          size_t size)
+{
+    size_t n;
+    int len;
+
+    if (tracerd_steps_key (id, buf, size) < 0)
+        return -1;
+    if (!starter)
+        return 0;
+    n = strlen (buf);
+    len = snprintf (buf + n, size - n, "~%u", (unsigned)*starter);
+    return len < 0 || (size_t)len >= size - n ? -1 : 0;
+}
+
 /* Active steps by key: open addressing with linear probing over
  * d.steps' indices (+1; 0 is a free slot), at most half full.  Every
  * request names its step, and a linear search with string compares took
@@ -262,6 +279,9 @@ static void finish_step (struct active *a)
         json_object_get (oc, "signal")
         && !strcmp (json_string_value (json_object_get (oc, "state")), "faile"
                                                                        "d");
+    /* a job starter's step: only if LSF says the job is its user's */
+    if (tracerd_sched_vouch (a, rec))
+        return;
     if (tracerd_sched_hold (a->step, rec, signalled))
         return;
     tracerd_forward_record (a->key, rec);
@@ -629,7 +649,10 @@ void tracerd_steps_resume (void)
         a = &d.steps[d.nsteps++];
         memset (a, 0, sizeof (*a));
         a->step = step;
-        if (tracerd_steps_key (tr_step_identity (step), key, sizeof (key))
+        restore_daemon_state (a, st);
+        if (tracerd_steps_key_as (tr_step_identity (step),
+                                  a->by_starter ? &a->starter_uid : NULL, key,
+                                  sizeof (key))
             < 0) {
             json_decref (st);
             tracerd_log (LOG_ERR, "state %s: bad identity; removed",
@@ -649,7 +672,6 @@ void tracerd_steps_resume (void)
             continue;
         }
         tracerd_steps_index (a);
-        restore_daemon_state (a, st);
         json_decref (st);
         a->next = tr_when_monotonic ();
         a->saved = tr_when_monotonic ();

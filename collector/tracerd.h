@@ -80,6 +80,15 @@ int tracerd_open_dir (const char *dir, mode_t mode, tr_error_t *error);
  * or buf is too small.
  */
 int tracerd_steps_key (json_t *id, char *buf, size_t size);
+/* The same for a step a job starter registered: "~UID" added, so that
+ * two users' starters naming one job id are two steps, and neither can
+ * end, add to or take the place of the other's (tracerd_sched_vouch
+ * keeps only the job owner's record).
+ */
+int tracerd_steps_key_as (json_t *id,
+                          const uid_t *starter,
+                          char *buf,
+                          size_t size);
 struct active *tracerd_steps_find (const char *key);
 /* Index a step whose key was just set (d.steps[] holds it). */
 void tracerd_steps_index (struct active *a);
@@ -124,6 +133,19 @@ void tracerd_sched_describe (tr_step_t *step, const char *key, json_t *id);
  * it.
  */
 bool tracerd_sched_hold (tr_step_t *step, json_t *rec, bool signalled);
+/* daemon.job_starters: a starter's word is not the scheduler's.
+ * tracerd_sched_ask_owner asks bjobs who owns the LSF job a starter's
+ * new step names; tracerd_sched_vouch takes a starter's final record:
+ * 0, the job is the step's uid's, running here (the caller goes on);
+ * 1, taken (held for bjobs' answer, then kept or dropped, or dropped
+ * now: the log says why).  tracerd_sched_vouched: a step root
+ * registered, or one whose job LSF says is its uid's.
+ * tracerd_sched_lsf_other_owner: LSF said the job is another uid's.
+ */
+void tracerd_sched_ask_owner (const struct active *a);
+int tracerd_sched_vouch (struct active *a, json_t *rec);
+bool tracerd_sched_vouched (const struct active *a);
+bool tracerd_sched_lsf_other_owner (const char *job, uid_t uid);
 /* The queries' descriptors into pfd (MAX_QUERIES at most), next lowered
  * to their deadlines; returns how many.  tracerd_sched_poll takes the
  * same pfd after poll.

@@ -382,7 +382,19 @@ static const struct key schema[] = {
       .desc = "hear job starters that run as the job's user (LSF "
               "JOB_STARTER with tracer-prolog lsf-starter): each may "
               "register only its own process tree, as its own uid, for an "
-              "LSF job, at most 8 at a time per user" },
+              "LSF job, at most 8 at a time per user; a step's record is "
+              "kept only where LSF (daemon.bjobs) says the job is that "
+              "user's and runs on this host" },
+    { .section = "daemon",
+      .name = "bjobs",
+      .type = K_PATH,
+      .off = F (bjobs_path),
+      .dflt = "/usr/bin/bjobs",
+      .doc_default = "/usr/bin/bjobs",
+      .desc = "LSF's bjobs (its path in LSF_BINDIR), asked who owns the "
+              "job a job starter speaks for and where it runs "
+              "(daemon.job_starters); where it cannot be run, starters' "
+              "steps are not recorded" },
     { .section = "sampling",
       .name = "interval",
       .type = K_NUMBER,

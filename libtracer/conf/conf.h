@@ -179,6 +179,7 @@ typedef struct tr_conf {
     uid_t *notify_uids;        /* daemon.notify_users, resolved */
     size_t n_notify_uids;
     bool job_starters;         /* daemon.job_starters (default false) */
+    char *bjobs_path;          /* daemon.bjobs */
 
     /* sampling: */
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */

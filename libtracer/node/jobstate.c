@@ -1222,6 +1222,153 @@ json_t *tr_jobstate_query_paths (tr_jobstate_query_t *q)
     return o;
 }
 
+/* LSF: who owns a job and where it runs, from `bjobs -w JOB`. */
+
+int tr_jobstate_parse_bjobs (const char *text,
+                             const char *job,
+                             struct tr_lsfjob *out,
+                             tr_error_t *error)
+{
+    char base[24], line[1024], *tok[6], *save = NULL, *p;
+    const char *eol;
+    size_t n, k = 0;
+
+    memset (out, 0, sizeof (*out));
+    n = job ? strcspn (job, "[") : 0;
+    if (n == 0 || n >= sizeof (base)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "not an LSF job id");
+    }
+    memcpy (base, job, n);
+    base[n] = '\0';
+    /* the header, then the job's own line: its first six columns (the
+     * job name, which its user chose, comes after them and is not read)
+     */
+    if (strncmp (text, "JOBID", 5) || !(eol = strchr (text, '\n'))) {
+        errno = ENOENT;
+        return tr_errprintf (error, "bjobs does not know the job");
+    }
+    text = eol + 1;
+    eol = strchr (text, '\n');
+    n = eol ? (size_t)(eol - text) : strlen (text);
+    if (n >= sizeof (line)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "bjobs: a line too long");
+    }
+    memcpy (line, text, n);
+    line[n] = '\0';
+    for (p = strtok_r (line, " \t", &save); p && k < 6;
+         p = strtok_r (NULL, " \t", &save))
+        tok[k++] = p;
+    if (k < 3 || strcmp (tok[0], base)) {
+        errno = ENOENT;
+        return tr_errprintf (error, "bjobs does not know the job");
+    }
+    if (strlen (tok[1]) >= sizeof (out->user)
+        || strlen (tok[2]) >= sizeof (out->stat)) {
+        errno = EINVAL;
+        return tr_errprintf (error, "bjobs: bad user or status");
+    }
+    snprintf (out->user, sizeof (out->user), "%s", tok[1]);
+    snprintf (out->stat, sizeof (out->stat), "%s", tok[2]);
+    /* a job that ran has its execution hosts in the sixth column; a
+     * pending one has none (its name would come there)
+     */
+    out->started = !strcmp (out->stat, "RUN") || !strcmp (out->stat, "USUSP")
+                   || !strcmp (out->stat, "SSUSP")
+                   || !strcmp (out->stat, "DONE")
+                   || !strcmp (out->stat, "EXIT");
+    if (out->started && k == 6 && strlen (tok[5]) < sizeof (out->hosts))
+        snprintf (out->hosts, sizeof (out->hosts), "%s", tok[5]);
+    return 0;
+}
+
+bool tr_jobstate_lsf_runs_on (const struct tr_lsfjob *job, const char *host)
+{
+    char hosts[sizeof (job->hosts)], *h, *save = NULL;
+    size_t hl = strcspn (host, ".");
+
+    if (!job->started || !host || !*host)
+        return false;
+    snprintf (hosts, sizeof (hosts), "%s", job->hosts);
+    /* "node1:node2", "4*node1:2*node2", names with their domain or not */
+    for (h = strtok_r (hosts, ":", &save); h; h = strtok_r (NULL, ":", &save)) {
+        char *star = strchr (h, '*');
+
+        if (star)
+            h = star + 1;
+        if (strcspn (h, ".") == hl && !strncmp (h, host, hl))
+            return true;
+    }
+    return false;
+}
+
+tr_jobstate_query_t *tr_jobstate_query_start_lsf (const char *bjobs,
+                                                  const char *job,
+                                                  tr_error_t *error)
+{
+    char *argv[] = { (char *)bjobs, (char *)"-w", NULL, NULL };
+    char envdir[4096];
+    const char *ed = getenv ("LSF_ENVDIR");
+    size_t n = job ? strlen (job) : 0, d = job ? strspn (job, "0123456789") : 0;
+    tr_jobstate_query_t *q;
+
+    /* "J" or "J[I]", digits only: nothing else reaches bjobs' argv */
+    if (n == 0 || n > 23 || d == 0
+        || (d != n
+            && (job[d] != '[' || job[n - 1] != ']' || n - d < 3
+                || strspn (job + d + 1, "0123456789") != n - d - 2))) {
+        errno = EINVAL;
+        tr_errprintf (error, "not an LSF job id");
+        return NULL;
+    }
+    if (!(q = calloc (1, sizeof (*q)))) {
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    q->fd = -1;
+    q->status = -1;
+    q->dstatus = -1;
+    q->sstatus = -1;
+    snprintf (q->job, sizeof (q->job), "%s", job);
+    argv[2] = q->job;
+    if (ed && *ed
+        && (size_t)snprintf (envdir, sizeof (envdir), "LSF_ENVDIR=%s", ed)
+               >= sizeof (envdir))
+        ed = NULL;
+    if (spawn (bjobs, argv, ed && *ed ? envdir : NULL, &q->pid, &q->fd,
+               error)
+        < 0) {
+        int e = errno;
+        free (q);
+        errno = e;
+        return NULL;
+    }
+    return q;
+}
+
+int tr_jobstate_query_lsf (tr_jobstate_query_t *q,
+                           struct tr_lsfjob *out,
+                           tr_error_t *error)
+{
+    int status = q->status;
+
+    if (!q->stage)
+        reap (q, &status);
+    q->out[q->len] = '\0';
+    if (q->len == 0) {
+        errno = ENOENT;
+        return tr_errprintf (error, "bjobs does not know the job (wait "
+                             "status %d)", status);
+    }
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+        errno = EIO;
+        return tr_errprintf (error, "bjobs failed (wait status %d)", status);
+    }
+    return tr_jobstate_parse_bjobs (q->out, q->job, out, error);
+}
+
 void tr_jobstate_query_destroy (tr_jobstate_query_t *q)
 {
     int status;

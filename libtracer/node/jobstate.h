@@ -245,6 +245,40 @@ int tr_jobstate_node_gpus (json_t *pairs, const char *node, char *buf,
                            size_t size);
 
 /* Kill the child if still running, reap it and free. */
+/* LSF's word on a job: its owner, its status and where it ran. */
+struct tr_lsfjob {
+    char user[64];
+    char stat[16];   /* RUN, PEND, DONE, EXIT, USUSP, SSUSP, PSUSP, ... */
+    char hosts[1024]; /* EXEC_HOST: "node1:node2" or "4*node1:2*node2" */
+    bool started;     /* running, suspended or ended: hosts are known */
+};
+
+/* Parse `bjobs -w JOB` (job "J" or "J[I]"): its header, then the job's
+ * own line, whose first six columns (JOBID USER STAT QUEUE FROM_HOST
+ * EXEC_HOST) are read; the job name after them, which the job's user
+ * chose, is not.  0, or -1 with errno ENOENT (the job is not known) or
+ * EINVAL.
+ */
+int tr_jobstate_parse_bjobs (const char *text,
+                             const char *job,
+                             struct tr_lsfjob *out,
+                             tr_error_t *error);
+
+/* Whether the job ran (or runs) on host (its short name is compared). */
+bool tr_jobstate_lsf_runs_on (const struct tr_lsfjob *job, const char *host);
+
+/* Start `bjobs -w JOB` (JOB "J" or "J[I]", digits only; anything else is
+ * refused), as tr_jobstate_query_start starts squeue, with LSF_ENVDIR
+ * from our environment; read it with tr_jobstate_query_read, then
+ * tr_jobstate_query_lsf.
+ */
+tr_jobstate_query_t *tr_jobstate_query_start_lsf (const char *bjobs,
+                                                  const char *job,
+                                                  tr_error_t *error);
+int tr_jobstate_query_lsf (tr_jobstate_query_t *q,
+                           struct tr_lsfjob *out,
+                           tr_error_t *error);
+
 void tr_jobstate_query_destroy (tr_jobstate_query_t *q);
 
 #endif /* !TRACER_JOBSTATE_H */

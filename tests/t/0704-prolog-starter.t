@@ -8,21 +8,33 @@ test_description='tracer-prolog lsf-starter: LSF JOB_STARTER as the job user
 LSF runs a queue'"'"'s JOB_STARTER as the job'"'"'s user, with the job'"'"'s
 environment, as "/bin/sh -c \"STARTER COMMAND\"".  With daemon.job_starters
 tracerd hears such a starter for its own process tree only, as its own
-uid; without it the job still runs, untraced.'
+uid, and keeps its record only where LSF (bjobs) says the job is that
+user'"'"'s and runs on this host; without it the job still runs,
+untraced.  No LSF runs here: bjobs is a stand-in that answers as
+"bjobs -w" does from the jobs each test submits.'
 
 . "${SHARNESS:-/usr/share/sharness/sharness.sh}"
 
 batch_preamble
 
-# start_tracerd STARTERS: a tracerd that hears job starters or not
+# start_tracerd STARTERS: a tracerd that hears job starters or not,
+# asking the bjobs stand-in who owns their jobs
 start_tracerd ()
 {
     private_conf "$sock" <<-EOF &&
 	daemon.job_starters: $1
+	daemon.bjobs: "$TRASH/bjobs"
 	sampling.interval: 0.2
 	signing.enabled: false
 	EOF
     private_tracerd_start
+}
+
+# submit JOBID USER [STAT [HOSTS]]: LSF knows the job (the stand-in's
+# table), by default running on this host
+submit ()
+{
+    echo "$1 $2 ${3:-RUN} ${4:-1*$(hostname -s)}" >>"$TRASH/lsf-jobs"
 }
 
 stop_tracerd ()
@@ -44,12 +56,28 @@ starter ()
         /bin/sh -c "'$P' --log '$TRASH/prolog.log' lsf-starter $*")
 }
 
+# bjobs -w JOB as LSF prints it, for the jobs in lsf-jobs ("ID USER
+# STAT HOSTS" lines); "Job <ID> is not found" (exit 255) for the others
 test_expect_success 'setup' '
     TRASH=$PWD &&
     sock=$(mktemp -d /tmp/tr0704.XXXXXX) &&
     chmod 755 "$sock" "$PWD" &&
     echo "$sock" >sockdir &&
-    touch prolog.log && chmod 666 prolog.log
+    touch prolog.log lsf-jobs && chmod 666 prolog.log &&
+    cat >bjobs <<-EOF &&
+	#!/bin/sh
+	test "\$1" = -w || exit 2
+	id=\${2%%[*}
+	line=\$(grep "^\$id " "$TRASH/lsf-jobs" | tail -n 1)
+	test -n "\$line" || { echo "Job <\$2> is not found" >&2; exit 255; }
+	set -- \$line
+	echo "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME"
+	echo "\$1 \$2 \$3 normal login1 \$4 starter-test Nov 28 10:00"
+	EOF
+    chmod 755 bjobs &&
+    submit 42 tracertest && ./bjobs -w 42 >b.out &&
+    test "$(sed -n 2p b.out | cut -d" " -f1-3)" = "42 tracertest RUN" &&
+    test_expect_code 255 ./bjobs -w 43
 '
 tr_atexit 'test -f tracerd.pid && kill "$(cat tracerd.pid)" 2>/dev/null;
            rm -rf "$(cat sockdir)"'
@@ -68,6 +96,7 @@ test_expect_success 'job_starters off: the job runs untraced, with its status' '
 test_expect_success 'job_starters on: the job is traced as the user' '
     start_tracerd true &&
     test "$(stat -c %a "$sock/tracerd.sock")" = 666 &&
+    submit 701 tracertest &&
     starter 701 "$BURN cpu=0.8" >burn.out &&
     wait_for "ls store/default/jobs/*/701/0.*.json" 20 &&
     rec=$(ls store/default/jobs/*/701/0.*.json) &&
@@ -86,6 +115,7 @@ test_expect_success 'the record reads like any other' '
 '
 
 test_expect_success 'a failing command: its status, and the record says so' '
+    submit 702 tracertest &&
     test_expect_code 3 starter 702 "sh -c \"exit 3\"" &&
     wait_for "ls store/default/jobs/*/702/0.*.json" 20 &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" \
@@ -93,6 +123,7 @@ test_expect_success 'a failing command: its status, and the record says so' '
 '
 
 test_expect_success 'a signal sent to the starter reaches the job' '
+    submit 703 tracertest &&
     (starter 703 "sh -c \"trap \\\"echo got-term; exit 7\\\" TERM; sleep 30 & wait\"" \
         >sig.out; echo $? >sig.rc) &
     wait_for "grep -q \"job 703: tracerd follows\" prolog.log" 20 &&
@@ -106,6 +137,7 @@ test_expect_success 'a signal sent to the starter reaches the job' '
 test_expect_success 'a user cannot speak for another user, pid or job' '
     # LSFUSER=root is the job environment talking: the record says who
     # the kernel says ran it
+    submit 704 tracertest &&
     (cd /tmp && runuser -u tracertest -- env -i PATH=/bin:/usr/bin \
         LSFUSER=root LSB_JOBID=704 TRACER_CONF="$TRASH/tracer.yaml" \
         "$P" lsf-starter true) &&
@@ -145,6 +177,7 @@ test_expect_success 'a starter names no other cluster or node: the record is the
 	exec "$1" "$2" "{\"op\":\"step_start\",\"pid\":$$,\"identity\":$3,\"request\":{},\"attach\":{\"tree\":true},\"tags\":{},\"task_id\":0}"
 	EOF
     chmod 755 forge.sh &&
+    submit 711 tracertest &&
     runuser -u tracertest -- ./forge.sh "$B/tests/notify" "$sock/tracerd.sock" "$id" &&
     runuser -u tracertest -- "$B/tests/notify" "$sock/tracerd.sock" \
         "{\"op\":\"step_end\",\"identity\":$id}" &&
@@ -162,30 +195,96 @@ test_expect_success 'a starter cannot replace another user'"'"'s record in the s
     "$B/tests/storeput" store 709.json &&
     rec=$(ls store/default/jobs/*/709/0.$(hostname -s).json) &&
     cp "$rec" 709.saved &&
+    submit 709 root &&
     starter_as tracertest "$TRASH/tracer.yaml" 709 "sh -c \"echo ran\"" >out &&
     grep -qx ran out &&
-    aside=store/default/refused/709/0.$(hostname -s).uid$(id -u tracertest).json &&
-    wait_for "test -f $aside" 20 &&
+    wait_for "grep -q \"/709/0/[^ ]*: record not kept: LSF says job 709 is uid 0.s\" tracerd.log ||
+              grep -q \"uid $(id -u tracertest): job starter refused (the job is another user.s)\" tracerd.log" 20 &&
     cmp "$rec" 709.saved &&
-    jq -e ".identity.uid == $(id -u tracertest)" "$aside" &&
     test "$(ls store/default/jobs/*/709/)" = "0.$(hostname -s).json" &&
-    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -a >l.out 2>l.err &&
-    grep -q "^tracer-report: 1 record set aside under default/refused/ " l.err
+    ! test -e store/default/refused/709
 '
 
 test_expect_success TRACERTEST2 'a starter cannot speak for a job another user runs here' '
+    submit 710 tracertest2 &&
     (starter_as tracertest2 "$TRASH/tracer.yaml" 710 "sleep 3" >bg.out
      echo $? >bg.rc) &
     wait_for "grep -q \"lsf-starter: job 710: tracerd follows\" prolog.log" 20 &&
     starter_as tracertest "$TRASH/tracer.yaml" 710 "sh -c \"echo ran\"" >out &&
     grep -qx ran out &&
-    grep -q "uid $(id -u tracertest): job starter refused (the job is another user.s)" \
-        tracerd.log &&
     wait_for "test -s bg.rc" 20 &&
     test "$(cat bg.rc)" = 0 &&
     wait_for "ls store/default/jobs/*/710/0.*.json" 20 &&
+    wait_for "grep -q \"/710/0/[^ ]*~$(id -u tracertest): record not kept: LSF says job 710 is uid $(id -u tracertest2).s\" tracerd.log ||
+              grep -q \"uid $(id -u tracertest): job starter refused (the job is another user.s)\" tracerd.log" 20 &&
+    test "$(ls store/default/jobs/*/710/ | wc -l)" = 1 &&
     jq -e ".identity.uid == $(id -u tracertest2)" store/default/jobs/*/710/0.*.json &&
     ! test -e store/default/refused/710
+'
+
+# A user runs a starter naming job 720 before LSF has it: the first to
+# claim a job id is not its owner.  Then another user'"'"'s real job 720
+# runs here while the squatter still runs: its record is kept, the
+# squatter'"'"'s is not, nothing is set aside, and root sees the owner'"'"'s.
+test_expect_success TRACERTEST2 'a job id squatted before the job exists: the real owner keeps the record' '
+    (starter_as tracertest "$TRASH/tracer.yaml" 720 "sleep 4" >sq.out
+     echo $? >sq.rc) &
+    wait_for "grep -q \"lsf-starter: job 720: tracerd follows\" prolog.log" 20 &&
+    submit 720 tracertest2 &&
+    starter_as tracertest2 "$TRASH/tracer.yaml" 720 "sh -c \"echo real\"" >real.out &&
+    grep -qx real real.out &&
+    grep -q "lsf-starter: job 720: tracerd follows" prolog.log &&
+    wait_for "ls store/default/jobs/*/720/0.*.json" 20 &&
+    wait_for "test -s sq.rc" 20 &&
+    wait_for "grep -q \"/720/0/[^ ]*~$(id -u tracertest): record not kept: LSF says job 720 is uid $(id -u tracertest2).s\" tracerd.log" 20 &&
+    test "$(ls store/default/jobs/*/720/ | wc -l)" = 1 &&
+    jq -e ".identity.uid == $(id -u tracertest2)" store/default/jobs/*/720/0.*.json &&
+    ! test -e store/default/refused/720 &&
+    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -j 720 -o JobID,User -P -n >j.out &&
+    grep -qx "720|tracertest2" j.out &&
+    ! grep -q "|tracertest$" j.out
+'
+
+# A raw step_start and step_end as one user, naming another user'"'"'s job
+# and a new step id: no step of the first user inside the second'"'"'s job.
+test_expect_success TRACERTEST2 'a step added to another user'"'"'s job is not recorded' '
+    submit 721 tracertest2 &&
+    id="{\"scheduler\":\"lsf\",\"job_id\":\"721\",\"step_id\":\"5\"}" &&
+    runuser -u tracertest -- ./forge.sh "$B/tests/notify" "$sock/tracerd.sock" "$id" &&
+    runuser -u tracertest -- "$B/tests/notify" "$sock/tracerd.sock" \
+        "{\"op\":\"step_end\",\"identity\":$id}" &&
+    wait_for "grep -q \"/721/5/[^ ]*~$(id -u tracertest): record not kept: LSF says job 721 is uid $(id -u tracertest2).s\" tracerd.log" 20 &&
+    ! ls -d store/default/jobs/*/721 2>/dev/null &&
+    ! test -e store/default/refused/721
+'
+
+test_expect_success 'a job LSF runs on another host, or does not know: not recorded here' '
+    submit 722 tracertest RUN "2*elsewhere1:1*elsewhere2" &&
+    starter 722 "sh -c \"echo ran\"" >out &&
+    grep -qx ran out &&
+    starter 723 "sh -c \"echo ran\"" >out &&
+    grep -qx ran out &&
+    wait_for "grep -q \"/722/0/[^ ]*: record not kept: LSF does not show job 722 running here\" tracerd.log" 20 &&
+    grep -q "job 722: LSF says it is tracertest.s, RUN on 2\*elsewhere1:1\*elsewhere2, not here" tracerd.log &&
+    wait_for "grep -q \"/723/0/[^ ]*: record not kept: bjobs does not know the job.*: its owner is not known\" tracerd.log" 20 &&
+    ! ls -d store/default/jobs/*/722 store/default/jobs/*/723 2>/dev/null
+'
+
+test_expect_success 'no bjobs: starters'"'"' steps are not recorded, and the log says why' '
+    stop_tracerd &&
+    private_conf "$sock" <<-EOF &&
+	daemon.job_starters: true
+	daemon.bjobs: "$TRASH/no-such-bjobs"
+	sampling.interval: 0.2
+	signing.enabled: false
+	EOF
+    private_tracerd_start &&
+    submit 724 tracertest &&
+    starter 724 "sh -c \"echo ran\"" >out &&
+    grep -qx ran out &&
+    wait_for "grep -q \"/724/0/[^ ]*: record not kept: bjobs (daemon.bjobs) cannot be run: its owner is not known\" tracerd.log" 20 &&
+    grep -q "job 724: bjobs (daemon.bjobs) cannot be run; its job starters. steps will not be recorded" tracerd.log &&
+    ! ls -d store/default/jobs/*/724 2>/dev/null
 '
 
 # hook USER JOB EVENT: tracer-prolog pbs-hook as USER, as a PBS hook

@@ -55,6 +55,7 @@ static const char *const all_keys[] = {
     "daemon.log_level",
     "daemon.notify_users",
     "daemon.job_starters",
+    "daemon.bjobs",
     "sampling.interval",
     "sampling.snapshot_interval",
     "sampling.taskstats",
@@ -151,6 +152,7 @@ static const char *defaults_json =
     " \"daemon.log_level\": \"info\","
     " \"daemon.notify_users\": [0],"
     " \"daemon.job_starters\": false,"
+    " \"daemon.bjobs\": \"/usr/bin/bjobs\","
     " \"sampling.interval\": 1,"
     " \"sampling.snapshot_interval\": 30,"
     " \"sampling.taskstats\": true,"
@@ -341,6 +343,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "daemon.log_level", json_string (level_name (c->log_level)) },
         { "daemon.notify_users", uid_array (c->notify_uids, c->n_notify_uids) },
         { "daemon.job_starters", json_boolean (c->job_starters) },
+        { "daemon.bjobs", str_or_null (c->bjobs_path) },
         { "sampling.interval", json_real (c->interval_s) },
         { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
         { "sampling.taskstats", json_boolean (c->taskstats) },

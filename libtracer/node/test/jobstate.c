@@ -941,6 +941,58 @@ static void test_destroy_hung (void **state)
     tr_jobstate_query_destroy (q);
 }
 
+/* bjobs -w: the owner, status and hosts of the job asked about; the
+ * job name (its user's words) is never read as a column.
+ */
+static void test_bjobs (void **state)
+{
+    struct tr_lsfjob j;
+    tr_error_t error;
+    const char *hdr = "JOBID   USER    STAT  QUEUE      FROM_HOST   "
+                      "EXEC_HOST   JOB_NAME   SUBMIT_TIME\n";
+    char text[1024];
+
+    (void)state;
+    snprintf (text, sizeof (text), "%s%s", hdr,
+              "720     alice   RUN   normal     login1      4*node1:2*node2 "
+              "align  Nov 28 10:00\n");
+    assert_int_equal (tr_jobstate_parse_bjobs (text, "720", &j, &error), 0);
+    assert_string_equal (j.user, "alice");
+    assert_string_equal (j.stat, "RUN");
+    assert_true (j.started);
+    assert_true (tr_jobstate_lsf_runs_on (&j, "node1"));
+    assert_true (tr_jobstate_lsf_runs_on (&j, "node2.cluster.example"));
+    assert_false (tr_jobstate_lsf_runs_on (&j, "node"));
+    assert_false (tr_jobstate_lsf_runs_on (&j, "node12"));
+    /* an array element: bjobs shows the array's id */
+    assert_int_equal (tr_jobstate_parse_bjobs (text, "720[3]", &j, &error),
+                      0);
+    /* another job's line, a pending job (no hosts: its name comes
+     * there), a job bjobs does not know
+     */
+    assert_int_equal (tr_jobstate_parse_bjobs (text, "721", &j, &error), -1);
+    assert_int_equal (errno, ENOENT);
+    snprintf (text, sizeof (text), "%s%s", hdr,
+              "722     bob     PEND  normal     login1      node1 Nov 28\n");
+    assert_int_equal (tr_jobstate_parse_bjobs (text, "722", &j, &error), 0);
+    assert_false (j.started);
+    assert_false (tr_jobstate_lsf_runs_on (&j, "node1"));
+    assert_int_equal (tr_jobstate_parse_bjobs ("", "722", &j, &error), -1);
+    /* a name with a newline and a line of its own comes after the job's
+     * line: never read
+     */
+    snprintf (text, sizeof (text), "%s%s", hdr,
+              "723     bob     RUN   normal     login1      node9       x\n"
+              "723 mallory RUN normal login1 node1 y Nov 28\n");
+    assert_int_equal (tr_jobstate_parse_bjobs (text, "723", &j, &error), 0);
+    assert_string_equal (j.user, "bob");
+    assert_false (tr_jobstate_lsf_runs_on (&j, "node1"));
+    /* a job id that is not one reaches no bjobs */
+    assert_null (tr_jobstate_query_start_lsf ("/bin/true", "7;rm", &error));
+    assert_null (tr_jobstate_query_start_lsf ("/bin/true", "7[x]", &error));
+    assert_null (tr_jobstate_query_start_lsf ("/bin/true", "[3]", &error));
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -964,6 +1016,7 @@ int main (void)
         cmocka_unit_test (test_refused),
         cmocka_unit_test (test_missing),
         cmocka_unit_test (test_destroy_hung),
+        cmocka_unit_test (test_bjobs),
     };
 
     return cmocka_run_group_tests (tests, setup, teardown);
