@@ -5,8 +5,8 @@
 test_description='recommendations from many runs, closed loop, in a real cluster
 
 A step that asks for 2 CPUs, 2 GB and an hour but uses one CPU, about
-200 MB and about 15 s is run 5 times; tracer-report recommends 1 CPU, at
-most 512 MB and at most 5 minutes, and the step runs again with exactly
+200 MB and about 12 s (longer than a short step, whose efficiency is not
+judged) is run 5 times; tracer-report recommends 1 CPU, at most 512 MB and at most 5 minutes, and the step runs again with exactly
 that.  A step whose memory grows from run to run until one run is
 OOM-killed is recommended more than the limit it died at.  A step that
 waits on its disk is diagnosed I/O-bound and is not told to take more
@@ -48,10 +48,10 @@ test_expect_success 'start the cluster, with PSI for each step' '
     cluster_up --sampling psi_mirror=true
 '
 
-test_expect_success 'the same step, 5 runs: 2 CPUs, 2G, 1 h asked; 1 CPU, 200M, 15 s used' '
+test_expect_success 'the same step, 5 runs: 2 CPUs, 2G, 1 h asked; 1 CPU, 200M, 12 s used' '
     for i in 1 2 3 4 5; do
         runjob -J loop -c 2 --mem=2G -t 1:00:00 sh -c \
-            "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 15)'\''" ||
+            "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 12)'\''" ||
             return 1
         jq -e ".[0].outcome.state == \"completed\"" rec.json || return 1
     done
@@ -75,7 +75,7 @@ test_expect_success 'recommendation: 1 CPU, at most 512M, at most 5 minutes' '
     esac &&
     t=$(sed -n "s/^#SBATCH --time=//p" rec.sbatch) &&
     secs=$(echo "$t" | awk -F: "{ print \$1 * 3600 + \$2 * 60 + \$3 }") &&
-    test "$secs" -le 300 && test "$secs" -ge 15
+    test "$secs" -le 300 && test "$secs" -ge 12
 '
 
 test_expect_success 'the JSON says why: 5 runs, evidence from the quantiles' '
@@ -83,7 +83,7 @@ test_expect_success 'the JSON says why: 5 runs, evidence from the quantiles' '
     jq -e ".groups | length == 1" rec.out.json &&
     jq -e ".groups[0].runs.total == 5" rec.out.json &&
     jq -e ".groups[0].mem.at_quantile > 150 * 1048576" rec.out.json &&
-    jq -e ".groups[0].time.at_quantile >= 14" rec.out.json &&
+    jq -e ".groups[0].time.at_quantile >= 11" rec.out.json &&
     jq -e ".groups[0].savings.core_hours > 0" rec.out.json
 '
 
@@ -92,7 +92,7 @@ test_expect_success 'rerun with the recommendation: it succeeds' '
     mem=$(sed -n "s/^#SBATCH --mem=//p" rec.sbatch) &&
     t=$(sed -n "s/^#SBATCH --time=//p" rec.sbatch) &&
     runjob -J loop -c "$cpus" --mem="$mem" -t "$t" sh -c \
-        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 15)'\''" &&
+        "echo JOB=\$SLURM_JOB_ID >&2; exec perl -e '\''$(burn 200 12)'\''" &&
     jq -e ".[0].outcome.state == \"completed\"" rec.json &&
     jq -e ".[0].request.cpus_on_node == 1" rec.json
 '
