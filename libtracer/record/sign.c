@@ -41,14 +41,32 @@
 /* Same bound as the validator puts on signature.reason. */
 #define REASON_MAX 1024
 
-int tr_sign_digest (json_t *rec, char out[65])
+/* The hex SHA-256 of len bytes into out (65 bytes with NUL): 0, or -1
+ * with errno ENOMEM (libcrypto could not allocate its context).
+ */
+static int hex_sha256 (const void *data, size_t len, char out[65])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
-    unsigned int i;
+
+    if (!EVP_Digest (data, len, md, &mdlen, EVP_sha256 (), NULL)
+        || mdlen != 32) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (unsigned int i = 0; i < mdlen; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 0xf];
+    }
+    out[64] = '\0';
+    return 0;
+}
+
+int tr_sign_digest (json_t *rec, char out[65])
+{
     char *canon;
-    int ok;
+    int rc;
 
     if (!out) {
         errno = EINVAL;
@@ -56,19 +74,9 @@ int tr_sign_digest (json_t *rec, char out[65])
     }
     if (!(canon = tr_record_canonical (rec)))
         return -1;
-    ok = EVP_Digest (canon, strlen (canon), md, &mdlen, EVP_sha256 (), NULL);
+    rc = hex_sha256 (canon, strlen (canon), out);
     free (canon);
-    /* EVP_Digest only fails when libcrypto cannot allocate its context. */
-    if (!ok || mdlen != 32) {
-        errno = ENOMEM;
-        return -1;
-    }
-    for (i = 0; i < mdlen; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 0xf];
-    }
-    out[64] = '\0';
-    return 0;
+    return rc;
 }
 
 int tr_sign_mark_unsigned (json_t *rec, const char *reason)
@@ -193,6 +201,43 @@ error:
     return NULL;
 }
 
+/* A credential for payload into *cred: munged's answer, retried briefly
+ * while its socket is missing (a restart); reason says why on failure.
+ */
+static munge_err_t encode (const char *munge_socket,
+                           int ttl_s,
+                           const char *payload,
+                           char **cred,
+                           char *reason,
+                           size_t size)
+{
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    struct timespec t0;
+
+    *cred = NULL;
+    if (!(ctx = ctx_create (munge_socket, ttl_s, &e))) {
+        munge_reason (reason, size, e, NULL);
+        return e;
+    }
+    if (clock_gettime (CLOCK_MONOTONIC, &t0) < 0)
+        memset (&t0, 0, sizeof (t0));
+    for (int i = 0;; i++) {
+        e = munge_encode (cred, ctx, payload, (int)strlen (payload));
+        if (e != EMUNGE_SOCKET || i == SOCKET_RETRIES
+            || elapsed_ms (&t0) + SOCKET_RETRY_MS > SOCKET_RETRY_BUDGET_MS)
+            break;
+        sleep_ms (SOCKET_RETRY_MS);
+    }
+    if (e != EMUNGE_SUCCESS) {
+        munge_reason (reason, size, e, ctx);
+        free (*cred);
+        *cred = NULL;
+    }
+    munge_ctx_destroy (ctx);
+    return e;
+}
+
 int tr_sign_record_opts (json_t *rec,
                          const struct tr_sign_opts *opts,
                          tr_error_t *error)
@@ -201,12 +246,9 @@ int tr_sign_record_opts (json_t *rec,
     char digest[65];
     char payload[PAYLOAD_LEN + 1];
     char reason[REASON_MAX];
-    munge_ctx_t ctx;
-    munge_err_t e = EMUNGE_SUCCESS;
+    munge_err_t e;
     char *cred = NULL;
-    struct timespec t0;
     json_t *sig;
-    int i;
 
     if (!opts)
         opts = &defaults;
@@ -225,27 +267,11 @@ int tr_sign_record_opts (json_t *rec,
         return fail_unsigned (rec, saved, error, reason);
     }
     (void)snprintf (payload, sizeof (payload), "%s%s", PAYLOAD_PREFIX, digest);
-    if (!(ctx = ctx_create (opts->munge_socket, opts->ttl_s, &e))) {
-        munge_reason (reason, sizeof (reason), e, NULL);
+    if ((e = encode (opts->munge_socket, opts->ttl_s, payload, &cred, reason,
+                     sizeof (reason)))
+        != EMUNGE_SUCCESS)
         return fail_unsigned (rec, e == EMUNGE_NO_MEMORY ? ENOMEM : EIO, error,
                               reason);
-    }
-    if (clock_gettime (CLOCK_MONOTONIC, &t0) < 0)
-        memset (&t0, 0, sizeof (t0));
-    for (i = 0;; i++) {
-        e = munge_encode (&cred, ctx, payload, (int)PAYLOAD_LEN);
-        if (e != EMUNGE_SOCKET || i == SOCKET_RETRIES
-            || elapsed_ms (&t0) + SOCKET_RETRY_MS > SOCKET_RETRY_BUDGET_MS)
-            break;
-        sleep_ms (SOCKET_RETRY_MS);
-    }
-    if (e != EMUNGE_SUCCESS) {
-        munge_reason (reason, sizeof (reason), e, ctx);
-        munge_ctx_destroy (ctx);
-        return fail_unsigned (rec, e == EMUNGE_NO_MEMORY ? ENOMEM : EIO, error,
-                              reason);
-    }
-    munge_ctx_destroy (ctx);
     sig = json_pack ("{s:s, s:s, s:s}", "scheme", "munge-sha256", "digest",
                      digest, "credential", cred);
     free (cred);
@@ -353,6 +379,57 @@ static tr_sig_status_t check_decoded (munge_err_t e,
     return TR_SIG_VALID;
 }
 
+/* Decode cred and decide its status against digest (of a payload that
+ * starts with prefix; digest_member, if not NULL, must match too).
+ */
+static tr_sig_status_t decode (const char *cred,
+                               const char *munge_socket,
+                               const char *prefix,
+                               const char *digest,
+                               const char *digest_member,
+                               const uid_t *trusted_uids,
+                               size_t n_trusted,
+                               uid_t *signer_uid,
+                               tr_error_t *error)
+{
+    char reason[REASON_MAX];
+    munge_ctx_t ctx;
+    munge_err_t e = EMUNGE_SUCCESS;
+    void *payload = NULL;
+    int plen = 0;
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+    tr_sig_status_t st;
+
+    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
+        munge_reason (reason, sizeof (reason), e, NULL);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        return TR_SIG_ERROR;
+    }
+    e = munge_decode (cred, ctx, &payload, &plen, &uid, &gid);
+    if (e == EMUNGE_SUCCESS || e == EMUNGE_CRED_EXPIRED
+        || e == EMUNGE_CRED_REPLAYED) {
+        if (signer_uid)
+            *signer_uid = uid;
+        st = check_decoded (e, payload, plen, uid, prefix, digest,
+                            digest_member, trusted_uids, n_trusted, error);
+    }
+    else if (munge_err_is_forgery (e)) {
+        const char *detail = munge_ctx_strerror (ctx);
+        tr_errprintf (error, "signature is forged: credential invalid (%s)",
+                      detail ? detail : munge_strerror (e));
+        st = TR_SIG_FORGED;
+    }
+    else {
+        munge_reason (reason, sizeof (reason), e, ctx);
+        tr_errprintf (error, "cannot verify signature: %s", reason);
+        st = TR_SIG_ERROR;
+    }
+    free (payload);
+    munge_ctx_destroy (ctx);
+    return st;
+}
+
 tr_sig_status_t tr_sign_verify (json_t *rec,
                                 const char *munge_socket,
                                 const uid_t *trusted_uids,
@@ -361,16 +438,8 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
                                 tr_error_t *error)
 {
     char digest[65];
-    char reason[REASON_MAX];
     tr_error_t verr;
-    tr_sig_status_t st;
     json_t *sig;
-    munge_ctx_t ctx;
-    munge_err_t e = EMUNGE_SUCCESS;
-    void *payload = NULL;
-    int plen = 0;
-    uid_t uid = (uid_t)-1;
-    gid_t gid = (gid_t)-1;
 
     if (!json_is_object (rec)) {
         errno = EINVAL;
@@ -394,60 +463,16 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
         tr_errprintf (error, "cannot verify signature: %s", strerror (errno));
         return TR_SIG_ERROR;
     }
-    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
-        munge_reason (reason, sizeof (reason), e, NULL);
-        tr_errprintf (error, "cannot verify signature: %s", reason);
-        return TR_SIG_ERROR;
-    }
-    e = munge_decode (json_string_value (json_object_get (sig, "credential")),
-                      ctx, &payload, &plen, &uid, &gid);
-    if (e == EMUNGE_SUCCESS || e == EMUNGE_CRED_EXPIRED
-        || e == EMUNGE_CRED_REPLAYED) {
-        if (signer_uid)
-            *signer_uid = uid;
-        st = check_decoded (e, payload, plen, uid, PAYLOAD_PREFIX, digest,
-                            json_string_value (json_object_get (sig, "digest")),
-                            trusted_uids, n_trusted, error);
-    }
-    else if (munge_err_is_forgery (e)) {
-        const char *detail = munge_ctx_strerror (ctx);
-        tr_errprintf (error, "signature is forged: credential invalid (%s)",
-                      detail ? detail : munge_strerror (e));
-        st = TR_SIG_FORGED;
-    }
-    else {
-        munge_reason (reason, sizeof (reason), e, ctx);
-        tr_errprintf (error, "cannot verify signature: %s", reason);
-        st = TR_SIG_ERROR;
-    }
-    free (payload);
-    munge_ctx_destroy (ctx);
-    return st;
+    return decode (json_string_value (json_object_get (sig, "credential")),
+                   munge_socket, PAYLOAD_PREFIX, digest,
+                   json_string_value (json_object_get (sig, "digest")),
+                   trusted_uids, n_trusted, signer_uid, error);
 }
 
 /* Live summaries: the credential's payload is LIVE_PREFIX and the hex
  * SHA-256 of the text it covers.
  */
 #define LIVE_PREFIX "tracer-live-v1:"
-
-static int text_digest (const char *text, size_t len, char out[65])
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    if (!EVP_Digest (text, len, md, &mdlen, EVP_sha256 (), NULL)
-        || mdlen != 32) {
-        errno = ENOMEM;
-        return -1;
-    }
-    for (unsigned int i = 0; i < mdlen; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 0xf];
-    }
-    out[64] = '\0';
-    return 0;
-}
 
 int tr_sign_text (const char *text,
                   size_t len,
@@ -457,41 +482,21 @@ int tr_sign_text (const char *text,
 {
     char digest[65], payload[sizeof (LIVE_PREFIX) + 64];
     char reason[REASON_MAX];
-    munge_ctx_t ctx;
-    munge_err_t e = EMUNGE_SUCCESS;
-    struct timespec t0;
+    munge_err_t e;
 
     if (!text || !cred) {
         errno = EINVAL;
         return tr_errprintf (error, "nothing to sign");
     }
     *cred = NULL;
-    if (text_digest (text, len, digest) < 0)
+    if (hex_sha256 (text, len, digest) < 0)
         return tr_errprintf (error, "cannot compute digest: out of memory");
     (void)snprintf (payload, sizeof (payload), "%s%s", LIVE_PREFIX, digest);
-    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
-        munge_reason (reason, sizeof (reason), e, NULL);
+    if ((e = encode (munge_socket, 0, payload, cred, reason, sizeof (reason)))
+        != EMUNGE_SUCCESS) {
         errno = e == EMUNGE_NO_MEMORY ? ENOMEM : EIO;
         return tr_errprintf (error, "%s", reason);
     }
-    if (clock_gettime (CLOCK_MONOTONIC, &t0) < 0)
-        memset (&t0, 0, sizeof (t0));
-    for (int i = 0;; i++) {
-        e = munge_encode (cred, ctx, payload, (int)strlen (payload));
-        if (e != EMUNGE_SOCKET || i == SOCKET_RETRIES
-            || elapsed_ms (&t0) + SOCKET_RETRY_MS > SOCKET_RETRY_BUDGET_MS)
-            break;
-        sleep_ms (SOCKET_RETRY_MS);
-    }
-    if (e != EMUNGE_SUCCESS) {
-        munge_reason (reason, sizeof (reason), e, ctx);
-        munge_ctx_destroy (ctx);
-        free (*cred);
-        *cred = NULL;
-        errno = e == EMUNGE_NO_MEMORY ? ENOMEM : EIO;
-        return tr_errprintf (error, "%s", reason);
-    }
-    munge_ctx_destroy (ctx);
     return 0;
 }
 
@@ -504,14 +509,7 @@ tr_sig_status_t tr_sign_verify_text (const char *text,
                                      uid_t *signer_uid,
                                      tr_error_t *error)
 {
-    char digest[65], reason[REASON_MAX];
-    munge_ctx_t ctx;
-    munge_err_t e = EMUNGE_SUCCESS;
-    void *payload = NULL;
-    int plen = 0;
-    uid_t uid = (uid_t)-1;
-    gid_t gid = (gid_t)-1;
-    tr_sig_status_t st;
+    char digest[65];
 
     if (!text) {
         errno = EINVAL;
@@ -522,37 +520,12 @@ tr_sig_status_t tr_sign_verify_text (const char *text,
         tr_errprintf (error, "live summary is unsigned");
         return TR_SIG_UNSIGNED;
     }
-    if (text_digest (text, len, digest) < 0) {
+    if (hex_sha256 (text, len, digest) < 0) {
         tr_errprintf (error, "cannot verify signature: out of memory");
         return TR_SIG_ERROR;
     }
-    if (!(ctx = ctx_create (munge_socket, 0, &e))) {
-        munge_reason (reason, sizeof (reason), e, NULL);
-        tr_errprintf (error, "cannot verify signature: %s", reason);
-        return TR_SIG_ERROR;
-    }
-    e = munge_decode (cred, ctx, &payload, &plen, &uid, &gid);
-    if (e == EMUNGE_SUCCESS || e == EMUNGE_CRED_EXPIRED
-        || e == EMUNGE_CRED_REPLAYED) {
-        if (signer_uid)
-            *signer_uid = uid;
-        st = check_decoded (e, payload, plen, uid, LIVE_PREFIX, digest, NULL,
-                            trusted_uids, n_trusted, error);
-    }
-    else if (munge_err_is_forgery (e)) {
-        const char *detail = munge_ctx_strerror (ctx);
-        tr_errprintf (error, "signature is forged: credential invalid (%s)",
-                      detail ? detail : munge_strerror (e));
-        st = TR_SIG_FORGED;
-    }
-    else {
-        munge_reason (reason, sizeof (reason), e, ctx);
-        tr_errprintf (error, "cannot verify signature: %s", reason);
-        st = TR_SIG_ERROR;
-    }
-    free (payload);
-    munge_ctx_destroy (ctx);
-    return st;
+    return decode (cred, munge_socket, LIVE_PREFIX, digest, NULL, trusted_uids,
+                   n_trusted, signer_uid, error);
 }
 
 const char *tr_sign_status_str (tr_sig_status_t st)
