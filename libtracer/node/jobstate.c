@@ -968,6 +968,24 @@ fail:
     return tr_errprintf (error, "%s: %s", path, strerror (rc));
 }
 
+/* A query of job, nothing started: no pipe, no status yet. */
+static tr_jobstate_query_t *query_new (const char *job, tr_error_t *error)
+{
+    tr_jobstate_query_t *q = calloc (1, sizeof (*q));
+
+    if (!q) {
+        errno = ENOMEM;
+        tr_errprintf (error, "out of memory");
+        return NULL;
+    }
+    q->fd = -1;
+    q->status = -1;
+    q->dstatus = -1;
+    q->sstatus = -1;
+    snprintf (q->job, sizeof (q->job), "%s", job);
+    return q;
+}
+
 tr_jobstate_query_t *tr_jobstate_query_start (const char *squeue,
                                         const char *job,
                                         tr_error_t *error)
@@ -993,18 +1011,14 @@ tr_jobstate_query_t *tr_jobstate_query_start_detail (const char *squeue,
         return NULL;
     }
     snprintf (jobs, sizeof (jobs), "--jobs=%s", job);
-    if (!(q = calloc (1, sizeof (*q)))
-        || (scontrol && !(q->scontrol = strdup (scontrol)))) {
+    if (!(q = query_new (job, error)))
+        return NULL;
+    if (scontrol && !(q->scontrol = strdup (scontrol))) {
         free (q);
         errno = ENOMEM;
         tr_errprintf (error, "out of memory");
         return NULL;
     }
-    q->fd = -1;
-    q->status = -1;
-    q->dstatus = -1;
-    q->sstatus = -1;
-    snprintf (q->job, sizeof (q->job), "%s", job);
     /* Every answer starts with a tag new to this query, which the job
      * cannot know (it is in squeue's environment, which only root reads,
      * not on its command line): a job name holding newlines cannot make
@@ -1322,16 +1336,8 @@ tr_jobstate_query_t *tr_jobstate_query_start_lsf (const char *bjobs,
         tr_errprintf (error, "not an LSF job id");
         return NULL;
     }
-    if (!(q = calloc (1, sizeof (*q)))) {
-        errno = ENOMEM;
-        tr_errprintf (error, "out of memory");
+    if (!(q = query_new (job, error)))
         return NULL;
-    }
-    q->fd = -1;
-    q->status = -1;
-    q->dstatus = -1;
-    q->sstatus = -1;
-    snprintf (q->job, sizeof (q->job), "%s", job);
     argv[2] = q->job;
     if (ed && *ed
         && (size_t)snprintf (envdir, sizeof (envdir), "LSF_ENVDIR=%s", ed)
