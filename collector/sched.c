@@ -139,6 +139,24 @@ static struct query *find_query (const char *job, bool lsf)
     return NULL;
 }
 
+/* A query just started, in flight: squeue's may be asked again until
+ * QUERY_GIVE_UP_S (a held record of a killed step), bjobs' is not.
+ */
+static struct query *add_query (tr_jobstate_query_t *q,
+                                const char *job,
+                                bool lsf)
+{
+    struct query *qy = &queries[nqueries++];
+
+    memset (qy, 0, sizeof (*qy));
+    qy->q = q;
+    qy->lsf = lsf;
+    snprintf (qy->job, sizeof (qy->job), "%s", job);
+    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
+    qy->give_up = lsf ? qy->deadline : tr_when_monotonic () + QUERY_GIVE_UP_S;
+    return qy;
+}
+
 /* Ask squeue about job (unless a question is already out).  NULL when
  * queries are off or failed, with why in error (unless NULL): the caller
  * goes on without the answer.
@@ -168,13 +186,7 @@ static struct query *ask_scheduler (const char *job, tr_error_t *error)
         tracerd_log (LOG_WARNING, "job %s: %s", job, tr_error_str (error));
         return NULL;
     }
-    qy = &queries[nqueries++];
-    memset (qy, 0, sizeof (*qy));
-    qy->q = q;
-    snprintf (qy->job, sizeof (qy->job), "%s", job);
-    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
-    qy->give_up = tr_when_monotonic () + QUERY_GIVE_UP_S;
-    return qy;
+    return add_query (q, job, false);
 }
 
 /* The controller's fields of job, or NULL when not asked yet. */
@@ -357,14 +369,7 @@ static struct query *ask_lsf (const char *job, tr_error_t *error)
     }
     if (!(q = tr_jobstate_query_start_lsf (d.conf->bjobs_path, job, error)))
         return NULL;
-    qy = &queries[nqueries++];
-    memset (qy, 0, sizeof (*qy));
-    qy->q = q;
-    qy->lsf = true;
-    snprintf (qy->job, sizeof (qy->job), "%s", job);
-    qy->deadline = tr_when_monotonic () + QUERY_TIMEOUT_S;
-    qy->give_up = qy->deadline;
-    return qy;
+    return add_query (q, job, true);
 }
 
 /* Whether the record (of a starter's step) is its uid's to keep: LSF
