@@ -2,14 +2,16 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * How fast tracerd answers while it follows many steps: the latency of
- * a ping and of a step start (connect, send, answer, as a hook sees it)
- * at each number of active steps in LEVELS, measured in the same run
- * and given as a ratio against the first level.  Run by
+ * a ping, a step start and a step's last task_exit (connect, send,
+ * answer, as a hook sees it) at each number of active steps in LEVELS,
+ * measured in the same run and given as a ratio against the first
+ * level, and the daemon's resident memory (VmRSS of --pid) after each
+ * level, with what each step beyond the first level adds.  Run by
  * bench/run-daemon-load, which starts the private tracerd.
  *
  *   daemon-latency --socket PATH --cgroup DIR [--cgroup DIR]
  *                  [--levels 1,1000,2000] [--window SEC] [--settle SEC]
- *                  [--json]
+ *                  [--pid PID] [--json]
  *
  * Each step is a Slurm step of this host with its own cgroup
  * directories DIR/stepK (one per --cgroup: v1 memory and cpuacct, or
@@ -18,9 +20,9 @@
  * directories stay (empty), so tracerd samples every step as it would
  * a running one.  During each window (default 31 s, after SETTLE
  * seconds: a round of state saves, every 5 s, and of live snapshots,
- * every 30 s, fall in it) a ping every 20 ms and a step start of a new
- * step every 100 ms are timed; the new
- * steps are ended after the window.  At the end every step is ended and
+ * every 30 s, fall in it) a ping every 20 ms, a step start of a new
+ * step every 100 ms and the task_exit of that step's task 40 ms later
+ * are timed.  At the end every step is ended and
  * its directories removed.
  */
 #include "config.h"
@@ -52,6 +54,7 @@ static const char *cg[MAX_CG];
 static int ncg;
 static long nsteps;           /* steps announced (job ids 1..nsteps) */
 static long extra_base = 1000000;  /* job ids of the timed starts */
+static long daemon_pid;       /* --pid: whose memory to read */
 static char host[256];
 static volatile sig_atomic_t stop;
 
@@ -132,6 +135,18 @@ static double step_start (long job)
         (int)getpid ()));
 }
 
+/* The hook's task_exit for the step's only task: the last one, so the
+ * daemon takes the final reading and writes the record before it
+ * answers, as slurm_spank_task_exit waits for it.
+ */
+static double task_exit (long job)
+{
+    return request (json_pack ("{s:s s:o s:i s:i s:i s:b}", "op", "task_exit",
+                               "identity", identity (job), "task_id", 0,
+                               "pid", (int)getpid (), "wait_status", 0,
+                               "last", 1));
+}
+
 static double step_end (long job)
 {
     return request (json_pack ("{s:s s:o}", "op", "step_end", "identity",
@@ -157,6 +172,16 @@ static int grow (long n)
         nsteps = k;
     }
     return move_to (-1);
+}
+
+static void remove_step_dirs (long k)
+{
+    char dir[PATH_MAX];
+
+    for (int i = 0; i < ncg; i++) {
+        snprintf (dir, sizeof (dir), "%s/step%ld", cg[i], k);
+        (void)rmdir (dir);
+    }
 }
 
 static void nap (double s)
@@ -193,56 +218,90 @@ static struct stat3 stats (double *v, int n)
     return s;
 }
 
-/* One window: pings every 20 ms, a new step's start every 100 ms. */
-static int measure (double window, struct stat3 *pst, struct stat3 *sst)
+/* One window: pings every 20 ms; every 100 ms a new step's start, and
+ * 40 ms later the task_exit of its only task (its cgroup left empty, as
+ * a task that ended leaves it), so the level stays where it is.
+ */
+static int measure (double window,
+                    struct stat3 *pst,
+                    struct stat3 *sst,
+                    struct stat3 *est)
 {
-    int cap = (int)(window / 0.02) + 8, np = 0, ns = 0;
+    int cap = (int)(window / 0.02) + 8, np = 0, ns = 0, ne = 0;
     double *pv = calloc ((size_t)cap, sizeof (double));
     double *sv = calloc ((size_t)cap, sizeof (double));
+    double *ev = calloc ((size_t)cap, sizeof (double));
     double end = tr_when_monotonic () + window, t;
-    long first = extra_base;
+    long open_job = 0;
     int rc = -1;
 
-    if (!pv || !sv)
+    if (!pv || !sv || !ev)
         goto out;
     for (int i = 0; tr_when_monotonic () < end && !stop && np < cap; i++) {
         if ((t = ping ()) < 0)
             goto out;
         pv[np++] = t;
         if (i % 5 == 0) {
-            if (move_to (nsteps + 1 + ns) < 0 || (t = step_start (
-                                                      extra_base++)) < 0)
+            if (move_to (nsteps + 1) < 0 || (t = step_start (extra_base)) < 0)
                 goto out;
+            open_job = extra_base++;
             sv[ns++] = t;
             if (move_to (-1) < 0)
                 goto out;
+        }
+        else if (i % 5 == 2 && open_job) {
+            if ((t = task_exit (open_job)) < 0)
+                goto out;
+            open_job = 0;
+            ev[ne++] = t;
+            remove_step_dirs (nsteps + 1);
         }
         nap (0.02);
     }
     rc = 0;
 out:
-    /* the new steps go again: each level starts from its own count */
-    for (long j = first; j < extra_base; j++)
-        (void)step_end (j);
-    for (long j = 0; j < extra_base - first; j++) {
-        char dir[PATH_MAX];
-        for (int i = 0; i < ncg; i++) {
-            snprintf (dir, sizeof (dir), "%s/step%ld", cg[i], nsteps + 1 + j);
-            (void)rmdir (dir);
-        }
-    }
+    if (open_job)
+        (void)step_end (open_job);
+    remove_step_dirs (nsteps + 1);
     *pst = stats (pv, np);
     *sst = stats (sv, ns);
+    *est = stats (ev, ne);
     free (pv);
     free (sv);
+    free (ev);
     return rc;
+}
+
+/* The daemon's resident memory in KiB (VmRSS), or -1. */
+static long daemon_rss_kib (void)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    if (daemon_pid <= 0)
+        return -1;
+    snprintf (path, sizeof (path), "/proc/%ld/status", daemon_pid);
+    if (!(f = fopen (path, "re")))
+        return -1;
+    while (fgets (line, sizeof (line), f))
+        if (sscanf (line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose (f);
+    return kib;
+}
+
+static void print_stat3_json (const char *name, const struct stat3 *s)
+{
+    printf ("\"%s\":{\"p50\":%.2f,\"p99\":%.2f,\"max\":%.2f,\"n\":%d},",
+            name, s->p50 * 1e3, s->p99 * 1e3, s->max * 1e3, s->n);
 }
 
 static void usage (FILE *f)
 {
     fprintf (f, "Usage: %s --socket PATH --cgroup DIR [--cgroup DIR] "
                 "[--levels 1,1000,2000]\n"
-                "       [--window SEC] [--settle SEC] [--json]\n",
+                "       [--window SEC] [--settle SEC] [--pid PID] [--json]\n",
              PROG);
 }
 
@@ -254,6 +313,7 @@ int main (int argc, char **argv)
         { "levels", required_argument, NULL, 'l' },
         { "window", required_argument, NULL, 'w' },
         { "settle", required_argument, NULL, 'S' },
+        { "pid", required_argument, NULL, 'p' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -261,7 +321,8 @@ int main (int argc, char **argv)
     long levels[MAX_LEVELS] = { 1, 1000, 2000 }, window = 31, settle = 2;
     int nlevels = 3, c, rc = 0;
     bool json = false;
-    struct stat3 ps[MAX_LEVELS], ss[MAX_LEVELS];
+    struct stat3 ps[MAX_LEVELS], ss[MAX_LEVELS], es[MAX_LEVELS];
+    long rss[MAX_LEVELS];
     struct bench_machine m;
 
     while ((c = getopt_long (argc, argv, "h", opts, NULL)) != -1) {
@@ -306,6 +367,12 @@ int main (int argc, char **argv)
                 return 2;
             }
             break;
+        case 'p':
+            if (bench_parse_long (optarg, 1, INT_MAX, &daemon_pid) < 0) {
+                bench_bad_value (PROG, opts, c, optarg);
+                return 2;
+            }
+            break;
         case 'j':
             json = true;
             break;
@@ -333,10 +400,11 @@ int main (int argc, char **argv)
             break;
         }
         nap ((double)settle);
-        if (measure ((double)window, &ps[i], &ss[i]) < 0) {
+        if (measure ((double)window, &ps[i], &ss[i], &es[i]) < 0) {
             rc = 1;
             break;
         }
+        rss[i] = daemon_rss_kib ();
         if (!json)
             fprintf (stderr, "%s: %ld steps measured\n", PROG, levels[i]);
     }
@@ -344,31 +412,46 @@ int main (int argc, char **argv)
         if (json) {
             printf ("{\"cpus\":%ld,\"window_s\":%ld,\"levels\":[", m.ncpu,
                     window);
-            for (int i = 0; i < nlevels; i++)
-                printf ("%s{\"steps\":%ld,\"ping_ms\":{\"p50\":%.2f,"
-                        "\"p99\":%.2f,\"max\":%.2f,\"n\":%d},"
-                        "\"start_ms\":{\"p50\":%.2f,\"p99\":%.2f,"
-                        "\"max\":%.2f,\"n\":%d},\"ratio_ping_p99\":%.2f,"
-                        "\"ratio_start_p99\":%.2f}",
-                        i ? "," : "", levels[i], ps[i].p50 * 1e3,
-                        ps[i].p99 * 1e3, ps[i].max * 1e3, ps[i].n,
-                        ss[i].p50 * 1e3, ss[i].p99 * 1e3, ss[i].max * 1e3,
-                        ss[i].n, ps[i].p99 / ps[0].p99,
-                        ss[i].p99 / ss[0].p99);
+            for (int i = 0; i < nlevels; i++) {
+                printf ("%s{\"steps\":%ld,", i ? "," : "", levels[i]);
+                print_stat3_json ("ping_ms", &ps[i]);
+                print_stat3_json ("start_ms", &ss[i]);
+                print_stat3_json ("end_ms", &es[i]);
+                printf ("\"ratio_ping_p99\":%.2f,\"ratio_start_p99\":%.2f,"
+                        "\"ratio_end_p99\":%.2f,\"rss_kib\":%ld",
+                        ps[i].p99 / ps[0].p99, ss[i].p99 / ss[0].p99,
+                        es[i].p99 / es[0].p99, rss[i]);
+                if (i > 0 && rss[i] >= 0 && rss[0] >= 0)
+                    printf (",\"kib_per_step\":%.1f",
+                            (double)(rss[i] - rss[0])
+                                / (double)(levels[i] - levels[0]));
+                printf ("}");
+            }
             printf ("]}\n");
         }
         else {
             printf ("tracerd latency as a hook sees it (%ld CPUs, %s)\n",
                     m.ncpu, m.model);
-            printf ("%7s  %27s  %27s  %s\n", "steps", "ping ms p50/p99/max",
-                    "step start ms p50/p99/max", "p99 ratio ping/start");
-            for (int i = 0; i < nlevels; i++)
-                printf ("%7ld  %8.2f %8.2f %9.2f  %8.2f %8.2f %9.2f  "
-                        "%5.2f / %5.2f\n",
+            printf ("%6s  %22s  %22s  %22s  %17s  %s\n", "steps",
+                    "ping ms p50/p99/max", "start ms p50/p99/max",
+                    "end ms p50/p99/max", "p99 ratio p/s/e", "RSS MiB, KiB/step");
+            for (int i = 0; i < nlevels; i++) {
+                printf ("%6ld  %6.2f %6.1f %8.1f  %6.2f %6.1f %8.1f  "
+                        "%6.2f %6.1f %8.1f  %5.1f/%5.1f/%5.1f  ",
                         levels[i], ps[i].p50 * 1e3, ps[i].p99 * 1e3,
                         ps[i].max * 1e3, ss[i].p50 * 1e3, ss[i].p99 * 1e3,
-                        ss[i].max * 1e3, ps[i].p99 / ps[0].p99,
-                        ss[i].p99 / ss[0].p99);
+                        ss[i].max * 1e3, es[i].p50 * 1e3, es[i].p99 * 1e3,
+                        es[i].max * 1e3, ps[i].p99 / ps[0].p99,
+                        ss[i].p99 / ss[0].p99, es[i].p99 / es[0].p99);
+                if (rss[i] < 0)
+                    printf ("unknown\n");
+                else if (i == 0)
+                    printf ("%.1f\n", (double)rss[i] / 1024.0);
+                else
+                    printf ("%.1f, %.1f\n", (double)rss[i] / 1024.0,
+                            (double)(rss[i] - rss[0])
+                                / (double)(levels[i] - levels[0]));
+            }
         }
     }
     /* every step ends; the directories go */

@@ -189,10 +189,26 @@ void tracerd_exits_filter (void)
  */
 static void offer_exit (const struct tr_exit *ev)
 {
+    static bool said;
+
     xf.received++;
     for (int i = 0; i < d.nsteps; i++)
         if (tr_step_exit_event (d.steps[i].step, ev) == 1)
             return;
+    /* no step knows it yet: held once, for the step whose scan finds
+     * its parent next; one that cannot be held is lost to whichever
+     * step it was, so every step counts it lost
+     */
+    if (d.exit_window && ev->aggr == TR_EXIT_PID
+        && tr_exit_window_add (d.exit_window, ev) < 0) {
+        if (!said)
+            tracerd_log (LOG_WARNING, "process exits: no memory to hold "
+                                      "one no step knows yet; counted as "
+                                      "lost");
+        said = true;
+        for (int i = 0; i < d.nsteps; i++)
+            tr_step_exits_lost (d.steps[i].step, 1);
+    }
 }
 
 /* Exits read from the kernel wait here, in their order, until they are

@@ -323,6 +323,7 @@ void tracerd_steps_configure (tr_step_t *step, const char *key, json_t *gpus)
         .gpu =
             json_is_string (gpus) && *json_string_value (gpus) ? d.gpu : NULL,
         .gpu_devices = json_string_value (gpus),
+        .exit_window = d.exit_window,
     };
     tr_error_t error;
 

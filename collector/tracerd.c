@@ -225,6 +225,10 @@ static void open_sources (void)
                          "taskstats unavailable (%s): processes "
                          "shorter than an interval may be missed",
                          tr_error_str (&error));
+        /* without it each step holds its own (procs.h) */
+        else if (!(d.exit_window = tr_exit_window_create ()))
+            tracerd_log (LOG_WARNING, "exit window: out of memory; "
+                                      "each step holds its own");
     }
     if (d.conf->gpu) {
         if ((d.gpu = tr_gpu_open (d.conf->nvml_library, &error)))
@@ -445,6 +449,7 @@ static void stop (void)
     tracerd_server_close ();
     while (d.nsteps > 0)
         tracerd_steps_drop (&d.steps[0]);
+    tr_exit_window_destroy (d.exit_window);
     tr_store_destroy (d.spool);
     tr_conf_destroy (d.conf);
 }

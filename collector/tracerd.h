@@ -52,12 +52,13 @@ struct active {
  */
 struct tracerd {
     tr_conf_t *conf;
-    int listen_fd;             /* the hooks' socket (server.c) */
-    int state_fd;              /* <state_dir>/steps: saved steps */
-    int live_fd;               /* <state_dir>/live: snapshots */
-    tr_store_t *spool;         /* node-local records (forward.c) */
-    tr_taskstats_t *taskstats; /* process exits (exits.c), or NULL */
-    tr_gpu_t *gpu;             /* NVML, or NULL */
+    int listen_fd;                 /* the hooks' socket (server.c) */
+    int state_fd;                  /* <state_dir>/steps: saved steps */
+    int live_fd;                   /* <state_dir>/live: snapshots */
+    tr_store_t *spool;             /* node-local records (forward.c) */
+    tr_taskstats_t *taskstats;     /* process exits (exits.c), or NULL */
+    tr_exit_window_t *exit_window; /* exits no step took yet (exits.c) */
+    tr_gpu_t *gpu;                 /* NVML, or NULL */
     struct active steps[MAX_STEPS];
     int nsteps;
 };

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,16 +85,26 @@ enum {
  */
 #define REREAD_SAMPLES 10
 
+/* Interface counters kept at their size: a whole struct tr_netstat is
+ * 9 KiB, a step keeps two, and a node has a handful of interfaces.
+ */
+struct netcopy {
+    size_t niface, nib;
+    bool iface_truncated, ib_truncated;
+    struct tr_netstat_iface *iface;
+    struct tr_netstat_ib *ib;
+};
+
 struct tr_detail {
     bool taskstats;
     size_t proc_reads;        /* known processes reread per sample */
     size_t reread_credit;     /* rereads owed, in REREAD_SAMPLES-ths */
     bool read_all;            /* the next reading reads every process */
     struct tr_kept kept[K_COUNT];
-    char *text;               /* TEXT_MAX bytes for the kept files */
+    char *text;               /* the shared scratch (below) */
     struct tr_netstat *net_tmp;
     bool ib_checked, have_ib;
-    struct tr_cgroup_paths cg;
+    const struct tr_cgroup_paths *cg; /* the caller's (detail.h) */
     bool have_cg, per_step_v2;
     pid_t task;
     char cores[1024];
@@ -106,12 +117,12 @@ struct tr_detail {
     uint64_t nr_throttled, throttled_usec;
 
     bool have_iostat;
-    struct tr_iostat *io_end;
+    struct tr_iostat *io_end; /* made for a step with its own io.stat */
     uint64_t io_prev_r, io_prev_w;
 
     bool have_net, net_started;
     enum tr_netstat_scope scope;
-    struct tr_netstat *net_start, *net_end;
+    struct netcopy net_start, net_end;
     uint64_t net_prev_rx, net_prev_tx;
 
     tr_gpu_step_t *gpu;
@@ -182,10 +193,118 @@ static int cgroup_member (pid_t pid, void *arg)
     }
     if (member_memo.rc < 0)
         return -1;
-    return path_under (p->memory, d->cg.memory)
-           || path_under (p->cpuacct, d->cg.cpuacct)
-           || (!d->cg.unified_is_mirror
-               && path_under (p->unified, d->cg.unified));
+    return path_under (p->memory, d->cg->memory)
+           || path_under (p->cpuacct, d->cg->cpuacct)
+           || (!d->cg->unified_is_mirror
+               && path_under (p->unified, d->cg->unified));
+}
+
+/* c = n, sized to it.  Returns 0, or -1 (ENOMEM: c as it was, or
+ * with its interfaces and no InfiniBand ports, marked truncated).
+ */
+static int net_keep (struct netcopy *c, const struct tr_netstat *n)
+{
+    if (n->niface != c->niface) {
+        void *v = NULL;
+        if (n->niface
+            && !(v = realloc (c->iface, n->niface * sizeof (*c->iface))))
+            return -1;
+        if (!n->niface)
+            free (c->iface);
+        c->iface = v;
+        c->niface = n->niface;
+    }
+    if (c->niface)
+        memcpy (c->iface, n->iface, c->niface * sizeof (*c->iface));
+    c->iface_truncated = n->iface_truncated;
+    if (n->nib != c->nib) {
+        void *v = NULL;
+        if (n->nib && !(v = realloc (c->ib, n->nib * sizeof (*c->ib)))) {
+            free (c->ib);
+            c->ib = NULL;
+            c->nib = 0;
+            c->ib_truncated = true;
+            return -1;
+        }
+        if (!n->nib)
+            free (c->ib);
+        c->ib = v;
+        c->nib = n->nib;
+    }
+    if (c->nib)
+        memcpy (c->ib, n->ib, c->nib * sizeof (*c->ib));
+    c->ib_truncated = n->ib_truncated;
+    return 0;
+}
+
+/* n = c (only the counts and the entries in use are written). */
+static void net_expand (const struct netcopy *c, struct tr_netstat *n)
+{
+    n->niface = c->niface;
+    n->nib = c->nib;
+    n->iface_truncated = c->iface_truncated;
+    n->ib_truncated = c->ib_truncated;
+    if (c->niface)
+        memcpy (n->iface, c->iface, c->niface * sizeof (*c->iface));
+    if (c->nib)
+        memcpy (n->ib, c->ib, c->nib * sizeof (*c->ib));
+}
+
+static void net_free (struct netcopy *c)
+{
+    free (c->iface);
+    free (c->ib);
+    memset (c, 0, sizeof (*c));
+}
+
+/* What a reading needs only while it is taken (the text of a kept
+ * file, a fresh interface table) is one scratch for every detail of the
+ * process, not one per step: a daemon follows thousands of steps and
+ * reads them one at a time, from one thread (a detail is never read by
+ * two threads at once).  Held by each detail, freed with the last.
+ */
+static struct {
+    pthread_mutex_t lock;
+    unsigned holders;
+    char *text;                 /* TEXT_MAX bytes */
+    struct tr_netstat *net_tmp;
+} scratch = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL };
+
+static int scratch_hold (tr_detail_t *d)
+{
+    int rc = 0;
+
+    pthread_mutex_lock (&scratch.lock);
+    if (scratch.holders == 0
+        && (!(scratch.text = malloc (TEXT_MAX))
+            || !(scratch.net_tmp = calloc (1, sizeof (*scratch.net_tmp))))) {
+        free (scratch.text);
+        scratch.text = NULL;
+        rc = -1;
+    }
+    else {
+        scratch.holders++;
+        d->text = scratch.text;
+        d->net_tmp = scratch.net_tmp;
+    }
+    pthread_mutex_unlock (&scratch.lock);
+    return rc;
+}
+
+static void scratch_release (tr_detail_t *d)
+{
+    if (!d->text)
+        return;
+    pthread_mutex_lock (&scratch.lock);
+    if (--scratch.holders == 0) {
+        free (scratch.text);
+        free (scratch.net_tmp);
+        scratch.text = NULL;
+        scratch.net_tmp = NULL;
+    }
+    pthread_mutex_unlock (&scratch.lock);
+    d->text = NULL;
+    d->net_tmp = NULL;
 }
 
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
@@ -195,11 +314,7 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     tr_detail_t *d;
 
     if (!(d = calloc (1, sizeof (*d)))
-        || !(d->io_end = calloc (1, sizeof (*d->io_end)))
-        || !(d->net_start = calloc (1, sizeof (*d->net_start)))
-        || !(d->net_end = calloc (1, sizeof (*d->net_end)))
-        || !(d->net_tmp = calloc (1, sizeof (*d->net_tmp)))
-        || !(d->text = malloc (TEXT_MAX))) {
+        || scratch_hold (d) < 0) {
         tr_detail_destroy (d);
         errno = ENOMEM;
         tr_errprintf (error, "out of memory");
@@ -214,6 +329,7 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     d->proc_reads = d->taskstats && opts ? opts->proc_reads : 0;
     memset (&po, 0, sizeof (po));
     po.cmdline_max = opts ? opts->cmdline_max : 256;
+    po.exit_window = opts ? opts->exit_window : NULL;
     po.redact = opts ? (const char *const *)opts->redact : NULL;
     if (opts) {
         po.tool_subcommands = (const char *const *)opts->tool_subcommands;
@@ -244,10 +360,9 @@ void tr_detail_destroy (tr_detail_t *d)
         for (int i = 0; i < S_COUNT; i++)
             tr_series_free (&d->series[i]);
         free (d->io_end);
-        free (d->net_start);
-        free (d->net_end);
-        free (d->net_tmp);
-        free (d->text);
+        net_free (&d->net_start);
+        net_free (&d->net_end);
+        scratch_release (d);
         free (d);
         errno = saved;
     }
@@ -264,11 +379,13 @@ void tr_detail_set_cgroup (tr_detail_t *d,
         d->have_cg = false;
         return;
     }
-    d->cg = *cg;
+    d->cg = cg;
     d->have_cg = true;
     d->per_step_v2 = per_step_v2 && cg->unified[0];
     /* io.stat counts from the cgroup's creation: no start reading */
     if (d->per_step_v2 && !cg->unified_is_mirror
+        && (d->io_end
+            || (d->io_end = calloc (1, sizeof (*d->io_end))) != NULL)
         && tr_iostat_read_v2 (cg->unified, d->io_end) == 0)
         d->have_iostat = true;
 }
@@ -305,9 +422,10 @@ void tr_detail_set_task (tr_detail_t *d, pid_t pid)
     tr_procs_add_root (d->procs, pid);
     read_cores (pid, d->cores, sizeof (d->cores));
     if (!d->net_started && tr_netstat_scope (pid, &d->scope) == 0
-        && tr_netstat_snapshot (pid, d->net_start) == 0) {
-        *d->net_end = *d->net_start;
-        tr_netstat_totals (d->net_start, false, &d->net_prev_rx,
+        && tr_netstat_snapshot (pid, d->net_tmp) == 0
+        && net_keep (&d->net_start, d->net_tmp) == 0
+        && net_keep (&d->net_end, d->net_tmp) == 0) {
+        tr_netstat_totals (d->net_tmp, false, &d->net_prev_rx,
                            &d->net_prev_tx);
         d->have_net = true;
         d->net_started = true;
@@ -334,7 +452,7 @@ static void sample_psi (tr_detail_t *d, double t, double dt)
     if (!d->have_cg || !d->per_step_v2)
         return;
     for (int i = 0; i < TR_PSI_NRES; i++)
-        if (tr_kept_read (&d->kept[K_PSI_CPU + i], d->cg.unified,
+        if (tr_kept_read (&d->kept[K_PSI_CPU + i], d->cg->unified,
                           psi_files[i], d->text, TEXT_MAX) < 0
             || tr_psi_parse (d->text, &now[i]) < 0)
             return;
@@ -369,7 +487,7 @@ static void sample_cpu_extra (tr_detail_t *d)
     int64_t v[2] = { -1, -1 };
 
     if (d->have_cg && d->per_step_v2
-        && tr_kept_read (&d->kept[K_CPU_STAT], d->cg.unified, "cpu.stat",
+        && tr_kept_read (&d->kept[K_CPU_STAT], d->cg->unified, "cpu.stat",
                          d->text, TEXT_MAX) >= 0
         && tr_cgroup_parse_keys (d->text, keys, v, 2) == 2) {
         d->nr_throttled = (uint64_t)v[0];
@@ -383,7 +501,7 @@ static void sample_io (tr_detail_t *d, double t, double dt)
     uint64_t r = 0, w = 0;
 
     if (d->have_iostat) {
-        if (tr_kept_read (&d->kept[K_IO_STAT], d->cg.unified, "io.stat",
+        if (tr_kept_read (&d->kept[K_IO_STAT], d->cg->unified, "io.stat",
                           d->text, TEXT_MAX) >= 0
             && tr_iostat_parse_v2 (d->text, d->io_end) == 0)
             tr_iostat_totals (d->io_end, &r, &w);
@@ -428,7 +546,7 @@ static void read_net (tr_detail_t *d)
     d->net_tmp->nib = 0;
     if (d->have_ib && tr_netstat_read_ib (d->net_tmp) < 0)
         return;
-    memcpy (d->net_end, d->net_tmp, sizeof (*d->net_end));
+    (void)net_keep (&d->net_end, d->net_tmp); /* else as it was */
 }
 
 static void sample_net (tr_detail_t *d, double t, double dt)
@@ -443,7 +561,8 @@ static void sample_net (tr_detail_t *d, double t, double dt)
      * record cuts every series to the shortest one.
      */
     read_net (d);
-    tr_netstat_totals (d->net_end, false, &rx, &tx);
+    net_expand (&d->net_end, d->net_tmp);
+    tr_netstat_totals (d->net_tmp, false, &rx, &tx);
     if (dt > 0) {
         add_point (d, S_NET_RX, t, rate (rx, &d->net_prev_rx, dt));
         add_point (d, S_NET_TX, t, rate (tx, &d->net_prev_tx, dt));
@@ -602,7 +721,7 @@ static json_t *pressure_json (tr_detail_t *d, unsigned *known,
     *known = 7u;
     *why = NULL;
     if (d->have_psi)
-        return tr_psi_json (d->cg.unified_is_mirror ? "cgroup2-mirror"
+        return tr_psi_json (d->cg->unified_is_mirror ? "cgroup2-mirror"
                                                     : "cgroup2",
                             true, d->psi);
     if (d->taskstats) {
@@ -625,6 +744,23 @@ static json_t *pressure_json (tr_detail_t *d, unsigned *known,
     *known = 0;
     *why = "no per-step cgroup2 directory and no exit records (taskstats)";
     return NULL;
+}
+
+/* summary.network: the counters at the start and at the last reading. */
+static json_t *net_json (tr_detail_t *d)
+{
+    struct tr_netstat *start = malloc (sizeof (*start)), *end = d->net_tmp;
+    json_t *o;
+
+    if (!start) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    net_expand (&d->net_start, start);
+    net_expand (&d->net_end, end);
+    o = tr_netstat_json (d->scope, start, end);
+    free (start);
+    return o;
 }
 
 static json_t *io_json (tr_detail_t *d)
@@ -703,10 +839,7 @@ int tr_detail_record (tr_detail_t *d, json_t *rec)
     }
     if (set_new (summary, "io", io_json (d)) < 0)
         goto nomem;
-    if (d->have_net
-        && set_new (summary, "network",
-                    tr_netstat_json (d->scope, d->net_start, d->net_end))
-               < 0)
+    if (d->have_net && set_new (summary, "network", net_json (d)) < 0)
         goto nomem;
     if (d->gpu && set_new (summary, "gpu", tr_gpu_step_json (d->gpu)) < 0)
         goto nomem;
@@ -741,8 +874,8 @@ json_t *tr_detail_save (tr_detail_t *d)
     /* the network counters are node-wide and cumulative: keep the start */
     if (!(ifs = json_array ()))
         goto nomem;
-    for (size_t i = 0; i < d->net_start->niface; i++) {
-        const struct tr_netstat_iface *f = &d->net_start->iface[i];
+    for (size_t i = 0; i < d->net_start.niface; i++) {
+        const struct tr_netstat_iface *f = &d->net_start.iface[i];
         if (json_array_append_new (
                 ifs, json_pack ("{s:s s:I s:I s:I s:I}", "name", f->name,
                                 "rx_bytes", (json_int_t)f->rx_bytes,
@@ -771,13 +904,13 @@ int tr_detail_restore (tr_detail_t *d, json_t *state)
 
     if (!json_is_array (ifs))
         return 0;
-    memset (d->net_start, 0, sizeof (*d->net_start));
+    memset (d->net_tmp, 0, sizeof (*d->net_tmp));
     json_array_foreach (ifs, i, f)
     {
         struct tr_netstat_iface *x;
-        if (d->net_start->niface == TR_NETSTAT_MAX_IFACES)
+        if (d->net_tmp->niface == TR_NETSTAT_MAX_IFACES)
             break;
-        x = &d->net_start->iface[d->net_start->niface];
+        x = &d->net_tmp->iface[d->net_tmp->niface];
         if (!json_is_string (json_object_get (f, "name")))
             continue;
         snprintf (x->name, sizeof (x->name), "%s",
@@ -790,7 +923,12 @@ int tr_detail_restore (tr_detail_t *d, json_t *state)
             json_object_get (f, "tx_bytes"));
         x->tx_packets = (uint64_t)json_integer_value (
             json_object_get (f, "tx_packets"));
-        d->net_start->niface++;
+        d->net_tmp->niface++;
+    }
+    if (net_keep (&d->net_start, d->net_tmp) < 0
+        || net_keep (&d->net_end, d->net_tmp) < 0) {
+        errno = ENOMEM;
+        return -1;
     }
     d->scope = json_integer_value (json_object_get (state, "net_scope"))
                        == TR_NETSTAT_SCOPE_NAMESPACE
@@ -798,8 +936,7 @@ int tr_detail_restore (tr_detail_t *d, json_t *state)
                    : TR_NETSTAT_SCOPE_NODE;
     d->net_started = true;
     d->have_net = true;
-    *d->net_end = *d->net_start;
-    tr_netstat_totals (d->net_start, false, &d->net_prev_rx, &d->net_prev_tx);
+    tr_netstat_totals (d->net_tmp, false, &d->net_prev_rx, &d->net_prev_tx);
     {
         json_int_t task = json_integer_value (json_object_get (state, "task"));
         if (task > 0) {

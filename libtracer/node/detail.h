@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "libtracer/util/error.h"
 #include "gpu.h"
+#include "procs.h"
 #include "taskstats.h"
 
 /* The detail of a step beyond CPU and memory totals: pressure stalls,
@@ -34,13 +35,20 @@ struct tr_detail_opts {
      * new ones are always read.  0, or taskstats false: all of them.
      */
     size_t proc_reads;
+    /* exits no step explains yet, held once for all of a daemon's
+     * steps (procs.h); NULL: the step's own
+     */
+    tr_exit_window_t *exit_window;
 };
 
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
                                tr_error_t *error);
 void tr_detail_destroy (tr_detail_t *d);
 
-/* Where the step lives.  cg is NULL in process-tree mode.  per_step_v2
+/* Where the step lives.  cg is NULL in process-tree mode; it is kept,
+ * not copied, and must stay until the detail is destroyed or given
+ * another (a daemon follows thousands of steps, each of whose paths
+ * would cost it 12 KiB again).  per_step_v2
  * tells whether cg->unified belongs to the step alone (a v2 step cgroup
  * or tracer's own mirror directory), so that its pressure and cpu.stat
  * describe the step and not a whole daemon's subtree.

@@ -68,6 +68,7 @@
 #define ADOPT_AFTER 4        /* held events of one parent before it is probed */
 #define NOT_MEMBER_MAX 16    /* parents found not to be the step's ... */
 #define NOT_MEMBER_MS 1000   /* ... remembered this long */
+
 #define TOOLS_HARD_MAX 1024  /* distinct names tracked */
 #define EXEMAP_MAX 1024      /* executable (dev, inode) -> tool */
 #define ROOTS_MAX 4096
@@ -80,6 +81,20 @@
 #define COMM_BYTES 64
 #define OTHER_NAME "(other)"
 #define EXCLUDED_MAX 64      /* excluded processes and their children */
+
+/* The window of exits no table could attribute yet: a ring of at most
+ * PENDING_MAX events, none older than PENDING_AGE_MS, made on first use
+ * (most tables never hold one).  The events are held as the kernel
+ * dated them; a table shifts its copy when it applies one.
+ */
+struct tr_exit_window {
+    struct tr_exit *ev;
+    /* ev[i].ppid, packed: every table asks about every unknown exit,
+     * and scanning whole events each time is most of that cost
+     */
+    pid_t ppid[PENDING_MAX];
+    size_t head, count;
+};
 
 /* Sorted-by-insertion small map: exit code or signal -> count. */
 struct kv {
@@ -224,13 +239,11 @@ struct tr_procs {
     size_t nlive;
     struct proc **ring;
     size_t rhead, rcount;
-    struct tr_exit *pending;
-    size_t phead, pcount;
-    /* pending[i].ppid, packed: a daemon asks each of thousands of steps
-     * about every unknown exit, and scanning 128 whole events each time
-     * is most of that cost
+    /* the exits not attributed yet: the table's own window, or one
+     * shared with the other tables of a daemon (opts.exit_window)
      */
-    pid_t pending_ppid[PENDING_MAX];
+    tr_exit_window_t *win;
+    bool win_shared;
     tr_procs_member_f member; /* is a live process the step's? */
     void *member_arg;
     struct {
@@ -244,7 +257,7 @@ struct tr_procs {
     int thash[256];
     int overflow;
     struct exemap *exe;
-    size_t nexe;
+    size_t nexe, exe_cap;
     /* the site's tool rules (copies) */
     char **site_sub, **site_interp;
     struct tr_tools_site site;
@@ -623,8 +636,16 @@ static void exe_add (tr_procs_t *P, uint64_t dev, uint64_t ino, int tool,
     for (size_t i = 0; i < P->nexe; i++)
         if (P->exe[i].ino == ino && P->exe[i].dev == dev)
             return;
-    if (!P->exe && !(P->exe = calloc (EXEMAP_MAX, sizeof (*P->exe))))
-        return; /* a cache: doing without is fine */
+    if (P->nexe == P->exe_cap) {
+        /* grown as executables come: most steps run a handful */
+        size_t cap = P->exe_cap ? P->exe_cap * 2 : 8;
+        struct exemap *n = realloc (P->exe, cap * sizeof (*n));
+        if (!n)
+            return; /* a cache: doing without is fine */
+        P->exe = n;
+        P->exe_cap = cap;
+    }
+    P->exe[P->nexe].prog = NULL;
     if (prog && !(P->exe[P->nexe].prog = strdup (prog)))
         return;
     P->exe[P->nexe].dev = dev;
@@ -1554,7 +1575,7 @@ static int scan_list (tr_procs_t *P,
             proc_end (P, p, now_ms);
     }
     P->scanning = false;
-    if (created && P->pcount && resolve_pending (P) < 0)
+    if (created && P->win->count && resolve_pending (P) < 0)
         return -1;
     return count;
 }
@@ -1608,7 +1629,7 @@ static int scan_turn (tr_procs_t *P,
                 pids[keep++] = pids[i];
         *n = keep;
     }
-    if (created && P->pcount && resolve_pending (P) < 0)
+    if (created && P->win->count && resolve_pending (P) < 0)
         return -1;
     return count;
 }
@@ -1834,27 +1855,61 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
     return 1;
 }
 
-/* Hold an event that may become the step's once its parent is known.
- * The window is bounded in size and age; the oldest go first.
- */
-static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
+tr_exit_window_t *tr_exit_window_create (void)
 {
-    /* most steps never hold one: the window is made on first use */
-    if (!P->pending
-        && !(P->pending = calloc (PENDING_MAX, sizeof (*P->pending)))) {
-        P->dropped++; /* counted with the events the listener lost */
-        return;
+    return calloc (1, sizeof (tr_exit_window_t));
+}
+
+void tr_exit_window_destroy (tr_exit_window_t *w)
+{
+    if (w) {
+        free (w->ev);
+        free (w);
     }
-    while (P->pcount > 0
-           && (P->pcount == PENDING_MAX
-               || P->pending[P->phead].end_unix_ms + PENDING_AGE_MS
+}
+
+int tr_exit_window_add (tr_exit_window_t *w, const struct tr_exit *ev)
+{
+    if (!w || !ev || ev->aggr != TR_EXIT_PID) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!w->ev && !(w->ev = calloc (PENDING_MAX, sizeof (*w->ev)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    while (w->count > 0
+           && (w->count == PENDING_MAX
+               || w->ev[w->head].end_unix_ms + PENDING_AGE_MS
                       < ev->end_unix_ms)) {
-        P->phead = (P->phead + 1) % PENDING_MAX;
-        P->pcount--;
+        w->head = (w->head + 1) % PENDING_MAX;
+        w->count--;
     }
-    P->pending[(P->phead + P->pcount) % PENDING_MAX] = *ev;
-    P->pending_ppid[(P->phead + P->pcount) % PENDING_MAX] = ev->ppid;
-    P->pcount++;
+    w->ev[(w->head + w->count) % PENDING_MAX] = *ev;
+    w->ppid[(w->head + w->count) % PENDING_MAX] = ev->ppid;
+    w->count++;
+    return 0;
+}
+
+size_t tr_exit_window_count (const tr_exit_window_t *w)
+{
+    return w ? w->count : 0;
+}
+
+/* ev as this table dates it: the kernel dates the record by the wall
+ * clock of its exit, which may have been stepped since the table began.
+ */
+static void shift_event (tr_procs_t *P, const struct tr_exit *ev,
+                         struct tr_exit *out)
+{
+    int64_t shift = clock_shift (P);
+
+    *out = *ev;
+    if (shift != 0) {
+        out->start_unix_ms += shift;
+        out->group_start_unix_ms += shift;
+        out->end_unix_ms += shift;
+    }
 }
 
 /* An exit whose parent the table does not know yet.  A process that
@@ -1871,6 +1926,7 @@ static void pending_add (tr_procs_t *P, const struct tr_exit *ev)
 static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
                           bool *created)
 {
+    const tr_exit_window_t *w = P->win;
     pid_t ppid = ev->ppid;
     int64_t now = ev->end_unix_ms;
     size_t same = 0;
@@ -1885,8 +1941,8 @@ static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
     for (size_t i = 0; i < NOT_MEMBER_MAX; i++)
         if (P->not_member[i].pid == ppid && P->not_member[i].until_ms > now)
             return false;
-    for (size_t i = 0; i < P->pcount && same + 1 < ADOPT_AFTER; i++)
-        if (P->pending_ppid[(P->phead + i) % PENDING_MAX] == ppid)
+    for (size_t i = 0; i < w->count && same + 1 < ADOPT_AFTER; i++)
+        if (w->ppid[(w->head + i) % PENDING_MAX] == ppid)
             same++;
     if (same + 1 < ADOPT_AFTER)
         return false;
@@ -1907,20 +1963,22 @@ static bool adopt_parent (tr_procs_t *P, const struct tr_exit *ev,
 /* Attribute held events whose parent (or process) became known, until
  * nothing changes: a chain sh -> sh -> cmd resolves from the top down.
  * Held events keep their order, so a process's thread records come
- * before its last one.
+ * before its last one; the ones this table takes leave the window.
  */
 static int resolve_pending (tr_procs_t *P)
 {
+    tr_exit_window_t *w = P->win;
     bool changed = true;
 
-    while (changed && P->pcount) {
-        size_t keep = 0, n = P->pcount;
+    while (changed && w->count) {
+        size_t keep = 0, n = w->count;
         changed = false;
         for (size_t i = 0; i < n; i++) {
-            struct tr_exit *ev = &P->pending[(P->phead + i) % PENDING_MAX];
+            struct tr_exit *ev = &w->ev[(w->head + i) % PENDING_MAX], mine;
             bool created = false;
-            int rc = exit_apply (P, ev, &created);
-            if (rc < 0)
+            int rc;
+            shift_event (P, ev, &mine);
+            if ((rc = exit_apply (P, &mine, &created)) < 0)
                 return -1;
             if (rc == 1) {
                 changed = true;
@@ -1928,44 +1986,41 @@ static int resolve_pending (tr_procs_t *P)
             }
             /* compact in place: the kept ones move down in order */
             if (keep != i) {
-                P->pending[(P->phead + keep) % PENDING_MAX] = *ev;
-                P->pending_ppid[(P->phead + keep) % PENDING_MAX] = ev->ppid;
+                w->ev[(w->head + keep) % PENDING_MAX] = *ev;
+                w->ppid[(w->head + keep) % PENDING_MAX] = ev->ppid;
             }
             keep++;
         }
-        P->pcount = keep;
+        w->count = keep;
     }
     return 0;
 }
 
 int tr_procs_exit (tr_procs_t *P, const struct tr_exit *event)
 {
-    struct tr_exit shifted, *ev = &shifted;
+    struct tr_exit ev;
     bool created = false;
-    int64_t shift;
     int rc;
 
     if (!P || !event) {
         errno = EINVAL;
         return -1;
     }
-    /* the kernel dates the record by the wall clock of its exit */
-    shifted = *event;
-    if ((shift = clock_shift (P)) != 0) {
-        shifted.start_unix_ms += shift;
-        shifted.group_start_unix_ms += shift;
-        shifted.end_unix_ms += shift;
-    }
-    if ((rc = exit_apply (P, ev, &created)) < 0
-        || (rc == 0 && ev->aggr == TR_EXIT_PID
-            && adopt_parent (P, ev, &created)
-            && (rc = exit_apply (P, ev, &created)) < 0)) {
+    shift_event (P, event, &ev);
+    if ((rc = exit_apply (P, &ev, &created)) < 0
+        || (rc == 0 && ev.aggr == TR_EXIT_PID
+            && adopt_parent (P, &ev, &created)
+            && (rc = exit_apply (P, &ev, &created)) < 0)) {
         errno = ENOMEM;
         return -1;
     }
-    if (rc == 0 && ev->aggr == TR_EXIT_PID)
-        pending_add (P, ev);
-    if (created && P->pcount && resolve_pending (P) < 0) {
+    /* held in the table's own window; a shared one's owner holds what
+     * no table took
+     */
+    if (rc == 0 && ev.aggr == TR_EXIT_PID && !P->win_shared
+        && tr_exit_window_add (P->win, event) < 0 && errno == ENOMEM)
+        P->dropped++; /* counted with the events the listener lost */
+    if (created && P->win->count && resolve_pending (P) < 0) {
         errno = ENOMEM;
         return -1;
     }
@@ -1986,7 +2041,7 @@ void tr_procs_add_root (tr_procs_t *P, pid_t pid)
         P->rootcap = nc;
     }
     P->roots[P->nroots++] = pid;
-    if (P->pcount)
+    if (P->win->count)
         (void)resolve_pending (P);
 }
 
@@ -2161,7 +2216,9 @@ tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
     if ((P->hz = sysconf (_SC_CLK_TCK)) <= 0)
         P->hz = 100;
     P->hsize = 256;
-    if (!(P->hash = calloc (P->hsize, sizeof (*P->hash)))
+    P->win_shared = opts && opts->exit_window;
+    P->win = P->win_shared ? opts->exit_window : tr_exit_window_create ();
+    if (!P->win || !(P->hash = calloc (P->hsize, sizeof (*P->hash)))
         || !(P->ring = calloc (ENDED_MAX, sizeof (*P->ring))))
         goto nomem;
     if (opts && opts->redact)
@@ -2213,7 +2270,8 @@ void tr_procs_destroy (tr_procs_t *P)
         free (P->exe[i].prog);
     free (P->hash);
     free (P->ring);
-    free (P->pending);
+    if (!P->win_shared)
+        tr_exit_window_destroy (P->win);
     free (P->fails);
     free (P->tools);
     free (P->exe);

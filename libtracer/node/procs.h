@@ -30,6 +30,27 @@ typedef struct tr_procs tr_procs_t;
 #define TR_PROCS_TOOLS_DEFAULT 64
 #define TR_PROCS_TOOLS_MAX 64     /* rows besides "(other)" */
 
+/* Exit events that no table could attribute yet: in "sh -c 'a | b'"
+ * both children exit before the shell whose parent makes them a step's.
+ * A bounded window (the newest 128 events, none older than 30 s); a
+ * table that learns of a new process takes from it the held exits that
+ * process explains.
+ */
+typedef struct tr_exit_window tr_exit_window_t;
+
+tr_exit_window_t *tr_exit_window_create (void);  /* NULL: ENOMEM */
+void tr_exit_window_destroy (tr_exit_window_t *w);
+
+/* Hold ev (a process's, TR_EXIT_PID), as the kernel dated it, after the
+ * oldest beyond the window's bounds are let go.  For a shared window:
+ * call it for an exit that every table was offered (tr_procs_exit) and
+ * none took.  Returns 0, or -1 with errno (EINVAL; ENOMEM: not held).
+ */
+int tr_exit_window_add (tr_exit_window_t *w, const struct tr_exit *ev);
+
+/* Events held now. */
+size_t tr_exit_window_count (const tr_exit_window_t *w);
+
 struct tr_procs_opts {
     /* Bytes of a command line kept (after redaction), 1..1024;
      * 0 = TR_PROCS_CMDLINE_DEFAULT.
@@ -51,6 +72,12 @@ struct tr_procs_opts {
      */
     const char *const *tool_subcommands;
     const char *const *tool_interpreters;
+    /* Where exits that no process of the table explains yet are held
+     * (see tr_exit_window_add): NULL, a window of the table's own; or
+     * one shared by every table of a daemon, which then holds each such
+     * exit once, not once per step.  Outlives the table.
+     */
+    tr_exit_window_t *exit_window;
 };
 
 /* The default redaction patterns: values given to password, secret,

@@ -170,7 +170,7 @@ struct tr_step {
     } cg_tried[32];
     unsigned ncg_tried;
     bool cg_found;
-    struct tr_cgroup_paths cg_job;
+    struct tr_cgroup_paths *cg_job; /* made while one is looked for */
     json_t *outcome_hint;        /* the scheduler's end word, or NULL */
     /* kernel evidence (kmsg.h): the record's events, and the processes
      * of the step that ended lately (a kernel line may come after)
@@ -331,6 +331,7 @@ void tr_step_destroy (tr_step_t *step)
         free (step->pids);
         free (step->tasks);
         free (step->memo);
+        free (step->cg_job);
         free (step);
     }
     errno = saved;
@@ -1112,8 +1113,11 @@ static void find_job_cgroup (tr_step_t *step, const struct pinfo *ps, size_t n)
         step->cg_tried[step->ncg_tried % 32].pid = ps[i].pid;
         step->cg_tried[step->ncg_tried % 32].start = ps[i].start;
         step->ncg_tried++;
+        if (!step->cg_job
+            && !(step->cg_job = malloc (sizeof (*step->cg_job))))
+            return; /* looked for again at the next reading */
         if (tr_cgroup_job_paths (ps[i].pid, step->match.cgroup_name,
-                                 &step->cg_job, NULL) == 1)
+                                 step->cg_job, NULL) == 1)
             step->cg_found = true;
     }
 }
@@ -1284,11 +1288,13 @@ int tr_step_sample_at (tr_step_t *step, double t, tr_error_t *error)
      */
     if (step->mode == ATTACH_TREE && step->cg_found) {
         step->cg_found = false;
-        if (tr_step_attach_paths (step, &step->cg_job, NULL) == 0)
+        if (tr_step_attach_paths (step, step->cg_job, NULL) == 0)
             tr_log (LOG_INFO, "job cgroup %s found; following it",
-                    step->cg_job.memory[0]    ? step->cg_job.memory
-                    : step->cg_job.cpuacct[0] ? step->cg_job.cpuacct
-                                              : step->cg_job.unified);
+                    step->cg_job->memory[0]    ? step->cg_job->memory
+                    : step->cg_job->cpuacct[0] ? step->cg_job->cpuacct
+                                               : step->cg_job->unified);
+        free (step->cg_job);
+        step->cg_job = NULL;
     }
     if (step->mode == ATTACH_CGROUP) {
         if (read_cpu_cgroup (step) == 0)

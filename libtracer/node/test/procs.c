@@ -877,6 +877,56 @@ static void test_exit_attribution (void **state)
     checked_destroy (p);
 }
 
+/* Two steps of a daemon share one window: an exit neither explains is
+ * held once (by the daemon, after both were offered it), and the step
+ * that learns its parent takes it out of the window; the other never
+ * counts it.
+ */
+static void test_shared_window (void **state)
+{
+    tr_exit_window_t *w = tr_exit_window_create ();
+    struct tr_procs_opts o = { .exit_window = w };
+    tr_procs_t *a, *b;
+    int64_t s = now_ms () - 60000;
+    struct tr_exit cat = mkexit (601, 601, 600, "cat", true, s + 10, s + 20);
+    struct tr_exit sh = mkexit (600, 600, 500, "sh", true, s + 5, s + 30);
+    struct tr_exit stray = mkexit (701, 701, 700, "stray", true, s, s + 40);
+
+    (void)state;
+    assert_non_null (w);
+    assert_non_null (a = tr_procs_create (&o, NULL));
+    assert_non_null (b = tr_procs_create (&o, NULL));
+    tr_procs_add_root (a, 400);
+    tr_procs_add_root (b, 500);
+    /* offered to both, taken by neither: a shared window is not filled
+     * by its tables
+     */
+    assert_int_equal (tr_procs_exit (a, &cat), 0);
+    assert_int_equal (tr_procs_exit (b, &cat), 0);
+    assert_int_equal (tr_exit_window_count (w), 0);
+    assert_int_equal (tr_exit_window_add (w, &cat), 0);
+    assert_int_equal (tr_procs_exit (a, &stray), 0);
+    assert_int_equal (tr_procs_exit (b, &stray), 0);
+    assert_int_equal (tr_exit_window_add (w, &stray), 0);
+    assert_int_equal (tr_exit_window_count (w), 2);
+    /* sh is b's (its parent is b's task): cat, sh's child, goes to b */
+    assert_int_equal (tr_procs_exit (a, &sh), 0);
+    assert_int_equal (tr_procs_exit (b, &sh), 1);
+    assert_int_equal (tr_procs_count (b), 2);
+    assert_int_equal (tr_procs_count (a), 0);
+    assert_int_equal (tr_exit_window_count (w), 1);
+    /* a learns nothing from the window that is not its own */
+    tr_procs_add_root (a, 800);
+    assert_int_equal (tr_procs_count (a), 0);
+    assert_int_equal (tr_exit_window_count (w), 1);
+    /* and the window outlives its tables */
+    checked_destroy (a);
+    checked_destroy (b);
+    assert_int_equal (tr_exit_window_count (w), 1);
+    assert_int_equal (tr_exit_window_add (w, NULL), -1);
+    tr_exit_window_destroy (w);
+}
+
 /* A multithreaded process: its CPU, I/O and run-queue wait are the sum
  * of its threads' records; the group record adds nothing.  Exit codes
  * and signals are counted per tool.
@@ -1951,6 +2001,7 @@ int main (void)
         cmocka_unit_test_teardown (test_cmdline_truncation, reset_fsroot),
         cmocka_unit_test (test_create_errors),
         cmocka_unit_test (test_exit_attribution),
+        cmocka_unit_test (test_shared_window),
         cmocka_unit_test (test_exit_threads),
         cmocka_unit_test (test_step_cpu),
         cmocka_unit_test_teardown (test_unseen_children, reset_fsroot),
