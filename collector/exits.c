@@ -299,6 +299,81 @@ static void read_exits (void)
     }
 }
 
+/* Whether a process that just exec'd is in one of the steps' cgroups:
+ * only those are remembered (tr_execs_note_exec).
+ */
+static int exec_wanted (pid_t pid, void *arg)
+{
+    struct tr_cgroup_paths pc;
+
+    (void)arg;
+    if (d.nsteps == 0 || tr_step_pid_cgroups (pid, &pc) < 0)
+        return d.nsteps == 0 ? 0 : -1;
+    for (int i = 0; i < d.nsteps; i++)
+        if (tr_step_cgroup_holds (d.steps[i].step, &pc))
+            return 1;
+    return 0;
+}
+
+/* What each process of the steps was at its exec (execs.h), so that one
+ * known only from its exit is named from its executable and arguments,
+ * not from the comm it may have given itself.  Root only; without it a
+ * short process is named from its comm, as before.
+ */
+void tracerd_execs_open (void)
+{
+    struct tr_execs_opts o = {
+        .tool_subcommands = (const char *const *)d.conf->tool_subcommands,
+        .tool_interpreters = (const char *const *)d.conf->tool_interpreters,
+        .wanted = exec_wanted,
+    };
+    tr_error_t error;
+
+    if (!d.taskstats)
+        return; /* no exit records to name */
+    if ((d.execs = tr_execs_open (&o, &error)))
+        tracerd_log (LOG_INFO, "process execs: followed through the "
+                               "process connector");
+    else
+        tracerd_log (LOG_WARNING,
+                     "process execs: %s; a process shorter than an "
+                     "interval is named from its comm",
+                     tr_error_str (&error));
+}
+
+void tracerd_execs_close (void)
+{
+    tr_execs_close (d.execs);
+    d.execs = NULL;
+}
+
+int tracerd_execs_fd (double now, double *wake)
+{
+    return tr_execs_poll_fd (d.execs, now, wake);
+}
+
+/* Take the exec events that came: always before exits are offered, as
+ * a process's exec comes before its exit.
+ */
+void tracerd_execs_read (void)
+{
+    static uint64_t said;
+    uint64_t lost;
+
+    if (!d.execs)
+        return;
+    if (tr_execs_read (d.execs) < 0)
+        tracerd_log (LOG_DEBUG, "process execs: %s", strerror (errno));
+    if ((lost = tr_execs_lost (d.execs)) > said) {
+        tracerd_log (LOG_WARNING, "process execs: the kernel dropped events "
+                                  "(receive "
+                                  "buffer overrun); processes that exec'd then "
+                                  "are "
+                                  "named from their comm");
+        said = lost;
+    }
+}
+
 /* Take every process exit the kernel reported so far: before a step's
  * final reading, all its exits must have been offered.
  */
@@ -306,6 +381,7 @@ void tracerd_exits_drain (void)
 {
     if (!d.taskstats)
         return;
+    tracerd_execs_read ();
     read_exits ();
     offer_queued (-1);
 }
@@ -317,6 +393,7 @@ void tracerd_exits_slice (bool readable)
 {
     if (!d.taskstats)
         return;
+    tracerd_execs_read ();
     if (readable && xq.n - xq.head < EXIT_QUEUE_READ)
         read_exits ();
     offer_queued (EXIT_SLICE_S);

@@ -324,6 +324,7 @@ void tracerd_steps_configure (tr_step_t *step, const char *key, json_t *gpus)
             json_is_string (gpus) && *json_string_value (gpus) ? d.gpu : NULL,
         .gpu_devices = json_string_value (gpus),
         .exit_window = d.exit_window,
+        .exit_names = d.execs,
     };
     tr_error_t error;
 

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "libtracer/node/cgroup.h"
+#include "libtracer/node/execs.h"
 #include "libtracer/node/gpu.h"
 #include "libtracer/hook/hookconf.h"
 #include "libtracer/node/taskstats.h"
@@ -68,6 +69,7 @@ static struct {
     json_t *id;
     tr_step_t *step;
     tr_taskstats_t *taskstats;
+    tr_execs_t *execs; /* what processes were at their exec (root) */
     tr_gpu_t *gpu;
     tr_files_t *files;          /* eBPF file evidence, NULL: none */
     char files_why[300];        /* ... and why none */
@@ -235,6 +237,9 @@ static void drain_exits (void)
 
     if (!o.taskstats)
         return;
+    /* a process's exec comes before its exit */
+    if (o.execs)
+        (void)tr_execs_read (o.execs);
     (void)tr_taskstats_read (o.taskstats, on_exit_event, NULL);
     if ((lost = tr_taskstats_lost (o.taskstats)) > lost_seen) {
         tr_step_exits_lost (o.step, lost - lost_seen);
@@ -370,6 +375,7 @@ static int finish (int rc)
     json_decref (o.id);
     json_decref (o.tags);
     tr_step_destroy (o.step);
+    tr_execs_close (o.execs);
     tr_taskstats_close (o.taskstats);
     tr_gpu_close (o.gpu);
     tr_files_close (o.files);
@@ -720,6 +726,19 @@ int main (int argc, char **argv)
             msg ("taskstats unavailable (%s): processes shorter than %g s "
                  "may be missed", tr_error_str (&error), o.interval);
         dopts.taskstats = o.taskstats != NULL;
+        /* every exec of the machine is read (bounded: the newest 4,096):
+         * the command's processes are not told apart before they run
+         */
+        if (o.taskstats) {
+            struct tr_execs_opts eo = {
+                .tool_subcommands =
+                    (const char *const *)o.conf->tool_subcommands,
+                .tool_interpreters =
+                    (const char *const *)o.conf->tool_interpreters,
+            };
+            o.execs = tr_execs_open (&eo, NULL);
+            dopts.exit_names = o.execs;
+        }
         if (o.conf->gpu)
             o.gpu = tr_gpu_open (o.conf->nvml_library, NULL);
         dopts.gpu = o.gpu;
@@ -827,14 +846,18 @@ int main (int argc, char **argv)
     (void)tr_step_sample (o.step, NULL);
     next_sample = tr_when_monotonic () + o.interval;
     while (1) {
-        struct pollfd pw[2] = { { .fd = o.sfd, .events = POLLIN },
+        struct pollfd pw[3] = { { .fd = o.sfd, .events = POLLIN },
+                                { .fd = -1, .events = POLLIN },
                                 { .fd = -1, .events = POLLIN } };
         struct signalfd_siginfo si;
         double now = tr_when_monotonic (), wake = next_sample;
 
         /* exits are read in batches (tr_taskstats_poll_fd) */
         pw[1].fd = tr_taskstats_poll_fd (o.taskstats, now, &wake);
-        if (poll (pw, 2, tr_when_poll_ms (wake, now)) > 0) {
+        pw[2].fd = tr_execs_poll_fd (o.execs, now, &wake);
+        if (poll (pw, 3, tr_when_poll_ms (wake, now)) > 0) {
+            if (pw[2].revents & POLLIN)
+                (void)tr_execs_read (o.execs);
             while (read (o.sfd, &si, sizeof (si)) == (ssize_t)sizeof (si))
                 if (si.ssi_signo != SIGCHLD)
                     kill (pid, (int)si.ssi_signo);

@@ -229,6 +229,7 @@ static void open_sources (void)
         else if (!(d.exit_window = tr_exit_window_create ()))
             tracerd_log (LOG_WARNING, "exit window: out of memory; "
                                       "each step holds its own");
+        tracerd_execs_open ();
     }
     if (d.conf->gpu) {
         if ((d.gpu = tr_gpu_open (d.conf->nvml_library, &error)))
@@ -359,7 +360,7 @@ static void loop (void)
     double next_sample = tr_when_monotonic ();
 
     while (!got_term) {
-        struct pollfd pfd[4 + MAX_QUERIES + MAX_CONNS] = {
+        struct pollfd pfd[5 + MAX_QUERIES + MAX_CONNS] = {
             { .fd = d.listen_fd, .events = POLLIN },
             { .fd = -1, .events = POLLIN },
         };
@@ -378,10 +379,15 @@ static void loop (void)
         /* the kernel log, after the connections */
         pfd[3 + nq + nc].fd = tracerd_evidence_fd (&wake);
         pfd[3 + nq + nc].events = POLLIN;
+        /* processes' execs, read before the exits they precede */
+        pfd[4 + nq + nc].fd = tracerd_execs_fd (now, &wake);
+        pfd[4 + nq + nc].events = POLLIN;
         /* process exits, read in batches and offered in slices */
         pfd[1].fd = tracerd_exits_poll_fd (now, &wake);
         timeout = tr_when_poll_ms (wake, now);
-        ready = poll (pfd, (nfds_t)(4 + nq + nc), timeout);
+        ready = poll (pfd, (nfds_t)(5 + nq + nc), timeout);
+        if (ready > 0 && (pfd[4 + nq + nc].revents & POLLIN))
+            tracerd_execs_read ();
         /* exits first: a task_exit may finish the step they belong to */
         if (tracerd_exits_waiting ()
             || (ready > 0 && (pfd[1].revents & POLLIN)))
@@ -450,6 +456,7 @@ static void stop (void)
     while (d.nsteps > 0)
         tracerd_steps_drop (&d.steps[0]);
     tr_exit_window_destroy (d.exit_window);
+    tracerd_execs_close ();
     tr_store_destroy (d.spool);
     tr_conf_destroy (d.conf);
 }

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "libtracer/conf/conf.h"
+#include "libtracer/node/execs.h"
 #include "libtracer/node/gpu.h"
 #include "libtracer/node/sampler.h"
 #include "libtracer/node/taskstats.h"
@@ -58,7 +59,8 @@ struct tracerd {
     tr_store_t *spool;             /* node-local records (forward.c) */
     tr_taskstats_t *taskstats;     /* process exits (exits.c), or NULL */
     tr_exit_window_t *exit_window; /* exits no step took yet (exits.c) */
-    tr_gpu_t *gpu;                 /* NVML, or NULL */
+    tr_execs_t *execs; /* what processes were at their exec, or NULL */
+    tr_gpu_t *gpu;     /* NVML, or NULL */
     struct active steps[MAX_STEPS];
     int nsteps;
 };
@@ -194,6 +196,11 @@ void tracerd_exits_drain (void);
 int tracerd_exits_poll_fd (double now, double *wake);
 bool tracerd_exits_waiting (void);
 void tracerd_exits_slice (bool readable);
+/* The steps' processes at their exec (the process connector). */
+void tracerd_execs_open (void);
+void tracerd_execs_close (void);
+int tracerd_execs_fd (double now, double *wake);
+void tracerd_execs_read (void);
 
 /* evidence.c: the kernel log (/dev/kmsg) and eBPF file evidence. */
 

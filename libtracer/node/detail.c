@@ -330,6 +330,7 @@ tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,
     memset (&po, 0, sizeof (po));
     po.cmdline_max = opts ? opts->cmdline_max : 256;
     po.exit_window = opts ? opts->exit_window : NULL;
+    po.exit_names = opts ? opts->exit_names : NULL;
     po.redact = opts ? (const char *const *)opts->redact : NULL;
     if (opts) {
         po.tool_subcommands = (const char *const *)opts->tool_subcommands;

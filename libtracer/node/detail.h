@@ -39,6 +39,8 @@ struct tr_detail_opts {
      * steps (procs.h); NULL: the step's own
      */
     tr_exit_window_t *exit_window;
+    /* what processes were at their exec (execs.h), or NULL */
+    const struct tr_execs *exit_names;
 };
 
 tr_detail_t *tr_detail_create (const struct tr_detail_opts *opts,

@@ -57,6 +57,7 @@
 
 #include "libtracer/util/fsroot.h"
 #include "libtracer/conf/conf.h"
+#include "execs.h"
 #include "procs.h"
 #include "psi.h"
 #include "libtracer/util/strbuf.h"
@@ -139,6 +140,11 @@ struct proc {
     bool cpu_tick;              /* an exit record's CPU was tick-sampled */
     int status;
     char comm[COMM_BYTES];
+    /* the comm it gave itself after its exec (prctl PR_SET_NAME), or "":
+     * it is named from its executable and arguments, not from this
+     */
+    char renamed[16];
+    uint64_t exe_dev, exe_ino; /* its executable at the last scan, or 0 */
     uint64_t start_ticks; /* /proc starttime; 0 if never scanned */
     int64_t start_ms, end_ms;
     /* the last scan that saw it and that read its io; the first scan
@@ -215,6 +221,7 @@ static pthread_mutex_t redact_lock = PTHREAD_MUTEX_INITIALIZER;
 struct failure {
     pid_t pid;
     int tool;
+    char renamed[16]; /* the comm it gave itself (struct proc), or "" */
     int status;
     int64_t end_ms;
     size_t nchain;
@@ -244,6 +251,7 @@ struct tr_procs {
      */
     tr_exit_window_t *win;
     bool win_shared;
+    const tr_execs_t *execs; /* what processes were at their exec, or NULL */
     tr_procs_member_f member; /* is a live process the step's? */
     void *member_arg;
     struct {
@@ -996,6 +1004,7 @@ static void record_failure (tr_procs_t *P, struct proc *p, int status,
     memset (f, 0, sizeof (*f));
     f->pid = p->pid;
     f->tool = p->tool;
+    memcpy (f->renamed, p->renamed, sizeof (f->renamed));
     f->status = status;
     f->end_ms = end_ms;
     if (is_root (P, p->pid))
@@ -1246,78 +1255,126 @@ static size_t split_argv (char *raw, size_t len, const char **argv)
     return n;
 }
 
-/* The tool of a program (sanitized, not empty) given the process's comm
- * and arguments (argv NULL: unknown), by the rule table.  Returns the
- * tool or -1 (ENOMEM).
+/* The tool name of a program (sanitized, not empty) given the process's
+ * comm and arguments (argv NULL: unknown), by the rule table, into name
+ * (NAME_MAX_BYTES + 1).
+ */
+static void rule_name (tr_procs_t *P, const char *prog, const char *comm,
+                       const char *const *argv, size_t argc, char *name)
+{
+    tr_tools_name (&P->site, prog, comm, argv, argc, name, NAME_MAX_BYTES + 1);
+    sanitize (name); /* a program name cut in two */
+    if (!name[0])
+        snprintf (name, NAME_MAX_BYTES + 1, "?");
+}
+
+/* The tool of a program, as rule_name names it.  Returns the tool or -1
+ * (ENOMEM).
  */
 static int tool_named (tr_procs_t *P, const char *prog, const char *comm,
                        const char *const *argv, size_t argc)
 {
     char name[NAME_MAX_BYTES + 1];
 
-    tr_tools_name (&P->site, prog, comm, argv, argc, name, sizeof (name));
-    sanitize (name); /* a program name cut in two */
-    if (!name[0])
-        snprintf (name, sizeof (name), "?");
+    rule_name (P, prog, comm, argv, argc, name);
     return tool_get (P, name);
 }
 
-/* Name (by the rule table, from the exe basename, else comm, and for a
- * program the table names from its arguments, the command line) and,
- * for a tool without one yet, the command line of a process.  Returns
- * the tool or -1 (ENOMEM).
+/* The executable of the process at base (blen bytes; path is scratch of
+ * PATH_MAX): its base name (" (deleted)" taken off) into link, which
+ * *bn then points into (NULL: unknown), and its (dev, inode) into *sb
+ * (false: unknown).
  */
-static int read_identity (tr_procs_t *P, const char *comm, const char *base,
-                          size_t blen, char *path)
+static bool read_exe (const char *base, size_t blen, char *path,
+                      char link[PATH_MAX], const char **bn, struct stat *sb)
 {
-    char link[PATH_MAX], name[NAME_MAX_BYTES + 1];
-    const char *bn = NULL, *src;
-    char *raw = NULL;
-    ssize_t got = -1;
-    struct stat sb;
-    size_t len;
-    bool have_inode = false, ruled;
+    const char *del = " (deleted)";
+    size_t dl = strlen (del);
     ssize_t n;
-    int tool;
 
+    *bn = NULL;
     memcpy (path, base, blen);
     memcpy (path + blen, "/exe", 5);
-    if ((n = readlink (path, link, sizeof (link) - 1)) > 0) {
-        const char *del = " (deleted)";
-        size_t dl = strlen (del);
-        link[n] = '\0';
-        if ((size_t)n > dl && !strcmp (link + n - dl, del))
-            link[n - dl] = '\0';
-        bn = strrchr (link, '/') ? strrchr (link, '/') + 1 : link;
-        have_inode = stat (path, &sb) == 0;
-    }
-    src = bn && *bn ? bn : comm;
-    len = strnlen (src, NAME_MAX_BYTES);
-    memcpy (name, src, len);
-    name[len] = '\0';
-    sanitize (name); /* also a character cut in two */
-    if (!name[0])
-        snprintf (name, sizeof (name), "?");
-    ruled = tr_tools_ruled (&P->site, name);
-    /* the command line is read once: for the name and the tool's row */
-    if (ruled && (raw = malloc (CMDLINE_READ_MAX + 1))) {
-        memcpy (path + blen, "/cmdline", 9);
-        got = read_file (path, raw, CMDLINE_READ_MAX);
-    }
-    if (ruled) {
-        const char *argv[ARGV_MAX];
-        size_t argc = got > 0 ? split_argv (raw, (size_t)got, argv) : 0;
-        tool = tool_named (P, name, comm, argc ? argv : NULL, argc);
+    if ((n = readlink (path, link, PATH_MAX - 1)) <= 0)
+        return false;
+    link[n] = '\0';
+    if ((size_t)n > dl && !strcmp (link + n - dl, del))
+        link[n - dl] = '\0';
+    *bn = strrchr (link, '/') ? strrchr (link, '/') + 1 : link;
+    return stat (path, sb) == 0;
+}
+
+/* How the process at base (path: scratch) is named: prog gets its
+ * program (the executable's base name, else comm; sanitized), name its
+ * tool by the rule table (for a program the table names from its
+ * arguments, from its command line, which is then left in *raw,
+ * malloc'd, *got bytes; else *raw is NULL), *dev and *ino its
+ * executable (0: unknown).  Returns whether the table names prog from
+ * its arguments.
+ */
+static bool name_process (tr_procs_t *P, const char *comm, const char *base,
+                          size_t blen, char *path, char *prog, char *name,
+                          char **raw, ssize_t *got, uint64_t *dev,
+                          uint64_t *ino)
+{
+    char link[PATH_MAX];
+    const char *bn, *src;
+    struct stat sb;
+    size_t len;
+    bool ruled;
+
+    *raw = NULL;
+    *got = -1;
+    if (read_exe (base, blen, path, link, &bn, &sb)) {
+        *dev = (uint64_t)sb.st_dev;
+        *ino = (uint64_t)sb.st_ino;
     }
     else
-        tool = tool_get (P, name);
+        *dev = *ino = 0;
+    src = bn && *bn ? bn : comm;
+    len = strnlen (src, NAME_MAX_BYTES);
+    memcpy (prog, src, len);
+    prog[len] = '\0';
+    sanitize (prog); /* also a character cut in two */
+    if (!prog[0])
+        snprintf (prog, NAME_MAX_BYTES + 1, "?");
+    if (!(ruled = tr_tools_ruled (&P->site, prog))) {
+        snprintf (name, NAME_MAX_BYTES + 1, "%s", prog);
+        return false;
+    }
+    /* the command line is read once: for the name and the tool's row */
+    if ((*raw = malloc (CMDLINE_READ_MAX + 1))) {
+        memcpy (path + blen, "/cmdline", 9);
+        *got = read_file (path, *raw, CMDLINE_READ_MAX);
+    }
+    {
+        const char *argv[ARGV_MAX];
+        size_t argc = *got > 0 ? split_argv (*raw, (size_t)*got, argv) : 0;
+        rule_name (P, prog, comm, argc ? argv : NULL, argc, name);
+    }
+    return true;
+}
+
+/* Name a process (name_process) and, for a tool without one yet, keep
+ * its command line.  Returns the tool or -1 (ENOMEM).
+ */
+static int read_identity (tr_procs_t *P, const char *comm, const char *base,
+                          size_t blen, char *path, uint64_t *dev,
+                          uint64_t *ino)
+{
+    char prog[NAME_MAX_BYTES + 1], name[NAME_MAX_BYTES + 1];
+    char *raw;
+    ssize_t got;
+    bool ruled = name_process (P, comm, base, blen, path, prog, name, &raw,
+                               &got, dev, ino);
+    int tool = tool_get (P, name);
+
     if (tool < 0) {
         free (raw);
         return -1;
     }
-    if (have_inode)
-        exe_add (P, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, tool,
-                 ruled ? name : NULL);
+    if (*ino)
+        exe_add (P, *dev, *ino, tool, ruled ? prog : NULL);
     if (!P->tools[tool].cmdline && !P->tools[tool].overflow) {
         if (!raw && (raw = malloc (CMDLINE_READ_MAX + 1))) {
             memcpy (path + blen, "/cmdline", 9);
@@ -1330,6 +1387,23 @@ static int read_identity (tr_procs_t *P, const char *comm, const char *base,
     return tool;
 }
 
+/* What the process of an exit event was at its exec (execs.h), or
+ * NULL: the same process (pid and start) running the same executable.
+ */
+static const struct tr_exec_id *exec_of (tr_procs_t *P,
+                                         const struct tr_exit *ev)
+{
+    const struct tr_exec_id *x;
+
+    if (!P->execs
+        || !(x = tr_execs_find (P->execs, ev->tgid, ev->group_start_unix_ms)))
+        return NULL;
+    if (ev->exe_ino && x->exe_ino
+        && (x->exe_ino != ev->exe_ino || x->exe_dev != ev->exe_dev))
+        return NULL;
+    return x;
+}
+
 /* The tool of a process known from its exit event: its executable's (a
  * program named from its arguments: by the rule table from the program
  * and the event's comm), else the comm's.  name is the sanitized comm.
@@ -1338,10 +1412,18 @@ static int read_identity (tr_procs_t *P, const char *comm, const char *base,
 static int exit_tool (tr_procs_t *P, const struct tr_exit *ev,
                       const char *name)
 {
+    const struct tr_exec_id *x = exec_of (P, ev);
     const char *prog = NULL;
-    int tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino, &prog)
-                           : -1;
+    int tool;
 
+    /* as it was at its exec: its executable and arguments */
+    if (x) {
+        char n[NAME_MAX_BYTES + 1];
+        snprintf (n, sizeof (n), "%s", x->tool);
+        sanitize (n);
+        return tool_get (P, n[0] ? n : "?");
+    }
+    tool = ev->exe_ino ? exe_find (P, ev->exe_dev, ev->exe_ino, &prog) : -1;
     if (tool >= 0)
         return tool;
     if (prog)
@@ -1473,7 +1555,8 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
         /* new, known only from exit records so far, or exec'd since
          * (the kernel sets comm from the new program's name)
          */
-        int tool = read_identity (P, st.comm, base, blen, path);
+        uint64_t dev, ino;
+        int tool = read_identity (P, st.comm, base, blen, path, &dev, &ino);
         if (tool < 0)
             return -1;
         if (!p) {
@@ -1481,6 +1564,8 @@ static int scan_one (tr_procs_t *P, pid_t pid, int64_t now_ms, bool *created)
                 return -1;
             *created = true;
         }
+        p->exe_dev = dev;
+        p->exe_ino = ino;
         tool_assign (P, p, tool);
         p->scanned = true;
         p->start_ticks = st.start_ticks;
@@ -1841,6 +1926,10 @@ static int exit_apply (tr_procs_t *P, const struct tr_exit *ev,
     }
     proc_touch (P, p);
     if (ev->group_exit) {
+        const struct tr_exec_id *x = exec_of (P, ev);
+        /* the name it gave itself, said beside the one it is blamed by */
+        if (x)
+            snprintf (p->renamed, sizeof (p->renamed), "%s", x->renamed);
         p->exact = true;
         record_status (P, p, ev->exit_status);
         record_failure (P, p, ev->exit_status, ev->end_unix_ms);
@@ -2025,6 +2114,39 @@ int tr_procs_exit (tr_procs_t *P, const struct tr_exit *event)
         return -1;
     }
     return rc;
+}
+
+int tr_procs_identify (tr_procs_t *P, pid_t pid, struct tr_procs_ident *id)
+{
+    char base[PATH_MAX], path[PATH_MAX], rel[64];
+    char prog[NAME_MAX_BYTES + 1], name[NAME_MAX_BYTES + 1];
+    struct pstat st;
+    char *raw;
+    ssize_t got;
+    size_t blen;
+
+    if (!P || !id || pid <= 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (rel, sizeof (rel), "/proc/%ld", (long)pid);
+    if (tr_fsroot_path (base, sizeof (base), rel) < 0)
+        return 0;
+    blen = strlen (base);
+    if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0)
+        return 0; /* gone already */
+    time_base (P);
+    memset (id, 0, sizeof (*id));
+    id->start_ms = ticks_ms (P, st.start_ticks);
+    (void)name_process (P, st.comm, base, blen, path, prog, name, &raw, &got,
+                        &id->exe_dev, &id->exe_ino);
+    free (raw);
+    snprintf (id->tool, sizeof (id->tool), "%s", name);
+    /* it may have ended while it was read: a later pid's files */
+    if (read_stat (base, blen, path, &st) < 0
+        || ticks_ms (P, st.start_ticks) != id->start_ms)
+        return 0;
+    return 1;
 }
 
 void tr_procs_add_root (tr_procs_t *P, pid_t pid)
@@ -2217,6 +2339,7 @@ tr_procs_t *tr_procs_create (const struct tr_procs_opts *opts,
         P->hz = 100;
     P->hsize = 256;
     P->win_shared = opts && opts->exit_window;
+    P->execs = opts ? opts->exit_names : NULL;
     P->win = P->win_shared ? opts->exit_window : tr_exit_window_create ();
     if (!P->win || !(P->hash = calloc (P->hsize, sizeof (*P->hash)))
         || !(P->ring = calloc (ENDED_MAX, sizeof (*P->ring))))
@@ -2540,6 +2663,15 @@ json_t *tr_procs_culprit_json (tr_procs_t *P, int64_t step_end_ms)
                          "at_s", at_s, "chain", chain, "collateral",
                          (json_int_t)collateral)))
         return NULL;
+    if (f->renamed[0]) {
+        char alias[sizeof (f->renamed)];
+        memcpy (alias, f->renamed, sizeof (alias));
+        sanitize (alias);
+        if (json_object_set_new (o, "calls_itself", json_string (alias)) < 0) {
+            json_decref (o);
+            return NULL;
+        }
+    }
     if (json_object_set_new (o,
                              WIFSIGNALED (f->status) ? "signal" : "exit_code",
                              json_integer (WIFSIGNALED (f->status)

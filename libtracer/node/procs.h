@@ -78,6 +78,13 @@ struct tr_procs_opts {
      * exit once, not once per step.  Outlives the table.
      */
     tr_exit_window_t *exit_window;
+    /* What each process was at its exec (execs.h), shared by a daemon's
+     * tables, or NULL: a process known only from its exit is named from
+     * it (its executable and arguments, not the comm it may have given
+     * itself), and one that renamed itself is said to (the culprit's
+     * "calls_itself").  Outlives the table.
+     */
+    const struct tr_execs *exit_names;
 };
 
 /* The default redaction patterns: values given to password, secret,
@@ -186,6 +193,23 @@ void tr_procs_set_lost (tr_procs_t *procs, uint64_t lost);
  */
 typedef int (*tr_procs_member_f) (pid_t pid, void *arg);
 void tr_procs_set_member (tr_procs_t *procs, tr_procs_member_f fn, void *arg);
+
+/* What names a process, read from /proc at once (at its exec, before a
+ * short process is gone): its start (wall clock), its executable and
+ * its tool as the table's rules name it from its executable and
+ * arguments.
+ */
+struct tr_procs_ident {
+    int64_t start_ms;
+    uint64_t exe_dev, exe_ino; /* 0: unknown */
+    char tool[256];
+};
+
+/* Read pid into *id.  Returns 1, 0 when it is gone (or was replaced
+ * while it was read), -1 with errno (EINVAL).  The table is not changed.
+ */
+int tr_procs_identify (tr_procs_t *procs, pid_t pid,
+                       struct tr_procs_ident *id);
 
 /* The tools[] array of the record: one row per tool name (tools.h: the
  * executable's base name, or the subcommand or script it runs),

@@ -2395,24 +2395,36 @@ static const char *rel_dir (const char *dir, const char *controller,
     return buf;
 }
 
+bool tr_step_cgroup_holds (const tr_step_t *step,
+                           const struct tr_cgroup_paths *pc)
+{
+    return (step->cg.memory[0] && pc->memory[0]
+            && tr_kmsg_cgroup_within (pc->memory, step->cg.memory))
+           || (step->cg.unified[0] && pc->unified[0]
+               && !step->cg.unified_is_mirror
+               && tr_kmsg_cgroup_within (pc->unified, step->cg.unified));
+}
+
+int tr_step_pid_cgroups (pid_t pid, struct tr_cgroup_paths *pc)
+{
+    char path[64], *text;
+    int rc;
+
+    snprintf (path, sizeof (path), "/proc/%d/cgroup", (int)pid);
+    if (!(text = tr_fsroot_read_text (path, 64 * 1024)))
+        return -1;
+    rc = tr_cgroup_parse (text, false, pc, NULL);
+    free (text);
+    return rc;
+}
+
 /* Whether the live process pid sits in the step's cgroup. */
 static bool pid_in_cgroup (tr_step_t *step, pid_t pid)
 {
     struct tr_cgroup_paths pc;
-    char path[64], *text;
-    bool in = false;
 
-    snprintf (path, sizeof (path), "/proc/%d/cgroup", (int)pid);
-    if (!(text = tr_fsroot_read_text (path, 64 * 1024)))
-        return false;
-    if (tr_cgroup_parse (text, false, &pc, NULL) == 0)
-        in = (step->cg.memory[0] && pc.memory[0]
-              && tr_kmsg_cgroup_within (pc.memory, step->cg.memory))
-             || (step->cg.unified[0] && pc.unified[0]
-                 && !step->cg.unified_is_mirror
-                 && tr_kmsg_cgroup_within (pc.unified, step->cg.unified));
-    free (text);
-    return in;
+    return tr_step_pid_cgroups (pid, &pc) == 0
+           && tr_step_cgroup_holds (step, &pc);
 }
 
 bool tr_step_kmsg_concerns (tr_step_t *step, const struct tr_kmsg_event *ev,

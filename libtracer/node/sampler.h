@@ -156,6 +156,15 @@ const char *tr_step_cgroup2_dir (const tr_step_t *step);
  */
 const char *tr_step_cgroup1_dir (const tr_step_t *step);
 
+/* The cgroups of a live process as its kernel file names them (0, or -1
+ * when it is gone or unreadable), and whether they lie in the step's
+ * (its v1 memory or its own cgroup2 directory).  A daemon asks once per
+ * process and then each step.
+ */
+int tr_step_pid_cgroups (pid_t pid, struct tr_cgroup_paths *pc);
+bool tr_step_cgroup_holds (const tr_step_t *step,
+                           const struct tr_cgroup_paths *pc);
+
 bool tr_step_attached (const tr_step_t *step);
 
 int tr_step_ntasks (tr_step_t *step);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "execs.h"
 #include "gpu.h"
 #include "sources.h"
 #include "taskstats.h"
@@ -111,6 +112,31 @@ static void taskstats (const tr_conf_t *conf, struct tr_source *s)
     set (s, name, TR_SOURCE_AVAILABLE, "every process's exit, exactly");
 }
 
+/* The kernel's process connector, as tracerd opens it (execs.h). */
+static void execs (const tr_conf_t *conf, struct tr_source *s)
+{
+    static const char *const name = "process execs (process connector)";
+    tr_execs_t *e;
+    tr_error_t error;
+
+    memset (&error, 0, sizeof (error));
+    if (!conf->taskstats) {
+        set (s, name, TR_SOURCE_OFF,
+             "sampling.taskstats: false (no exits to name)");
+        return;
+    }
+    if (!(e = tr_execs_open (NULL, &error))) {
+        set (s, name, TR_SOURCE_UNAVAILABLE,
+             "%s: a process that ends between samples is named from the "
+             "comm it chose",
+             tr_error_str (&error));
+        return;
+    }
+    tr_execs_close (e);
+    set (s, name, TR_SOURCE_AVAILABLE,
+         "every process named from its executable and arguments");
+}
+
 static void pressure (struct tr_source *s)
 {
     static const char *const name = "pressure (PSI)";
@@ -189,6 +215,7 @@ int tr_sources_probe (const tr_conf_t *conf, struct tr_source *out)
 
     kernel_log (conf, &out[n++]);
     taskstats (conf, &out[n++]);
+    execs (conf, &out[n++]);
     pressure (&out[n++]);
     files (conf, &out[n++]);
     gpus (conf, &out[n++]);

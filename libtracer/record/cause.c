@@ -189,6 +189,12 @@ static void put_culprit (struct text *t, json_t *c)
     put_safe (t, tr_json_str (c, "tool"), 64);
     if (!isnan (tr_json_num (c, "pid")))
         put (t, " (pid %.0f)", tr_json_num (c, "pid"));
+    /* the name it gave itself is its own word: said, never blamed */
+    if (tr_json_str (c, "calls_itself")) {
+        put (t, ", calling itself ");
+        put_safe (t, tr_json_str (c, "calls_itself"), 16);
+        put (t, ",");
+    }
     if (!isnan (sig)) {
         const char *name = tr_cause_signal_name ((int)sig);
         if (name)

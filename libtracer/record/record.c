@@ -1262,6 +1262,7 @@ static const struct member culprit_members[] = {
     { "at_s", M_NUM, F_NONNEG, 0, NULL, NULL },
     { "chain", M_ARR, 0, 0, NULL, check_chain },
     { "collateral", M_INT, F_NONNEG, 0, NULL, NULL },
+    { "calls_itself", M_STR, 0, 64, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -88,7 +88,8 @@ test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
     test "$(jq -r .outcome.culprit.tool s.json)" = perl &&
     test "$(jq -r .outcome.culprit.signal s.json)" = 11 &&
     test "$(jq -r ".outcome.culprit.chain | length" s.json)" -ge 1 &&
-    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" = sh &&
+    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" = \
+        "$(basename "$(readlink -f /bin/sh)")" &&
     test "$(jq -r .outcome.culprit.collateral s.json)" -ge 1 &&
     test "$(jq -r .cause.class s.json)" = tool-crash &&
     $REPORT -j "$sjob" -o JobID,State,Cause,Culprit -P -n >sl.out &&
@@ -96,6 +97,34 @@ test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
     $REPORT -j "$sjob" >sv.out &&
     grep -q "^    Cause: *tool-crash: perl (pid [0-9]*) killed by SIGSEGV" \
         sv.out
+'
+
+# A process that names itself after another tool (prctl PR_SET_NAME)
+# and crashes within a sampling interval: its exit record says
+# "samtools"; tracerd names it from what the process connector saw at
+# its exec (python3 running rename.py), and says what it called itself.
+test_expect_success 'a tool that calls itself samtools and crashes is blamed as what it ran' '
+    cat >rename.py <<-\EOF &&
+	import ctypes, os, signal
+	ctypes.CDLL(None).prctl(15, b"samtools", 0, 0, 0)
+	os.kill(os.getpid(), signal.SIGSEGV)
+	EOF
+    grep -q "process execs: followed" "$(tracerd_log)" &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        /usr/bin/python3 \"$PWD/rename.py\"; exit 1" 2>r.err;
+    rjob=$(sed -n "s/^JOB=//p" r.err) &&
+    wait_for "wait_record $rjob && test \$(jq length rec.json) = 2" 60 &&
+    step0 >r.json && cat r.json &&
+    test "$(jq -r .outcome.culprit.tool r.json)" = rename.py &&
+    test "$(jq -r .outcome.culprit.calls_itself r.json)" = samtools &&
+    test "$(jq -r .outcome.culprit.signal r.json)" = 11 &&
+    test "$(jq "[.tools[] | select(.name == \"samtools\")] | length" \
+        r.json)" = 0 &&
+    $REPORT -j "$rjob" -o JobID,Culprit -P -n >rl.out &&
+    grep -qx "$rjob.0|rename.py" rl.out &&
+    $REPORT -j "$rjob" >rv.out &&
+    grep -q "^    Cause: *tool-crash: rename.py (pid [0-9]*), calling itself samtools," \
+        rv.out
 '
 
 test_expect_success 'a tool exiting 2 under bash is named: tool-error' '
@@ -137,10 +166,14 @@ test_expect_success 'tracer-report --failures sums them by cause and tool' '
         f.json)" = 1 &&
     test "$(jq -r ".by_tool[] | select(.name == \"ls\") | .failed" \
         f.json)" = 1 &&
+    test "$(jq -r ".by_tool[] | select(.name == \"rename.py\") | .failed" \
+        f.json)" = 1 &&
+    test "$(jq "[.by_tool[] | select(.name == \"samtools\")] | length" \
+        f.json)" = 0 &&
     $REPORT --failures -a >f.out &&
     cat f.out &&
     grep -q "^Failures: [0-9]* of [0-9]* steps" f.out &&
-    grep -q "^  tool-crash  *1$" f.out &&
+    grep -q "^  tool-crash  *2$" f.out &&
     ! awk "length > 80" f.out | grep . &&
     $REPORT --failures -a -P >f.psv &&
     grep -qx "tool|perl||1||" f.psv
