@@ -1388,7 +1388,11 @@ static int read_identity (tr_procs_t *P, const char *comm, const char *base,
 }
 
 /* What the process of an exit event was at its exec (execs.h), or
- * NULL: the same process (pid and start) running the same executable.
+ * NULL: the same process (pid and start), not known to run another
+ * executable.  Executables are compared only on one device: on an
+ * overlay file system (a container's root, a diskless node's) stat()
+ * gives the overlay's device and inode, the kernel's exit record the
+ * layer's.
  */
 static const struct tr_exec_id *exec_of (tr_procs_t *P,
                                          const struct tr_exit *ev)
@@ -1398,8 +1402,8 @@ static const struct tr_exec_id *exec_of (tr_procs_t *P,
     if (!P->execs
         || !(x = tr_execs_find (P->execs, ev->tgid, ev->group_start_unix_ms)))
         return NULL;
-    if (ev->exe_ino && x->exe_ino
-        && (x->exe_ino != ev->exe_ino || x->exe_dev != ev->exe_dev))
+    if (ev->exe_ino && x->exe_ino && x->exe_dev == ev->exe_dev
+        && x->exe_ino != ev->exe_ino)
         return NULL;
     return x;
 }

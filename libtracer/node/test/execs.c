@@ -236,6 +236,30 @@ static void test_table_names_from_exec (void **state)
             "samtools");
     json_decref (tools);
 
+    /* an exit record of another executable on the same device is not
+     * that exec's process (it exec'd again unseen); on another device
+     * (an overlay's layer, as the kernel names it) it may be
+     */
+    {
+        const struct tr_exec_id *x = tr_execs_find (e, child, start);
+        struct tr_exit other = ev;
+        const char *want[2] = { "samtools", "align.sh" };
+        assert_non_null (x);
+        for (int k = 0; k < 2; k++) {
+            tr_procs_t *q = tr_procs_create (&po, NULL);
+            assert_non_null (q);
+            tr_procs_add_root (q, getpid ());
+            other.exe_dev = x->exe_dev + (uint64_t)k;
+            other.exe_ino = x->exe_ino + 1;
+            assert_int_equal (tr_procs_exit (q, &other), 1);
+            assert_non_null (c = tr_procs_culprit_json (q, now_ms ()));
+            assert_string_equal (
+                json_string_value (json_object_get (c, "tool")), want[k]);
+            json_decref (c);
+            tr_procs_destroy (q);
+        }
+    }
+
     /* without what the exec said, the comm is all there is */
     tr_procs_destroy (p);
     assert_non_null (p = tr_procs_create (NULL, NULL));
