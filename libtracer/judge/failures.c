@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "failures.h"
+#include "libtracer/record/cause.h"
 #include "libtracer/util/json.h"
 
 #define TEXT_ROWS 10
@@ -155,8 +156,11 @@ json_t *tr_failures (const tr_stepsum_t *const *rows,
         steps++;
         if (f) {
             failed++;
+            /* a scheduler's kill blames no tool (cause.h) */
             if (bump (cause, r->cause, true) < 0
-                || (*r->culprit && bump (tool, r->culprit, true) < 0))
+                || (*r->culprit
+                    && tr_cause_blames_tool (tr_cause_from_name (r->cause))
+                    && bump (tool, r->culprit, true) < 0))
                 goto nomem;
         }
         if (bump (group, *r->group ? r->group : "(none)", f) < 0

@@ -2596,6 +2596,12 @@ static const char *tool_name (tr_procs_t *P, int tool)
                : "?";
 }
 
+/* A SIGPIPE death: its reader had gone (a pipe's writer). */
+static bool fail_sigpipe (const struct failure *f)
+{
+    return WIFSIGNALED (f->status) && WTERMSIG (f->status) == SIGPIPE;
+}
+
 int tr_procs_culprit (tr_procs_t *P, size_t *collateral)
 {
     int best = -1;
@@ -2604,13 +2610,22 @@ int tr_procs_culprit (tr_procs_t *P, size_t *collateral)
         return -1;
     for (size_t i = 0; i < P->nfails; i++) {
         const struct failure *f = &P->fails[i];
-        bool ancestor = false;
+        bool ancestor = false, reader = false;
 
         /* the parent of a failure that ended no later is collateral */
         for (size_t j = 0; j < P->nfails && !ancestor; j++)
             ancestor = j != i && P->fails[j].end_ms <= f->end_ms
                        && in_chain (&P->fails[j], f->pid);
         if (ancestor)
+            continue;
+        /* so is a writer killed by SIGPIPE after another process failed:
+         * in "producer | consumer" the consumer's failure closed the
+         * pipe, and the step's status is the consumer's
+         */
+        for (size_t j = 0; j < P->nfails && fail_sigpipe (f) && !reader; j++)
+            reader = j != i && !fail_sigpipe (&P->fails[j])
+                     && P->fails[j].end_ms <= f->end_ms;
+        if (reader)
             continue;
         if (best < 0 || f->end_ms < P->fails[best].end_ms
             || (f->end_ms == P->fails[best].end_ms && fail_signalled (f)
@@ -2620,7 +2635,9 @@ int tr_procs_culprit (tr_procs_t *P, size_t *collateral)
     if (best >= 0 && collateral) {
         *collateral = 0;
         for (size_t j = 0; j < P->nfails; j++)
-            if (in_chain (&P->fails[best], P->fails[j].pid)
+            if ((int)j != best
+                && (in_chain (&P->fails[best], P->fails[j].pid)
+                    || fail_sigpipe (&P->fails[j]))
                 && P->fails[j].end_ms >= P->fails[best].end_ms)
                 (*collateral)++;
     }

@@ -31,6 +31,20 @@ const char *tr_cause_name (tr_cause_t cause)
     return names[cause];
 }
 
+bool tr_cause_blames_tool (tr_cause_t cause)
+{
+    switch (cause) {
+    case TR_CAUSE_NONE:
+    case TR_CAUSE_STALLED:
+    case TR_CAUSE_TIMEOUT:
+    case TR_CAUSE_CANCELLED:
+    case TR_CAUSE_NODE_FAILURE:
+        return false;
+    default:
+        return true;
+    }
+}
+
 tr_cause_t tr_cause_from_name (const char *name)
 {
     for (size_t i = 1; name && i < sizeof (names) / sizeof (names[0]); i++)

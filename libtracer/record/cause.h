@@ -4,6 +4,7 @@
 #ifndef TRACER_CAUSE_H
 #define TRACER_CAUSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
 
@@ -58,6 +59,15 @@ tr_cause_t tr_cause_of (json_t *rec, char *text, size_t size);
  * when the record has none (errno 0) or on ENOMEM.
  */
 json_t *tr_cause_json (json_t *rec);
+
+/* Whether a failed step of this cause is blamed on a tool: its culprit
+ * process (outcome.culprit) failed of its own doing.  Not when the
+ * scheduler ended the step (timeout, cancelled, node-failure) or it
+ * was stalled (blocked until something else ended it): the process the
+ * scheduler's signal killed first is its victim, not its culprit, and
+ * no listing, sum by tool or advice names it.
+ */
+bool tr_cause_blames_tool (tr_cause_t cause);
 
 /* The signal's name ("SIGSEGV"), NULL when it has none. */
 const char *tr_cause_signal_name (int sig);

@@ -1019,7 +1019,10 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
         INTERN (cause, tr_cause_name (cause));
         INTERN (cause_text, text);
-        INTERN (culprit, tr_json_str_or (get (oc, "culprit"), "tool", ""));
+        /* the scheduler's kill blames no tool (cause.h) */
+        INTERN (culprit, tr_cause_blames_tool (cause)
+                             ? tr_json_str_or (get (oc, "culprit"), "tool", "")
+                             : "");
     }
     INTERN (gpus, tr_json_str_or (req, "gpus", ""));
     if (!(row->tools = tools_string (get (rec, "tools"), pool)))
@@ -1798,5 +1801,8 @@ int tr_stepsum_from_tsv (tr_stepsum_t *row,
         errno = EINVAL;
         return -1;
     }
+    /* an index line written before the scheduler's kill blamed no tool */
+    if (!tr_cause_blames_tool (tr_cause_from_name (row->cause)))
+        row->culprit = "";
     return 0;
 }

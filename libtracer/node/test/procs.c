@@ -808,6 +808,42 @@ static void test_culprit_ties (void **state)
     assert_int_equal (coll, 1);
     tr_procs_destroy (p);
 
+    /* "producer | consumer": the consumer exits 2, then the producer
+     * dies of SIGPIPE (at the same millisecond, too): the consumer is
+     * the culprit, the producer collateral
+     */
+    p = tr_procs_create (NULL, NULL);
+    tr_procs_add_root (p, 900);
+    {
+        struct tr_exit consumer = failexit (905, 900, "sort", 2 << 8, s + 2,
+                                            s + 100);
+        struct tr_exit producer = failexit (904, 900, "zcat", SIGPIPE, s + 1,
+                                            s + 100);
+        assert_int_equal (tr_procs_exit (p, &producer), 1);
+        assert_int_equal (tr_procs_exit (p, &consumer), 1);
+        assert_non_null (c = tr_procs_culprit_json (p, s + 300));
+        assert_string_equal (json_string_value (json_object_get (c, "tool")),
+                             "sort");
+        assert_int_equal (ival (c, "exit_code"), 2);
+        assert_int_equal (ival (c, "collateral"), 1);
+        json_decref (c);
+    }
+    tr_procs_destroy (p);
+    /* a SIGPIPE death alone (pipefail, the reader exited 0) is it */
+    p = tr_procs_create (NULL, NULL);
+    tr_procs_add_root (p, 900);
+    {
+        struct tr_exit producer = failexit (904, 900, "yes", SIGPIPE, s + 1,
+                                            s + 100);
+        assert_int_equal (tr_procs_exit (p, &producer), 1);
+        assert_non_null (c = tr_procs_culprit_json (p, s + 300));
+        assert_string_equal (json_string_value (json_object_get (c, "tool")),
+                             "yes");
+        assert_int_equal (ival (c, "signal"), SIGPIPE);
+        json_decref (c);
+    }
+    tr_procs_destroy (p);
+
     /* exits all 0: no culprit */
     p = tr_procs_create (NULL, NULL);
     tr_procs_add_root (p, 900);

@@ -217,6 +217,17 @@ static void test_names (void **state)
     assert_string_equal (tr_cause_name ((tr_cause_t)99), "");
     assert_string_equal (tr_cause_signal_name (11), "SIGSEGV");
     assert_null (tr_cause_signal_name (64));
+    /* what the scheduler ended, or a stall, blames no tool */
+    assert_false (tr_cause_blames_tool (TR_CAUSE_TIMEOUT));
+    assert_false (tr_cause_blames_tool (TR_CAUSE_CANCELLED));
+    assert_false (tr_cause_blames_tool (TR_CAUSE_NODE_FAILURE));
+    assert_false (tr_cause_blames_tool (TR_CAUSE_STALLED));
+    assert_false (tr_cause_blames_tool (TR_CAUSE_NONE));
+    assert_true (tr_cause_blames_tool (TR_CAUSE_TOOL_CRASH));
+    assert_true (tr_cause_blames_tool (TR_CAUSE_TOOL_ERROR));
+    assert_true (tr_cause_blames_tool (TR_CAUSE_OOM));
+    assert_true (tr_cause_blames_tool (TR_CAUSE_INPUT_MISSING));
+    assert_true (tr_cause_blames_tool (TR_CAUSE_IO_ERROR));
 }
 
 /* A short buffer gets a terminated prefix; NULL text is allowed. */

@@ -171,6 +171,25 @@ static void test_cause (void **state)
     assert_string_equal (back.cause, "tool-crash");
     assert_string_equal (back.culprit, "samtools");
     assert_string_equal (back.cause_text, row.cause_text);
+    /* a time limit's kill blames no tool: the record keeps its culprit,
+     * the row names none, nor does an index line that did
+     */
+    {
+        tr_stepsum_t t;
+        char *l;
+        json_object_set_new (oc, "state", json_string ("timeout"));
+        assert_int_equal (
+            tr_stepsum_from_record (&t, rec, "valid", "p", pool), 0);
+        assert_string_equal (t.cause, "timeout");
+        assert_string_equal (t.culprit, "");
+        t.culprit = "samtools";
+        assert_int_equal (tr_stepsum_to_tsv (&sb, &t), 0);
+        l = tr_strbuf_steal (&sb);
+        assert_int_equal (tr_stepsum_from_tsv (&t, l, pool, &error), 0);
+        free (l);
+        assert_string_equal (t.culprit, "");
+        json_object_set_new (oc, "state", json_string ("failed"));
+    }
     /* another node's OOM kill is decided earlier: it wins */
     json_object_set_new (oc, "state", json_string ("oom"));
     assert_int_equal (tr_stepsum_from_record (&other, rec, "valid", "p",
