@@ -279,7 +279,10 @@ int tr_execs_read (tr_execs_t *e)
         return -1;
     }
     for (;;) {
-        ssize_t n = recv (e->fd, buf, sizeof (buf), 0);
+        struct sockaddr_nl from;
+        socklen_t fromlen = sizeof (from);
+        ssize_t n = recvfrom (e->fd, buf, sizeof (buf), 0,
+                              (struct sockaddr *)&from, &fromlen);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -293,6 +296,12 @@ int tr_execs_read (tr_execs_t *e)
         }
         if (n == 0)
             break;
+        /* any process may send to this socket: only the kernel (port 0)
+         * is heard, or a user could mark another's process renamed
+         */
+        if (fromlen != sizeof (from) || from.nl_family != AF_NETLINK
+            || from.nl_pid != 0)
+            continue;
         take (e, buf, (size_t)n);
         count++;
     }

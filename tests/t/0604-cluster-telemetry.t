@@ -62,6 +62,28 @@ test_expect_success '200 children of 50 ms each all appear in the tool table' '
     test "$(jq ".[0].summary.processes.count >= 201" rec.json)" = true
 '
 
+# Two short runs of one multi-command tool (here a script named
+# samtools, 50 ms each, shorter than an interval): each is named from
+# its arguments at its exec, not merged into "samtools x2" from the
+# comm of its exit record.
+test_expect_success 'short processes are named from their arguments: samtools index and samtools flagstat' '
+    mkdir -p bin &&
+    printf "#!/bin/sh\nsleep 0.05\n" >bin/samtools &&
+    chmod 755 bin/samtools &&
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        \"$PWD/bin/samtools\" index in.bam &&
+        \"$PWD/bin/samtools\" flagstat in.bam" 2>st.err &&
+    job=$(sed -n "s/^JOB=//p" st.err) &&
+    wait_record $job &&
+    jq -c "[.[0].tools[] | {name, count}]" rec.json &&
+    test "$(jq ".[0].tools[] | select(.name == \"samtools index\") |
+        .count" rec.json)" = 1 &&
+    test "$(jq ".[0].tools[] | select(.name == \"samtools flagstat\") |
+        .count" rec.json)" = 1 &&
+    test "$(jq "[.[0].tools[] | select(.name == \"samtools\")] | length" \
+        rec.json)" = 0
+'
+
 # 10,000 idle children, all alive while the parent burns 3 CPU seconds:
 # several samples see all 10,001 processes, then all exit in a burst,
 # and taskstats must deliver every exit.  The step's slurmstepd lives in

@@ -170,6 +170,10 @@ test_expect_success 'tracer-report --failures sums them by cause and tool' '
         f.json)" = 1 &&
     test "$(jq "[.by_tool[] | select(.name == \"samtools\")] | length" \
         f.json)" = 0 &&
+    test "$(jq "[.by_tool[] | select(.name == \"sleep\" or
+        .name == \"slurm_script\")] | length" f.json)" = 0 &&
+    $REPORT -j "$tojob" -o JobID,Culprit -P -n >tc.out &&
+    ! grep -v "|$" tc.out &&
     $REPORT --failures -a >f.out &&
     cat f.out &&
     grep -q "^Failures: [0-9]* of [0-9]* steps" f.out &&

@@ -24,6 +24,10 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 
 #include "libtracer/node/execs.h"
 #include "libtracer/node/procs.h"
@@ -178,6 +182,60 @@ static void test_rename_event (void **state)
     script_done (path);
 }
 
+/* A message to the listener's socket from another process (any user
+ * may send one to a netlink port) is not the kernel's: a forged comm
+ * change does not mark a process renamed.
+ */
+static void test_forged_event (void **state)
+{
+    char *path = script ("sleep 3");
+    pid_t child = 0;
+    struct tr_execs_opts o = { .wanted = only, .wanted_arg = &child };
+    tr_error_t error;
+    tr_execs_t *e = tr_execs_open (&o, &error);
+    struct sockaddr_nl me, to = { .nl_family = AF_NETLINK };
+    socklen_t len = sizeof (me);
+    struct {
+        struct nlmsghdr nl;
+        struct cn_msg cn;
+        struct proc_event ev;
+    } __attribute__ ((packed)) msg;
+    int fd, st;
+
+    (void)state;
+    if (!e)
+        fail_msg ("process connector: %s", error.text);
+    child = run (path);
+    assert_true (wait_for (e, known_as_script, child));
+    assert_int_equal (getsockname (tr_execs_fd (e), (struct sockaddr *)&me,
+                                   &len),
+                      0);
+    to.nl_pid = me.nl_pid;
+    memset (&msg, 0, sizeof (msg));
+    msg.nl.nlmsg_len = sizeof (msg);
+    msg.nl.nlmsg_type = NLMSG_DONE;
+    msg.cn.id.idx = CN_IDX_PROC;
+    msg.cn.id.val = CN_VAL_PROC;
+    msg.cn.len = sizeof (msg.ev);
+    msg.ev.what = PROC_EVENT_COMM;
+    msg.ev.event_data.comm.process_pid = child;
+    msg.ev.event_data.comm.process_tgid = child;
+    memcpy (msg.ev.event_data.comm.comm, "forged", 7);
+    assert_true ((fd = socket (AF_NETLINK, SOCK_DGRAM, NETLINK_CONNECTOR))
+                 >= 0);
+    assert_int_equal (sendto (fd, &msg, sizeof (msg), 0,
+                              (struct sockaddr *)&to, sizeof (to)),
+                      (ssize_t)sizeof (msg));
+    close (fd);
+    usleep (100000);
+    assert_true (tr_execs_read (e) >= 0);
+    assert_string_equal (tr_execs_find (e, child, now_ms ())->renamed, "");
+    kill (child, SIGKILL);
+    waitpid (child, &st, 0);
+    tr_execs_close (e);
+    script_done (path);
+}
+
 /* The process table names a process known only from its exit record
  * (comm "samtools", the name it gave itself) by what it was at its
  * exec, and its culprit entry says what it called itself.
@@ -280,6 +338,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_exec_event),
         cmocka_unit_test (test_rename_event),
+        cmocka_unit_test (test_forged_event),
         cmocka_unit_test (test_table_names_from_exec),
     };
 
