@@ -594,8 +594,20 @@ static int settle (struct rep *r, int argc, char **argv)
         tm.tm_isdst = -1;
         r->q.from = mktime (&tm);
     }
-    if (r->from_given && r->to_given && r->q.from > r->q.to)
-        return bad ("-S is after -E");
+    /* as sacct: a period that ends before it starts is a usage error,
+     * also when its end is now
+     */
+    if (r->from_given && r->q.from > (r->to_given ? r->q.to : time (NULL))) {
+        char s[32], e[32];
+        time_t end = r->to_given ? r->q.to : time (NULL);
+        struct tm tm;
+
+        strftime (s, sizeof (s), "%Y-%m-%dT%H:%M:%S",
+                  localtime_r (&r->q.from, &tm));
+        strftime (e, sizeof (e), "%Y-%m-%dT%H:%M:%S", localtime_r (&end, &tm));
+        return bad ("-S %s is after the end of the period (%s %s)", s,
+                    r->to_given ? "-E" : "now,", e);
+    }
     /* an admin's digest run (cron) covers every user unless -u says */
     if (r->mode == MODE_DIGEST && r->admin && !r->q.nusers)
         r->all_users = true;

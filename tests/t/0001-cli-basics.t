@@ -68,7 +68,14 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
     test_expect_code 2 $B/analysis/tracer-report --store=. --recommend \
         --waste 2>err &&
     test_expect_code 2 $B/analysis/tracer-report --store=. --output=xml \
-        2>err
+        2>err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=empty-store \
+        -S 2030-01-01 2>err &&
+    test $(wc -l <err) = 1 &&
+    grep -q "^tracer-report: -S 2030-01-01T00:00:00 is after the end of the period (now, " err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=empty-store \
+        -S 2025-02-01 -E 2025-01-01 2>err &&
+    grep -qx "tracer-report: -S 2025-02-01T00:00:00 is after the end of the period (-E 2025-01-01T00:00:00)" err
 '
 test_expect_success '--recommend with no runs says so on stderr and exits 1' '
     test_expect_code 1 $B/analysis/tracer-report --store=. --recommend \
