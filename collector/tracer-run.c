@@ -308,6 +308,66 @@ static void make_default_output (const char *command)
               (int)getpid ());
 }
 
+/* The directory (into dir) and base name of the record's path. */
+static const char *output_dir (const char *path, char *dir, size_t size)
+{
+    const char *base = strrchr (path, '/');
+
+    if (!base) {
+        snprintf (dir, size, ".");
+        return path;
+    }
+    snprintf (dir, size, "%.*s", (int)(base - path), path);
+    if (!dir[0])
+        snprintf (dir, size, "/");
+    return base + 1;
+}
+
+/* Before the command runs: can its record be written where it is to go?
+ * A command that ran for hours must not lose its record to a typo.
+ */
+static int check_output (void)
+{
+    const char *path = o.output ? o.output : o.default_output;
+    char dir[PATH_MAX];
+    const char *base;
+    struct stat sb;
+    int dfd, rc = 0;
+
+    if (o.to_store) {
+        struct tr_store_opts so = tr_store_opts_from_conf (o.conf);
+        tr_error_t error;
+        tr_store_t *store = tr_store_open (o.conf->store_path, &so, &error);
+        if (!store) {
+            msg ("store %s: %s; the command was not run", o.conf->store_path,
+                 tr_error_str (&error));
+            return -1;
+        }
+        tr_store_destroy (store);
+        return 0;
+    }
+    base = output_dir (path, dir, sizeof (dir));
+    if (!*base) {
+        msg ("%s: not a file name; the command was not run", path);
+        return -1;
+    }
+    if ((dfd = open (dir, O_DIRECTORY | O_CLOEXEC)) < 0) {
+        msg ("%s: %s; the command was not run", dir, strerror (errno));
+        return -1;
+    }
+    if (faccessat (dfd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+        msg ("%s: %s; the command was not run", dir, strerror (errno));
+        rc = -1;
+    }
+    else if (fstatat (dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0
+             && !S_ISREG (sb.st_mode)) {
+        msg ("%s: not a regular file; the command was not run", path);
+        rc = -1;
+    }
+    close (dfd);
+    return rc;
+}
+
 static int write_record (json_t *rec, const char *job_id)
 {
     tr_error_t error;
@@ -335,17 +395,9 @@ static int write_record (json_t *rec, const char *job_id)
     {
         /* atomic write in the target directory */
         char dir[PATH_MAX];
-        const char *base = strrchr (path, '/');
+        const char *base = output_dir (path, dir, sizeof (dir));
         int dfd;
-        if (base) {
-            snprintf (dir, sizeof (dir), "%.*s", (int)(base - path), path);
-            base++;
-        }
-        else {
-            snprintf (dir, sizeof (dir), ".");
-            base = path;
-        }
-        if ((dfd = open (dir[0] ? dir : "/", O_DIRECTORY | O_CLOEXEC)) < 0) {
+        if ((dfd = open (dir, O_DIRECTORY | O_CLOEXEC)) < 0) {
             msg ("%s: %s", dir, strerror (errno));
             free (text);
             return -1;
@@ -706,6 +758,8 @@ int main (int argc, char **argv)
     if (o.interval <= 0)
         o.interval = o.conf->interval_s;
     make_default_output (o.demo ? "demo" : argv[optind]);
+    if (check_output () < 0)
+        return finish (EXIT_FAIL);
 
     if (!(o.id = make_identity (job_id, sizeof (job_id)))
         || !(o.step = tr_step_create (o.id, NULL, o.tags, "tracer-run",
@@ -905,8 +959,11 @@ int main (int argc, char **argv)
         msg ("record left unsigned: %s", error.text);
     if (tr_record_validate (rec, &error) < 0)
         msg ("warning: record does not validate: %s", tr_error_str (&error));
-    if (write_record (rec, job_id) < 0 && rc == 0)
-        rc = EXIT_FAIL;
+    /* the command's status stands: a record that could not be written
+     * after all (a full disk) is said, not made the command's failure
+     */
+    if (write_record (rec, job_id) < 0)
+        msg ("the record is lost; the exit status is the command's");
     if (o.view) {
         struct tr_report_view_opts vo = {
             .width = tr_report_width (STDOUT_FILENO),

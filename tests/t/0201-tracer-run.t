@@ -55,6 +55,17 @@ test_expect_success 'exit status is the command status' '
     test "$(jq ".[0].outcome.exit_code" e2.json)" = 7
 '
 
+test_expect_success 'a record that cannot go where -o says: the command is not run (125)' '
+    test_expect_code 125 $RUN --no-sign -o "$PWD/no-such-dir/x.json" -- \
+        sh -c "touch ran" 2>o.err &&
+    ! test -e ran &&
+    grep -qx "tracer-run: $PWD/no-such-dir: No such file or directory; the command was not run" o.err &&
+    mkdir -p adir &&
+    test_expect_code 125 $RUN --no-sign -o adir -- sh -c "touch ran" 2>o.err &&
+    ! test -e ran &&
+    grep -q "adir: not a regular file; the command was not run" o.err
+'
+
 test_expect_success 'a command killed by a signal gives 128+N' '
     test_expect_code 137 $RUN -q --no-sign -o k.json -- sh -c "kill -KILL \$\$" &&
     $REPORT --allow-unsigned --json k.json >k2.json &&
