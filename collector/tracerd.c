@@ -538,7 +538,22 @@ int main (int argc, char **argv)
     }
     if (check) {
         tr_strbuf_t sb = TR_STRBUF_INIT;
+        /* a missing store is made at the first record: said, since on
+         * a node it is most often a file system not mounted
+         */
+        bool no_store =
+            tr_store_check_root (d.conf->store_path, &dir_error) < 0;
+        if (no_store && errno != ENOENT) {
+            fprintf (stderr, "tracerd: %s: %s\n", conf_path,
+                     tr_error_str (&dir_error));
+            return 2;
+        }
         printf ("%s: OK\n", conf_path);
+        if (no_store)
+            printf ("warning: %s: tracerd would make it at the first "
+                    "record, on whatever is mounted there (create it on "
+                    "the shared file system first)\n",
+                    tr_error_str (&dir_error));
         /* what this host measures with it, and what it cannot */
         struct tr_source src[TR_SOURCES_MAX];
         int nsrc = tr_sources_probe (d.conf, src);

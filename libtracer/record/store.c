@@ -307,6 +307,35 @@ struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf)
     return so;
 }
 
+int tr_store_check_root (const char *root, tr_error_t *error)
+{
+    struct stat st;
+
+    if (!root || !*root) {
+        errno = EINVAL;
+        return tr_errprintf (error, "store.path: empty");
+    }
+    if (stat (root, &st) < 0) {
+        int saved = errno;
+        tr_errprintf (error, "store.path %s: %s", root, strerror (saved));
+        errno = saved;
+        return -1;
+    }
+    if (!S_ISDIR (st.st_mode)) {
+        errno = ENOTDIR;
+        return tr_errprintf (error, "store.path %s: not a directory", root);
+    }
+    if (st.st_mode & S_IWOTH) {
+        tr_errprintf (error,
+                      "store.path %s: insecure: writable by every user "
+                      "(mode %04o); make it 0755",
+                      root, (unsigned)(st.st_mode & 07777));
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
 tr_store_t *tr_store_open (const char *root,
                            const struct tr_store_opts *opts,
                            tr_error_t *error)

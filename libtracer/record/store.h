@@ -80,6 +80,15 @@ struct tr_store_opts {
  */
 struct tr_store_opts tr_store_opts_from_conf (const tr_conf_t *conf);
 
+/* Whether root is a store a daemon may write: an existing directory (a
+ * missing one is most often a shared file system not mounted, which
+ * the daemon would otherwise fill on the local disk), not writable by
+ * every user (who could then create, move or remove what is at its
+ * top).  Returns 0, or -1 with errno (ENOENT, ENOTDIR, EPERM) and error
+ * text that says what to do.
+ */
+int tr_store_check_root (const char *root, tr_error_t *error);
+
 /* Open (and, with opts->create, create) a store at root.  opts may be
  * NULL for read-only use.  Returns NULL with errno and error text.
  * The root itself may be reached through a symlink (it is the

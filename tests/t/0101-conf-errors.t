@@ -101,6 +101,23 @@ test_expect_success 'an explicitly named missing file is an error' '
     test_expect_code 2 $B/collector/tracerd --check-config -c nosuch.yaml 2>err &&
     grep -q "nosuch.yaml" err
 '
+test_expect_success 'check-config: a store every user may write is refused, a missing one said' '
+    mkdir -p open-store safe-store &&
+    chmod 0777 open-store && chmod 0755 safe-store &&
+    for s in open-store safe-store missing-store; do
+        printf "store:\n  path: %s\nspool:\n  path: %s\ndaemon:\n  socket: %s\n  state_dir: %s\n" \
+            "$PWD/$s" "$PWD/sp" "$PWD/s.sock" "$PWD/st" >$s.yaml &&
+        chmod 600 $s.yaml || return 1
+    done &&
+    test_expect_code 2 $B/collector/tracerd --check-config -c open-store.yaml \
+        2>err &&
+    grep -qx "tracerd: open-store.yaml: store.path $PWD/open-store: insecure: writable by every user (mode 0777); make it 0755" err &&
+    $B/collector/tracerd --check-config -c safe-store.yaml >out &&
+    head -1 out | grep -qx "safe-store.yaml: OK" &&
+    ! grep -q "^warning: store" out &&
+    $B/collector/tracerd --check-config -c missing-store.yaml >out &&
+    grep -qx "warning: store.path $PWD/missing-store: No such file or directory: tracerd would make it at the first record, on whatever is mounted there (create it on the shared file system first)" out
+'
 test_expect_success 'TRACER_CONF names the file' '
     TRACER_CONF=$PWD/bad.yaml test_expect_code 2 $B/collector/tracerd --check-config 2>err &&
     grep -q "bad.yaml:2:3" err
