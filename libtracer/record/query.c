@@ -18,6 +18,7 @@
 
 #include "merge.h"
 #include "query.h"
+#include "runid.h"
 #include "states.h"
 
 int tr_query_add_list (const char **list,
@@ -159,7 +160,7 @@ bool tr_query_match_record (const struct tr_query *q,
             row->het_job_id,
             isnan (row->het_component) ? -1 : (long)row->het_component))
         return false;
-    if (q->run_id && strcmp (row->run_id ? row->run_id : "", q->run_id))
+    if (q->run_id && !tr_run_id_matches (row->run_id, q->run_id, false))
         return false;
     return true;
 }

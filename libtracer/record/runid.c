@@ -12,6 +12,19 @@
 #include "runid.h"
 #include "libtracer/util/strbuf.h"
 
+bool tr_run_id_matches (const char *id, const char *given, bool exact)
+{
+    size_t n;
+
+    if (!id || !given)
+        return false;
+    if (!strcmp (id, given))
+        return true;
+    n = strlen (given);
+    return !exact && n > 1 && given[n - 1] == '+' && strlen (id) >= n
+           && !strncmp (id, given, n - 1);
+}
+
 bool tr_run_name_ok (const char *s)
 {
     size_t n = s ? strlen (s) : 0;

@@ -79,4 +79,11 @@ bool tr_run_identify (const struct tr_run_input *in, struct tr_run *out);
  */
 bool tr_run_name_ok (const char *s);
 
+/* Whether given names run id: the id itself, or, where no run is named
+ * so, the id as a listing cut it (its start and a '+', as --runs and
+ * sacct-style columns end a cut value), with exact false.  A cut form
+ * may name several runs: a caller that needs one says so.
+ */
+bool tr_run_id_matches (const char *id, const char *given, bool exact);
+
 #endif /* !TRACER_RUNID_H */

@@ -19,6 +19,7 @@
 #include "libtracer/judge/diagnose.h"
 #include "libtracer/judge/sizing.h"
 #include "libtracer/record/merge.h"
+#include "libtracer/record/runid.h"
 #include "libtracer/record/states.h"
 #include "report.h"
 #include "recommend_print.h"
@@ -602,8 +603,25 @@ json_t *tr_run_view (const tr_stepsum_t *const *rows,
         || !(pool = tr_strpool_create ()))
         goto nomem;
     for (size_t i = 0; i < n; i++)
-        if (rows[i] && !strcmp (rows[i]->run_id, id))
+        if (rows[i] && tr_run_id_matches (rows[i]->run_id, id, true))
             v[nv++] = rows[i];
+    /* no run of that name: the id as --runs cut it, if it names one */
+    for (size_t i = 0; i < n && nv == 0; i++)
+        if (rows[i] && tr_run_id_matches (rows[i]->run_id, id, false)) {
+            for (size_t j = i; j < n; j++)
+                if (rows[j] && tr_run_id_matches (rows[j]->run_id, id, false)
+                    && strcmp (rows[j]->run_id, rows[i]->run_id)) {
+                    errno = EINVAL;
+                    tr_errprintf (error,
+                                  "'%s' is the start of several runs (%s, "
+                                  "%s): give the whole id",
+                                  id, rows[i]->run_id, rows[j]->run_id);
+                    goto fail;
+                }
+            for (size_t j = i; j < n; j++)
+                if (rows[j] && !strcmp (rows[j]->run_id, rows[i]->run_id))
+                    v[nv++] = rows[j];
+        }
     if (nv == 0) {
         errno = ENOENT;
         tr_errprintf (error, "no run '%s'", id);

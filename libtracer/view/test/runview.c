@@ -19,6 +19,7 @@
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/view/html.h"
 #include "libtracer/view/nftrace.h"
+#include "libtracer/record/runid.h"
 #include "libtracer/view/runview.h"
 #include "libtracer/record/stepsum.h"
 
@@ -287,6 +288,41 @@ static void test_errors (void **state)
     assert_int_equal (errno, EINVAL);
 }
 
+/* The id as --runs cuts it ("align-20261128-13+") names its run when it
+ * names one; when it is the start of several, it says so.
+ */
+static void test_cut_id (void **state)
+{
+    tr_stepsum_t rows[NROWS];
+    const tr_stepsum_t *p[NROWS];
+    tr_error_t error;
+    json_t *view;
+
+    (void)state;
+    fill (rows, p);
+    for (int i = 0; i < NROWS; i++)
+        if (!strcmp (rows[i].run_id, "r1"))
+            rows[i].run_id = "align-20261128-135424-7b3f";
+    rows[7].run_id = "align-20261129-101010-aa00";
+    assert_non_null (
+        view = tr_run_view (p, NROWS, "align-20261128-13+", NULL, &error));
+    json_decref (view);
+    errno = 0;
+    assert_null (tr_run_view (p, NROWS, "align-2026112+", NULL, &error));
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (strstr (error.text, "is the start of several runs"));
+    /* a whole id that ends in '+' is itself first */
+    rows[7].run_id = "align-2026112+";
+    assert_non_null (
+        view = tr_run_view (p, NROWS, "align-2026112+", NULL, &error));
+    json_decref (view);
+    assert_true (tr_run_id_matches ("abc", "abc", true));
+    assert_false (tr_run_id_matches ("abcd", "abc+", true));
+    assert_true (tr_run_id_matches ("abcd", "abc+", false));
+    assert_false (tr_run_id_matches ("ab", "abc+", false));
+    assert_false (tr_run_id_matches ("abc", "+", false));
+}
+
 static void test_gantt_cols (void **state)
 {
     int c0, c1;
@@ -536,7 +572,7 @@ int main (void)
         cmocka_unit_test (test_processes),       cmocka_unit_test (test_errors),
         cmocka_unit_test (test_gantt_cols),      cmocka_unit_test (test_text),
         cmocka_unit_test (test_gantt_processes), cmocka_unit_test (test_html),
-        cmocka_unit_test (test_node_fail),
+        cmocka_unit_test (test_node_fail),       cmocka_unit_test (test_cut_id),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
