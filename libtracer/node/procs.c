@@ -2139,11 +2139,20 @@ int tr_procs_identify (tr_procs_t *P, pid_t pid, struct tr_procs_ident *id)
     blen = strlen (base);
     if (blen + 64 >= sizeof (base) || read_stat (base, blen, path, &st) < 0)
         return 0; /* gone already */
+    /* ending already: its arguments are gone, and its comm is what it
+     * made of it; its exit record is all there is
+     */
+    if (st.state == 'Z' || st.state == 'X' || (st.flags & PF_EXITING_FLAG))
+        return 0;
     time_base (P);
     memset (id, 0, sizeof (*id));
     id->start_ms = ticks_ms (P, st.start_ticks);
-    (void)name_process (P, st.comm, base, blen, path, prog, name, &raw, &got,
-                        &id->exe_dev, &id->exe_ino);
+    if (name_process (P, st.comm, base, blen, path, prog, name, &raw, &got,
+                      &id->exe_dev, &id->exe_ino)
+        && got <= 0) {
+        free (raw); /* named from its arguments, and they could not be read */
+        return 0;
+    }
     free (raw);
     snprintf (id->tool, sizeof (id->tool), "%s", name);
     /* it may have ended while it was read: a later pid's files */

@@ -105,8 +105,9 @@ test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
 # its exec (python3 running rename.py), and says what it called itself.
 test_expect_success 'a tool that calls itself samtools and crashes is blamed as what it ran' '
     cat >rename.py <<-\EOF &&
-	import ctypes, os, signal
+	import ctypes, os, signal, time
 	ctypes.CDLL(None).prctl(15, b"samtools", 0, 0, 0)
+	time.sleep(0.3)
 	os.kill(os.getpid(), signal.SIGSEGV)
 	EOF
     grep -q "process execs: followed" "$(tracerd_log)" &&

@@ -242,7 +242,8 @@ static void test_forged_event (void **state)
  */
 static void test_table_names_from_exec (void **state)
 {
-    char *path = script ("printf samtools >/proc/$$/comm\nkill -SEGV $$");
+    char *path = script ("sleep 0.3\nprintf samtools >/proc/$$/comm\n"
+                         "kill -SEGV $$");
     tr_execs_t *e;
     tr_procs_t *p;
     struct tr_procs_opts po;
