@@ -244,8 +244,8 @@ static int collect_store (struct collect *c)
     int rc;
 
     if (!(store = tr_store_open (root, NULL, &error))) {
-        rep_err ("store %s: %s\n", root,
-                 tr_error_str (&error));
+        /* the error names the store already */
+        rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
     /* Records are filed by the day they ended, and a step that ended

@@ -580,6 +580,16 @@ static int settle (struct rep *r, int argc, char **argv)
                     "(drop the listing options)");
     if (r->mode == MODE_VIEW)
         r->mode = MODE_LIST;
+    /* a bad field is the command line's fault, said before any store is
+     * opened
+     */
+    if (r->mode == MODE_LIST && r->format && !r->json) {
+        struct tr_query_format fmt = { .extra_name = "diagnosis",
+                                       .extra_width = -20 };
+
+        if (tr_query_format_parse (&fmt, r->format, &error) < 0)
+            return bad ("%s", tr_error_str (&error));
+    }
     /* a digest covers a week unless told otherwise */
     if (!r->from_given && (r->mode == MODE_DIGEST || r->mode == MODE_FAILURES))
         r->q.from = time (NULL) - 7 * 86400;

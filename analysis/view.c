@@ -218,8 +218,8 @@ int rep_load_jobs (struct rep *r)
     tr_error_t error;
 
     if (!(store = tr_store_open (root, NULL, &error))) {
-        rep_err ("store %s: %s\n", root,
-                 tr_error_str (&error));
+        /* the error names the store already */
+        rep_err ("%s\n", tr_error_str (&error));
         return EXIT_RUNTIME;
     }
     if (!r->q.jobs) {

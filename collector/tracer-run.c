@@ -339,8 +339,7 @@ static int check_output (void)
         tr_error_t error;
         tr_store_t *store = tr_store_open (o.conf->store_path, &so, &error);
         if (!store) {
-            msg ("store %s: %s; the command was not run", o.conf->store_path,
-                 tr_error_str (&error));
+            msg ("%s; the command was not run", tr_error_str (&error));
             return -1;
         }
         tr_store_destroy (store);

@@ -69,6 +69,12 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
         --waste 2>err &&
     test_expect_code 2 $B/analysis/tracer-report --store=. --output=xml \
         2>err &&
+    test_expect_code 2 $B/analysis/tracer-report --store=no-such-store \
+        -o Foo 2>err &&
+    grep -qx "tracer-report: --format: .Foo. is not a field (see --helpformat)" err &&
+    test_expect_code 1 $B/analysis/tracer-report --store=no-such-store \
+        2>err &&
+    test "$(grep -o no-such-store err | wc -l)" = 1 &&
     test_expect_code 2 $B/analysis/tracer-report --store=empty-store \
         -S 2030-01-01 2>err &&
     test $(wc -l <err) = 1 &&
