@@ -6,12 +6,15 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +131,43 @@ static int add_stored (const char *path, void *arg)
     return 0;
 }
 
+/* The other clusters the store holds, as a hint for -M (", it holds
+ * cluster a: -M a"), or "".
+ */
+static void other_clusters (tr_store_t *store, const char *cluster,
+                            char *buf, size_t size)
+{
+    DIR *dir = opendir (tr_store_root (store));
+    struct dirent *de;
+    size_t len = 0, n = 0;
+    char first[NAME_MAX + 1] = "";
+
+    buf[0] = '\0';
+    if (!dir)
+        return;
+    while ((de = readdir (dir)) && len + 64 < size) {
+        struct stat st;
+        char jobs[PATH_MAX];
+        if (de->d_name[0] == '.' || !strcmp (de->d_name, cluster)
+            || !tr_record_id_is_safe (de->d_name)
+            || snprintf (jobs, sizeof (jobs), "%s/%s/jobs",
+                         tr_store_root (store), de->d_name)
+                   >= (int)sizeof (jobs)
+            || stat (jobs, &st) < 0 || !S_ISDIR (st.st_mode))
+            continue;
+        if (n++ == 0)
+            snprintf (first, sizeof (first), "%s", de->d_name);
+        len += (size_t)snprintf (buf + len, size - len, "%s%s",
+                                 n == 1 ? "; it holds cluster " : ", ",
+                                 de->d_name);
+        if (len >= size)
+            len = size - 1;
+    }
+    closedir (dir);
+    if (n > 0 && len + 16 + strlen (first) < size)
+        snprintf (buf + len, size - len, ": -M %s", first);
+}
+
 /* The records of one job id, straight from the store. */
 static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
                      const char *job)
@@ -140,9 +180,12 @@ static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
     /* only other users' records: the same words as for no records */
     if (rc >= 0 && !(w.hidden && json_array_size (r->recs) == before))
         return;
-    if (rc >= 0 || errno == ENOENT)
-        rep_err ("job %s: no records in %s (cluster "
-                 "%s)\n", job, tr_store_root (store), cluster);
+    if (rc >= 0 || errno == ENOENT) {
+        char others[256];
+        other_clusters (store, cluster, others, sizeof (others));
+        rep_err ("job %s: no records in %s (cluster %s%s)\n", job,
+                 tr_store_root (store), cluster, others);
+    }
     else
         rep_err ("job %s: %s\n", job,
                  tr_error_str (&error));
@@ -201,8 +244,10 @@ static void add_selected (struct rep *r, tr_store_t *store,
             add_job (r, store, cluster, id);
     }
     if (set->n == 0 && nplain == 0) {
-        rep_err ("no records of %s in %s (cluster "
-                 "%s)\n", r->jobs_arg, tr_store_root (store), cluster);
+        char others[256];
+        other_clusters (store, cluster, others, sizeof (others));
+        rep_err ("no records of %s in %s (cluster %s%s)\n", r->jobs_arg,
+                 tr_store_root (store), cluster, others);
         r->errors++;
     }
     tr_rowset_destroy (set);

@@ -72,6 +72,10 @@ test_expect_success 'tracer-report without jobs or files lists; bad filters exit
     test_expect_code 2 $B/analysis/tracer-report --store=no-such-store \
         -o Foo 2>err &&
     grep -qx "tracer-report: --format: .Foo. is not a field (see --helpformat)" err &&
+    mkdir -p other-store/alpha/jobs &&
+    TRACER_CONF= test_expect_code 1 $B/analysis/tracer-report \
+        --store=other-store -j 1 2>err &&
+    grep -q "^tracer-report: job 1: no records in .*other-store (cluster default; it holds cluster alpha: -M alpha)$" err &&
     test_expect_code 1 $B/analysis/tracer-report --store=no-such-store \
         2>err &&
     test "$(grep -o no-such-store err | wc -l)" = 1 &&
