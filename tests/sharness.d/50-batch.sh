@@ -90,7 +90,7 @@ batch_default_conf ()
 {
     _conf=$1 && shift &&
     _def=$("$P" --help |
-        sed -n 's/.*configuration file (default \(.*\);$/\1/p') &&
+        sed -n 's/^ *(default \(\/.*\);$/\1/p') &&
     test -n "$_def" &&
     mkdir -p "$(dirname "$_def")" &&
     unshare -m --propagation private sh -c '
