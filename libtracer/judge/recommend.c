@@ -320,6 +320,15 @@ static void size_res (struct res *r,
         return;
     }
     if (r->recommend < floor_value) {
+        /* the site's minimum, but never more than was asked: a step
+         * that used far less than its request keeps the request
+         */
+        if (!isnan (r->request) && r->request < floor_value
+            && (isnan (r->bound) || r->request > r->bound)) {
+            r->recommend = r->request;
+            r->basis = "request";
+            return;
+        }
         r->recommend = floor_value;
         r->basis = "floor";
     }

@@ -298,6 +298,40 @@ static void test_closed_loop (void **state)
  * after an OOM kill at least twice the limit (the series says nothing
  * about growth here).
  */
+/* A step that used far less than it asked is never told to ask for
+ * more: the site's minimum (256M, 5 min) applies only below the
+ * request; a request under it is kept, and said as the request.
+ */
+static void test_never_above_request (void **state)
+{
+    struct runs r = { .n = 0 };
+    json_t *recs, *g;
+
+    (void)state;
+    for (int i = 0; i < 5; i++)
+        run (&r, "tiny/batch", 1, 200 * MiB, 120, 1, 1.2 * MiB, 10);
+    for (int i = 0; i < 5; i++)
+        run (&r, "small/batch", 1, 1 * GiB, 3600, 1, 1.2 * MiB, 10);
+    recs = recommend (&r, NULL);
+    for (int k = 0; k < 2; k++) {
+        g = at (recs, k == 0 ? "groups.0" : "groups.1");
+        if (!strcmp (sv (g, "group"), "tiny/batch")) {
+            assert_int_equal (dv (g, "mem.recommend"), 200 * MiB);
+            assert_string_equal (sv (g, "mem.basis"), "request");
+            assert_int_equal (dv (g, "time.recommend"), 120);
+            assert_string_equal (sv (g, "time.basis"), "request");
+        }
+        else {
+            assert_string_equal (sv (g, "group"), "small/batch");
+            assert_int_equal (dv (g, "mem.recommend"), 256 * MiB);
+            assert_string_equal (sv (g, "mem.basis"), "floor");
+            assert_int_equal (dv (g, "time.recommend"), 300);
+            assert_string_equal (sv (g, "time.basis"), "floor");
+        }
+    }
+    json_decref (recs);
+}
+
 static void test_oom_bound (void **state)
 {
     static const struct {
@@ -1262,6 +1296,7 @@ int main (void)
         cmocka_unit_test (test_print_regressions),
         cmocka_unit_test (test_errors),
         cmocka_unit_test (test_oom_sweep),
+        cmocka_unit_test (test_never_above_request),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
