@@ -957,6 +957,13 @@ int main (int argc, char **argv)
         tr_sign_mark_unsigned (rec, "signing disabled (--no-sign)");
     else if (!o.conf->sign_enabled)
         tr_sign_mark_unsigned (rec, "signing disabled by configuration");
+    /* a signature proves who wrote a record; only root's are trusted
+     * (signing.trusted_uids): a user's own signature would make their
+     * own record read as forged, to them first
+     */
+    else if (geteuid () != 0)
+        tr_sign_mark_unsigned (rec, "a user's own record: only root's "
+                                    "are signed");
     else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0)
         msg ("record left unsigned: %s", error.text);
     if (tr_record_validate (rec, &error) < 0)

@@ -294,6 +294,32 @@ test_expect_success MUNGED 'a record read again: munge'"'"'s words on its Record
     ! grep -q "as expected for an older record" again.out
 '
 
+# A user's tracer-run where munged runs: the record is the user's own,
+# unsigned (a user's signature is trusted by nobody, so a signed one
+# read as forged, exit 5, to its own user), and the command tracer-run
+# prints to see it works, as does --view.
+test_expect_success MUNGED,TRACERTEST 'a user reads their own tracer-run record where munged runs' '
+    munged_start &&
+    mkdir -p own && chown tracertest own &&
+    printf "store:\n  path: %s/no-store\nsigning:\n  munge_socket: %s\n" \
+        "$PWD" "$MUNGE_SOCKET" >own/c.yaml &&
+    chown tracertest own/c.yaml && chmod 600 own/c.yaml &&
+    su tracertest -s /bin/sh -c "cd \"$PWD/own\" &&
+        TRACER_CONF=\"$PWD/own/c.yaml\" \"$RUN\" -o r.json -- true" \
+        2>own.err &&
+    cat own.err &&
+    grep -q "^tracer-run: record written to r.json (see it with: tracer-report --allow-unsigned r.json)$" own.err &&
+    su tracertest -s /bin/sh -c "cd \"$PWD/own\" &&
+        TRACER_CONF=\"$PWD/own/c.yaml\" \"$REPORT\" --allow-unsigned r.json" \
+        >own.out 2>own.err2 &&
+    grep -q "^    Record: *UNSIGNED: record is unsigned (reason: a user.s own record:" own.out &&
+    su tracertest -s /bin/sh -c "cd \"$PWD/own\" &&
+        TRACER_CONF=\"$PWD/own/c.yaml\" \"$RUN\" -q --view -o v.json -- true" \
+        >own-view.out &&
+    munged_stop &&
+    grep -q "^    Diagnosis: " own-view.out
+'
+
 test_expect_success 'apt-get-wait: waits for a package lock another apt holds, and says so' '
     mkdir -p fakeapt &&
     cat >fakeapt/apt-get <<-\EOF &&
