@@ -958,7 +958,7 @@ int main (int argc, char **argv)
     else if (!o.conf->sign_enabled)
         tr_sign_mark_unsigned (rec, "signing disabled by configuration");
     /* a signature proves who wrote a record; only root's are trusted
-     * (signing.trusted_uids): a user's own signature would make their
+     * (signing.trusted_signers): a user's own signature would make their
      * own record read as forged, to them first
      */
     else if (geteuid () != 0)
