@@ -249,22 +249,25 @@ static void take (tr_execs_t *e, const char *buf, size_t len)
 
     for (; NLMSG_OK (nl, len); nl = NLMSG_NEXT (nl, len)) {
         const struct cn_msg *cn = NLMSG_DATA (nl);
-        const struct proc_event *ev;
+        struct proc_event ev;
         if (nl->nlmsg_type == NLMSG_ERROR || nl->nlmsg_type == NLMSG_NOOP)
             continue;
-        if (nl->nlmsg_len < NLMSG_LENGTH (sizeof (*cn) + sizeof (*ev))
+        if (nl->nlmsg_len < NLMSG_LENGTH (sizeof (*cn) + sizeof (ev))
             || cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC
-            || cn->len < sizeof (*ev))
+            || cn->len < sizeof (ev))
             continue;
-        ev = (const struct proc_event *)cn->data;
-        if (ev->what == PROC_EVENT_EXEC)
-            (void)tr_execs_note_exec (e, ev->event_data.exec.process_tgid);
-        else if (ev->what == PROC_EVENT_COMM) {
-            char comm[sizeof (ev->event_data.comm.comm) + 1];
-            memcpy (comm, ev->event_data.comm.comm, sizeof (comm) - 1);
+        /* the event lies 4-aligned after its header; it holds 8-byte
+         * members: read a copy
+         */
+        memcpy (&ev, cn->data, sizeof (ev));
+        if (ev.what == PROC_EVENT_EXEC)
+            (void)tr_execs_note_exec (e, ev.event_data.exec.process_tgid);
+        else if (ev.what == PROC_EVENT_COMM) {
+            char comm[sizeof (ev.event_data.comm.comm) + 1];
+            memcpy (comm, ev.event_data.comm.comm, sizeof (comm) - 1);
             comm[sizeof (comm) - 1] = '\0';
-            tr_execs_note_comm (e, ev->event_data.comm.process_pid,
-                                ev->event_data.comm.process_tgid, comm);
+            tr_execs_note_comm (e, ev.event_data.comm.process_pid,
+                                ev.event_data.comm.process_tgid, comm);
         }
     }
 }

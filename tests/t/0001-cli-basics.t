@@ -15,7 +15,7 @@ for prog in collector/tracerd collector/tracer-run analysis/tracer-report \
     test_expect_success "$name --help exits 0 and shows usage, in 80 columns" "
         $B/$prog --help >out &&
         grep -q '^Usage: $name' out &&
-        ! awk 'length > 80' out | grep .
+        ! awk 'length > 80' out | grep -v '^ *(default /' | grep .
     "
     test_expect_success "$name --version prints $VERSION" "
         $B/$prog --version >out &&
@@ -34,11 +34,12 @@ for prog in collector/tracerd collector/tracer-run analysis/tracer-report \
 done
 
 # tracer-prolog fails open (a hook never fails a job), so it is not in
-# the loop's exit 2 checks; its help fits 80 columns as theirs do
+# the loop's exit 2 checks; its help fits 80 columns as theirs do (but
+# for the configuration's path, which the installation prefix makes)
 test_expect_success 'tracer-prolog --help shows usage, in 80 columns' '
     $B/prolog/tracer-prolog --help >out &&
     grep -q "^Usage: tracer-prolog" out &&
-    ! awk "length > 80" out | grep .
+    ! awk "length > 80" out | grep -v "^ *(default /" | grep .
 '
 
 test_expect_success 'tracer-run without a command exits 2' '
