@@ -19,6 +19,7 @@
 #include <linux/types.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf/files.h"
@@ -31,8 +32,9 @@ struct fent {
     char *path;     /* NULL: not known (io_errors) */
     char *tool;
     int err;
-    int op;         /* 1 read, 2 write (io_errors) */
+    int op;         /* 1 read, 2 write (io_errors); the call (opens) */
     uint64_t count; /* failed_opens, io_errors */
+    uint64_t acted; /* failed_opens: processes that ended on it */
     uint64_t rbytes, wbytes;
 };
 
@@ -142,19 +144,29 @@ static bool libc_probe (const char *path)
     return strstr (path, "/glibc-hwcaps/") != NULL;
 }
 
-int tr_files_agg_open (tr_files_agg_t *agg, const char *path, int err,
-                       const char *tool, uint64_t count)
+int tr_files_agg_lookup (tr_files_agg_t *agg, tr_files_call_t call,
+                         const char *path, int err, const char *tool,
+                         uint64_t count, uint64_t acted)
 {
     struct fent e = { .path = (char *)path, .tool = (char *)tool,
-                      .err = err, .count = count };
+                      .err = err, .op = (int)call, .count = count,
+                      .acted = acted };
 
-    if (!agg || !path || !tool || err <= 0) {
+    if (!agg || !path || !tool || err <= 0 || call < TR_FILES_OPEN
+        || call > TR_FILES_ACCESS) {
         errno = EINVAL;
         return -1;
     }
     if (libc_probe (path))
         return 0;
     return flist_add (&agg->opens, &e);
+}
+
+int tr_files_agg_open (tr_files_agg_t *agg, const char *path, int err,
+                       const char *tool, uint64_t count)
+{
+    return tr_files_agg_lookup (agg, TR_FILES_OPEN, path, err, tool, count,
+                                0);
 }
 
 int tr_files_agg_ioerr (tr_files_agg_t *agg, bool write, int err,
@@ -210,11 +222,14 @@ static int cmp_u64_desc (uint64_t a, uint64_t b)
     return a > b ? -1 : a < b ? 1 : 0;
 }
 
+/* those a process acted on first, then the most frequent */
 static int cmp_count (const void *pa, const void *pb)
 {
     const struct fent *a = pa, *b = pb;
-    int c = cmp_u64_desc (a->count, b->count);
+    int c = cmp_u64_desc (a->acted, b->acted);
 
+    if (!c)
+        c = cmp_u64_desc (a->count, b->count);
     if (c || (c = strcmp_null (a->path, b->path)))
         return c;
     return cmp_ident (pa, pb);
@@ -253,6 +268,7 @@ static void flist_merge (struct flist *l)
         struct fent *t = &l->v[k], *e = &l->v[i];
         if (!cmp_ident (t, e)) {
             t->count = add_sat (t->count, e->count);
+            t->acted = add_sat (t->acted, e->acted);
             t->rbytes = add_sat (t->rbytes, e->rbytes);
             t->wbytes = add_sat (t->wbytes, e->wbytes);
             free (e->path);
@@ -298,6 +314,13 @@ static int set_new (json_t *o, const char *k, json_t *v)
     return v ? json_object_set_new (o, k, v) : -1;
 }
 
+static const char *call_name (int call)
+{
+    return call == TR_FILES_STAT     ? "stat"
+           : call == TR_FILES_ACCESS ? "access"
+                                     : "open";
+}
+
 static json_t *errors_json (struct flist *l, bool io)
 {
     json_t *a = json_array ();
@@ -312,6 +335,7 @@ static json_t *errors_json (struct flist *l, bool io)
             || (io && set_new (o, "op", json_string (e->op == 2 ? "write"
                                                                : "read")) < 0)
             || (!io && set_new (o, "path", json_string (e->path)) < 0)
+            || (!io && set_new (o, "call", json_string (call_name (e->op))) < 0)
             || set_new (o, "errno",
                         json_string (tr_files_errno_name (e->err, eb,
                                                           sizeof (eb)))) < 0
@@ -320,6 +344,11 @@ static json_t *errors_json (struct flist *l, bool io)
                         json_integer ((json_int_t)(e->count > INT64_MAX
                                                        ? INT64_MAX
                                                        : e->count))) < 0
+            || (!io
+                && set_new (o, "acted",
+                            json_integer ((json_int_t)(e->acted > INT64_MAX
+                                                           ? INT64_MAX
+                                                           : e->acted))) < 0)
             || (io && e->path
                 && set_new (o, "path", json_string (e->path)) < 0)) {
             json_decref (a);
@@ -503,6 +532,14 @@ static int load_way (tr_files_t *f, bool fexit)
     struct bpf_program *fx[] = {
         NULL, NULL, NULL, NULL, NULL,
     };
+    /* the lookups by name other than opens: each where the running
+     * kernel has its function (they are not in every version)
+     */
+    struct {
+        struct bpf_program *prog;
+        const char *fn;
+    } fopt[3];
+    struct btf *vmlinux = NULL;
     int rc;
 
     if (!(f->skel = tr_files_bpf__open ()))
@@ -514,6 +551,21 @@ static int load_way (tr_files_t *f, bool fexit)
     fx[4] = f->skel->progs.tr_files_open;
     for (size_t i = 0; i < sizeof (fx) / sizeof (fx[0]); i++)
         (void)bpf_program__set_autoload (fx[i], fexit);
+    fopt[0].prog = f->skel->progs.tr_files_fstatat;
+    fopt[0].fn = "vfs_fstatat";
+    fopt[1].prog = f->skel->progs.tr_files_statx;
+    fopt[1].fn = "do_statx";
+    fopt[2].prog = f->skel->progs.tr_files_faccessat;
+    fopt[2].fn = "do_faccessat";
+    if (fexit)
+        vmlinux = btf__load_vmlinux_btf ();
+    for (size_t i = 0; i < sizeof (fopt) / sizeof (fopt[0]); i++)
+        (void)bpf_program__set_autoload (
+            fopt[i].prog, fexit && vmlinux
+                              && btf__find_by_name_kind (vmlinux, fopt[i].fn,
+                                                         BTF_KIND_FUNC)
+                                     > 0);
+    btf__free (vmlinux);
     (void)bpf_program__set_autoload (f->skel->progs.tr_files_sys_exit,
                                      !fexit);
     if ((rc = tr_files_bpf__load (f->skel)) < 0
@@ -766,19 +818,42 @@ out:
     return rc;
 }
 
+/* FNV-1a of a failed_opens key a word at a time, as the kernel part
+ * hashes it (files.bpf.c key_hash).
+ */
+static __u64 key_hash (const struct tr_fopen_key *k)
+{
+    __u64 h = TR_FILES_FNV_BASIS, w;
+
+    _Static_assert (sizeof (*k) % 8 == 0, "whole words");
+    for (size_t i = 0; i < sizeof (*k) / 8; i++) {
+        memcpy (&w, (const char *)k + i * 8, 8);
+        h ^= w;
+        h *= TR_FILES_FNV_PRIME;
+    }
+    return h;
+}
+
 static int add_open (tr_files_t *f, void *arg, const void *k, const void *v)
 {
     struct tr_fopen_key key;
     __u64 count;
     char comm[TR_FILES_COMM + 1];
+    struct tr_facted_key ak = { 0 };
+    __u64 acted = 0;
 
-    (void)f;
     memcpy (&key, k, sizeof (key));
     memcpy (&count, v, sizeof (count));
+    ak.slot = key.slot;
+    ak.hash = key_hash (&key);
+    if (bpf_map_lookup_elem (bpf_map__fd (f->skel->maps.acted), &ak, &acted)
+        < 0)
+        acted = 0;
     key.path[TR_FILES_PATH - 1] = '\0';
     memcpy (comm, key.comm, TR_FILES_COMM);
     comm[TR_FILES_COMM] = '\0';
-    return tr_files_agg_open (arg, key.path, key.err, comm, count);
+    return tr_files_agg_lookup (arg, (tr_files_call_t)key.call, key.path,
+                                key.err, comm, count, acted);
 }
 
 static int add_ioerr (tr_files_t *f, void *arg, const void *k, const void *v)
@@ -851,6 +926,9 @@ void tr_files_unwatch (tr_files_t *f, const char *key)
     update_mask (f);
     (void)each_of_slot (f, f->skel->maps.failed_opens,
                         sizeof (struct tr_fopen_key), slot, true, NULL, NULL);
+    (void)each_of_slot (f, f->skel->maps.acted,
+                        sizeof (struct tr_facted_key), slot, true, NULL,
+                        NULL);
     (void)each_of_slot (f, f->skel->maps.io_errors,
                         sizeof (struct tr_fio_key), slot, true, NULL, NULL);
     (void)each_of_slot (f, f->skel->maps.bytes,

@@ -31,6 +31,22 @@ typedef struct tr_files_agg tr_files_agg_t;
 tr_files_agg_t *tr_files_agg_new (void);
 void tr_files_agg_free (tr_files_agg_t *agg);
 
+/* The call of a failed lookup by name (the values of bpf/files.h) */
+typedef enum {
+    TR_FILES_OPEN = 1,   /* open, openat, creat, openat2 */
+    TR_FILES_STAT = 2,   /* stat, lstat, newfstatat, statx */
+    TR_FILES_ACCESS = 3, /* access, faccessat, faccessat2 */
+} tr_files_call_t;
+
+/* A failed lookup (call) of path with positive errno err by tool, count
+ * times, acted of them the last the process made before it ended (see
+ * doc/record-format.md, "acted"); the C library's own probes are left out
+ * as for tr_files_agg_open.  0, or -1 with errno EINVAL or ENOMEM.
+ */
+int tr_files_agg_lookup (tr_files_agg_t *agg, tr_files_call_t call,
+                         const char *path, int err, const char *tool,
+                         uint64_t count, uint64_t acted);
+
 /* A failed open of path with positive errno err by tool, count times
  * (left out: the C library's own probes of locale files, gconv modules
  * and glibc-hwcaps library directories, which fail in every program).

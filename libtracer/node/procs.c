@@ -222,6 +222,7 @@ struct failure {
     pid_t pid;
     int tool;
     char renamed[16]; /* the comm it gave itself (struct proc), or "" */
+    char comm[COMM_BYTES]; /* the kernel's name of it at its end */
     int status;
     int64_t end_ms;
     size_t nchain;
@@ -1005,6 +1006,8 @@ static void record_failure (tr_procs_t *P, struct proc *p, int status,
     f->pid = p->pid;
     f->tool = p->tool;
     memcpy (f->renamed, p->renamed, sizeof (f->renamed));
+    memcpy (f->comm, p->comm, sizeof (f->comm));
+    f->comm[sizeof (f->comm) - 1] = '\0';
     f->status = status;
     f->end_ms = end_ms;
     if (is_root (P, p->pid))
@@ -2693,6 +2696,19 @@ json_t *tr_procs_culprit_json (tr_procs_t *P, int64_t step_end_ms)
                          "at_s", at_s, "chain", chain, "collateral",
                          (json_int_t)collateral)))
         return NULL;
+    /* the kernel's name, as the file evidence names the tool, where it
+     * differs from the table's (an interpreter's script, python3.11 run
+     * as python3)
+     */
+    if (f->comm[0] && strcmp (f->comm, tool_name (P, f->tool))) {
+        char comm[sizeof (f->comm)];
+        memcpy (comm, f->comm, sizeof (comm));
+        sanitize (comm);
+        if (json_object_set_new (o, "comm", json_string (comm)) < 0) {
+            json_decref (o);
+            return NULL;
+        }
+    }
     if (f->renamed[0]) {
         char alias[sizeof (f->renamed)];
         memcpy (alias, f->renamed, sizeof (alias));

@@ -246,6 +246,19 @@ static bool errno_missing (const char *e)
     return eq (e, "ENOENT") || eq (e, "EACCES") || eq (e, "ENOTDIR");
 }
 
+/* Whether a process acted on failed lookup v: it was the last failed
+ * lookup of a process that ended soon after, and no successful lookup of
+ * the same name elsewhere followed it ("acted", counted in the kernel).
+ * An entry without the count (a record from before it was kept, or
+ * fixtures) is taken as acted on.
+ */
+static bool acted_on (json_t *v)
+{
+    json_t *a = json_object_get (v, "acted");
+
+    return !a || tr_json_num (v, "acted") > 0;
+}
+
 static tr_cause_t decide (json_t *rec, struct text *t)
 {
     json_t *oc = json_object_get (rec, "outcome");
@@ -408,26 +421,32 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         }
     }
 
-    /* 7. input-missing: a failed open by the culprit's tool, and an exit
-     * that says it mattered
+    /* 7. input-missing: a failed lookup by the culprit's tool that a
+     * process acted on (it was the last it made: see acted_on), and an
+     * exit that says it mattered
      */
     if (code > 0 || ccode > 0 || csig > 0 || sig > 0) {
         const char *tool = tr_json_str (culprit, "tool");
+        const char *comm = tr_json_str (culprit, "comm");
         json_t *hit = NULL;
         json_array_foreach (json_object_get (files, "failed_opens"), i, v)
         {
-            if (errno_missing (tr_json_str (v, "errno"))
-                && (!tool || eq (tool, tr_json_str (v, "tool")))) {
+            const char *by = tr_json_str (v, "tool");
+            if (errno_missing (tr_json_str (v, "errno")) && acted_on (v)
+                && (!tool || eq (tool, by) || (comm && eq (comm, by)))) {
                 hit = v;
                 break;
             }
         }
         if (hit) {
+            const char *call = tr_json_str (hit, "call");
             put_safe (t,
                       tr_json_str (hit, "tool") ? tr_json_str (hit, "tool")
                                                 : "a process",
                       64);
-            put (t, " could not open ");
+            put (t, eq (call, "stat")     ? " could not find "
+                    : eq (call, "access") ? " could not access "
+                                          : " could not open ");
             put_safe (t, tr_json_str (hit, "path"), 160);
             put (t, " (");
             put_safe (t, tr_json_str (hit, "errno"), 16);

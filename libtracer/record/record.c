@@ -1263,6 +1263,7 @@ static const struct member culprit_members[] = {
     { "chain", M_ARR, 0, 0, NULL, check_chain },
     { "collateral", M_INT, F_NONNEG, 0, NULL, NULL },
     { "calls_itself", M_STR, 0, 64, NULL, NULL },
+    { "comm", M_STR, 0, 64, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
@@ -1306,11 +1307,16 @@ static int check_collector (json_t *v, const char *path, tr_error_t *error)
 static const char *const files_source_values[] = { "ebpf", "none", NULL };
 static const char *const files_op_values[] = { "read", "write", NULL };
 
+static const char *const files_call_values[] = { "open", "stat", "access",
+                                                 NULL };
+
 static const struct member failed_open_members[] = {
     { "path", M_STR, F_REQ, 1024, NULL, NULL },
     { "errno", M_STR, F_REQ, 32, NULL, NULL },
     { "tool", M_STR, F_REQ, 64, NULL, NULL },
     { "count", M_INT, F_REQ | F_POS, 0, NULL, NULL },
+    { "call", M_STR, 0, 0, files_call_values, NULL },
+    { "acted", M_INT, F_NONNEG, 0, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL },
 };
 

@@ -12,7 +12,8 @@ step is recorded for traced jobs only.  Each failed step gets its cause:
 a tool killed by SIGSEGV under a shell is the culprit (not the shell that
 exits 1 after it), a tool that exits 2 under bash is named, the time
 limit and the cancel are told apart, in the record, the listing, the job
-view and tracer-report --failures.'
+view and tracer-report --failures; a consumer failing under a producer is
+blamed, not the producer that dies of SIGPIPE after it.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -130,7 +131,7 @@ test_expect_success 'a tool that calls itself samtools and crashes is blamed as 
 
 test_expect_success 'a tool exiting 2 under bash is named: tool-error' '
     srun --tracer bash -c "echo JOB=\$SLURM_JOB_ID >&2;
-        ls /nonexistent-$$; exit 3" 2>e2.err;
+        ls --no-such-option-$$; exit 3" 2>e2.err;
     xjob=$(sed -n "s/^JOB=//p" e2.err) &&
     wait_for "wait_record $xjob && test \$(jq length rec.json) = 2" 60 &&
     step0 >x.json && cat x.json &&
@@ -142,6 +143,22 @@ test_expect_success 'a tool exiting 2 under bash is named: tool-error' '
     $REPORT -j "$xjob" -o JobID,Cause --json >xl.json &&
     test "$(jq -r "[.steps[] | select(.cause != null) |
         \"\(.cause) \(.culprit)\"] | join(\",\")" xl.json)" = "tool-error ls"
+'
+
+# producer | consumer: the consumer fails, the producer then dies of
+# SIGPIPE writing to it; the step's exit status is the consumer's, and so
+# is the blame.
+test_expect_success 'a consumer failing under a producer is the culprit, not the producer' '
+    srun --tracer sh -c "echo JOB=\$SLURM_JOB_ID >&2;
+        yes | sort --no-such-option-$$" 2>pc.err;
+    pjob=$(sed -n "s/^JOB=//p" pc.err) &&
+    wait_for "wait_record $pjob && test \$(jq length rec.json) = 2" 60 &&
+    step0 >p.json &&
+    test "$(jq -r .outcome.exit_code p.json)" = 2 &&
+    test "$(jq -r .outcome.culprit.tool p.json)" = sort &&
+    test "$(jq -r .cause.class p.json)" = tool-error &&
+    $REPORT -j "$pjob" -o JobID,Cause,Culprit -P -n >pl.out &&
+    grep -qx "$pjob.0|tool-error|sort" pl.out
 '
 
 test_expect_success 'a time limit: batch and step records say timeout' '

@@ -8,8 +8,10 @@ A real cluster whose tracerd loads the eBPF file evidence (where the
 kernel allows it): a step whose tool opens a missing file names the
 path, ENOENT and the tool; a read from a FUSE file system that returns
 EIO is an I/O error of the tool; failed opens of a process outside the
-step never attach; with sampling.ebpf false the record says why it has
-none and keeps every other figure.
+step never attach; a missing input is one a tool acted on (sort checking
+it with stat), never the probes of an interpreter or the dynamic loader;
+with sampling.ebpf false the record says why it has none and keeps every
+other figure.
 
 On a node whose kernel allows BPF trampolines (the guest of tests/vm,
 tests/vm.d/0623-cluster-files-fexit.t) TRACER_TEST_EXPECT_FEXIT=1 makes
@@ -157,6 +159,60 @@ test_expect_success EBPF 'a step failing on a missing input: cause input-missing
     COLUMNS=400 "$REPORT" -j "$job" >view.out &&
     grep "Cause: *input-missing: cat could not open /nonexistent/ref.fa (ENOENT)" \
         view.out
+'
+
+# A missing input is one a tool acted on: the last lookup it made before
+# it ended.  Lookups that a successful one of the same name elsewhere
+# follows (the dynamic loader's search path, an interpreter's start-up,
+# a PATH walk) are probes, and a tool that carried on past a failed
+# lookup did not act on it, whatever the path.
+test_expect_success EBPF 'a missing input checked by stat (sort): input-missing, the path' '
+    fail_step "sort /nonexistent/in-$$.txt >/dev/null" &&
+    step0 ".files.failed_opens[] | select(.path == \"/nonexistent/in-$$.txt\")
+        | \"\(.call) \(.errno) \(.tool) \(.acted)\"" >st.out &&
+    echo "stat ENOENT sort 1" >expect &&
+    test_cmp expect st.out &&
+    COLUMNS=400 "$REPORT" -j "$job" >view.out &&
+    grep "Cause: *input-missing: sort could not find /nonexistent/in-$$.txt (ENOENT)" \
+        view.out
+'
+
+test_expect_success EBPF 'a failing Python tool is not input-missing: its start-up probes are not inputs' '
+    fail_step "/usr/bin/python3 -c \"import argparse, csv, json;
+        raise ValueError(1)\"" &&
+    step0 "[.files.failed_opens[] | select(.tool == \"python3\")
+        | .acted] | \"\(length) \(map(select(. == 0)) | length)\"" >py.out &&
+    read n zero <py.out &&
+    test "$n" -gt 0 && test "$zero" = "$n" &&
+    step0 .outcome.culprit.tool | grep "^python3" &&
+    test "$(step0 .cause.class)" = tool-error
+'
+
+test_expect_success EBPF 'a Python tool failing on a missing input: input-missing, the path' '
+    fail_step "/usr/bin/python3 -c \"open(\\\"/nonexistent/py-$$.csv\\\")\"" &&
+    step0 ".files.failed_opens[0] | \"\(.path) \(.call) \(.acted)\"" \
+        >pm.out &&
+    echo "/nonexistent/py-$$.csv open 1" >expect &&
+    test_cmp expect pm.out &&
+    test "$(step0 .cause.class)" = input-missing &&
+    step0 .cause.text | grep "^python3 could not open /nonexistent/py-$$.csv (ENOENT); python3"
+'
+
+test_expect_success EBPF 'a tool built with an RPATH that fails for another reason is not input-missing' '
+    mkdir -p rpath/lib &&
+    printf "%s\n" "#include <math.h>" "#include <stdio.h>" \
+        "int main (int c, char **v) { (void)v;" \
+        "  fprintf (stderr, \"bad option %g\\n\", sqrt ((double)c));" \
+        "  return 3; }" >rpath/tool.c &&
+    cc -o rpath/rtool rpath/tool.c -Wl,-rpath,"$PWD/rpath/lib" \
+        -Wl,--disable-new-dtags -lm &&
+    fail_step "\"$PWD/rpath/rtool\"" &&
+    step0 ".files.failed_opens[] | select(.tool == \"rtool\") | .path" \
+        >rp.out &&
+    grep "^$PWD/rpath/lib/" rp.out &&
+    test "$(step0 "[.files.failed_opens[] | select(.tool == \"rtool\")
+        | select(.acted == 0)] | length")" = "$(wc -l <rp.out)" &&
+    test "$(step0 .cause.class)" = tool-error
 '
 
 test_expect_success EBPF 'a step failing on an EIO read: cause io-error, the file' '

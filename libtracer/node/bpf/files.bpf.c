@@ -48,6 +48,13 @@ struct {
 
 struct {
     __uint (type, BPF_MAP_TYPE_HASH);
+    __uint (max_entries, 4096);
+    __type (key, struct tr_facted_key);
+    __type (value, __u64);
+} acted SEC (".maps");
+
+struct {
+    __uint (type, BPF_MAP_TYPE_HASH);
     __uint (max_entries, 1024);
     __type (key, struct tr_fio_key);
     __type (value, __u64);
@@ -75,11 +82,32 @@ struct {
  */
 __u64 generation = 0;
 
+/* A failed lookup as its task remembers it (the last two) until the
+ * task ends: whether a successful lookup of the same last component
+ * followed (a probe: found elsewhere) or a failed one elsewhere (a
+ * search), and the task's successful lookups when it failed.
+ */
+#define FAIL_NONE 0
+#define FAIL_PENDING 1
+#define FAIL_FOUND 2 /* or carried on past it: not acted on */
+#define FAIL_SEARCH 3
+
+struct pending {
+    __u64 hash; /* of its failed_opens key */
+    __u64 ok;   /* the task's ok when it failed */
+    __u32 base; /* hash of its last component */
+    __u32 state;
+    __u32 slot;
+    __u32 pad;
+};
+
 struct tcache {
     __u64 generation;
     __u64 css_set;
     __s32 slot;
     __u32 pad;
+    __u64 ok; /* lookups by name that succeeded */
+    struct pending last, prev;
 };
 
 struct {
@@ -239,25 +267,207 @@ static __noinline int name_file (__u64 fp, __u64 dev, __u64 ino)
     return 0;
 }
 
-static __always_inline int on_open (__u32 slot, const char *upath, long ret)
+/* The current task's cache entry (NULL when none could be made) and its
+ * step slot, or -1: from the entry while that is valid, else looked up
+ * (step_of) and cached.
+ */
+static __always_inline struct tcache *current_cache (int *slot)
+{
+    struct task_struct *t = bpf_get_current_task_btf ();
+    __u64 cs = (__u64)t->cgroups;
+    struct tcache *c;
+
+    c = bpf_task_storage_get (&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (c && c->generation == generation && c->css_set == cs) {
+        *slot = c->slot;
+        return c;
+    }
+    *slot = step_of ();
+    if (c) {
+        c->generation = generation;
+        c->css_set = cs;
+        c->slot = *slot;
+    }
+    return c;
+}
+
+static __always_inline int current_slot (void)
+{
+    int slot;
+
+    current_cache (&slot);
+    return slot;
+}
+
+/* FNV-1a of the last component of the path in buf (n bytes read). */
+static __always_inline __u32 last_component (const char *buf, long n)
+{
+    __u32 h = 2166136261u;
+
+    for (int i = 0; i < TR_FILES_PATH; i++) {
+        char ch;
+
+        if (i >= n)
+            break;
+        ch = buf[i];
+        if (ch == '\0')
+            break;
+        if (ch == '/')
+            h = 2166136261u;
+        else {
+            h ^= (__u8)ch;
+            h *= 16777619u;
+        }
+    }
+    return h;
+}
+
+/* FNV-1a of a failed_opens key, a word at a time (userspace does the
+ * same: key_hash in bpffiles.c).
+ */
+static __always_inline __u64 key_hash (const struct tr_fopen_key *k)
+{
+    const __u64 *w = (const __u64 *)k;
+    __u64 h = TR_FILES_FNV_BASIS;
+
+    for (int i = 0; i < (int)(sizeof (*k) / 8); i++) {
+        h ^= w[i];
+        h *= TR_FILES_FNV_PRIME;
+    }
+    return h;
+}
+
+/* Read the path a call named into buf: from the process's memory, or
+ * (kernel) from the kernel's copy.  Its length with the NUL, or < 0.
+ */
+static __always_inline long read_path (char *buf, const char *p, bool kernel)
+{
+    if (kernel)
+        return bpf_probe_read_kernel_str (buf, TR_FILES_PATH, p);
+    return bpf_probe_read_user_str (buf, TR_FILES_PATH, p);
+}
+
+/* A lookup (call) of path p by the current task in step slot that failed
+ * with -ret: counted, and remembered as the task's last failure; the
+ * last, when still pending, becomes prev.  One that names the same last
+ * component as the last is a search (message catalogues in one locale
+ * directory after another): the last is marked so, and prev is kept.
+ */
+static __always_inline int on_fail (struct tcache *c, __u32 slot,
+                                    const char *p, bool kernel, long ret,
+                                    __u16 call)
 {
     struct tr_fopen_key *k;
-    __u32 zero = 0;
-    __u64 one = 1, *c;
+    __u32 zero = 0, base;
+    __u64 one = 1, *n;
+    long len;
 
     if (!(k = bpf_map_lookup_elem (&open_scratch, &zero)))
         return 0;
     __builtin_memset (k, 0, sizeof (*k));
     k->slot = slot;
-    k->err = (__s32)-ret;
+    k->err = (__s16)-ret;
+    k->call = call;
     bpf_get_current_comm (k->comm, sizeof (k->comm));
-    if (bpf_probe_read_user_str (k->path, sizeof (k->path), upath) < 0)
+    if ((len = read_path (k->path, p, kernel)) < 0)
         return 0;
-    if ((c = bpf_map_lookup_elem (&failed_opens, k)))
-        __sync_fetch_and_add (c, 1);
+    if ((n = bpf_map_lookup_elem (&failed_opens, k)))
+        __sync_fetch_and_add (n, 1);
     else
         bpf_map_update_elem (&failed_opens, k, &one, BPF_NOEXIST);
+    /* access() asks whether a file could be used, and a "no" is what
+     * its callers (the dynamic loader's /etc/ld.so.preload, a search)
+     * expect: counted, not remembered
+     */
+    if (!c || call == TR_FILES_CALL_ACCESS)
+        return 0;
+    /* nor a name in angle brackets: no file a process was given, but the
+     * name an interpreter gives code that has none (Python's <string>,
+     * <stdin>), which its error report looks up for the source line
+     */
+    if (k->path[0] == '<')
+        return 0;
+    base = last_component (k->path, len);
+    if (c->last.state != FAIL_NONE && c->last.base == base) {
+        if (c->last.state == FAIL_PENDING)
+            c->last.state = FAIL_SEARCH;
+    } else {
+        if (c->last.state == FAIL_PENDING)
+            c->prev = c->last;
+        c->last.state = FAIL_PENDING;
+    }
+    c->last.hash = key_hash (k);
+    c->last.ok = c->ok;
+    c->last.base = base;
+    c->last.slot = slot;
     return 0;
+}
+
+/* A lookup by name that succeeded: counted; a failure of the same last
+ * component that the task remembers was a probe.
+ */
+static __always_inline int on_found (struct tcache *c, const char *p,
+                                     bool kernel)
+{
+    struct tr_fopen_key *k;
+    __u32 zero = 0, base;
+    long len;
+    char ch = 0;
+
+    if (!c)
+        return 0;
+    if (kernel ? bpf_probe_read_kernel (&ch, 1, p)
+               : bpf_probe_read_user (&ch, 1, p))
+        return 0;
+    if (ch == '\0') /* a descriptor's own (AT_EMPTY_PATH): no lookup */
+        return 0;
+    c->ok++;
+    if (c->last.state != FAIL_PENDING && c->prev.state != FAIL_PENDING)
+        return 0;
+    if (!(k = bpf_map_lookup_elem (&open_scratch, &zero))
+        || (len = read_path (k->path, p, kernel)) < 0)
+        return 0;
+    base = last_component (k->path, len);
+    if (c->last.state == FAIL_PENDING && c->last.base == base)
+        c->last.state = FAIL_FOUND;
+    if (c->prev.state == FAIL_PENDING && c->prev.base == base)
+        c->prev.state = FAIL_FOUND;
+    return 0;
+}
+
+/* A lookup by name (call) of path p by the current task that returned
+ * ret.
+ */
+static __always_inline int on_lookup (const char *p, bool kernel, long ret,
+                                      __u16 call)
+{
+    struct tcache *c;
+    int slot;
+
+    if (!hier_mask || !p)
+        return 0;
+    c = current_cache (&slot);
+    if (slot < 0)
+        return 0;
+    if (ret < 0)
+        return on_fail (c, (__u32)slot, p, kernel, ret, call);
+    return on_found (c, p, kernel);
+}
+
+/* The failed lookup f of a task that ends with ok successful lookups:
+ * counted in acted when no more than TR_FILES_ACTED_AFTER followed it.
+ */
+static __always_inline void credit (const struct pending *f, __u64 ok)
+{
+    struct tr_facted_key k = { .slot = f->slot, .hash = f->hash };
+    __u64 one = 1, *n;
+
+    if (ok - f->ok > TR_FILES_ACTED_AFTER)
+        return;
+    if ((n = bpf_map_lookup_elem (&acted, &k)))
+        __sync_fetch_and_add (n, 1);
+    else
+        bpf_map_update_elem (&acted, &k, &one, BPF_NOEXIST);
 }
 
 /* A read or write of f that moved ret bytes or failed with -ret.  f is
@@ -340,28 +550,6 @@ static __always_inline int on_rw (struct task_struct *t, __u32 slot,
     return on_file_rw (slot, f, op, ret);
 }
 
-/* The current task's step slot, or -1: from its cache entry while that
- * is valid, else looked up (step_of) and cached.
- */
-static __always_inline int current_slot (void)
-{
-    struct task_struct *t = bpf_get_current_task_btf ();
-    __u64 cs = (__u64)t->cgroups;
-    struct tcache *c;
-    int slot;
-
-    c = bpf_task_storage_get (&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (c && c->generation == generation && c->css_set == cs)
-        return c->slot;
-    slot = step_of ();
-    if (c) {
-        c->generation = generation;
-        c->css_set = cs;
-        c->slot = slot;
-    }
-    return slot;
-}
-
 static __always_inline int rw_exit (struct file *f, int op, long ret)
 {
     int slot;
@@ -394,17 +582,33 @@ SEC ("tp_btf/sys_exit")
 int BPF_PROG (tr_files_sys_exit, struct pt_regs *regs, long ret)
 {
     long nr = regs->orig_ax;
-    int op, slot;
+    __u16 call = 0;
+    int op = 0, slot;
 
     switch (nr) {
     case 2:   /* open */
     case 85:  /* creat */
+        call = TR_FILES_CALL_OPEN;
+        return on_lookup ((const char *)regs->di, false, ret, call);
     case 257: /* openat */
     case 437: /* openat2 */
-        if (ret >= 0)
-            return 0;
-        op = 0;
-        break;
+        call = TR_FILES_CALL_OPEN;
+        return on_lookup ((const char *)regs->si, false, ret, call);
+    case 4: /* stat */
+    case 6: /* lstat */
+        call = TR_FILES_CALL_STAT;
+        return on_lookup ((const char *)regs->di, false, ret, call);
+    case 262: /* newfstatat */
+    case 332: /* statx */
+        call = TR_FILES_CALL_STAT;
+        return on_lookup ((const char *)regs->si, false, ret, call);
+    case 21: /* access */
+        call = TR_FILES_CALL_ACCESS;
+        return on_lookup ((const char *)regs->di, false, ret, call);
+    case 269: /* faccessat */
+    case 439: /* faccessat2 */
+        call = TR_FILES_CALL_ACCESS;
+        return on_lookup ((const char *)regs->si, false, ret, call);
     case 0:   /* read */
     case 17:  /* pread64 */
     case 19:  /* readv */
@@ -429,18 +633,59 @@ int BPF_PROG (tr_files_sys_exit, struct pt_regs *regs, long ret)
     }
     if (!hier_mask || (slot = current_slot ()) < 0)
         return 0;
-    if (op == 0)
-        return on_open ((__u32)slot,
-                        (const char *)(nr == 2 || nr == 85 ? regs->di
-                                                           : regs->si),
-                        ret);
     return on_rw (bpf_get_current_task_btf (), (__u32)slot, regs->di, op,
                   ret);
 }
 
+/* A task that ends (each thread): the failed lookup it acted on, if it
+ * remembers one, counts in acted: its last, or the one before when the
+ * last was part of a search of another name.  Both ways load it.
+ */
+SEC ("tp_btf/sched_process_exit")
+int BPF_PROG (tr_files_exit, struct task_struct *p)
+{
+    struct tcache *c;
+
+    if (!hier_mask || !p)
+        return 0;
+    if (!(c = bpf_task_storage_get (&tasks, p, 0, 0)))
+        return 0;
+    if (c->last.state == FAIL_PENDING)
+        credit (&c->last, c->ok);
+    else if (c->last.state == FAIL_SEARCH && c->prev.state == FAIL_PENDING)
+        credit (&c->prev, c->ok);
+    c->last.state = FAIL_NONE;
+    c->prev.state = FAIL_NONE;
+    return 0;
+}
+
+/* A task that forks (a process or a thread) carried on past its failed
+ * lookups: a shell or a driver that runs the next program did not act on
+ * them.  Both ways load it.
+ */
+SEC ("tp_btf/sched_process_fork")
+int BPF_PROG (tr_files_fork, struct task_struct *parent,
+              struct task_struct *child)
+{
+    struct tcache *c;
+
+    if (!hier_mask || !parent)
+        return 0;
+    if (!(c = bpf_task_storage_get (&tasks, parent, 0, 0)))
+        return 0;
+    if (c->last.state == FAIL_PENDING)
+        c->last.state = FAIL_FOUND;
+    if (c->prev.state == FAIL_PENDING)
+        c->prev.state = FAIL_FOUND;
+    return 0;
+}
+
 /* fexit programs, tried first (BTF trampolines: no tracefs, and only
- * these functions pay for them, not every system call): read, pread64, readv, preadv
- * and their writes; open, openat, creat and openat2 (do_sys_openat2).
+ * these functions pay for them, not every system call): read, pread64,
+ * readv, preadv and their writes; open, openat, creat and openat2
+ * (do_sys_openat2); stat, lstat and newfstatat (vfs_fstatat), statx
+ * (do_statx) and the access calls (do_faccessat), each where the
+ * running kernel has the function (tr_files_open looks).
  */
 SEC ("fexit/vfs_read")
 int BPF_PROG (tr_files_read, struct file *file, char *buf, size_t count,
@@ -474,9 +719,28 @@ SEC ("fexit/do_sys_openat2")
 int BPF_PROG (tr_files_open, int dfd, const char *filename,
               struct open_how *how, long ret)
 {
-    int slot;
+    return on_lookup (filename, false, ret, TR_FILES_CALL_OPEN);
+}
 
-    if (ret >= 0 || !hier_mask || (slot = current_slot ()) < 0)
-        return 0;
-    return on_open ((__u32)slot, filename, ret);
+SEC ("fexit/vfs_fstatat")
+int BPF_PROG (tr_files_fstatat, int dfd, const char *filename,
+              struct kstat *stat, int flags, int ret)
+{
+    return on_lookup (filename, false, ret, TR_FILES_CALL_STAT);
+}
+
+SEC ("fexit/do_statx")
+int BPF_PROG (tr_files_statx, int dfd, struct filename *filename,
+              unsigned int flags, unsigned int mask, void *buffer, int ret)
+{
+    const char *name = filename ? BPF_CORE_READ (filename, name) : NULL;
+
+    return on_lookup (name, true, ret, TR_FILES_CALL_STAT);
+}
+
+SEC ("fexit/do_faccessat")
+int BPF_PROG (tr_files_faccessat, int dfd, const char *filename, int mode,
+              int flags, long ret)
+{
+    return on_lookup (filename, false, ret, TR_FILES_CALL_ACCESS);
 }

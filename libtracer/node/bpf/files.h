@@ -24,6 +24,17 @@
 #define TR_FILES_OP_READ 1
 #define TR_FILES_OP_WRITE 2
 
+/* The call of a failed lookup (the 'call' of its key) */
+#define TR_FILES_CALL_OPEN 1   /* open, openat, creat, openat2 */
+#define TR_FILES_CALL_STAT 2   /* stat, lstat, newfstatat, statx */
+#define TR_FILES_CALL_ACCESS 3 /* access, faccessat, faccessat2 */
+
+/* A process acted on its last failed lookup when at most this many
+ * successful lookups by name followed it before it ended (the error
+ * report's own reads); one that carried on past it did not.
+ */
+#define TR_FILES_ACTED_AFTER 16
+
 /* cgroups: a step's cgroup directory (its kernfs id, the directory's
  * inode number) -> its slot
  */
@@ -36,10 +47,29 @@ struct tr_fcg_key {
 /* failed_opens: -> a count */
 struct tr_fopen_key {
     __u32 slot;
-    __s32 err;                  /* positive errno */
+    __s16 err;                  /* positive errno */
+    __u16 call;                 /* TR_FILES_CALL_* */
     char comm[TR_FILES_COMM];
     char path[TR_FILES_PATH];
 };
+
+/* acted: (slot, tr_files_key_hash of a failed_opens key) -> how many
+ * processes ended on that failed lookup: their last one (or the one
+ * before a last that a search of another name made), which no
+ * successful lookup of the same last component followed, and after
+ * which at most TR_FILES_ACTED_AFTER successful lookups of anything
+ */
+struct tr_facted_key {
+    __u32 slot;
+    __u32 pad;
+    __u64 hash;
+};
+
+/* FNV-1a over the bytes of a failed_opens key (the kernel part and
+ * userspace hash the same zero-filled struct)
+ */
+#define TR_FILES_FNV_BASIS 14695981039346656037ULL
+#define TR_FILES_FNV_PRIME 1099511628211ULL
 
 /* io_errors: -> a count */
 struct tr_fio_key {

@@ -127,6 +127,67 @@ static void test_top_n (void **state)
     tr_files_agg_free (agg);
 }
 
+/* What a process acted on goes first, however many probes there were,
+ * so that the top 16 keep it; each says its call and count of acts.
+ */
+static void test_acted_first (void **state)
+{
+    tr_files_agg_t *agg = tr_files_agg_new ();
+    json_t *m, *fo, *e;
+    char p[64];
+
+    (void)state;
+    for (int i = 0; i < 40; i++) {
+        snprintf (p, sizeof (p), "/usr/lib/python3.11/m%02d/__init__.so", i);
+        assert_int_equal (tr_files_agg_lookup (agg, TR_FILES_STAT, p, ENOENT,
+                                               "python3", 5, 0), 0);
+    }
+    assert_int_equal (tr_files_agg_lookup (agg, TR_FILES_STAT, "/in/r1.fq",
+                                           ENOENT, "python3", 1, 1), 0);
+    /* two processes of one tool that ended on one file add up */
+    assert_int_equal (tr_files_agg_lookup (agg, TR_FILES_OPEN, "/in/r2.fq",
+                                           ENOENT, "cat", 1, 1), 0);
+    assert_int_equal (tr_files_agg_lookup (agg, TR_FILES_OPEN, "/in/r2.fq",
+                                           ENOENT, "cat", 1, 1), 0);
+    assert_int_equal (tr_files_agg_lookup (agg, TR_FILES_ACCESS,
+                                           "/etc/ld.so.preload", ENOENT,
+                                           "cat", 2, 0), 0);
+    /* a call not among the three */
+    assert_int_equal (tr_files_agg_lookup (agg, (tr_files_call_t)4, "/x",
+                                           ENOENT, "cat", 1, 0), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_non_null (m = tr_files_agg_json (agg));
+    fo = json_object_get (m, "failed_opens");
+    assert_int_equal (json_array_size (fo), TR_FILES_TOP_ERRORS);
+    e = json_array_get (fo, 0);
+    assert_string_equal (sget (e, "path"), "/in/r2.fq");
+    assert_string_equal (sget (e, "call"), "open");
+    assert_int_equal (iget (e, "acted"), 2);
+    assert_int_equal (iget (e, "count"), 2);
+    e = json_array_get (fo, 1);
+    assert_string_equal (sget (e, "path"), "/in/r1.fq");
+    assert_string_equal (sget (e, "call"), "stat");
+    assert_int_equal (iget (e, "acted"), 1);
+    e = json_array_get (fo, 2);
+    assert_int_equal (iget (e, "acted"), 0);
+    assert_int_equal (iget (e, "count"), 5);
+    {
+        json_t *rec = rec_with ("{}", true);
+        tr_error_t error;
+
+        json_object_set (rec, "files", m);
+        if (tr_record_validate (rec, &error) < 0)
+            fail_msg ("%s", tr_error_str (&error));
+        /* a call the record does not know is refused */
+        json_object_set_new (json_array_get (fo, 0), "call",
+                             json_string ("exec"));
+        assert_int_equal (tr_record_validate (rec, &error), -1);
+        json_decref (rec);
+    }
+    json_decref (m);
+    tr_files_agg_free (agg);
+}
+
 static void test_saturate_and_errors (void **state)
 {
     tr_files_agg_t *agg = tr_files_agg_new ();
@@ -249,6 +310,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_merge_and_order),
         cmocka_unit_test (test_top_n),
+        cmocka_unit_test (test_acted_first),
         cmocka_unit_test (test_saturate_and_errors),
         cmocka_unit_test (test_hostile_names),
         cmocka_unit_test (test_validates),

@@ -132,6 +132,39 @@ static const struct ccase cases[] = {
       "exited 2, 0.0 s before the end, under bash 49; 1 collateral failure "
       "after it",
       0 },
+    /* the kernel's count of processes that acted on each failed lookup:
+     * a probe no process ended on (an interpreter's start-up, the
+     * loader's search path) is no missing input; a stat that one acted
+     * on is
+     */
+    { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}, "
+          "\"files\": {\"source\": \"ebpf\", \"failed_opens\": [{\"path\": "
+          "\"/usr/bin/pybuilddir.txt\", \"errno\": \"ENOENT\", \"tool\": "
+          "\"STAR\", \"count\": 1, \"call\": \"open\", \"acted\": 0}]}}"),
+      "tool-error", "STAR (pid 50) exited 2", 1 },
+    { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}, "
+          "\"files\": {\"source\": \"ebpf\", \"failed_opens\": [{\"path\": "
+          "\"/in/r1.fq\", \"errno\": \"ENOENT\", \"tool\": \"STAR\", "
+          "\"count\": 1, \"call\": \"stat\", \"acted\": 1}, {\"path\": "
+          "\"/opt/lib/tls/x86_64/libz.so.1\", \"errno\": \"ENOENT\", "
+          "\"tool\": \"STAR\", \"count\": 4, \"call\": \"open\", "
+          "\"acted\": 0}]}}"),
+      "input-missing", "STAR could not find /in/r1.fq (ENOENT); STAR (pid 50)",
+      1 },
+    /* a script's culprit is named from its script; the file evidence
+     * names the interpreter by the kernel's comm, which the culprit keeps
+     */
+    { OC ("{\"state\": \"failed\", \"exit_code\": 1, \"culprit\": {\"tool\": "
+          "\"align.py\", \"comm\": \"python3\", \"pid\": 7, \"exit_code\": "
+          "1, \"core_dumped\": false, \"at_s\": 0.0, \"chain\": [], "
+          "\"collateral\": 0}}, \"files\": {\"source\": \"ebpf\", "
+          "\"failed_opens\": [{\"path\": \"/in/r1.fq\", \"errno\": "
+          "\"ENOENT\", \"tool\": \"python3\", \"count\": 1, \"call\": "
+          "\"open\", \"acted\": 1}]}}"),
+      "input-missing",
+      "python3 could not open /in/r1.fq (ENOENT); align.py "
+      "(pid 7)",
+      1 },
     /* another tool's failed open: the culprit's exit decides */
     { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}, "
           "\"files\": {\"failed_opens\": [{\"path\": \"/x\", \"errno\": "
