@@ -13,7 +13,9 @@ a tool killed by SIGSEGV under a shell is the culprit (not the shell that
 exits 1 after it), a tool that exits 2 under bash is named, the time
 limit and the cancel are told apart, in the record, the listing, the job
 view and tracer-report --failures; a consumer failing under a producer is
-blamed, not the producer that dies of SIGPIPE after it.'
+blamed, not the producer that dies of SIGPIPE after it; a node set down
+under a running job ends it NODE_FAIL in the listing, -s NF and the job
+view.'
 
 : "${SHARNESS_TEST_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 export SHARNESS_TEST_SRCDIR
@@ -209,6 +211,31 @@ test_expect_success 'GPUs bound to a step are in its request' '
         .request.gpus" rec.json)" = "0-1" ||
     test "$(jq -r ".[] | select(.identity.step_id == \"0\") |
         .request.gpus" rec.json)" = "0,1"
+'
+
+# Last of the failures: the node goes down under a running job (as
+# slurmctld marks a node that stops answering); Slurm ends the job
+# NODE_FAIL, and so does every view of it.
+test_expect_success 'a node failure: NODE_FAIL in the listing, -s NF finds it, cause node-failure' '
+    sbatch --tracer --no-requeue --parsable --wrap "srun sleep 600" >nf.out &&
+    nfjob=$(cat nf.out) &&
+    wait_for "test \"\$(squeue -h -j $nfjob -o %T)\" = RUNNING" 30 &&
+    wait_for "test -n \"\$(squeue -h -s -j $nfjob -o %i | grep \"\\.0\$\")\"" 30 &&
+    test_when_finished "scontrol update nodename=$TRACER_NODENAME state=resume 2>/dev/null; :" &&
+    scontrol update nodename="$TRACER_NODENAME" state=down \
+        reason=tracer-test &&
+    wait_for "scontrol -o show job $nfjob | grep -q \" JobState=NODE_FAIL \"" 60 &&
+    wait_for "wait_record $nfjob &&
+        jq -e \".[] | select(.identity.step_id == \\\"0\\\")\" rec.json" 120 &&
+    $REPORT -j "$nfjob" -o JobID,State,Cause -P -n >nfl.out &&
+    cat nfl.out &&
+    grep -qx "$nfjob.0|NODE_FAIL|node-failure" nfl.out &&
+    $REPORT -a -s NF -o JobID -P -n >nfs.out &&
+    grep -qx "$nfjob.0" nfs.out &&
+    ! grep -v "^$nfjob" nfs.out &&
+    $REPORT -j "$nfjob" >nfv.out &&
+    grep -q "NODE_FAIL" nfv.out &&
+    wait_for "sinfo -h -n $TRACER_NODENAME -o %t | grep -qx idle" 60
 '
 
 test_expect_success 'a traced job gets an extern record from its cgroup' '

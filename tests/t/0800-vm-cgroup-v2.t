@@ -47,7 +47,7 @@ test_expect_success 'a guest past its time is killed: exit 3, nothing left runni
 
 # guest: NAME=COUNT for each script the guest runs and its test count
 guest="0620-cluster-v2=10 0621-unit-evidence=4 0623-cluster-files-fexit=12
-    0624-cluster-outcomes=14"
+    0624-cluster-outcomes=15"
 test "${TRACER_TEST_PACKAGES:-}" != 1 || guest="$guest 0622-deb-node=5"
 
 test_expect_success 'the cluster suite passes on the cgroup v2 guest node' '
