@@ -663,7 +663,18 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
             return send_start (conf, &job, node, 0, false);
         return send_end (conf, &job, node, false);
     }
-    say (LOG_ERR, "unknown mode '%s'", mode);
+    /* a usage error an admin makes by hand or in the scheduler's
+     * configuration: said on stderr too (never the job's doing), named
+     * once; the exit status stays the documented one
+     */
+    g.mode = NULL;
+    say (LOG_ERR, "unknown mode '%s' (tracer-prolog --help lists them)",
+         mode);
+    if (!g.verbose)
+        fprintf (stderr,
+                 "tracer-prolog: unknown mode '%s' (tracer-prolog --help "
+                 "lists them)\n",
+                 mode);
     return -1;
 }
 

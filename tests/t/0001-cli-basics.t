@@ -42,6 +42,15 @@ test_expect_success 'tracer-prolog --help shows usage, in 80 columns' '
     ! awk "length > 80" out | grep -v "^ *(default /" | grep .
 '
 
+test_expect_success 'tracer-prolog with an unknown mode says so on stderr, once, and fails open' '
+    TRACER_CONF=/dev/null $B/prolog/tracer-prolog --log="$PWD/prolog.log" \
+        bogus-mode 2>err &&
+    grep -x "tracer-prolog: unknown mode .bogus-mode. (tracer-prolog --help lists them)" err &&
+    test "$(grep -c bogus-mode err)" = 1 &&
+    grep -q "tracer-prolog\[[0-9]*\]: unknown mode .bogus-mode." prolog.log &&
+    ! grep -q "bogus-mode: unknown" prolog.log
+'
+
 test_expect_success 'tracer-run without a command exits 2' '
     test_expect_code 2 $B/collector/tracer-run 2>err &&
     grep -q "no command given" err
