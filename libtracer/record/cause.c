@@ -423,9 +423,13 @@ static tr_cause_t decide (json_t *rec, struct text *t)
 
     /* 7. input-missing: a failed lookup by the culprit's tool that a
      * process acted on (it was the last it made: see acted_on), and an
-     * exit that says it mattered
+     * exit code that says it mattered
      */
-    if (code > 0 || ccode > 0 || csig > 0 || sig > 0) {
+    /* A culprit killed by a signal did not act on a failed lookup (a
+     * crash is the kernel's word, and comes next): only one that exited
+     * with a code, or, with no culprit, a step that failed.
+     */
+    if (culprit ? ccode > 0 : (code > 0 || sig > 0)) {
         const char *tool = tr_json_str (culprit, "tool");
         const char *comm = tr_json_str (culprit, "comm");
         json_t *hit = NULL;

@@ -165,6 +165,14 @@ static const struct ccase cases[] = {
       "python3 could not open /in/r1.fq (ENOENT); align.py "
       "(pid 7)",
       1 },
+    /* a culprit that crashed did not act on its failed lookup (perl's
+     * start-up stat of an @INC directory, then SIGSEGV): tool-crash
+     */
+    { OC ("{\"state\": \"failed\", \"exit_code\": 1, " CULPRIT_SEGV "}, "
+          "\"files\": {\"source\": \"ebpf\", \"failed_opens\": [{\"path\": "
+          "\"/usr/local/lib/site_perl\", \"errno\": \"ENOENT\", \"tool\": "
+          "\"samtools\", \"count\": 1, \"call\": \"stat\", \"acted\": 1}]}}"),
+      "tool-crash", "samtools (pid 4242) killed by SIGSEGV", 1 },
     /* another tool's failed open: the culprit's exit decides */
     { OC ("{\"state\": \"failed\", \"exit_code\": 2, " CULPRIT_EXIT2 "}, "
           "\"files\": {\"failed_opens\": [{\"path\": \"/x\", \"errno\": "
