@@ -320,6 +320,19 @@ test_expect_success MUNGED,TRACERTEST 'a user reads their own tracer-run record 
     grep -q "^    Diagnosis: " own-view.out
 '
 
+# The quick start installs what the build needs, nothing of the test
+# suite's: no test users or group (an admin then follows doc/install.md's
+# groupadd), no cluster, browser, mail or guest.
+test_expect_success ROOT 'tools/install-deps --build-only: the build packages only, no users, group or guest' '
+    "$TRACER_SRCDIR/tools/install-deps" --build-only --dry-run >bo.out &&
+    cat bo.out &&
+    grep -qx "install-deps: all 10 packages already installed; apt not run" bo.out &&
+    ! grep -q -e "test user" -e "test group" -e "guest" -e "hyparquet" bo.out &&
+    "$TRACER_SRCDIR/tools/install-deps" --dry-run >full.out &&
+    grep -q "test user .tracertest." full.out &&
+    grep -q "tools/install-deps --build-only" "$TRACER_SRCDIR/tools/quickstart"
+'
+
 test_expect_success 'apt-get-wait: waits for a package lock another apt holds, and says so' '
     mkdir -p fakeapt &&
     cat >fakeapt/apt-get <<-\EOF &&
