@@ -77,7 +77,7 @@ int tr_openmetrics_text (tr_strbuf_t *sb,
 
 /* The name of the i-th metric the file may hold (a counter's ends in
  * "_total"), in the file's order, or NULL past the last: for the docs
- * and the dashboard's check (tracerd --metrics).
+ * and the dashboard's check (the unit test).
  */
 const char *tr_openmetrics_metric (size_t i);
 
