@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "libtracer/record/livesum.h"
+#include "libtracer/record/openmetrics.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/sign.h"
 #include "libtracer/record/store.h"
@@ -787,7 +788,8 @@ static void live_place (const char *cluster, const char *node)
 }
 
 /* Every store.live_interval: the live summaries of the steps running
- * now, for the forwarder to write.  A step that is recorded only if its
+ * now, for the forwarder to write, and node_exporter's textfile of the
+ * same rows (textfile.c).  A step that is recorded only if its
  * job has another step here (the extern step) is left out until then.
  */
 void tracerd_forward_live_pass (double now)
@@ -797,22 +799,26 @@ void tracerd_forward_live_pass (double now)
     tr_stepsum_t *rows = NULL;
     const tr_stepsum_t **v = NULL;
     struct tr_livesum_file *files = NULL;
+    struct tr_openmetrics_step *om = NULL;
     struct timespec ts;
     double now_ms;
     size_t n = 0;
     ssize_t nf;
+    bool store_due;
 
     if (!(interval > 0) || now < live.next)
         return;
     clock_gettime (CLOCK_REALTIME, &ts);
     now_ms = 1000.0 * (double)ts.tv_sec + (double)ts.tv_nsec / 1e6;
     live.next = now + interval;
-    if (d.nsteps == 0 && live.nfiles == 0 && live.nplaces == 0)
+    store_due = d.nsteps > 0 || live.nfiles > 0 || live.nplaces > 0;
+    if (!store_due && !tracerd_textfile_due ())
         return;
     if (d.nsteps > 0
         && (!(pool = tr_strpool_create ())
             || !(rows = calloc ((size_t)d.nsteps, sizeof (*rows)))
-            || !(v = calloc ((size_t)d.nsteps, sizeof (*v)))))
+            || !(v = calloc ((size_t)d.nsteps, sizeof (*v)))
+            || !(om = calloc ((size_t)d.nsteps, sizeof (*om)))))
         goto nomem;
     for (int i = 0; i < d.nsteps; i++) {
         struct active *a = &d.steps[i];
@@ -830,10 +836,15 @@ void tracerd_forward_live_pass (double now)
             json_decref (rec);
             goto nomem;
         }
+        tr_openmetrics_step (&om[n], &rows[n], rec);
         json_decref (rec);
         v[n] = &rows[n];
         n++;
     }
+    /* node_exporter's file first: the rows are the same */
+    tracerd_textfile_write (om, n);
+    if (!store_due)
+        goto out;
     if ((nf = tr_livesum_files (v, n, now_ms, interval, &files)) < 0)
         goto nomem;
     tr_livesum_files_free (live.files, live.nfiles);
@@ -854,6 +865,7 @@ void tracerd_forward_live_pass (double now)
 nomem:
     tracerd_log (LOG_WARNING, "live summaries: out of memory");
 out:
+    free (om);
     free (v);
     free (rows);
     tr_strpool_destroy (pool);

@@ -441,6 +441,7 @@ static void stop (void)
     /* Records waiting for squeue are written as their tasks show them */
     tracerd_sched_stop ();
     tracerd_forward_stop ();
+    tracerd_textfile_stop ();
     tracerd_notice_stop ();
     tracerd_log (LOG_NOTICE,
                  "tracerd stopping (%d active steps kept for the "

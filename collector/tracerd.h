@@ -234,6 +234,20 @@ void tracerd_server_serve (int i);
 void tracerd_server_accept (double now);
 void tracerd_server_close (void);
 
+/* textfile.c: the running steps for node_exporter (daemon.textfile_dir). */
+
+struct tr_openmetrics_step;
+/* Whether the live pass must run for the textfile: one is configured,
+ * or a file is left to remove.
+ */
+bool tracerd_textfile_due (void);
+/* The file with these steps (none: a file without samples); removes the
+ * file of a directory the configuration no longer names.
+ */
+void tracerd_textfile_write (const struct tr_openmetrics_step *steps, size_t n);
+/* At stop: the file removed. */
+void tracerd_textfile_stop (void);
+
 /* notice.c: mail to users whose step stalled (mail.on_stall). */
 
 void tracerd_notice_stall (struct active *a);

@@ -395,6 +395,17 @@ static const struct key schema[] = {
               "job a job starter speaks for and where it runs "
               "(daemon.job_starters); where it cannot be run, starters' "
               "steps are not recorded" },
+    { .section = "daemon",
+      .name = "textfile_dir",
+      .type = K_PATH,
+      .off = F (textfile_dir),
+      .optional = true,
+      .doc_default = "unset",
+      .desc = "directory of node_exporter's textfile collector "
+              "(--collector.textfile.directory), into which tracerd writes "
+              "the running steps' metrics for Prometheus every "
+              "store.live_interval, as tracer.prom (doc/prometheus.md); "
+              "unset: none written" },
     { .section = "sampling",
       .name = "interval",
       .type = K_NUMBER,
@@ -2797,6 +2808,8 @@ static int check_relations (struct parser *p)
     const tr_conf_t *c = p->conf;
     int ri = key_index ("spool", "retry_interval");
     int rm = key_index ("spool", "retry_max");
+    int tf = key_index ("daemon", "textfile_dir");
+    int li = key_index ("store", "live_interval");
     int hmin = key_index ("report.regression", "min_history");
     int hmax = key_index ("report.regression", "max_history");
 
@@ -2808,6 +2821,16 @@ static int check_relations (struct parser *p)
         return fail_key (p, &schema[ri], &p->value_mark[ri],
                          "%g is greater than spool.retry_max (%g)",
                          c->spool_retry_s, c->spool_retry_max_s);
+    }
+    /* the textfile is written with the live summaries */
+    if (c->textfile_dir && !(c->store_live_interval_s > 0)) {
+        if (p->key_line[tf])
+            return fail_key (p, &schema[tf], &p->value_mark[tf],
+                             "needs store.live_interval, which is 0: the "
+                             "file is written every store.live_interval");
+        return fail_key (p, &schema[li], &p->value_mark[li],
+                         "0 leaves daemon.textfile_dir unwritten: it is "
+                         "written every store.live_interval");
     }
     if (c->regression.max_history < c->regression.min_history) {
         if (p->key_line[hmax])

@@ -180,6 +180,7 @@ typedef struct tr_conf {
     size_t n_notify_uids;
     bool job_starters;         /* daemon.job_starters (default false) */
     char *bjobs_path;          /* daemon.bjobs */
+    char *textfile_dir;        /* daemon.textfile_dir (NULL = none) */
 
     /* sampling: */
     double interval_s;         /* sampling.interval (0.1 .. 3600, default 1) */

@@ -56,6 +56,7 @@ static const char *const all_keys[] = {
     "daemon.notify_users",
     "daemon.job_starters",
     "daemon.bjobs",
+    "daemon.textfile_dir",
     "sampling.interval",
     "sampling.snapshot_interval",
     "sampling.taskstats",
@@ -153,6 +154,7 @@ static const char *defaults_json =
     " \"daemon.notify_users\": [0],"
     " \"daemon.job_starters\": false,"
     " \"daemon.bjobs\": \"/usr/bin/bjobs\","
+    " \"daemon.textfile_dir\": null,"
     " \"sampling.interval\": 1,"
     " \"sampling.snapshot_interval\": 30,"
     " \"sampling.taskstats\": true,"
@@ -344,6 +346,7 @@ static json_t *conf_to_json (const tr_conf_t *c)
         { "daemon.notify_users", uid_array (c->notify_uids, c->n_notify_uids) },
         { "daemon.job_starters", json_boolean (c->job_starters) },
         { "daemon.bjobs", str_or_null (c->bjobs_path) },
+        { "daemon.textfile_dir", str_or_null (c->textfile_dir) },
         { "sampling.interval", json_real (c->interval_s) },
         { "sampling.snapshot_interval", json_real (c->snapshot_interval_s) },
         { "sampling.taskstats", json_boolean (c->taskstats) },
