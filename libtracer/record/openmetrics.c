@@ -194,9 +194,20 @@ static int put_number (tr_strbuf_t *sb, double v)
 static int put_labels (tr_strbuf_t *sb, const tr_stepsum_t *row)
 {
     static const char *const names[] = { TR_OPENMETRICS_LABELS };
+    char tag[8];
+    /* a run a user named with a tag (--tracer=tag=run:..., TRACER_OPTS,
+     * tracer-run --pipeline: the job's environment) gives no label:
+     * labels come from the scheduler and the kernel only
+     */
+    bool tagged = row->tags && tr_stepsum_tag (row->tags, "run", tag,
+                                               sizeof (tag));
     const char *values[] = {
-        row->cluster, row->node,      row->job_id, row->step_id,  row->user,
-        row->account, row->partition, row->run_id, row->pipeline, row->process,
+        row->cluster,   row->node,
+        row->job_id,    row->step_id,
+        row->user,      row->account,
+        row->partition, tagged ? "" : row->run_id,
+        tagged ? "" : row->pipeline,
+        tagged ? "" : row->process,
     };
 
     _Static_assert(sizeof (names) / sizeof (names[0])

@@ -286,7 +286,12 @@ static void test_hostile (void **state)
     rows[1].pipeline = tr_strpool_intern (pool, "\xe2\x80\xae"
                                                 "evil"); /* RLO: UTF-8 */
     rows[1].cpu_s = -1; /* a counter below 0 is not written */
+    /* a run named by the job's own tag gives no labels */
+    rows[0].tags = tr_strpool_intern (pool, "pipeline=p0wn;run=r0wn");
+    rows[0].run_id = tr_strpool_intern (pool, "r0wn");
+    rows[0].pipeline = tr_strpool_intern (pool, "p0wn");
     assert_int_equal (tr_openmetrics_text (&sb, s, 2), 0);
+    assert_null (strstr (tr_strbuf_str (&sb), "0wn"));
     /* 8 figures of the first step, 7 of the second, nothing injected */
     assert_int_equal (parse_strict (tr_strbuf_str (&sb), &evil), 15);
     assert_int_equal (evil, 7);
