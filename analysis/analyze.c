@@ -119,7 +119,8 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
     if (!recs)
         return EXIT_RUNTIME;
     if (!strcmp (out, "table"))
-        rc = tr_recommend_print_table (stdout, recs);
+        rc = tr_recommend_print_table_width (stdout, recs,
+                                             tr_report_width (STDOUT_FILENO));
     else if (!strcmp (out, "sbatch"))
         rc = tr_recommend_print_sbatch (stdout, recs);
     else if (!strcmp (out, "nextflow"))
