@@ -119,7 +119,8 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
     if (!recs)
         return EXIT_RUNTIME;
     if (!strcmp (out, "table"))
-        rc = tr_recommend_print_table (stdout, recs);
+        rc = tr_recommend_print_table_width (stdout, recs,
+                                             tr_report_width (STDOUT_FILENO));
     else if (!strcmp (out, "sbatch"))
         rc = tr_recommend_print_sbatch (stdout, recs);
     else if (!strcmp (out, "nextflow"))
@@ -276,16 +277,21 @@ int rep_analyze (struct rep *r, tr_rowset_t *set)
     if (r->mode == MODE_SUMMARY)
         rc = summary (r, rows, n, &error);
     else if (r->mode == MODE_RECOMMEND && n == 0) {
-        /* an empty table would read as "nothing to change" */
+        /* an empty table would read as "nothing to change": said, and
+         * nothing printed
+         */
+        enum rep_none_kind k =
+            r->jobs_arg ? REP_NONE_NAMED : REP_NONE_SELECTED;
+
         if (r->admin && r->q.only_uid)
-            rep_err ("no runs to recommend from: only your own (uid %u) "
-                     "jobs are read; -a for every user's, -u USER for "
-                     "one user's\n", (unsigned)r->q.uid);
+            rc = rep_none (k, "no runs to recommend from: only your own "
+                           "(uid %u) jobs are read; -a for every user's, -u "
+                           "USER for one user's\n", (unsigned)r->q.uid);
         else
-            rep_err ("no runs to recommend from in this period and "
-                     "selection\n");
+            rc = rep_none (k, "no runs to recommend from in this period and "
+                           "selection\n");
         free (rows);
-        return EXIT_RUNTIME;
+        return rc;
     }
     else if (r->mode == MODE_RECOMMEND)
         rc = recommend (r, rows, n, &error);
@@ -374,8 +380,10 @@ int rep_run (struct rep *r, tr_rowset_t *set)
     o.now_ms = 0;
     if (!(view = tr_run_view (rows, set->n, r->run_id, &o, &error))) {
         if (errno == ENOENT)
-            rep_err ("%s%s (tracer-report --runs lists the runs)\n",
-                     tr_error_str (&error), r->q.only_uid ? " of yours" : "");
+            rc = rep_none (REP_NONE_NAMED,
+                           "%s%s (tracer-report --runs lists the runs)\n",
+                           tr_error_str (&error),
+                           r->q.only_uid ? " of yours" : "");
         else
             rep_err ("%s\n", tr_error_str (&error));
         goto out;

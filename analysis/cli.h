@@ -106,6 +106,22 @@ void rep_node_drops (struct tr_store *store, const char *cluster);
  */
 int rep_err (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
+/* Nothing found: say what on stderr ("PROG: " and the message) and
+ * return the exit status, the one rule of tracer-report(1) EXIT STATUS:
+ * a job or run named on the command line (-j, --run, --compare) that has
+ * no records is an error, EXIT_RUNTIME (as squeue -j and scontrol show
+ * job treat an unknown job); a period and filters that select nothing
+ * (a listing, --failures, --runs, --recommend, --waste, --export over a
+ * period) are an empty answer, EXIT_OK (as sacct's empty listing).
+ */
+enum rep_none_kind {
+    REP_NONE_NAMED,    /* -j JOB, --run=ID, --compare=A,B */
+    REP_NONE_SELECTED, /* a period and filters */
+};
+
+int rep_none (enum rep_none_kind kind, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
 /* Is every job id in the comma-separated list path-safe (the store's
  * rule; empty ones too with allow_empty)?  Says which is not on stderr
  * (verify.c).

@@ -38,8 +38,13 @@ int rep_compare (struct rep *r, tr_rowset_t *set)
     o.min_ratio = c->ratio;
     if (!(cmp = tr_run_compare (rows, set->n, r->compare_a, r->compare_b, &o,
                                 &error))) {
-        rep_err ("--compare: %s\n", tr_error_str (&error));
-        rc = errno == ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+        if (errno == ENOENT)
+            rc = rep_none (REP_NONE_NAMED, "--compare: %s\n",
+                           tr_error_str (&error));
+        else {
+            rep_err ("--compare: %s\n", tr_error_str (&error));
+            rc = errno == ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+        }
         goto out;
     }
     if (!json_is_true (json_object_get (cmp, "same_pipeline")))

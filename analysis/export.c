@@ -204,9 +204,11 @@ int rep_export (struct rep *r, tr_rowset_t *set)
     if (rc != EXIT_OK)
         goto done;
     if (tr_opendc_tasks (x) == 0) {
-        rep_err ("no steps to export%s; nothing written\n",
-                 skipped ? " (every selected step was left out)" : "");
-        rc = EXIT_RUNTIME;
+        /* steps were there but none could be exported: an error */
+        rc = rep_none (skipped || r->jobs_arg ? REP_NONE_NAMED
+                                              : REP_NONE_SELECTED,
+                       "no steps to export%s; nothing written\n",
+                       skipped ? " (every selected step was left out)" : "");
         goto done;
     }
     if ((fd = open_dir (r->export_dir)) < 0) {

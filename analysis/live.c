@@ -102,7 +102,7 @@ static void print_live (struct rep *r,
     else if (by_job && json_array_size (shown) == 1)
         show_live_one (json_array_get (shown, 0));
     else
-        tr_report_live_view (stdout, shown);
+        tr_report_live_view (stdout, shown, tr_report_width (STDOUT_FILENO));
 }
 
 /* --live: the snapshots in <daemon.state_dir>/live, filtered. */

@@ -31,6 +31,21 @@ int rep_err (const char *fmt, ...)
     return n;
 }
 
+int rep_none (enum rep_none_kind kind, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf (stderr, "%s: ", rep_prog);
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    /* a name that matches nothing is an error, as squeue -j and
+     * scontrol show job take an unknown job; a selection that matches
+     * nothing is an empty answer, as sacct's empty listing
+     */
+    return kind == REP_NONE_NAMED ? EXIT_RUNTIME : EXIT_OK;
+}
+
 void rep_set_worst (struct rep *r, int code)
 {
     /* forged > tampered > unsigned: report the most serious */

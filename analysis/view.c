@@ -183,12 +183,14 @@ static void add_job (struct rep *r, tr_store_t *store, const char *cluster,
     if (rc >= 0 || errno == ENOENT) {
         char others[256];
         other_clusters (store, cluster, others, sizeof (others));
-        rep_err ("job %s: no records in %s (cluster %s%s)\n", job,
-                 tr_store_root (store), cluster, others);
+        if (rep_none (REP_NONE_NAMED, "job %s: no records in %s (cluster "
+                      "%s%s)\n", job, tr_store_root (store), cluster,
+                      others)
+            != EXIT_OK)
+            r->errors++;
+        return;
     }
-    else
-        rep_err ("job %s: %s\n", job,
-                 tr_error_str (&error));
+    rep_err ("job %s: %s\n", job, tr_error_str (&error));
     r->errors++;
 }
 
@@ -246,9 +248,11 @@ static void add_selected (struct rep *r, tr_store_t *store,
     if (set->n == 0 && nplain == 0) {
         char others[256];
         other_clusters (store, cluster, others, sizeof (others));
-        rep_err ("no records of %s in %s (cluster %s%s)\n", r->jobs_arg,
-                 tr_store_root (store), cluster, others);
-        r->errors++;
+        if (rep_none (REP_NONE_NAMED, "no records of %s in %s (cluster "
+                      "%s%s)\n", r->jobs_arg, tr_store_root (store), cluster,
+                      others)
+            != EXIT_OK)
+            r->errors++;
     }
     tr_rowset_destroy (set);
 }

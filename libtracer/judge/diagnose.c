@@ -188,6 +188,17 @@ static double advised (struct diag *d, const char *res, char *text,
     return json_number_value (v);
 }
 
+/* Why the advice for res is what it is (its "reason": after OOM kills,
+ * the same words --recommend gives with the same number), or NULL.
+ */
+static const char *advised_why (struct diag *d, const char *res)
+{
+    const char *why = json_string_value (
+        json_object_get (json_object_get (d->advice, res), "reason"));
+
+    return why && *why ? why : NULL;
+}
+
 /* Text of the finding being built; a failed append sets d->nomem, and
  * the finding is then dropped by add().
  */
@@ -357,7 +368,10 @@ static void rule_oom (struct diag *d)
     suggest = advised (d, "mem", b1, sizeof (b1));
     if (!(suggest > base))
         suggest = NAN;
-    if (!isnan (suggest))
+    if (!isnan (suggest) && advised_why (d, "mem"))
+        say (d, "; request more memory: --mem=%s (%s): %s", b1,
+             d->advice_from, advised_why (d, "mem"));
+    else if (!isnan (suggest))
         say (d, "; request more memory: --mem=%s (%s)", b1, d->advice_from);
     else
         say (d, "; request more memory");

@@ -36,11 +36,13 @@
  */
 #define CPU_TOLERANCE 0.05
 
-/* After an OOM kill with no completed run since, memory is at least the
- * limit it died at times 2 per OOM kill in a row (2, 4, 8, then 16 at
- * most): each further OOM at least doubles.  What the memory series
- * says (how fast it still grew at the kill, over the time the step had
- * left) may raise that, up to OOM_PROJECT_MAX times the limit.
+/* After an OOM kill with no completed run since, the limit the run died
+ * at is a lower bound of what the step needs, not a measure of it.  Where
+ * the memory series says how fast the step still grew at the kill, the
+ * bound plus that growth over the time it had left sizes it (at most
+ * OOM_PROJECT_MAX times the bound); where it does not, the bound times 2
+ * per OOM kill in a row (2, 4, 8, then 16 at most).  From the second OOM
+ * in a row each kill at least doubles, projected or not.
  */
 #define OOM_STREAK_MAX 4
 #define OOM_PROJECT_MAX 16.0
@@ -225,7 +227,7 @@ static int set_str (json_t *o, const char *k, const char *s)
 static int __attribute__ ((format (printf, 2, 3)))
 note (json_t *notes, const char *fmt, ...)
 {
-    char buf[256];
+    char buf[448];
     va_list ap;
 
     va_start (ap, fmt);
@@ -370,6 +372,10 @@ struct group {
     /* the OOM sizing's evidence (NAN when unknown) */
     double oom_rate, oom_at_s, oom_expect_s, oom_factor, oom_project;
     const char *oom_expect_from; /* "completed runs", "time limit" */
+    /* why memory is what it is after OOM kills: mem.reason, the one
+     * reason every view gives with the one --mem ("" when none)
+     */
+    char mem_why[384];
     struct vec par, stall, thr, mem, time, dem;
     struct vec rcpt, rmem, rtime, rcores, rtasks, rnodes;
     const char *partition;
@@ -439,13 +445,52 @@ static void gather (struct group *g,
     }
 }
 
-/* Memory after OOM kills with no completed run since: at least the
- * bound times 2^streak; more where the newest OOM run's memory was still
- * rising at the kill: the bound plus that rate over the time the step
- * had left (the median elapsed of completed runs, else its time limit,
- * else as long again as it ran), with the headroom, at most
- * OOM_PROJECT_MAX times the bound.  A step that grows steadily is then
- * sized for its whole run in one go.
+/* The largest value at or below bytes that tr_recommend_mem_round
+ * gives (its steps at bytes); 0 when there is none.
+ */
+static double mem_round_down (double bytes)
+{
+    double up = tr_recommend_mem_round (bytes), step;
+
+    if (!(bytes > 0) || up <= bytes)
+        return bytes > 0 ? up : 0;
+    step = bytes < 2 * GIB ? 256 * MIB
+           : bytes < 8 * GIB ? 512 * MIB
+           : bytes < 64 * GIB ? GIB
+                              : 4 * GIB;
+    return floor (bytes / step) * step;
+}
+
+/* Why the newest OOM run's growth says what it says, into buf: "its
+ * rise at the kill (2.0 MB/s over the 40 s it had left of 60 s, time
+ * limit)".
+ */
+static void oom_rise_text (char *buf, size_t size, const struct group *g)
+{
+    if (!isnan (g->oom_expect_s))
+        snprintf (buf, size,
+                  "its rise at the kill (%.1f MB/s over the %.0f s it had "
+                  "left of %.0f s, %s)",
+                  g->oom_rate / 1e6, g->oom_expect_s - g->oom_at_s,
+                  g->oom_expect_s, g->oom_expect_from);
+    else
+        snprintf (buf, size,
+                  "its rise at the kill (%.1f MB/s over as long again as it "
+                  "ran, %.0f s: no expected run time)",
+                  g->oom_rate / 1e6, g->oom_at_s);
+}
+
+/* Memory after OOM kills with no completed run since.  The bound b (the
+ * limit the newest kill stopped the step at) is a lower bound: the step
+ * needed more, how much more the kill does not say.  Where the newest
+ * OOM run's memory was still rising at the kill, that rate over the time
+ * the step had left (the median elapsed of completed runs, else its time
+ * limit, else as long again as it ran) says it: b plus that, with the
+ * headroom.  Where it does not, b times 2 per OOM in a row.  From the
+ * second OOM in a row at least b times 2^(streak - 1) either way (the
+ * projection fell short once).  At most OOM_PROJECT_MAX times b, also
+ * after rounding.  The reason, with the figures a reader can check
+ * against the one --mem, goes into g->mem_why.
  */
 static void size_oom (struct group *g,
                       const struct tr_recommend_opts *o,
@@ -453,16 +498,17 @@ static void size_oom (struct group *g,
 {
     struct res *m = &g->mem_r;
     const tr_stepsum_t *r = g->last_oom;
-    double b = m->bound, want, expect = median (&g->time);
+    double b = m->bound, want, raw, cap, expect = median (&g->time);
     size_t k = g->oom_streak < OOM_STREAK_MAX ? g->oom_streak : OOM_STREAK_MAX;
+    char bt[32], rise[160], tail[32] = "";
+    bool capped = false, floored = false;
 
     g->oom_rate = g->oom_at_s = g->oom_expect_s = NAN;
     g->oom_factor = g->oom_project = NAN;
     g->oom_expect_from = NULL;
+    g->mem_why[0] = '\0';
     if (!r || !(b > 0))
         return;
-    g->oom_factor = (double)(1u << k);
-    want = b * g->oom_factor;
     g->oom_rate = r->mem_rise_Bps;
     g->oom_at_s = r->elapsed_s;
     if (expect > g->oom_at_s)
@@ -474,18 +520,82 @@ static void size_oom (struct group *g,
     else
         expect = NAN;
     g->oom_expect_s = expect;
+    cap = b * OOM_PROJECT_MAX;
     if (g->oom_rate > 0 && g->oom_at_s > 0) {
         double left = isnan (expect) ? g->oom_at_s : expect - g->oom_at_s;
 
+        g->oom_factor = (double)(1u << (k - 1));
         g->oom_project = fmin ((b + g->oom_rate * left) * (1 + o->mem_headroom),
-                               b * OOM_PROJECT_MAX);
-        want = fmax (want, g->oom_project);
+                               cap);
+        capped = g->oom_project >= cap;
+        want = g->oom_project;
+        if (b * g->oom_factor > want) {
+            want = b * g->oom_factor;
+            floored = true;
+        }
     }
+    else {
+        g->oom_factor = (double)(1u << k);
+        want = b * g->oom_factor;
+    }
+    raw = want;
     want = round (want);
-    if (!(m->recommend >= want)) {
-        m->recommend = want;
-        m->basis = "oom";
+    if (want > cap && mem_round_down (cap) > b)
+        want = mem_round_down (cap);
+    if (!(want > b))
+        want = round (b + 1);
+    (void)tr_recommend_mem_text (bt, sizeof (bt), b);
+    if (m->recommend > want) {
+        /* the completed runs before the kills, the headroom over the
+         * bound or the site's minimum ask for more (size_res)
+         */
+        if (m->basis && !strcmp (m->basis, "quantile"))
+            snprintf (g->mem_why, sizeof (g->mem_why),
+                      "the completed runs' p%.0f +%.0f%%, above the %s it "
+                      "was killed at, a lower bound of its need",
+                      100 * o->mem_quantile, 100 * o->mem_headroom, bt);
+        else if (m->basis && !strcmp (m->basis, "floor"))
+            snprintf (g->mem_why, sizeof (g->mem_why),
+                      "the site's minimum, above the %s it was killed at, a "
+                      "lower bound of its need", bt);
+        else
+            snprintf (g->mem_why, sizeof (g->mem_why),
+                      "the %s it was killed at, a lower bound of its need, "
+                      "+%.0f%%", bt, 100 * o->mem_headroom);
+        return;
     }
+    m->recommend = want;
+    m->basis = "oom";
+    if (want > raw + MIB)
+        snprintf (tail, sizeof (tail), ", rounded up");
+    if (g->oom_rate > 0 && g->oom_at_s > 0)
+        oom_rise_text (rise, sizeof (rise), g);
+    else
+        snprintf (rise, sizeof (rise), "%s",
+                  isnan (g->oom_rate) ? "no growth rate known"
+                                      : "its memory no longer rose at the "
+                                        "kill");
+    if (capped)
+        snprintf (g->mem_why, sizeof (g->mem_why),
+                  "at most %.0fx the %s it was killed at, a lower bound of "
+                  "its need; %s would need more",
+                  OOM_PROJECT_MAX, bt, rise);
+    else if (g->oom_rate > 0 && g->oom_at_s > 0 && !floored)
+        snprintf (g->mem_why, sizeof (g->mem_why),
+                  "the %s it was killed at, a lower bound of its need, plus "
+                  "%s, +%.0f%%%s",
+                  bt, rise, 100 * o->mem_headroom, tail);
+    else if (g->oom_rate > 0 && g->oom_at_s > 0)
+        snprintf (g->mem_why, sizeof (g->mem_why),
+                  "%.0fx the %s it was killed at, a lower bound of its "
+                  "need, for %zu OOMs in a row (%s projects less)%s",
+                  g->oom_factor, bt, g->oom_streak, rise, tail);
+    else
+        snprintf (g->mem_why, sizeof (g->mem_why),
+                  "%.0fx the %s it was killed at, a lower bound of its "
+                  "need (%s; %zu OOM%s in a row)%s",
+                  g->oom_factor, bt, rise, g->oom_streak,
+                  g->oom_streak == 1 ? "" : "s", tail);
 }
 
 static void size_cpus (struct group *g, const struct tr_recommend_opts *o)
@@ -529,39 +639,6 @@ static void size_cpus (struct group *g, const struct tr_recommend_opts *o)
     c->recommend = req;
 }
 
-/* "after OOM at 64M: memory still rising 32.0 MB/s at the kill, 2 s
- * into a run expected to take 60 s (time limit): projected 1.9G; 1 OOM
- * in a row: at least 2x" */
-static int oom_note (json_t *notes, const struct group *g, const char *at)
-{
-    char rise[160] = "", proj[32] = "";
-
-    if (g->oom_rate > 0 && !isnan (g->oom_expect_s))
-        snprintf (rise, sizeof (rise),
-                  "memory still rising %.1f MB/s at the kill, %.0f s into a "
-                  "run expected to take %.0f s (%s)",
-                  g->oom_rate / 1e6, g->oom_at_s, g->oom_expect_s,
-                  g->oom_expect_from);
-    else if (g->oom_rate > 0)
-        snprintf (rise, sizeof (rise),
-                  "memory still rising %.1f MB/s at the kill, %.0f s in "
-                  "(no expected run time: as long again assumed)",
-                  g->oom_rate / 1e6, g->oom_at_s);
-    else
-        snprintf (rise, sizeof (rise), "%s",
-                  isnan (g->oom_rate) ? "no memory growth rate known"
-                                      : "memory no longer rising at the kill");
-    if (!isnan (g->oom_project)
-        && !tr_recommend_mem_text (proj, sizeof (proj), g->oom_project))
-        return note (notes, "after OOM at %s: %s: projected %s (at most "
-                     "%.0fx); %zu OOM%s in a row: at least %.0fx", at, rise,
-                     proj, OOM_PROJECT_MAX, g->oom_streak,
-                     g->oom_streak == 1 ? "" : "s", g->oom_factor);
-    return note (notes, "after OOM at %s: %s; %zu OOM%s in a row: at least "
-                 "%.0fx", at, rise, g->oom_streak,
-                 g->oom_streak == 1 ? "" : "s", g->oom_factor);
-}
-
 static int group_notes (json_t *notes,
                         const struct group *g,
                         const struct tr_recommend_opts *o)
@@ -580,11 +657,19 @@ static int group_notes (json_t *notes,
                  "bursts to %.1f cores; sized for the sustained parallelism",
                  g->cpus.peak))
         return -1;
-    if (!tr_recommend_mem_text (b1, sizeof (b1), g->mem_r.bound)
-        && note (notes, "%zu run%s OOM-killed at up to %s: memory set above",
-                 g->oom_bounds, g->oom_bounds == 1 ? "" : "s", b1))
+    /* one reason with the one number: after OOM kills with no completed
+     * run since, the --mem and why (mem.reason); else the bound
+     */
+    if (*g->mem_why
+        && !tr_recommend_mem_text (b1, sizeof (b1), g->mem_r.recommend)
+        && note (notes, "after OOM: --mem=%s: %s", b1, g->mem_why))
         return -1;
-    if (g->last_oom && !isnan (g->oom_factor) && oom_note (notes, g, b1))
+    if (!*g->mem_why
+        && !tr_recommend_mem_text (b1, sizeof (b1), g->mem_r.bound)
+        && note (notes,
+                 "%zu run%s OOM-killed at up to %s (a lower bound of its "
+                 "need): memory set above",
+                 g->oom_bounds, g->oom_bounds == 1 ? "" : "s", b1))
         return -1;
     if (!tr_recommend_time_text (b2, sizeof (b2), g->time_r.bound)
         && note (notes, "%zu run%s timed out at up to %s: time set above",
@@ -737,6 +822,10 @@ static json_t *group_json (struct group *g,
                 mem = NULL;
                 break;
             }
+    }
+    if (mem && *g->mem_why && set_str (mem, "reason", g->mem_why)) {
+        json_decref (mem);
+        mem = NULL;
     }
     /* "o" references are stolen, even when json_pack fails */
     return json_pack ("{s:s s:s* s:s s:o s:o s:o s:o s:o s:o}", "group", name,

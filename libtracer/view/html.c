@@ -730,6 +730,12 @@ static const char *evidence_value (char *buf,
     /* the few evidence names that are not listing fields say their unit
      * at the end: "suggestedmem", "throttledfrac"
      */
+    /* a suggested --mem is written as --mem is, so that it reads the
+     * same number as the advice ("3584M", not "3.5 GiB")
+     */
+    if (!strcmp (name, "suggestedmem") && known (d)
+        && !tr_recommend_mem_text (buf, size, d))
+        return buf;
     if (f)
         kind = f->kind;
     else if (len > 3 && !strcmp (name + len - 3, "mem"))

@@ -318,6 +318,12 @@ static const char *advice_args (char *buf, size_t size, json_t *g,
  */
 #define PR_RING 8
 
+/* The plain text's width: a mail reader's 80 columns.  A line that names
+ * a step (why it failed, a diagnosis, next time's request) is wrapped to
+ * it, its continuation lines under its text.
+ */
+#define MAIL_WIDTH 80
+
 struct pr_ring {
     tr_strbuf_t sb[PR_RING];
     unsigned next;
@@ -338,17 +344,25 @@ static const char *pr (struct pr_ring *r, const char *s)
     return tr_strbuf_str (b);
 }
 
+/* One line of a step to out at MAIL_WIDTH, its continuation lines hang
+ * columns in (under the text after the step's label).
+ */
+static void wrap (FILE *out, const char *line, int hang)
+{
+    (void)tr_report_wrap_hang (out, line, MAIL_WIDTH, hang);
+}
+
 static void pr_free (struct pr_ring *r)
 {
     for (unsigned i = 0; i < PR_RING; i++)
         tr_strbuf_free (&r->sb[i]);
 }
 
-int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
+static int summary_text (FILE *out, const struct tr_mail_job *j)
 {
     struct pr_ring rg = { 0 };
     struct job_totals t;
-    char line[512], a[64], b[64], c[64], lab[160], args[256];
+    char line[512], a[64], b[64], c[64], lab[160], args[256], wl[2048];
     bool any;
 
     job_totals (j, &t);
@@ -382,8 +396,8 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
              limit_or_dash (a, sizeof (a), &t),
              dur_or_dash (b, sizeof (b), t.elapsed_s),
              pct (c, sizeof (c), t.elapsed_s, t.time_limit_s));
-    fprintf (out, "  (cores used: CPU time over run time; memory: the exact "
-             "peak of the largest node)\n");
+    fprintf (out, "  (cores used: CPU time over run time;\n   memory: the "
+             "exact peak of the largest node)\n");
 
     fprintf (out, "\nSteps:\n  %-12s %-13s %10s %6s %11s %6s\n", "Step",
              "State", "Elapsed", "CPU", "Mem peak", "Mem");
@@ -410,11 +424,11 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
             continue;
         if (!shown++)
             fprintf (out, "\nWhy it failed:\n");
-        fprintf (out, "  %-12s %s", pr (&rg, step_label (j, i, lab,
-                                                        sizeof (lab))),
-                 pr (&rg, r->cause));
-        fprintf (out, "%s%s\n", *r->cause_text ? ": " : "",
-                 pr (&rg, r->cause_text));
+        snprintf (wl, sizeof (wl), "  %-12s %s%s%s",
+                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                  pr (&rg, r->cause), *r->cause_text ? ": " : "",
+                  pr (&rg, r->cause_text));
+        wrap (out, wl, 15);
     }
 
     /* Stall as measured; "unknown" where the node could not, never 0 % */
@@ -433,10 +447,17 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
 
         list = finding_list (j->findings ? j->findings[i] : NULL);
         json_array_foreach (list, k, f)
-            fprintf (out, "  %-12s [%s] %s\n",
-                     k ? "" : pr (&rg, step_label (j, i, lab, sizeof (lab))),
-                     pr (&rg, str_or (json_object_get (f, "severity"))),
-                     pr (&rg, str_or (json_object_get (f, "text"))));
+        {
+            snprintf (wl, sizeof (wl), "  %-12s [%s] %s",
+                      k ? "" : pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                      pr (&rg, str_or (json_object_get (f, "severity"))),
+                      pr (&rg, str_or (json_object_get (f, "text"))));
+            /* under the text, after "[severity] " */
+            wrap (out, wl,
+                  15 + 3
+                      + (int)strlen (pr (&rg, str_or (json_object_get (
+                                                 f, "severity")))));
+        }
         json_decref (list);
     }
 
@@ -458,12 +479,12 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
             fprintf (out, "\nNext time, request (from this job and the "
                      "earlier runs of its steps):\n");
         any = true;
-        fprintf (out, "  %-12s",
-                 pr (&rg, step_label (j, i, lab, sizeof (lab))));
-        fprintf (out, " %s", advice_args (args, sizeof (args), g,
-                                          &j->rows[i]));
-        fprintf (out, "   (%lld run%s, %s confidence)\n", (long long)runs,
-                 runs == 1 ? "" : "s", conf ? conf : "low");
+        snprintf (wl, sizeof (wl), "  %-12s %s   (%lld run%s, %s confidence)",
+                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
+                  advice_args (args, sizeof (args), g, &j->rows[i]),
+                  (long long)runs, runs == 1 ? "" : "s",
+                  conf ? conf : "low");
+        wrap (out, wl, 15);
     }
 
     fprintf (out, "\n");
@@ -579,7 +600,7 @@ int tr_mail_digest (FILE *out,
     }
     if (recs && json_array_size (json_object_get (recs, "groups"))) {
         fprintf (out, "\nWhat to request next time, by step group:\n");
-        tr_recommend_print_table (out, recs);
+        tr_recommend_print_table_width (out, recs, MAIL_WIDTH);
     }
     fprintf (out, "\nMore: tracer-report -S '%s' --waste --by=group, "
              "tracer-report --recommend --output=sbatch\n"
@@ -646,6 +667,34 @@ static void bar_row (FILE *out, const char *what, const char *asked,
     td (out, isnan (frac) ? "-" : (snprintf (p, sizeof (p), "%.0f%%",
                                              frac * 100), p), true);
     fputs ("</tr>\n", out);
+}
+
+/* The text of a summary to out with every line wrapped to
+ * MAIL_WIDTH (tr_report_wrap: a "label: value" line under its value).
+ */
+static int wrapped (FILE *out, char *buf, size_t len, int rc)
+{
+    if (rc == 0 && tr_report_wrap (out, buf, len, MAIL_WIDTH) < 0) {
+        errno = EIO;
+        rc = -1;
+    }
+    free (buf);
+    return rc;
+}
+
+int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream (&buf, &len);
+    int rc;
+
+    if (!mem)
+        return -1;
+    rc = summary_text (mem, j);
+    if (fclose (mem) != 0 && rc == 0)
+        rc = -1;
+    return wrapped (out, buf, len, rc);
 }
 
 int tr_mail_summary_html (FILE *out, const struct tr_mail_job *j)

@@ -358,36 +358,41 @@ static void cell (char *buf, double v, enum cell kind, int prec)
 
 typedef void (*fill_f) (json_t *item, char (*c)[CELL]);
 
-/* The items of arr as rows of NCOLS cells (written by fill) under head,
- * every column but the last padded to its widest cell: one pass for the
- * widths, one to print, so nothing is allocated.
+/* The items of arr as rows of the first ncols of NCOLS cells (written by
+ * fill) under head, every column but the last padded to its widest
+ * cell: one pass for the widths, one to print (none when out is NULL),
+ * so nothing is allocated.  Returns the table's width in columns.
  */
-static void print_cells (FILE *out,
-                         json_t *arr,
-                         const char *const *head,
-                         fill_f fill)
+static int print_cells (FILE *out,
+                        json_t *arr,
+                        const char *const *head,
+                        fill_f fill,
+                        int ncols)
 {
     char c[NCOLS][CELL];
-    int w[NCOLS] = { 0 };
+    int w[NCOLS] = { 0 }, total = 0;
 
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < (out ? 2 : 1); pass++) {
         for (size_t r = 0; r <= json_array_size (arr); r++) {
             if (r > 0)
                 fill (json_array_get (arr, r - 1), c);
-            for (int k = 0; k < NCOLS && r == 0; k++)
+            for (int k = 0; k < ncols && r == 0; k++)
                 snprintf (c[k], CELL, "%s", head[k]);
-            for (int k = 0; k < NCOLS; k++) {
+            for (int k = 0; k < ncols; k++) {
                 int len = (int)strlen (c[k]);
 
                 if (pass == 0)
                     w[k] = len > w[k] ? len : w[k];
-                else if (k + 1 < NCOLS)
+                else if (k + 1 < ncols)
                     fprintf (out, "%-*s  ", w[k], c[k]);
                 else
                     fprintf (out, "%s\n", c[k]);
             }
         }
     }
+    for (int k = 0; k < ncols; k++)
+        total += w[k] + (k ? 2 : 0);
+    return total;
 }
 
 static void fill_rec (json_t *g, char (*c)[CELL])
@@ -414,12 +419,58 @@ static void fill_rec (json_t *g, char (*c)[CELL])
     }
 }
 
-int tr_recommend_print_table (FILE *out, json_t *recs)
+/* "GROUP: TEXT" to out, wrapped to width (0: as it is) under TEXT. */
+static void group_line (FILE *out,
+                        const char *group,
+                        const char *text,
+                        int width)
+{
+    char line[1024];
+
+    snprintf (line, sizeof (line), "%s: %s", group, text);
+    if (width <= 0)
+        fprintf (out, "%s\n", line);
+    else
+        (void)tr_report_wrap_hang (out, line, width, (int)strlen (group) + 2);
+}
+
+/* A saving as the table's cell writes it ("12.00", "-"). */
+static const char *saving (char *buf, json_t *s, const char *member)
+{
+    cell (buf, tr_json_num (s, member), C_NUM, 2);
+    return buf;
+}
+
+/* What group g saves over its runs, as the table's savings columns say
+ * it: "saves 12.00 core-hours, 27.00 GiB-hours, 6.27 EUR over the runs
+ * seen"; "" when none is known.
+ */
+static void savings_text (json_t *g, char *buf, size_t size)
+{
+    json_t *s = json_object_get (g, "savings");
+    char ch[CELL], gh[CELL], m[CELL], money[CELL + 64] = "";
+
+    buf[0] = '\0';
+    if (isnan (tr_json_num (s, "core_hours"))
+        && isnan (tr_json_num (s, "gib_hours"))
+        && isnan (tr_json_num (s, "money")))
+        return;
+    if (!isnan (tr_json_num (s, "money")))
+        snprintf (money, sizeof (money), ", %s %s", saving (m, s, "money"),
+                  tr_json_str_or (s, "currency", ""));
+    snprintf (buf, size,
+              "saves %s core-hours, %s GiB-hours%s over the runs seen",
+              saving (ch, s, "core_hours"), saving (gh, s, "gib_hours"),
+              money);
+}
+
+int tr_recommend_print_table_width (FILE *out, json_t *recs, int width)
 {
     const char *head[] = { "GROUP", "RUNS",   "CONF",  "CPUS", "MEM",
                            "TIME",  "CORE-H", "GIB-H", "MONEY" };
     json_t *groups = array_of (recs, "groups"), *g, *n;
-    char money[64] = "";
+    char money[64] = "", sav[CELL * 4 + 128];
+    int ncols = NCOLS;
     size_t i, k;
 
     if (!groups)
@@ -435,16 +486,31 @@ int tr_recommend_print_table (FILE *out, json_t *recs)
     }
     if (*money)
         head[8] = money;
-    print_cells (out, groups, head, fill_rec);
+    /* too wide: each group's savings go on a line of their own, with
+     * its notes
+     */
+    if (width > 0
+        && print_cells (NULL, groups, head, fill_rec, NCOLS) > width)
+        ncols = NCOLS - 3;
+    print_cells (out, groups, head, fill_rec, ncols);
     json_array_foreach (groups, i, g)
     {
-        json_array_foreach (json_object_get (g, "notes"), k, n)
-        {
-            fprintf (out, "%s: %s\n", tr_json_str_or (g, "group", ""),
-                     json_string_value (n));
+        const char *name = tr_json_str_or (g, "group", "");
+
+        if (ncols < NCOLS) {
+            savings_text (g, sav, sizeof (sav));
+            if (*sav)
+                group_line (out, name, sav, width);
         }
+        json_array_foreach (json_object_get (g, "notes"), k, n)
+            group_line (out, name, json_string_value (n), width);
     }
     return finish (out);
+}
+
+int tr_recommend_print_table (FILE *out, json_t *recs)
+{
+    return tr_recommend_print_table_width (out, recs, 0);
 }
 
 static void fill_reg (json_t *f, char (*c)[CELL])
@@ -475,6 +541,6 @@ int tr_recommend_print_regressions (FILE *out, json_t *regs)
     if (!arr)
         return -1;
     if (json_array_size (arr))
-        print_cells (out, arr, head, fill_reg);
+        print_cells (out, arr, head, fill_reg, NCOLS);
     return finish (out);
 }

@@ -47,6 +47,14 @@
  * or EIO (a write failed).
  */
 int tr_recommend_print_table (FILE *out, json_t *recs);
+/* The table fitted to width columns (0: no limit, as
+ * tr_recommend_print_table): where it is wider, the savings columns
+ * (CORE-H, GIB-H, MONEY) are left out and each group's savings said on
+ * a line of their own, "GROUP: saves 12.00 core-hours, 27.00 GiB-hours,
+ * 6.27 EUR over the runs seen" ("-" for an unknown one); every note
+ * line is wrapped to width under its text (tr_report_wrap_hang).
+ */
+int tr_recommend_print_table_width (FILE *out, json_t *recs, int width);
 int tr_recommend_print_sbatch (FILE *out, json_t *recs);
 int tr_recommend_print_nextflow (FILE *out, json_t *recs);
 int tr_recommend_print_snakemake (FILE *out, json_t *recs);

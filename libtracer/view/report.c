@@ -887,9 +887,13 @@ static size_t hang_of (const char *line, size_t len, size_t width)
 /* One line (without its newline) to out, wrapped at blanks to width
  * columns; a word longer than a line is cut.
  */
-static void wrap_line (FILE *out, const char *line, size_t len, size_t width)
+static void wrap_line_at (FILE *out,
+                          const char *line,
+                          size_t len,
+                          size_t width,
+                          size_t hang)
 {
-    size_t hang = hang_of (line, len, width), lead = 0, avail = width;
+    size_t lead = 0, avail = width;
     const char *p = line;
 
     for (;;) {
@@ -928,6 +932,22 @@ static void wrap_line (FILE *out, const char *line, size_t len, size_t width)
         lead = hang;
         avail = width > hang ? width - hang : 1;
     }
+}
+
+static void wrap_line (FILE *out, const char *line, size_t len, size_t width)
+{
+    wrap_line_at (out, line, len, width, hang_of (line, len, width));
+}
+
+int tr_report_wrap_hang (FILE *out, const char *line, int width, int hang)
+{
+    if (width < TR_REPORT_MIN_WIDTH)
+        width = TR_REPORT_MIN_WIDTH;
+    if (hang < 0 || hang > width / 2)
+        hang = width / 2;
+    wrap_line_at (out, line, strcspn (line, "\n"), (size_t)width,
+                  (size_t)hang);
+    return ferror (out) ? -1 : 0;
 }
 
 int tr_report_wrap (FILE *out, const char *text, size_t len, int width)
@@ -1532,11 +1552,33 @@ static void live_cells (json_t *e, live_row_t row)
         tr_units_duration (row[COL_AGE], 64, age);
 }
 
-int tr_report_live_view (FILE *out, json_t *entries)
+/* The notes of live entry e ("STALE: ...", "STALLED for ...") into buf,
+ * each after two blanks; "" when none.
+ */
+static void live_flags (json_t *e, char *buf, size_t size)
+{
+    json_t *pg = json_object_get (json_object_get (e, "record"), "progress");
+    char b[32];
+    int n = 0;
+
+    buf[0] = '\0';
+    if (json_is_true (json_object_get (e, "stale")))
+        n = snprintf (buf, size, "  STALE: %s",
+                      tr_json_str_or (e, "stale_reason", ""));
+    if (n < 0 || (size_t)n >= size)
+        return;
+    if (json_is_true (json_object_get (pg, "stalled")))
+        snprintf (buf + n, size - (size_t)n, "  STALLED for %s",
+                  tr_units_duration (b, sizeof (b),
+                                     tr_json_num_or (pg, "stalled_s", 0)));
+}
+
+int tr_report_live_view (FILE *out, json_t *entries, int width)
 {
     size_t n = json_array_size (entries), nrows = 0;
     live_row_t *rows;
-    int width[NCOLS];
+    int w[NCOLS], total = 0;
+    bool show[NCOLS];
     json_t **recs;
 
     if (!(rows = calloc (n + 1, sizeof (*rows)))
@@ -1545,8 +1587,10 @@ int tr_report_live_view (FILE *out, json_t *entries)
         errno = ENOMEM;
         return -1;
     }
-    for (int c = 0; c < NCOLS; c++)
-        width[c] = (int)strlen (live_head[c]);
+    for (int c = 0; c < NCOLS; c++) {
+        w[c] = (int)strlen (live_head[c]);
+        show[c] = true;
+    }
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get (entries, i);
         if (!json_object_get (e, "record"))
@@ -1554,31 +1598,48 @@ int tr_report_live_view (FILE *out, json_t *entries)
         live_cells (e, rows[nrows]);
         recs[nrows] = e;
         for (int c = 0; c < NCOLS; c++)
-            if ((int)strlen (rows[nrows][c]) > width[c])
-                width[c] = (int)strlen (rows[nrows][c]);
+            if ((int)strlen (rows[nrows][c]) > w[c])
+                w[c] = (int)strlen (rows[nrows][c]);
         nrows++;
     }
     for (int c = 0; c < NCOLS; c++)
-        fprintf (out, "%-*s%s", c == NCOLS - 1 ? 0 : width[c], live_head[c],
-                 c == NCOLS - 1 ? "\n" : "  ");
-    for (size_t i = 0; i < nrows; i++) {
-        for (int c = 0; c < NCOLS; c++)
-            fprintf (out, "%-*s%s", c == NCOLS - 1 ? 0 : width[c], rows[i][c],
-                     c == NCOLS - 1 ? "" : "  ");
-        if (json_is_true (json_object_get (recs[i], "stale")))
-            fprintf (out, "  STALE: %s",
-                     tr_json_str_or (recs[i], "stale_reason", ""));
-        {
-            json_t *pg = json_object_get (
-                json_object_get (recs[i], "record"), "progress");
-            char b[32];
-            if (json_is_true (json_object_get (pg, "stalled")))
-                fprintf (out, "  STALLED for %s",
-                         tr_units_duration (b, sizeof (b),
-                                            tr_json_num_or (pg, "stalled_s",
-                                                            0)));
+        total += w[c] + (c ? 2 : 0);
+    /* ELAPSED says what START does, in less room; then every row is of
+     * this node (the live directory is the node's own)
+     */
+    if (width > 0 && total > width) {
+        show[COL_START] = false;
+        total -= w[COL_START] + 2;
+    }
+    if (width > 0 && total > width)
+        show[COL_NODE] = false;
+    for (size_t i = 0; i <= nrows; i++) {
+        char line[NCOLS * 66 + 8], flags[320] = "";
+        size_t len = 0;
+        const char *sep = "";
+
+        for (int c = 0; c < NCOLS; c++) {
+            const char *cell = i ? rows[i - 1][c] : live_head[c];
+            int k;
+
+            if (!show[c])
+                continue;
+            k = snprintf (line + len, sizeof (line) - len, "%s%-*s", sep,
+                          c == NCOLS - 1 ? 0 : w[c], cell);
+            if (k > 0 && (size_t)k < sizeof (line) - len)
+                len += (size_t)k;
+            sep = "  ";
         }
-        fprintf (out, "\n");
+        if (i)
+            live_flags (recs[i - 1], flags, sizeof (flags));
+        if (!*flags || width <= 0
+            || (int)(len + strlen (flags)) <= width)
+            fprintf (out, "%s%s\n", line, flags);
+        else {
+            /* the note on a line of its own, under the row */
+            fprintf (out, "%s\n", line);
+            (void)tr_report_wrap_hang (out, flags, width, 4);
+        }
     }
     free (rows);
     free (recs);

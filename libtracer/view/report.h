@@ -93,6 +93,12 @@ int tr_report_width (int fd);
  */
 int tr_report_wrap (FILE *out, const char *text, size_t len, int width);
 
+/* One line (up to its first newline) to out as tr_report_wrap writes
+ * it, its continuation lines hanging hang columns in (at most half the
+ * width).  Returns 0, or -1 when out has an error.
+ */
+int tr_report_wrap_hang (FILE *out, const char *line, int width, int hang);
+
 
 
 /* Live snapshots: what tracerd writes of each running step under
@@ -149,9 +155,13 @@ json_t *tr_report_live_scan (const char *dir,
  * table, one line per step and node: job, step, name, user, node, start,
  * elapsed, CPU cores in use (mean of the last few series points, against
  * the cores requested where known), memory now and at its peak, processes
- * and the snapshot's age, with a STALE note where it applies.  Entries
- * without a record are skipped.  Returns 0, or -1 with errno.
+ * and the snapshot's age, with a STALE or STALLED note where it applies.
+ * The table fits width columns (0: no limit) where it can: the start
+ * column is left out when the table is wider (elapsed says the same),
+ * then the node column (every snapshot is of this node), and a note that does not fit on its row goes on the next line,
+ * indented and wrapped (tr_report_wrap_hang).  Entries without a record
+ * are skipped.  Returns 0, or -1 with errno.
  */
-int tr_report_live_view (FILE *out, json_t *entries);
+int tr_report_live_view (FILE *out, json_t *entries, int width);
 
 #endif /* !TRACER_REPORT_H */

@@ -96,11 +96,11 @@ test_expect_success '--compare flags the rule that took twice as long, and only 
            .same_pipeline and .a.run == \"R1\" and .b.tasks == 6" json
 '
 
-test_expect_success '--compare: clear usage errors' '
+test_expect_success '--compare: clear usage errors; a run not there is exit 1' '
     test_expect_code 2 report -u 2001 --compare=R1 2>err &&
     test $(wc -l <err) = 1 &&
     grep -q "needs two runs: --compare=ID1,ID2" err &&
-    test_expect_code 2 report -u 2001 --compare=R1,R9 2>err &&
+    test_expect_code 1 report -u 2001 --compare=R1,R9 2>err &&
     grep -q "no run R9 among the selected steps" err &&
     test_expect_code 2 report -u 2001 --compare=R1,R1 2>err &&
     grep -q "the same run twice" err &&

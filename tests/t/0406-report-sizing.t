@@ -113,4 +113,76 @@ test_expect_success 'the advice is the site'"'"'s: without it the views agree on
     test "$dlist" != "$(mem_of <list.oom)"
 '
 
+# One number with one reason after an OOM kill, in every view: a step
+# killed at its 1600M request while its memory still rose 2 MB/s, 20 s
+# into a one-minute limit.  Its rise over the 40 s left says 2G; twice
+# the limit, rounded up, said 3584M (and the HTML 3.5 GiB), with a note
+# that said "projected 2012M".  Every view names one --mem, and the
+# reason (the limit at the kill being a lower bound) is the same.
+test_expect_success 'an OOM kill while still growing: a store' '
+    mkdir grecs &&
+    jq ".identity.job_id = \"401\" | .identity.job_name = \"grow\"
+        | .outcome.state = \"oom\" | .request.mem_bytes = 1677721600
+        | .request.time_limit_s = 60 | .summary.memory.peak_bytes = 1677721600
+        | .time.elapsed_s = 20
+        | .time.start_unix_ms = (.time.end_unix_ms - 20000)
+        | .series.t_s = [0, 10, 20]
+        | .series.metrics.mem_bytes = {max: [1637721600, 1657721600, 1677721600],
+                                       mean: [1637721600, 1657721600, 1677721600],
+                                       min: [1637721600, 1657721600, 1677721600]}
+        | .series.metrics.cpu_cores = {max: [1, 1, 1], mean: [1, 1, 1],
+                                       min: [1, 1, 1]}" \
+        "$BASE" >grecs/401.batch.json &&
+    "$B/tests/storeput" gstore grecs/*.json
+'
+
+greport ()
+{
+    TRACER_CONF= COLUMNS=1000 "$B/analysis/tracer-report" \
+        --store="$PWD/gstore" -M vm --allow-unsigned -u bob "$@"
+}
+
+test_expect_success 'every view names the one --mem, with the one reason' '
+    greport -S 2026-01-01 --recommend --json >g.json &&
+    mem=$(jq -r ".groups[0].mem.text" g.json) &&
+    why=$(jq -r ".groups[0].mem.reason" g.json) &&
+    echo "--mem=$mem: $why" &&
+    test "$mem" = 2G &&
+    case $why in
+    "the 1600M it was killed at, a lower bound of its need, plus its rise at the kill"*) ;;
+    *) false ;;
+    esac &&
+    # --recommend: its table and notes, its sbatch lines
+    greport -S 2026-01-01 --recommend >g.rec &&
+    grep -qx "grow/batch: after OOM: --mem=$mem: $why" g.rec &&
+    grep -q "^grow/batch .* 1600M -> $mem " g.rec &&
+    greport -S 2026-01-01 --recommend --output=sbatch >g.sb &&
+    grep -qx "#SBATCH --mem=$mem" g.sb &&
+    # the listing --json: the diagnosis and its evidence
+    greport -S 2026-01-01 --json >g.list.json &&
+    jq -r ".steps[0].diagnosis[] | select(.code == \"oom\") | .text" \
+        g.list.json >g.list.oom &&
+    grep -qF -- "--mem=$mem (a one-run estimate): $why" g.list.oom &&
+    test "$(jq ".steps[0].diagnosis[] | select(.code == \"oom\")
+                | .evidence.suggestedmem" g.list.json)" = \
+         "$(jq ".groups[0].mem.recommend" g.json)" &&
+    # the job view: its diagnosis and next time
+    greport -j 401 >g.view &&
+    grep -F -- "--mem=$mem (a one-run estimate): $why" g.view &&
+    grep -q "Next time: .*--mem=$mem " g.view &&
+    # the HTML: recommendation, notes, script lines, finding and evidence
+    greport -j 401 --html -o g.html &&
+    grep -q "<b>$mem</b>" g.html &&
+    grep -qx "#SBATCH --mem=$mem" g.html &&
+    grep -qF "<li>after OOM: --mem=$mem: $why</li>" g.html &&
+    grep -qF -- "--mem=$mem (a one-run estimate): $why" g.html &&
+    grep -q "suggestedmem $mem<" g.html &&
+    # and no other --mem anywhere, nor another rendering of it
+    cat g.rec g.sb g.list.oom g.view g.html |
+        grep -o -e "--mem=[0-9]*[MG]" | sort -u >g.mems &&
+    echo "--mem=$mem" >g.want &&
+    test_cmp g.want g.mems &&
+    ! grep -q "projected\|GiB</span>" g.html
+'
+
 test_done

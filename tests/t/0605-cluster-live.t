@@ -14,13 +14,15 @@ require_or_skip "must run as root" test_have_prereq ROOT
 require_or_skip "slurmctld, slurmd and munged (tools/install-deps)" \
     test_have_prereq SLURM
 
-# live_row JOB [USER]: tracer-report --live (as USER) lists JOB.
+# live_row JOB [USER]: tracer-report --live (as USER) lists JOB, every
+# column in (a wide terminal: at 80 columns START and NODE may go).
 live_row ()
 {
     if test -n "$2"; then
-        runuser -u "$2" -- "$REPORT" --live >live.out 2>live.err
+        runuser -u "$2" -- env COLUMNS=1000 "$REPORT" --live >live.out \
+            2>live.err
     else
-        "$REPORT" --live >live.out 2>live.err
+        COLUMNS=1000 "$REPORT" --live >live.out 2>live.err
     fi
     grep -q "^$1 " live.out
 }
@@ -160,13 +162,13 @@ test_expect_success 'SIGKILL of tracerd: root sees the running step as stale at 
     ! grep -q STALE live.out &&
     tracerd_kill &&
     "$REPORT" --live >k.out &&
-    grep "^$kjob " k.out | grep -q "  STALE: tracerd is not running$"
+    grep -A1 "^$kjob " k.out | grep -q "  STALE: tracerd is not running$"
 '
 
 test_expect_success USER_JOBS 'the user, who cannot ask tracerd, sees it stale by its age' '
     kjob=$(sed -n "s/^JOB=//p" k.err) &&
     wait_for "live_row $kjob tracertest && grep -q STALE live.out" 10 &&
-    grep "^$kjob " live.out |
+    grep -A1 "^$kjob " live.out |
         grep -q "  STALE: daemon not updating: written [0-9]* s ago, expected every 1 s$" &&
     test_must_be_empty live.err
 '

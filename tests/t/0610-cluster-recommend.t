@@ -176,9 +176,14 @@ test_expect_success 'the advice after the kill states its evidence' '
     jq -e ".steps[0].memrise > 32 * 1048576" oom8.list.json &&
     jq -e ".groups[0].mem.oom_growth_Bps > 32 * 1048576" advice.oom8.json &&
     jq -e ".groups[0].mem.basis == \"oom\"" advice.oom8.json &&
-    jq -e "[.groups[0].notes[] |
-            select(startswith(\"after OOM at 256M: memory still rising\"))] |
-           length == 1" advice.oom8.json
+    jq -e "[.groups[0].notes[] | select(startswith(\"after OOM: --mem=\"))]
+           | length == 1" advice.oom8.json &&
+    # one number with one reason: the note names the --mem and why
+    jq -e ".groups[0] | (\"after OOM: --mem=\" + .mem.text + \": \"
+           + .mem.reason) as \$n | any(.notes[]; . == \$n)" advice.oom8.json &&
+    jq -e ".groups[0].mem.reason | contains(\"the 256M it was killed at\")
+           and contains(\"a lower bound of its need\")
+           and contains(\"its rise at the kill\")" advice.oom8.json
 '
 
 test_expect_success 'an OOM kill is OUT_OF_MEMORY in the view, listing, filter and JSON' '

@@ -121,8 +121,19 @@ test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and 
     grep "\[critical\] out of memory: the OOM killer ended 1 process" \
         m.$job.1.text &&
     mem=$(grep "^  batch  *--cpus-per-task" m.$job.1.text |
-          grep -o -e "--mem=[0-9]*M" | tr -dc 0-9) &&
-    test -n "$mem" && test "$mem" -gt 150
+          grep -o -e "--mem=[0-9]*[MG]" | sed "s/--mem=//") &&
+    case $mem in
+    *G) mib=$(( ${mem%G} * 1024 )) ;;
+    *) mib=${mem%M} ;;
+    esac &&
+    test -n "$mem" && test "$mib" -gt 150 &&
+    # one --mem, with one reason, in the diagnosis and next time, in 80
+    # columns
+    test "$(grep -o -e "--mem=[0-9]*[MG]" m.$job.1.text | sort -u)" = \
+        "--mem=$mem" &&
+    grep -q "a lower bound of its need" m.$job.1.text &&
+    test "$(awk "{ if (length(\$0) > w) w = length(\$0) } END { print w }" \
+            m.$job.1.text)" -le 80
 '
 
 test_expect_success 'records that never come: Slurm'\''s notification, saying so' '

@@ -503,12 +503,15 @@ static const struct text_case text_cases[] = {
       { SET (oom_kills, 2), SET (signal, 9), SET (mem_peak_bytes, 3.93 * GIB) },
       "", "oom", "out of memory: the OOM killer ended 2 processes; the peak "
       "of 3.9G reached 98% of the 4.0G limit; request more memory: "
-      "--mem=8G (a one-run estimate)" },
+      "--mem=8G (a one-run estimate): 2x the 4G it was killed at, a lower "
+      "bound of its need (no growth rate known; 1 OOM in a row)" },
     { "OOM without a limit or request", "oom",
       { SET (oom_kills, 1), SET (mem_limit_bytes, NAN),
         SET (req_mem_bytes, NAN), SET (mem_peak_bytes, 700 * 1048576.0) },
       "", "oom", "out of memory: the OOM killer ended 1 process at a peak of "
-      "700M; request more memory: --mem=1536M (a one-run estimate)" },
+      "700M; request more memory: --mem=1536M (a one-run estimate): 2x the "
+      "700M it was killed at, a lower bound of its need (no growth rate "
+      "known; 1 OOM in a row), rounded up" },
     { "OOM survived", NULL, { SET (oom_kills, 1) }, "", "oom",
       "out of memory: the OOM killer ended 1 process but the step completed; "
       "the peak of 3.0G reached 75% of the 4.0G limit; request more memory: "

@@ -3,8 +3,8 @@
  *
  * Unit tests for sizing.c: the engine's options from the site
  * configuration and the built-in defaults (the same as the schema's),
- * the one-run advice under a site's options, and the request options of
- * Slurm, PBS and LSF.
+ * the one-run advice under a site's options, the request options of
+ * Slurm, PBS and LSF, and one --mem with one reason after an OOM kill.
  */
 #include "config.h"
 
@@ -202,6 +202,151 @@ static void test_one_run_site (void **state)
     tr_conf_destroy (conf);
 }
 
+/* The note of g that starts with prefix, or NULL; fails when two do. */
+static const char *note_with (json_t *g, const char *prefix)
+{
+    const char *found = NULL;
+    size_t i;
+    json_t *n;
+
+    json_array_foreach (json_object_get (g, "notes"), i, n)
+    {
+        const char *t = json_string_value (n);
+
+        if (t && !strncmp (t, prefix, strlen (prefix))) {
+            assert_null (found);
+            found = t;
+        }
+    }
+    return found;
+}
+
+/* The text of the oom finding of findings, or NULL. */
+static const char *oom_text (json_t *findings)
+{
+    size_t i;
+    json_t *f;
+
+    json_array_foreach (findings, i, f) if (
+        !strcmp (json_string_value (json_object_get (f, "code")),
+                 "oom")) return json_string_value (json_object_get (f, "text"));
+    return NULL;
+}
+
+/* After an OOM kill, one number with one reason: the engine's --mem
+ * (mem.recommend, written as mem.text), the one note that names a --mem
+ * ("after OOM: --mem=TEXT: REASON", REASON being mem.reason) and the
+ * diagnosis ("--mem=TEXT (a one-run estimate): REASON") agree, and the
+ * reason says that the size at the kill is a lower bound.  The size is
+ * sane for the evidence: a step still growing slowly at the kill is
+ * given its projection, not twice the limit (1600M growing 2 MB/s with
+ * 40 s left: 2G, where doubling said 3584M); one growing fast is given
+ * at most 16x the limit, also after rounding (200M: 3G, not 3584M);
+ * with no growth rate it doubles per OOM in a row; a site's headroom or
+ * minimum that asks for more wins, and the reason says so.
+ */
+static void test_oom_one_number (void **state)
+{
+    static const struct {
+        const char *name;
+        double limit, rate, at_s, time_limit_s, headroom, mem_min;
+        int streak;
+        double want;
+        const char *why; /* the start of mem.reason */
+    } cases[] = {
+        { "slow growth: the projection", 1600 * MIB, 2e6, 20, 60, NAN, NAN, 1,
+          2 * GIB,
+          "the 1600M it was killed at, a lower bound of its need, plus its "
+          "rise at the kill (2.0 MB/s over the 40 s it had left of 60 s, "
+          "time limit), +20%, rounded up" },
+        { "fast growth: at most 16x", 200 * MIB, 128e6, 2, 60, NAN, NAN, 1,
+          3 * GIB,
+          "at most 16x the 200M it was killed at, a lower bound of its need; "
+          "its rise at the kill (128.0 MB/s over the 58 s it had left of 60 "
+          "s, time limit) would need more" },
+        { "no growth rate: doubled", 1600 * MIB, NAN, 20, 60, NAN, NAN, 1,
+          3584 * MIB,
+          "2x the 1600M it was killed at, a lower bound of its need (no "
+          "growth rate known; 1 OOM in a row), rounded up" },
+        { "flat at the kill: doubled", 2 * GIB, 0, 20, 60, NAN, NAN, 1, 4 * GIB,
+          "2x the 2G it was killed at, a lower bound of its need (its memory "
+          "no longer rose at the kill; 1 OOM in a row)" },
+        { "second OOM in a row: at least 2x", 2 * GIB, 1e6, 20, 60, NAN, NAN, 2,
+          4 * GIB,
+          "2x the 2G it was killed at, a lower bound of its need, for 2 OOMs "
+          "in a row (its rise at the kill (1.0 MB/s over the 40 s it had "
+          "left of 60 s, time limit) projects less)" },
+        { "the site's headroom asks more", 2 * GIB, NAN, 20, 60, 3, NAN, 1,
+          8 * GIB,
+          "the 2G it was killed at, a lower bound of its need, +300%" },
+        { "the site's minimum asks more", 2 * GIB, NAN, 20, 60, NAN, 24 * GIB,
+          1, 24 * GIB,
+          "the site's minimum, above the 2G it was killed at, a lower bound "
+          "of its need" },
+    };
+    (void)state;
+    for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
+        struct tr_recommend_opts o;
+        tr_stepsum_t rows[4];
+        const tr_stepsum_t *p[4];
+        json_t *recs, *g, *findings;
+        const char *text, *why, *n, *d;
+        char want_text[32], line[1024];
+
+        print_message ("# %s\n", cases[c].name);
+        tr_sizing_opts (&o, NULL);
+        if (!isnan (cases[c].headroom))
+            o.mem_headroom = cases[c].headroom;
+        if (!isnan (cases[c].mem_min))
+            o.mem_min_bytes = cases[c].mem_min;
+        for (int i = 0; i < cases[c].streak; i++) {
+            oom_row (&rows[i]);
+            rows[i].req_mem_bytes = rows[i].mem_limit_bytes =
+                rows[i].mem_peak_bytes =
+                    cases[c].limit / (1u << (cases[c].streak - 1 - i));
+            rows[i].elapsed_s = cases[c].at_s;
+            rows[i].time_limit_s = cases[c].time_limit_s;
+            rows[i].mem_rise_Bps = cases[c].rate;
+            rows[i].end_ms = rows[i].start_ms + 1000.0 * (i + 1);
+            p[i] = &rows[i];
+        }
+        recs = tr_recommend_groups (p, (size_t)cases[c].streak, &o, NULL);
+        assert_non_null (recs);
+        g = json_array_get (json_object_get (recs, "groups"), 0);
+        assert_non_null (g);
+        /* the number */
+        assert_true (recommended (g, "mem") == cases[c].want);
+        assert_int_equal (tr_recommend_mem_text (want_text, sizeof (want_text),
+                                                 cases[c].want),
+                          0);
+        text = json_string_value (
+            json_object_get (json_object_get (g, "mem"), "text"));
+        assert_string_equal (text, want_text);
+        assert_true (recommended (g, "mem") > cases[c].limit);
+        /* the reason, in mem.reason and in the one note */
+        why = json_string_value (
+            json_object_get (json_object_get (g, "mem"), "reason"));
+        assert_non_null (why);
+        assert_string_equal (why, cases[c].why);
+        assert_non_null (strstr (why, "a lower bound of its need"));
+        snprintf (line, sizeof (line), "after OOM: --mem=%s: %s", text, why);
+        assert_non_null (n = note_with (g, "after OOM"));
+        assert_string_equal (n, line);
+        assert_null (note_with (g, "1 run OOM-killed"));
+        /* the diagnosis of the newest run, given this advice */
+        findings = tr_diagnose_advised (&rows[cases[c].streak - 1], NULL, g);
+        assert_non_null (findings);
+        assert_true (suggested_mem (findings) == cases[c].want);
+        snprintf (line, sizeof (line), "--mem=%s (a one-run estimate): %s",
+                  text, why);
+        assert_non_null (d = oom_text (findings));
+        if (cases[c].streak == 1)
+            assert_non_null (strstr (d, line));
+        json_decref (findings);
+        json_decref (recs);
+    }
+}
+
 static const char *joined (const struct tr_sizing_args *a)
 {
     static char buf[512];
@@ -297,9 +442,12 @@ static void test_args_advice (void **state)
 int main (void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test (test_defaults),     cmocka_unit_test (test_from_conf),
-        cmocka_unit_test (test_one_run_site), cmocka_unit_test (test_args),
+        cmocka_unit_test (test_defaults),
+        cmocka_unit_test (test_from_conf),
+        cmocka_unit_test (test_one_run_site),
+        cmocka_unit_test (test_args),
         cmocka_unit_test (test_args_advice),
+        cmocka_unit_test (test_oom_one_number),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -45,6 +45,20 @@
  * Helpers
  */
 
+/* The widest line of s, in bytes. */
+static size_t widest_line (const char *s)
+{
+    size_t w = 0;
+
+    while (*s) {
+        size_t n = strcspn (s, "\n");
+
+        w = n > w ? n : w;
+        s += n + (s[n] ? 1 : 0);
+    }
+    return w;
+}
+
 static size_t count (const char *hay, const char *needle)
 {
     size_t n = 0, len = strlen (needle);
@@ -809,7 +823,10 @@ static void test_summary_text (void **state)
     /* the failed step's cause with its evidence; none for extern */
     assert_non_null (strstr (s, "\nWhy it failed:\n  batch        tool-crash: "
                                 "samtools (pid 42) killed by SIGSEGV, 0.1 s "
-                                "before the end, under bash 41\n\n"));
+                                "before the\n               end, under bash "
+                                "41\n\n"));
+    /* a mail reader's 80 columns */
+    assert_true (widest_line (s) <= 80);
 
     /* serious findings shown, the info one dropped beside them */
     assert_non_null (strstr (s, "[critical] Exited with code 3."));
@@ -819,13 +836,16 @@ static void test_summary_text (void **state)
 
     /* advice for batch, none for extern */
     assert_non_null (strstr (s, "--cpus-per-task=2 --mem=3G "
-                                "--time=01:00:00   (5 runs, medium "
-                                "confidence)"));
+                                "--time=01:00:00   (5 runs, medium\n"
+                                "               confidence)"));
     assert_int_equal (count (s, "--mem="), 1);
 
     assert_non_null (strstr (s, "attached (tracer-job-22.html)"));
     assert_non_null (strstr (s, "tracer-report -j 22 "));
-    assert_non_null (strstr (s, "Slurm's notification: " S_FAILED "\n"));
+    /* quoted whole, wrapped to 80 columns under itself */
+    assert_non_null (strstr (s, "Slurm's notification: Slurm Job_id=22 "
+                                "Name=effjob Failed, Run time 00:00:01,\n"
+                                "                      FAILED, ExitCode 3\n"));
     free (s);
     job_fx_fini (&fx);
 }

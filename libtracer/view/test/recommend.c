@@ -336,10 +336,20 @@ static void test_oom_bound (void **state)
 {
     static const struct {
         double headroom, want;
+        const char *note;
     } cases[] = {
-        { 0.20, 4 * GiB }, /* 2G * 1.2 = 2.4G, but one OOM: 2x */
-        { 0.0, 4 * GiB },  /* exactly 2G would die again */
-        { 3.0, 8 * GiB },  /* 2G * 4 */
+        /* 2G * 1.2 = 2.4G, but one OOM with no growth rate: 2x */
+        { 0.20, 4 * GiB,
+          "after OOM: --mem=4G: 2x the 2G it was killed at, a lower bound of "
+          "its need (no growth rate known; 1 OOM in a row)" },
+        /* exactly 2G would die again */
+        { 0.0, 4 * GiB,
+          "after OOM: --mem=4G: 2x the 2G it was killed at, a lower bound of "
+          "its need (no growth rate known; 1 OOM in a row)" },
+        /* 2G * 4 */
+        { 3.0, 8 * GiB,
+          "after OOM: --mem=8G: the 2G it was killed at, a lower bound of "
+          "its need, +300%" },
     };
     (void)state;
     for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++) {
@@ -368,9 +378,9 @@ static void test_oom_bound (void **state)
         assert_int_equal (dv (g, "runs.oom"), 1);
         assert_int_equal (dv (g, "runs.used"), 4);
         assert_int_equal (dv (g, "runs.total"), 5);
-        assert_true (has_note (g, "1 run OOM-killed at up to 2G"));
-        assert_true (has_note (g, "after OOM at 2G: no memory growth rate "
-                                  "known; 1 OOM in a row: at least 2x"));
+        /* one note, with the one --mem and why */
+        assert_false (has_note (g, "1 run OOM-killed at up to 2G"));
+        assert_true (has_note (g, cases[c].note));
         assert_int_equal (dv (g, "mem.oom_factor"), 2);
         json_decref (recs);
     }
@@ -462,7 +472,8 @@ static void test_oom_growth (void **state)
             if (n > (f == 2 ? cases[c].max_reruns_8x : 2))
                 fail_msg ("case %zu, need %.1fx: %d reruns (first %.0fM)", c,
                           factor[f], n, first / MiB);
-            /* never less than doubling, never the old +20% */
+            /* growing fast, or no series: never less than doubling, never
+             * the old +20% */
             assert_true (first >= 2 * limit);
             assert_true (first <= 16 * limit || first <= 256 * MiB);
         }
@@ -492,9 +503,11 @@ static void test_oom_growth_note (void **state)
     assert_float_equal (dv (g, "mem.oom_growth_Bps"), 40e6, 1e-6);
     assert_int_equal (dv (g, "mem.oom_expected_s"), 100);
     assert_int_equal (dv (g, "mem.oom_streak"), 1);
-    assert_true (has_note (g, "after OOM at 2G: memory still rising 40.0 MB/s "
-                              "at the kill, 50 s into a run expected to take "
-                              "100 s (completed runs): projected"));
+    assert_true (has_note (g, "after OOM: --mem=5G: the 2G it was killed at, "
+                              "a lower bound of its need, plus its rise at "
+                              "the kill (40.0 MB/s over the 50 s it had left "
+                              "of 100 s, completed runs), +20%, rounded up"));
+    assert_string_equal (sv (g, "mem.text"), "5G");
     json_decref (recs);
 
     /* a second OOM in a row, memory flat at the kill: 4x */
@@ -506,8 +519,9 @@ static void test_oom_growth_note (void **state)
     recs = recommend (&r, NULL);
     g = at (recs, "groups.0");
     assert_int_equal (dv (g, "mem.recommend"), 20 * GiB);
-    assert_true (has_note (g, "memory no longer rising at the kill; 2 OOMs "
-                              "in a row: at least 4x"));
+    assert_true (has_note (g, "after OOM: --mem=20G: 4x the 5G it was killed "
+                              "at, a lower bound of its need (its memory no "
+                              "longer rose at the kill; 2 OOMs in a row)"));
     json_decref (recs);
 
     /* a completed run after them: sized from it again, above the bound */
