@@ -37,12 +37,33 @@ _tr_cluster_atexit ()
     "$TRACER_CLUSTER" -q down "$TRACER_CLUSTER_DIR"
 }
 
+# cluster_lock: where TRACER_CLUSTER_LOCK names a file (tools/test-all
+# runs the suite two tests at a time), wait until no other test holds it,
+# and hold it until this script ends: one cluster (or guest node) at a
+# time, while the tests without one run beside it.  A process of its own
+# holds the lock while this script lives, so that no daemon the script
+# starts inherits it.
+cluster_lock ()
+{
+    test -n "${TRACER_CLUSTER_LOCK:-}" || return 0
+    test -z "${_tr_cluster_locked:-}" || return 0
+    _tr_lock_ready=$SHARNESS_TRASH_DIRECTORY/.cluster-lock-held
+    rm -f "$_tr_lock_ready"
+    flock "$TRACER_CLUSTER_LOCK" sh -c '
+        : >"$1"
+        while kill -0 "$2" 2>/dev/null; do sleep 1; done' \
+        sh "$_tr_lock_ready" $$ </dev/null >/dev/null 2>&1 &
+    while ! test -e "$_tr_lock_ready"; do sleep 1; done
+    _tr_cluster_locked=t
+}
+
 # cluster_up [tests/cluster up options]
 # Start the cluster and export its environment.  The default node name is
 # tr<test number> (the nodes are tr<test number>-K with --nodes);
 # --nodename overrides it.
 cluster_up ()
 {
+    cluster_lock || return 1
     TRACER_CLUSTER_DIR=$SHARNESS_TRASH_DIRECTORY/cluster
     export TRACER_CLUSTER_DIR
     if test -z "$_tr_cluster_trap"; then

@@ -51,6 +51,7 @@ guest="0620-cluster-v2=10 0621-unit-evidence=4 0623-cluster-files-fexit=12
 test "${TRACER_TEST_PACKAGES:-}" != 1 || guest="$guest 0622-deb-node=5"
 
 test_expect_success 'the cluster suite passes on the cgroup v2 guest node' '
+    cluster_lock &&
     "$VM" --timeout 900 --results vmres "$SHARNESS_TEST_SRCDIR/vm.d/run" \
         $(for g in $guest; do echo "${g%=*}.t"; done) >vm.out 2>&1
     rc=$?
