@@ -85,6 +85,8 @@ struct rep {
     unsigned long rejected; /* records refused while listing */
     unsigned long old_creds; /* records whose credential had expired or
                               * been decoded before */
+    bool quiet_bad;          /* bad records counted, not named (the job
+                              * view names its own, once) */
     char *compare_a;        /* --compare=A,B: the two run ids */
     char *compare_b;
 };

@@ -53,7 +53,8 @@ static int load_row (const char *abspath,
     if (!(rec = tr_record_load (abspath, &error))) {
         if (errno == EACCES || errno == EPERM || errno == ENOENT)
             return -1;
-        rep_err ("%s\n", tr_error_str (&error));
+        if (!c->r->quiet_bad)
+            rep_err ("%s\n", tr_error_str (&error));
         row->reason = tr_strpool_intern (c->set->pool, tr_error_str (&error));
         c->r->rejected++;
         return 1;
@@ -66,7 +67,8 @@ static int load_row (const char *abspath,
      * there: its signature holds) is not the record of that place.
      */
     if (rc == 0 && !tr_store_in_place (rec, relpath, why, sizeof (why))) {
-        rep_err ("%s: REJECTED: %s\n", abspath, why);
+        if (!c->r->quiet_bad)
+            rep_err ("%s: REJECTED: %s\n", abspath, why);
         rep_set_worst (c->r, EXIT_TAMPERED);
         rc = 1;
     }
@@ -99,7 +101,7 @@ static void index_bad (const char *relpath,
     /* A user's listing is not told of others' records: the count says
      * there were some.
      */
-    if (loaded || c->q->only_uid)
+    if (loaded || c->q->only_uid || c->r->quiet_bad)
         return;
     rep_err ("%s%s%s: REJECTED: %s\n", root,
              strcmp (root, "/") == 0 ? "" : "/", relpath, reason);
@@ -163,7 +165,7 @@ static void live_bad (const char *relpath, const char *why, void *arg)
 {
     struct collect *c = arg;
 
-    if (c->q->only_uid)
+    if (c->q->only_uid || c->r->quiet_bad)
         return;
     rep_err ("%s/%s: REJECTED: live summary: %s\n", c->root, relpath, why);
     c->r->rejected++;
@@ -276,7 +278,7 @@ static int collect_store (struct collect *c)
     }
     rep_node_drops (store, cluster);
     tr_store_destroy (store);
-    if (st.bad > 0)
+    if (st.bad > 0 && !r->quiet_bad)
         rep_err ("%zu record%s of this period could "
                  "not be used (tampered, forged, misplaced or corrupt: "
                  "named above)\n",

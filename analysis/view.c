@@ -206,19 +206,24 @@ static void add_selected (struct rep *r, tr_store_t *store,
     tr_rowset_t *set = tr_rowset_create ();
     const char *last = "";
     int worst = r->worst, errors = r->errors, rc;
+    unsigned long rejected = r->rejected;
 
     if (!set) {
         rep_err ("out of memory\n");
         r->errors++;
         return;
     }
-    rc = rep_collect (r, &r->q, true, set);
     /* plain ids: the store's other records are not this view's business
-     * (each of the job's own is loaded, and judged, again below)
+     * (each of the job's own is loaded, and judged, again below, and
+     * named there once)
      */
+    r->quiet_bad = nplain > 0;
+    rc = rep_collect (r, &r->q, true, set);
+    r->quiet_bad = false;
     if (nplain) {
         r->worst = worst;
         r->errors = errors;
+        r->rejected = rejected;
     }
     else if (rc != EXIT_OK) {
         r->errors++;
@@ -318,6 +323,7 @@ static tr_rowset_t *history_of (struct rep_history *h,
     };
 
     int worst = h->r->worst, errors = h->r->errors;
+    unsigned long rejected = h->r->rejected;
 
     if (h->tried)
         return h->set;
@@ -336,16 +342,26 @@ static tr_rowset_t *history_of (struct rep_history *h,
         return NULL;
     if (!(h->set = tr_rowset_create ()))
         return NULL;
+    /* The exit status speaks of the records asked for.  A bad record
+     * among the user's others is left out of the advice, and counted in
+     * one line (a listing names each); it does not make a valid record's
+     * view fail.
+     */
+    h->r->quiet_bad = true;
     if (rep_collect (h->r, &q, true, h->set) != EXIT_OK) {
         tr_rowset_destroy (h->set);
         h->set = NULL;
     }
-    /* The exit status speaks of the records asked for.  A bad record
-     * among the user's others is named on stderr and left out of the
-     * advice; it does not make a valid record's view fail.
-     */
+    h->r->quiet_bad = false;
+    if (h->r->rejected > rejected)
+        rep_err ("%lu other record%s of this user could not be used for "
+                 "the advice (tracer-report -u USER names %s)\n",
+                 h->r->rejected - rejected,
+                 h->r->rejected - rejected == 1 ? "" : "s",
+                 h->r->rejected - rejected == 1 ? "it" : "them");
     h->r->worst = worst;
     h->r->errors = errors;
+    h->r->rejected = rejected;
     return h->set;
 }
 

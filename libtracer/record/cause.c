@@ -444,10 +444,13 @@ static tr_cause_t decide (json_t *rec, struct text *t)
         }
         if (hit) {
             const char *call = tr_json_str (hit, "call");
-            put_safe (t,
-                      tr_json_str (hit, "tool") ? tr_json_str (hit, "tool")
-                                                : "a process",
-                      64);
+            const char *by = tr_json_str (hit, "tool");
+            /* the culprit's name where the evidence is its comm: one
+             * name for one process (python3.11, not python3)
+             */
+            if (tool && comm && by && eq (comm, by) && !eq (tool, by))
+                by = tool;
+            put_safe (t, by ? by : "a process", 64);
             put (t, eq (call, "stat")     ? " could not find "
                     : eq (call, "access") ? " could not access "
                                           : " could not open ");

@@ -380,7 +380,7 @@ static const char *state_class (const char *state)
 static void put_state (FILE *out, const char *state)
 {
     fprintf (out, "<span class=\"state %s\">", state_class (state));
-    put_esc (out, tr_states_name (state, NAN));
+    put_esc (out, tr_states_sacct (state, NAN));
     fputs ("</span>", out);
 }
 

@@ -242,7 +242,7 @@ static void headline (const struct tr_mail_job *j, const struct job_totals *t,
     const char *name = ev && *ev->name ? ev->name
                        : j->n             ? j->rows[0].job_name : "";
     const char *state =
-        ev && *ev->state ? ev->state : tr_states_name (t->state, NAN);
+        ev && *ev->state ? ev->state : tr_states_sacct (t->state, NAN);
     char ec[32] = "";
 
     /* Slurm says "OUT_OF_MEMORY, ExitCode 0" for a job whose task the
@@ -407,7 +407,7 @@ static int summary_text (FILE *out, const struct tr_mail_job *j)
 
         fprintf (out, "  %-12s %-13s %10s %6s %11s %6s\n",
                  pr (&rg, step_label (j, i, lab, sizeof (lab))),
-                 pr (&rg, tr_states_name (r->state, r->oom_kills)),
+                 pr (&rg, tr_states_sacct (r->state, r->oom_kills)),
                  dur_or_dash (a, sizeof (a), r->elapsed_s),
                  pct (d, sizeof (d), r->cpu_s,
                       r->req_cores * r->elapsed_s),
@@ -588,7 +588,7 @@ int tr_mail_digest (FILE *out,
         }
         fprintf (out, "  %s.%s  %-10s %s  %s\n", pr (&rg, r->job_id),
                  pr (&rg, r->step_id),
-                 pr (&rg, tr_states_name (r->state, r->oom_kills)),
+                 pr (&rg, tr_states_sacct (r->state, r->oom_kills)),
                  pr (&rg, r->job_name), pr (&rg, r->reason));
         if (*r->cause)
             fprintf (out, "      cause %s%s%s\n", pr (&rg, r->cause),

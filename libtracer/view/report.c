@@ -1525,9 +1525,22 @@ static void live_cells (json_t *e, live_row_t row)
         strftime (row[COL_START], 64, "%Y-%m-%dT%H:%M:%S", &tm);
     else
         snprintf (row[COL_START], 64, "-");
-    tr_units_duration (row[COL_ELAPSED], 64,
-                       tr_json_num_or (json_object_get (rec, "time"),
-                                       "elapsed_s", 0));
+    /* a running step's elapsed time is now less its start, whatever
+     * its last reading said (a snapshot's elapsed_s is as old as the
+     * snapshot, and the sampler's may lag its first samples)
+     */
+    {
+        double start_ms = tr_json_num_or (json_object_get (rec, "time"),
+                                          "start_unix_ms", 0);
+        double el = tr_json_num_or (json_object_get (rec, "time"),
+                                    "elapsed_s", 0) + age;
+        struct timespec ts;
+
+        if (start_ms > 0 && clock_gettime (CLOCK_REALTIME, &ts) == 0
+            && ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 > start_ms)
+            el = (ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 - start_ms) / 1e3;
+        tr_units_duration (row[COL_ELAPSED], 64, el);
+    }
     if (cores < 0)
         snprintf (row[COL_CPU], 64, "-");
     else if (req > 0)

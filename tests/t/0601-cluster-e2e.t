@@ -376,6 +376,11 @@ test_expect_success TWO_USERS 'where a user owns their record, a rewrite is name
     grep -q "$why" ri.err &&
     test_expect_code 3 as_admin $REPORT -j $j1 >j.out 2>j.err &&
     grep -q "$why" j.err &&
+    test "$(grep -c "REJECTED" j.err)" = 1 &&
+    as_admin $REPORT -j $jo >jo.out 2>jo.err &&
+    ! grep -q REJECTED jo.err &&
+    test "$(wc -l <jo.err)" -le 1 &&
+    ! grep -q "Replayed" jo.out &&
     test_expect_code 3 as_admin $REPORT -a --no-index >n.out 2>n.err &&
     grep -q "$why" n.err &&
     # repaired: listed again, nothing said

@@ -242,6 +242,22 @@ test_expect_success USER_JOBS 'a live summary its user owns (no ACLs) is believe
     tracerd_start
 '
 
+# ELAPSED is now less the start, however old the last reading is.
+test_expect_success 'a running step'"'"'s ELAPSED grows with the wall clock' '
+    srun --tracer --mem=64M sh -c "echo JOB=\$SLURM_JOB_ID >&2; exec sleep 60" \
+        2>el.err &
+    wait_for "grep -q ^JOB= el.err" 20 &&
+    ejob=$(sed -n "s/^JOB=//p" el.err) &&
+    test_when_finished "scancel $ejob" &&
+    wait_for "live_row $ejob" 20 &&
+    sleep 8 &&
+    live_row $ejob &&
+    el=$(grep "^$ejob " live.out | awk "{ print \$7 }") &&
+    echo "ELAPSED $el" &&
+    secs=$(echo "$el" | awk -F: "{ print \$(NF-2) * 3600 + \$(NF-1) * 60 + \$NF }") &&
+    test "$secs" -ge 8
+'
+
 test_expect_success 'stop the cluster' '
     cluster_down
 '

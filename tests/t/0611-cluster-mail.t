@@ -80,7 +80,7 @@ test_expect_success 'a completed job: the summary, with the report attached; no 
     grep "^Job $job (ok.sh) ended: COMPLETED, exit code 0$" m.$job.1.text &&
     grep "^  Cores  *2 " m.$job.1.text &&
     grep "^  Memory  *400.0 MiB  *[0-9.]* MiB  *[0-9]*%$" m.$job.1.text &&
-    grep "^  batch  *completed " m.$job.1.text &&
+    grep "^  batch  *COMPLETED " m.$job.1.text &&
     grep "^  Time  *UNLIMITED  *00:00:0[0-9]" m.$job.1.text &&
     ! grep "365-00:00:00" m.$job.1.text m.$job.1.html &&
     grep "^Next time" m.$job.1.text &&
@@ -100,7 +100,7 @@ test_expect_success 'a failed job: the summary says it failed, and why' '
     grep "^Subject: Slurm Job_id=$job Name=fail.sh Failed, Run time .*, FAILED, ExitCode 3$" \
         m.$job.1.headers &&
     grep "^Job $job (fail.sh) failed: FAILED, exit code 3$" m.$job.1.text &&
-    grep "^  batch  *failed " m.$job.1.text &&
+    grep "^  batch  *FAILED " m.$job.1.text &&
     grep "\[critical\] failed" m.$job.1.text &&
     grep -A1 "^Why it failed:$" m.$job.1.text |
         grep "^  batch  *tool-error: .* (pid [0-9]*) exited 3"
@@ -183,7 +183,7 @@ test_expect_success 'an array job: one summary of every task' '
     grep "^Subject: Slurm Array Summary Job_id=${job}_\* ($job) Name=wrap Ended, " \
         m.$job.1.headers &&
     grep "^Array job ${job}_\* (wrap) ended: COMPLETED" m.$job.1.text &&
-    test $(grep -c "^  [0-9]*\.batch  *completed " m.$job.1.text) = 2 &&
+    test $(grep -c "^  [0-9]*\.batch  *COMPLETED " m.$job.1.text) = 2 &&
     grep "Each task has its own HTML report" m.$job.1.text
 '
 

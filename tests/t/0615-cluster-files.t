@@ -195,7 +195,7 @@ test_expect_success EBPF 'a Python tool failing on a missing input: input-missin
     echo "/nonexistent/py-$$.csv open 1" >expect &&
     test_cmp expect pm.out &&
     test "$(step0 .cause.class)" = input-missing &&
-    step0 .cause.text | grep "^python3 could not open /nonexistent/py-$$.csv (ENOENT); python3"
+    step0 .cause.text | grep "^python3[.0-9]* could not open /nonexistent/py-$$.csv (ENOENT); python3"
 '
 
 test_expect_success EBPF 'a tool built with an RPATH that fails for another reason is not input-missing' '

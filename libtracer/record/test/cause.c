@@ -162,7 +162,7 @@ static const struct ccase cases[] = {
           "\"ENOENT\", \"tool\": \"python3\", \"count\": 1, \"call\": "
           "\"open\", \"acted\": 1}]}}"),
       "input-missing",
-      "python3 could not open /in/r1.fq (ENOENT); align.py "
+      "align.py could not open /in/r1.fq (ENOENT); align.py "
       "(pid 7)",
       1 },
     /* a culprit that crashed did not act on its failed lookup (perl's

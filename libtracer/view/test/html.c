@@ -853,8 +853,8 @@ static void test_steps (void **state)
     assert_non_null (strstr (html, "the first 50 of 53 steps"));
     /* the job's state is its worst step's */
     assert_non_null (strstr (html, "<dt>State</dt><dd><span class=\"state "
-                                   "state-bad\">failed</span>"));
-    assert_non_null (strstr (html, ">failed</span>, exit code 3</caption>"));
+                                   "state-bad\">FAILED</span>"));
+    assert_non_null (strstr (html, ">FAILED</span>, exit code 3</caption>"));
     free (html);
     json_decref (recs);
 }

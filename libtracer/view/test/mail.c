@@ -818,8 +818,8 @@ static void test_summary_text (void **state)
                                             NULL });
 
     assert_line_has (s, "  batch ",
-                     (const char *const[]){ "failed", "256.0 MiB", NULL });
-    assert_line_has (s, "  extern ", (const char *const[]){ "completed", NULL });
+                     (const char *const[]){ "FAILED", "256.0 MiB", NULL });
+    assert_line_has (s, "  extern ", (const char *const[]){ "COMPLETED", NULL });
     /* the failed step's cause with its evidence; none for extern */
     assert_non_null (strstr (s, "\nWhy it failed:\n  batch        tool-crash: "
                                 "samtools (pid 42) killed by SIGSEGV, 0.1 s "
@@ -1933,7 +1933,7 @@ static void test_digest (void **state)
     assert_non_null (strstr (s, "CPU: 4.0 core-hours allocated, 1.0 used "
                                 "(25%).\n"));
     assert_non_null (strstr (s, "\nSteps that did not complete:\n"));
-    assert_non_null (strstr (s, "  11.batch  failed "));
+    assert_non_null (strstr (s, "  11.batch  FAILED "));
     assert_non_null (strstr (s, "NonZeroExitCode"));
     assert_non_null (strstr (s, "  12.0  OUT_OF_MEMORY "));
     assert_null (strstr (s, "10.batch"));
