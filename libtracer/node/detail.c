@@ -100,6 +100,7 @@ struct tr_detail {
     size_t proc_reads;        /* known processes reread per sample */
     size_t reread_credit;     /* rereads owed, in REREAD_SAMPLES-ths */
     bool read_all;            /* the next reading reads every process */
+    bool read_reapers;        /* ... and the reapers (tr_procs_read_reapers) */
     struct tr_kept kept[K_COUNT];
     char *text;               /* the shared scratch (below) */
     struct tr_netstat *net_tmp;
@@ -614,6 +615,10 @@ void tr_detail_sample (tr_detail_t *d,
     if (!d->proc_reads || budget > 0 || all)
         (void)tr_procs_scan_some (d->procs, pids, npids, budget, same,
                                   now_ms ());
+    if (d->read_reapers) {
+        d->read_reapers = false;
+        (void)tr_procs_read_reapers (d->procs, now_ms ());
+    }
     sample_psi (d, t, dt);
     /* delay accounting off at the start leaves early exits without
      * their I/O and memory delay
@@ -643,6 +648,20 @@ uint64_t tr_detail_excluded_us (tr_detail_t *d)
 void tr_detail_read_all (tr_detail_t *d)
 {
     d->read_all = true;
+}
+
+void tr_detail_read_reapers (tr_detail_t *d)
+{
+    d->read_reapers = true;
+}
+
+int tr_detail_set_reaped (tr_detail_t *d,
+                          const pid_t *pids,
+                          size_t n,
+                          uint64_t cpu_us,
+                          uint64_t user_us)
+{
+    return tr_procs_set_reaped (d->procs, pids, n, cpu_us, user_us);
 }
 
 bool tr_detail_cpu (tr_detail_t *d, uint64_t *total_us, uint64_t *user_us)

@@ -87,6 +87,22 @@ uint64_t tr_detail_excluded_us (tr_detail_t *d);
  */
 void tr_detail_read_all (tr_detail_t *d);
 
+/* The next reading also reads the processes that reaped one of the
+ * step's since they were last read (tr_procs_read_reapers), whatever
+ * the budget: the final reading of a step, so that the tool table has
+ * the ends of their children's runs.
+ */
+void tr_detail_read_reapers (tr_detail_t *d);
+
+/* The tracing process reaped pids itself; their whole CPU with their
+ * descendants' (tr_procs_set_reaped).  Returns 0 or -1 with errno.
+ */
+int tr_detail_set_reaped (tr_detail_t *d,
+                          const pid_t *pids,
+                          size_t n,
+                          uint64_t cpu_us,
+                          uint64_t user_us);
+
 /* The step's CPU time summed over its processes (tr_procs_cpu): exit
  * records for the ended ones, the last reading for the live.  True when
  * exact (exit events on, none lost, every ended process's figure

@@ -142,6 +142,28 @@ int tr_procs_scan_some (tr_procs_t *procs,
                         bool same,
                         int64_t now_ms);
 
+/* Read again, whatever the budget, every live process that reaped one
+ * of the table's processes since its last reading: its cutime + cstime
+ * then hold those children's whole run, which their exit records do
+ * not (see tr_procs_tools_json).  For the final reading of a step: a
+ * handful of reads.  Returns the number read, or -1 with errno (EINVAL,
+ * ENOMEM).
+ */
+int tr_procs_read_reapers (tr_procs_t *procs, int64_t now_ms);
+
+/* The caller reaped pids[0..n-1] itself (it is their parent and not in
+ * the table: tracer-run and its command), and getrusage(RUSAGE_CHILDREN)
+ * told it their whole CPU with their descendants', cpu_us, user_us of
+ * it: the ends of those runs that the exit records miss are then the
+ * table's too.  Replaces an earlier call.  Returns 0, or -1 with errno
+ * (EINVAL, ENOMEM).
+ */
+int tr_procs_set_reaped (tr_procs_t *procs,
+                         const pid_t *pids,
+                         size_t n,
+                         uint64_t cpu_us,
+                         uint64_t user_us);
+
 /* Resident memory of the running processes at their last readings, in
  * bytes.
  */
@@ -215,7 +237,12 @@ int tr_procs_identify (tr_procs_t *procs, pid_t pid,
  * executable's base name, or the subcommand or script it runs),
  * sorted by cpu_s descending (then count, then name), at most tools_max
  * rows plus one "(other)" row summing the rest.  Live processes count
- * with their latest readings.  Returns a new reference, or NULL with
+ * with their latest readings.  A row's CPU is its processes' own (exit
+ * record or last reading) and their share of the ends of runs that the
+ * exit records miss: what each reaper's cutime + cstime holds beyond
+ * the children credited to it (or the caller's, tr_procs_set_reaped),
+ * shared equally among the processes that ended below it.  The rows
+ * add up to tr_procs_cpu().  Returns a new reference, or NULL with
  * errno = ENOMEM.
  */
 json_t *tr_procs_tools_json (tr_procs_t *procs);
@@ -233,10 +260,12 @@ json_t *tr_procs_json (tr_procs_t *procs, const char *source);
 bool tr_procs_complete (tr_procs_t *procs);
 
 /* The step's CPU time summed over its processes, each one's own CPU
- * counted once (utime + stime of the process; never cutime/cstime):
- * ended processes from their exit records (the scheduler's run time,
- * ns), live ones from their last reading.  *total_us and *user_us get
- * the total and its user part.  Returns true when the sum is exact:
+ * counted once (utime + stime of the process; cutime/cstime only for
+ * what they hold beyond the children's own figures, the ends of their
+ * runs): ended processes from their exit records (the scheduler's run
+ * time, ns), live ones from their last reading.  The tool table's rows
+ * add up to it.  *total_us and *user_us get the total and its user
+ * part.  Returns true when the sum is exact:
  * every ended process has an exit record with an exact CPU figure and
  * no exit event was lost.  A live process counts with its last reading,
  * as exact as when that reading was taken.

@@ -1488,6 +1488,10 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
     /* the process table's live figures as of the end (tree_cpu) */
     if (step->mode == ATTACH_TREE)
         tr_detail_read_all (step->detail);
+    /* and the reapers' cutime: the ends of their children's runs, which
+     * the exit records miss, for the tool table
+     */
+    tr_detail_read_reapers (step->detail);
     rc = tr_step_sample (step, error);
     /* the scheduler removes a step's cgroup as the step ends, often
      * before its end reaches us: a cgroup gone at this last sample, or
@@ -1505,8 +1509,22 @@ int tr_step_finish (tr_step_t *step, tr_error_t *error)
 
 void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru)
 {
+    pid_t pids[64];
+    size_t n = 0;
+    uint64_t user = (uint64_t)ru->ru_utime.tv_sec * 1000000
+                    + (uint64_t)ru->ru_utime.tv_usec;
+    uint64_t sys = (uint64_t)ru->ru_stime.tv_sec * 1000000
+                   + (uint64_t)ru->ru_stime.tv_usec;
+
     step->children = *ru;
     step->have_children = true;
+    /* the tasks are the children it reaped: the tool table has the ends
+     * of their runs from it
+     */
+    for (int i = 0; i < step->ntasks && n < 64; i++)
+        if (step->tasks[i].pid > 0 && step->tasks[i].exited)
+            pids[n++] = step->tasks[i].pid;
+    (void)tr_detail_set_reaped (step->detail, pids, n, user + sys, user);
 }
 
 json_t *tr_step_identity (tr_step_t *step)

@@ -174,9 +174,11 @@ int tr_step_nexited (tr_step_t *step);
 int tr_step_finish (tr_step_t *step, tr_error_t *error);
 
 /* The exact totals of reaped descendants (getrusage RUSAGE_CHILDREN of
- * the tracing process): the CPU time in process-tree mode, and the
- * largest single process's peak RSS wherever memory is not counted by a
- * memory cgroup and that peak exceeds the sampled one.
+ * the tracing process, which reaped the exited tasks): the CPU time in
+ * process-tree mode, the ends of the tasks' runs in the tool table
+ * (tr_procs_set_reaped), and the largest single process's peak RSS
+ * wherever memory is not counted by a memory cgroup and that peak
+ * exceeds the sampled one.
  */
 void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru);
 

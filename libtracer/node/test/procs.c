@@ -1200,6 +1200,120 @@ static void test_unseen_children (void **state)
     assert_int_equal (rmtree (root), 0);
 }
 
+/* Write proc/PID/stat under root for a process "job" started at tick
+ * 1000 with utime 50 and stime 10 ticks and the given reaped children's
+ * cutime and cstime.
+ */
+static void put_job_stat (const char *root, int pid, int cutime, int cstime)
+{
+    char path[64], text[256];
+
+    snprintf (path, sizeof (path), "proc/%d/stat", pid);
+    snprintf (text, sizeof (text),
+              "%d (job) S 1 %d %d 0 -1 4194304 0 0 0 0 50 10 %d %d 20 0 1 "
+              "0 1000 10000000 100 18446744073709551615\n",
+              pid, pid, pid, cutime, cstime);
+    put_file (root, path, text);
+}
+
+/* The sum of the rows' cpu_s, in microseconds. */
+static uint64_t rows_cpu_us (json_t *tools)
+{
+    double sum = 0;
+    size_t i;
+    json_t *r;
+
+    json_array_foreach (tools, i, r)
+        sum += rval (r, "cpu_s");
+    return (uint64_t)(sum * 1e6 + 0.5);
+}
+
+/* The ends of runs that exit records miss.  The kernel sends a process's
+ * exit record with its run time as the scheduler last updated it (up to
+ * a tick old) and before do_exit() frees its memory; its parent's cutime
+ * + cstime holds the whole run.  Job 200 reaps ten short children (1 ms
+ * each by their records) and one long one (0.5 s); its cutime + cstime
+ * then say 0.6 s: 90 ms more, one share per child, in the children's
+ * rows.  The rows add up to the step's CPU as the table sums it.  Then
+ * the job ends, and its own parent, the caller (tracer-run), says that
+ * it reaped 1.25 s: 50 ms more than the job's 1.2 s, shared by the job
+ * and the eleven below it.
+ */
+static void test_reaped_ends (void **state)
+{
+    char root[] = "/tmp/tracer-procs.XXXXXX", dir[600];
+    tr_procs_t *p = tr_procs_create (NULL, NULL);
+    const pid_t pids[] = { 200 };
+    struct tr_exit job = mkexit (200, 200, 1, "job", true, START_MS (1000),
+                                 T1 + 2000);
+    uint64_t total, user;
+    json_t *tools;
+
+    (void)state;
+    assert_non_null (p);
+    assert_non_null (mkdtemp (root));
+    snprintf (dir, sizeof (dir), "%s/proc", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/stat", "cpu  10 0 10 100 0 0 0 0 0 0\n"
+                                 "btime 1700000000\n");
+    snprintf (dir, sizeof (dir), "%s/proc/200", root);
+    assert_int_equal (mkdir (dir, 0755), 0);
+    put_file (root, "proc/200/status", "Name:\tjob\nVmHWM:\t  100 kB\n");
+    put_job_stat (root, 200, 0, 0);
+    tr_fsroot_set (root);
+    tr_procs_add_root (p, 200);
+    assert_int_equal (tr_procs_scan (p, pids, 1, T1), 1);
+    for (int i = 0; i < 11; i++) {
+        struct tr_exit c = mkexit (300 + i, 300 + i, 200, i < 10 ? "short"
+                                                                 : "long",
+                                   true, START_MS (1100 + i),
+                                   START_MS (1101 + i));
+        c.utime_us = i < 10 ? 800 : 400000;
+        c.stime_us = i < 10 ? 200 : 100000;
+        assert_int_equal (tr_procs_exit (p, &c), 1);
+    }
+    /* the job reaped them: read again, whatever the budget */
+    put_job_stat (root, 200, 40, 20);
+    assert_int_equal (tr_procs_read_reapers (p, T1 + 1000), 1);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_int_equal (ival (row (tools, "short"), "count"), 10);
+    assert_true (rval (row (tools, "short"), "cpu_s") > 0.0918
+                 && rval (row (tools, "short"), "cpu_s") < 0.0919);
+    assert_true (rval (row (tools, "long"), "cpu_s") > 0.5081
+                 && rval (row (tools, "long"), "cpu_s") < 0.5082);
+    assert_true (rval (row (tools, "job"), "cpu_s") == 0.6);
+    tr_procs_cpu (p, &total, &user);
+    assert_int_equal (total, 600000 + 600000);
+    assert_int_equal (rows_cpu_us (tools), total);
+    json_decref (tools);
+
+    /* the job ends; its reaper is the caller */
+    job.utime_us = 500000;
+    job.stime_us = 100000;
+    assert_int_equal (tr_procs_exit (p, &job), 1);
+    assert_int_equal (tr_procs_set_reaped (p, pids, 1, 1250000, 1000000), 0);
+    assert_non_null (tools = tr_procs_tools_json (p));
+    assert_true (tr_procs_cpu (p, &total, &user));
+    assert_int_equal (total, 1250000);
+    assert_int_equal (rows_cpu_us (tools), total);
+    /* 50 ms in twelve shares: the job's one */
+    assert_true (rval (row (tools, "job"), "cpu_s") > 0.6041
+                 && rval (row (tools, "job"), "cpu_s") < 0.6042);
+    json_decref (tools);
+    /* a caller that reaped nothing the table knows adds nothing */
+    {
+        const pid_t other[] = { 999 };
+        assert_int_equal (tr_procs_set_reaped (p, other, 1, 5000000, 0), 0);
+        assert_true (tr_procs_cpu (p, &total, &user));
+        assert_int_equal (total, 1200000);
+    }
+    assert_int_equal (tr_procs_set_reaped (p, pids, 1, 1, 2), -1);
+    assert_int_equal (errno, EINVAL);
+    tr_fsroot_set (NULL);
+    checked_destroy (p);
+    assert_int_equal (rmtree (root), 0);
+}
+
 /* A prologue (210) below the job's process (200), and the qstat it runs
  * (211), excluded: their exits are not the step's, neither as tools nor
  * in its CPU, and once 200 has reaped them its cutime does not read as
@@ -2041,6 +2155,7 @@ int main (void)
         cmocka_unit_test (test_exit_threads),
         cmocka_unit_test (test_step_cpu),
         cmocka_unit_test_teardown (test_unseen_children, reset_fsroot),
+        cmocka_unit_test_teardown (test_reaped_ends, reset_fsroot),
         cmocka_unit_test_teardown (test_excluded, reset_fsroot),
         cmocka_unit_test (test_many),
         cmocka_unit_test_teardown (test_tools_max, reset_fsroot),
