@@ -199,13 +199,17 @@ static int put_labels (tr_strbuf_t *sb, const tr_stepsum_t *row)
      * tracer-run --pipeline: the job's environment) gives no label:
      * labels come from the scheduler and the kernel only
      */
-    bool tagged = row->tags && tr_stepsum_tag (row->tags, "run", tag,
-                                               sizeof (tag));
+    bool tagged =
+        row->tags && tr_stepsum_tag (row->tags, "run", tag, sizeof (tag));
     const char *values[] = {
-        row->cluster,   row->node,
-        row->job_id,    row->step_id,
-        row->user,      row->account,
-        row->partition, tagged ? "" : row->run_id,
+        row->cluster,
+        row->node,
+        row->job_id,
+        row->step_id,
+        row->user,
+        row->account,
+        row->partition,
+        tagged ? "" : row->run_id,
         tagged ? "" : row->pipeline,
         tagged ? "" : row->process,
     };
