@@ -47,8 +47,8 @@ static int print_json (json_t *o)
 /* The configured prices, as tr_waste and tr_recommend_groups take them;
  * *parts is the caller's to free.  -1 on ENOMEM.
  */
-static int conf_cost (struct rep *r, struct tr_cost *cost,
-                      struct tr_cost_part **parts)
+int rep_cost (struct rep *r, struct tr_cost *cost,
+              struct tr_cost_part **parts)
 {
     const struct tr_conf_cost *c = &r->conf->cost;
 
@@ -72,7 +72,7 @@ static int conf_cost (struct rep *r, struct tr_cost *cost,
 }
 
 /* Pointers to the set's rows (*rows, the caller's to free) and the
- * configured prices (conf_cost), as the analyses over a whole set take
+ * configured prices (rep_cost), as the analyses over a whole set take
  * them.  -1 on ENOMEM, said on standard error.
  */
 static int rows_and_cost (struct rep *r, tr_rowset_t *set,
@@ -82,7 +82,7 @@ static int rows_and_cost (struct rep *r, tr_rowset_t *set,
     *rows = NULL;
     *parts = NULL;
     if ((set->n && !(*rows = calloc (set->n, sizeof (**rows))))
-        || conf_cost (r, cost, parts) < 0) {
+        || rep_cost (r, cost, parts) < 0) {
         rep_err ("out of memory\n");
         return -1;
     }
@@ -108,7 +108,7 @@ static int recommend (struct rep *r, const tr_stepsum_t *const *rows,
     json_t *recs;
     int rc;
 
-    if (conf_cost (r, &cost, &parts) < 0) {
+    if (rep_cost (r, &cost, &parts) < 0) {
         tr_errprintf (error, "out of memory");
         return EXIT_RUNTIME;
     }
@@ -206,7 +206,7 @@ static int waste (struct rep *r, const tr_stepsum_t *const *rows, size_t n,
     json_t *w;
     int rc;
 
-    if (conf_cost (r, &cost, &parts) < 0) {
+    if (rep_cost (r, &cost, &parts) < 0) {
         tr_errprintf (error, "out of memory");
         return EXIT_RUNTIME;
     }

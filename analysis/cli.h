@@ -69,6 +69,7 @@ struct rep {
     bool digest_print;      /* --digest=print: print, do not send */
     const char *export_format;  /* --export: opendc or opendc-csv */
     const char *export_dir;     /* its directory (-o) */
+    bool since_last;            /* --since-last: add to a parquet export */
     unsigned last_n;
     unsigned shard_i, shard_n;
     bool from_given, to_given;
@@ -211,6 +212,13 @@ int rep_rows (struct rep *r, tr_rowset_t *set);
 struct tr_recommend_opts;
 void rep_recommend_opts (struct rep *r, struct tr_recommend_opts *o);
 
+/* The configured prices, as tr_waste and tr_recommend_groups take them;
+ * *parts is the caller's to free (analyze.c).  -1 on ENOMEM.
+ */
+struct tr_cost;
+struct tr_cost_part;
+int rep_cost (struct rep *r, struct tr_cost *cost, struct tr_cost_part **parts);
+
 /* --summary, --recommend, --regressions, --waste (analyze.c). */
 int rep_analyze (struct rep *r, tr_rowset_t *set);
 
@@ -228,7 +236,9 @@ const char *rep_diag_codes (const tr_stepsum_t *row, void *arg);
  */
 int rep_digest (struct rep *r, tr_rowset_t *set);
 
-/* --export (export.c): the rows' records as simulator traces. */
+/* --export (export.c): the rows' records as simulator traces, or
+ * (parquet) the rows themselves as a lake (libtracer/view/lake.h).
+ */
 int rep_export (struct rep *r, tr_rowset_t *set);
 
 /* --live (live.c). */

@@ -6,18 +6,24 @@
  * the filters select come from the index like a listing's; a step is
  * selected or not as a whole (its state and time window are judged over
  * all its nodes), and then every record of it, one per node, is loaded,
- * verified and converted.
+ * verified and converted.  --export=parquet needs no record: the rows
+ * themselves, one per step and node, go into a lake (lake.h) with their
+ * step's diagnosis and cost as the listing and --waste give them.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "libtracer/judge/aggregate.h"
+#include "libtracer/view/lake.h"
 #include "libtracer/view/nftrace.h"
 #include "libtracer/view/opendc.h"
 #include "libtracer/util/path.h"
@@ -168,6 +174,190 @@ done:
     return rc;
 }
 
+/* A node row of the Parquet export: its step (in kept_steps) and day. */
+struct pq_row {
+    const tr_stepsum_t *row;
+    size_t step;
+    char day[16];
+};
+
+static int cmp_pq_row (const void *a, const void *b)
+{
+    const struct pq_row *x = a, *y = b;
+    int c = strcmp (x->day, y->day);
+
+    return c ? c : cmp_node (x->row, y->row);
+}
+
+/* What each step gives its node rows: the diagnosis the listing shows
+ * for it, its --waste figures, and how many node rows share them.
+ */
+struct pq_step {
+    char *diagnosis;
+    struct tr_waste_row cost;
+    size_t nodes;
+};
+
+/* The selected node rows (one per record, in steps kept), by day. */
+static struct pq_row *pq_rows (tr_rowset_t *set, tr_rowset_t *steps,
+                               struct pq_step *ps, size_t *np,
+                               size_t *undated)
+{
+    struct pq_row *v = calloc (set->n ? set->n : 1, sizeof (*v));
+    size_t n = 0;
+
+    if (!v)
+        return NULL;
+    if (set->n > 1)
+        qsort (set->rows, set->n, sizeof (*set->rows), cmp_node);
+    for (size_t i = 0; i < set->n; i++) {
+        const tr_stepsum_t *row = &set->rows[i], *st;
+
+        /* the same node's record twice (read twice): the first stands */
+        if (i > 0 && !cmp_node (row, &set->rows[i - 1]))
+            continue;
+        if (!(st = bsearch (row, steps->rows, steps->n, sizeof (*steps->rows),
+                            cmp_key)))
+            continue;
+        if (tr_lake_day (row, v[n].day, sizeof (v[n].day)) < 0) {
+            (*undated)++;
+            continue;
+        }
+        v[n].row = row;
+        v[n].step = (size_t)(st - steps->rows);
+        ps[v[n].step].nodes++;
+        n++;
+    }
+    if (n > 1)
+        qsort (v, n, sizeof (*v), cmp_pq_row);
+    *np = n;
+    return v;
+}
+
+static double share (double v, size_t k)
+{
+    return isnan (v) ? v : v / (double)k;
+}
+
+/* Write the rows day by day; EXIT_OK or EXIT_RUNTIME (said). */
+static int pq_write (struct rep *r, tr_lake_t *lake, const struct pq_row *v,
+                     size_t n, const struct pq_step *ps, const char *currency,
+                     size_t *already)
+{
+    tr_error_t error;
+
+    for (size_t i = 0, j; i < n; i = j) {
+        if (tr_lake_begin_day (lake, v[i].day, &error) < 0)
+            goto fail;
+        for (j = i; j < n && !strcmp (v[j].day, v[i].day); j++) {
+            const struct pq_step *s = &ps[v[j].step];
+            struct tr_lake_row lr = { .row = v[j].row,
+                                      .diagnosis = s->diagnosis };
+
+            if (tr_lake_exported (lake, v[j].row->path)) {
+                (*already)++;
+                continue;
+            }
+            for (int k = 0; k < 3; k++) {
+                lr.cost.core[k] = share (s->cost.core[k], s->nodes);
+                lr.cost.mem[k] = share (s->cost.mem[k], s->nodes);
+                lr.cost.gpu[k] = share (s->cost.gpu[k], s->nodes);
+                lr.cost.money[k] = share (s->cost.money[k], s->nodes);
+            }
+            /* on failure the day's rows so far are dropped with the
+             * lake, never written
+             */
+            if (tr_lake_add (lake, &lr, &error) < 0)
+                goto fail;
+        }
+        if (tr_lake_end_day (lake, currency, &error) < 0)
+            goto fail;
+    }
+    return EXIT_OK;
+fail:
+    rep_err ("%s: %s\n", r->export_dir, tr_error_str (&error));
+    return EXIT_RUNTIME;
+}
+
+/* --export=parquet: the selected steps' node rows into the lake at
+ * r->export_dir (lake.h).
+ */
+static int export_parquet (struct rep *r, tr_rowset_t *set)
+{
+    time_t started = time (NULL);
+    tr_rowset_t *steps = kept_steps (r, set);
+    struct pq_step *ps = NULL;
+    struct pq_row *v = NULL;
+    struct tr_cost_part *parts = NULL;
+    struct tr_cost cost;
+    tr_lake_t *lake = NULL;
+    tr_error_t error;
+    char created_by[64];
+    size_t n = 0, undated = 0, already = 0;
+    mode_t mask;
+    int rc = EXIT_RUNTIME;
+
+    if (!steps || rep_cost (r, &cost, &parts) < 0
+        || !(ps = calloc (steps->n ? steps->n : 1, sizeof (*ps)))) {
+        rep_err ("out of memory\n");
+        goto done;
+    }
+    if (steps->n == 0) {
+        rc = rep_none (r->jobs_arg ? REP_NONE_NAMED : REP_NONE_SELECTED,
+                       "no steps to export; nothing written\n");
+        goto done;
+    }
+    for (size_t i = 0; i < steps->n; i++) {
+        tr_waste_row (&steps->rows[i], &cost, &ps[i].cost);
+        if (!(ps[i].diagnosis = strdup (rep_diag_codes (&steps->rows[i], r)))) {
+            rep_err ("out of memory\n");
+            goto done;
+        }
+    }
+    if (!(v = pq_rows (set, steps, ps, &n, &undated))) {
+        rep_err ("out of memory\n");
+        goto done;
+    }
+    if (undated)
+        rep_err ("%zu record%s without a start or end time left out\n",
+                 undated, undated == 1 ? "" : "s");
+    snprintf (created_by, sizeof (created_by), "tracer-report %s",
+              TRACER_VERSION);
+    mask = umask (0);
+    umask (mask);
+    if (!(lake = tr_lake_open (r->export_dir, r->since_last, created_by,
+                               0666 & ~mask, 0777 & ~mask, &error))) {
+        rep_err ("%s\n", tr_error_str (&error));
+        goto done;
+    }
+    if (pq_write (r, lake, v, n, ps, cost.currency, &already) != EXIT_OK)
+        goto done;
+    if (tr_lake_finish (lake, started, &error) < 0) {
+        rep_err ("%s: %s\n", r->export_dir, tr_error_str (&error));
+        goto done;
+    }
+    fprintf (stderr, "tracer-report: %zu row%s (steps on nodes) in %zu "
+             "file%s written to %s", tr_lake_rows_written (lake),
+             tr_lake_rows_written (lake) == 1 ? "" : "s",
+             tr_lake_files_written (lake),
+             tr_lake_files_written (lake) == 1 ? "" : "s", r->export_dir);
+    if (r->since_last)
+        fprintf (stderr, "; %zu there already", already);
+    fprintf (stderr, "\n");
+    rc = EXIT_OK;
+done:
+    tr_lake_destroy (lake);
+    for (size_t i = 0; ps && i < steps->n; i++)
+        free (ps[i].diagnosis);
+    free (ps);
+    free (v);
+    free (parts);
+    tr_rowset_destroy (steps);
+    if (rc == EXIT_OK && r->errors)
+        rc = EXIT_RUNTIME;
+    return rc;
+}
+
 int rep_export (struct rep *r, tr_rowset_t *set)
 {
     const char *root = r->store_path ? r->store_path : r->conf->store_path;
@@ -180,6 +370,10 @@ int rep_export (struct rep *r, tr_rowset_t *set)
     mode_t mask;
     int rc = EXIT_OK, fd = -1;
 
+    if (!strcmp (r->export_format, "parquet")) {
+        tr_opendc_destroy (x);
+        return export_parquet (r, set);
+    }
     if (!strcmp (r->export_format, "nextflow-trace")) {
         tr_opendc_destroy (x);
         return export_nftrace (r, set);

@@ -23,6 +23,7 @@
 
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/record/runid.h"
+#include "libtracer/view/lake.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -45,6 +46,8 @@ static void usage (FILE *f)
              "       tracer-report --export=opendc|opendc-csv -o DIR "
              "[FILTERS]\n"
              "       tracer-report --run=ID --export=nextflow-trace -o DIR\n"
+             "       tracer-report --export=parquet [--since-last] -o DIR "
+             "[FILTERS]\n"
              "Show what job steps used, from tracer records.\n\n"
              "Selection (a listing without -j shows steps since midnight):\n"
              "  -j, --jobs=LIST       jobs: N, N_T, N_[1-5,7], N_*, N+C\n"
@@ -86,7 +89,15 @@ static void usage (FILE *f)
              "                        opendc (Parquet) or opendc-csv; "
              "nextflow-trace:\n"
              "                        --run=ID's tasks as Nextflow's "
-             "DIR/trace.txt\n"
+             "DIR/trace.txt;\n"
+             "                        parquet: the step summaries, a "
+             "row per step and\n"
+             "                        node, in DIR/day=YYYY-MM-DD/"
+             "part-NNNN.parquet\n"
+             "      --since-last      with --export=parquet: add only "
+             "what DIR lacks\n"
+             "                        (default -S: the day before the "
+             "last export)\n"
              "Analyses over many runs:\n"
              "      --summary[=KEY]   per array job (default), step group or "
              "job name\n"
@@ -102,8 +113,9 @@ static void usage (FILE *f)
              "node and user\n"
              "                        (a week unless -S), and nodes where "
              "a group fails\n"
-             "      --by=KEY          user, account, partition, step, tool "
-             "or group;\n"
+             "      --by=KEY          user, account, partition, step, tool, "
+             "group or\n"
+             "                        pipeline;\n"
              "                        --regressions --by=run: pipeline "
              "runs\n"
              "      --runs            pipeline runs: jobs, failures, "
@@ -178,6 +190,7 @@ enum {
     OPT_RUNS,
     OPT_RUN,
     OPT_COMPARE,
+    OPT_SINCE_LAST,
 };
 
 static const struct option opts[] = {
@@ -221,6 +234,7 @@ static const struct option opts[] = {
     { "html", no_argument, NULL, OPT_HTML },
     { "digest", optional_argument, NULL, OPT_DIGEST },
     { "export", required_argument, NULL, OPT_EXPORT },
+    { "since-last", no_argument, NULL, OPT_SINCE_LAST },
     { "cluster", required_argument, NULL, 'M' },
     { "store", required_argument, NULL, OPT_STORE },
     { "config", required_argument, NULL, 'c' },
@@ -436,11 +450,14 @@ static int parse_opt (struct rep *r, int c, char *arg)
         return set_mode (r, MODE_DIGEST);
     case OPT_EXPORT:
         if (strcmp (arg, "opendc") && strcmp (arg, "opendc-csv")
-            && strcmp (arg, "nextflow-trace"))
-            return bad ("--export: '%s' is not opendc, opendc-csv or "
-                        "nextflow-trace", arg);
+            && strcmp (arg, "nextflow-trace") && strcmp (arg, "parquet"))
+            return bad ("--export: '%s' is not parquet, opendc, opendc-csv "
+                        "or nextflow-trace", arg);
         r->export_format = arg;
         return set_mode (r, MODE_EXPORT);
+    case OPT_SINCE_LAST:
+        r->since_last = true;
+        return EXIT_OK;
     case 'M':
         r->cluster = arg;
         return EXIT_OK;
@@ -543,7 +560,8 @@ static int settle (struct rep *r, int argc, char **argv)
             return bad ("--export writes files: drop the listing options");
         if (!r->format || !*r->format)
             return bad ("--export needs -o DIR, the directory to write");
-        if (r->nmerge)
+        /* the Parquet export is of summaries, which --rows files hold */
+        if (r->nmerge && strcmp (r->export_format, "parquet"))
             return bad ("--export reads records, not --rows files");
         if (!strcmp (r->export_format, "nextflow-trace") && !r->q.run_id)
             return bad ("--export=nextflow-trace needs --run=ID: a trace is "
@@ -552,6 +570,10 @@ static int settle (struct rep *r, int argc, char **argv)
         r->format = NULL;
         r->list_given = false;
     }
+    if (r->since_last
+        && (r->mode != MODE_EXPORT || strcmp (r->export_format, "parquet")))
+        return bad ("--since-last adds to a Parquet export: it needs "
+                    "--export=parquet");
     if (r->mode == MODE_LIVE) {
         if (r->nfiles || r->store_path || r->nmerge)
             return bad ("--live reads this node's snapshots, not %s",
@@ -596,6 +618,20 @@ static int settle (struct rep *r, int argc, char **argv)
     /* a digest covers a week unless told otherwise */
     if (!r->from_given && (r->mode == MODE_DIGEST || r->mode == MODE_FAILURES))
         r->q.from = time (NULL) - 7 * 86400;
+    /* --since-last: from the day before the last export into the
+     * directory (records forwarded late), or everything the first time
+     */
+    if (r->since_last && !r->from_given && !r->q.jobs && !r->q.run_id) {
+        time_t last;
+        int rc = tr_lake_last (r->export_dir, &last, &error);
+
+        if (rc < 0) {
+            fprintf (stderr, "tracer-report: %s\n", tr_error_str (&error));
+            return EXIT_RUNTIME;
+        }
+        r->q.from = rc == 0 && last > 86400 ? last - 86400 : 0;
+        r->from_given = true;
+    }
     /* sacct's default: since midnight, unless jobs were named */
     if (!r->from_given && !r->q.jobs && !r->q.run_id
         && (r->mode == MODE_LIST || r->mode == MODE_EXPORT)) {

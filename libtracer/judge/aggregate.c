@@ -99,6 +99,7 @@ enum waste_key {
     KEY_ACCOUNT,
     KEY_PARTITION,
     KEY_GROUP,
+    KEY_PIPELINE,
     KEY_TOOL,
 };
 
@@ -112,6 +113,7 @@ static const struct waste_by {
     { "partition", KEY_PARTITION, "Partition" },
     { "step", KEY_GROUP, "Step" },
     { "group", KEY_GROUP, "Group" },
+    { "pipeline", KEY_PIPELINE, "Pipeline" },
     { "tool", KEY_TOOL, "Tool" },
     { NULL, 0, NULL },
 };
@@ -330,6 +332,30 @@ static void acc_add (struct acc *a,
         }
 }
 
+void tr_waste_row (const tr_stepsum_t *row,
+                   const struct tr_cost *cost,
+                   struct tr_waste_row *w)
+{
+    struct acc a;
+    struct use u;
+    bool priced = false;
+
+    memset (&a, 0, sizeof (a));
+    row_use (row, cost, &u);
+    acc_add (&a, &u, 1, true, false);
+    /* money as tr_waste has it: for every row once any price is set */
+    if (check_cost (cost, &priced, NULL) < 0)
+        priced = false;
+    for (int i = 0; i < 3; i++) {
+        bool summed = !u.no_alloc && !u.no_usage;
+
+        w->core[i] = summed ? a.core[i] : NAN;
+        w->mem[i] = summed && !u.mem_unknown ? a.mem[i] : NAN;
+        w->gpu[i] = summed && !u.gpu_unknown ? a.gpu[i] : NAN;
+        w->money[i] = summed && priced ? a.money[i] : NAN;
+    }
+}
+
 /* One (key, row) pair; key is not terminated (a tool name is a piece
  * of a buffer of names).  While the items are built, a tool name's key
  * is NULL and off its place in that buffer, which may still move.
@@ -481,6 +507,9 @@ static int waste_items (struct items *it,
             break;
         case KEY_GROUP:
             k = r->group;
+            break;
+        case KEY_PIPELINE:
+            k = r->pipeline;
             break;
         default:
             if (tool_items (it, r) < 0)
@@ -672,7 +701,7 @@ json_t *tr_waste (const tr_stepsum_t *const *rows,
         errno = EINVAL;
         tr_errprintf (error,
                       "waste: cannot group by '%s' (user, account,"
-                      " partition, step, tool or group)",
+                      " partition, step, group, pipeline or tool)",
                       by ? by : "");
         return NULL;
     }

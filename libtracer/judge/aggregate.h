@@ -26,6 +26,8 @@
 /* Waste and cost of rows[0..n-1] by key; by is one of
  *   "user", "account", "partition"  the row's member of that name
  *   "step" or "group"               the step group (row->group)
+ *   "pipeline"                      the row's pipeline (row->pipeline,
+ *                                   "" for rows in no pipeline run)
  *   "tool"                          the tools a row ran (row->tools),
  *                                   each given its share of the row's
  *                                   CPU time; the rest goes to
@@ -48,6 +50,27 @@ json_t *tr_waste (const tr_stepsum_t *const *rows,
                   const char *by,
                   const struct tr_cost *cost,
                   tr_error_t *error);
+
+/* What tr_waste adds up for one row, in resource-hours and money:
+ * [0] allocated, [1] used, [2] wasted.  Every view that shows a row's
+ * waste or cost (the Parquet export) takes it from here, so that its
+ * sums are tr_waste's.  A figure tr_waste does not sum for the row is
+ * NAN: core, memory and GPU figures when the allocation or CPU use is
+ * unknown; memory or GPU figures when those are unknown (GPU figures are
+ * 0 for a row without GPUs, as tr_waste counts them); money when no
+ * price is set (cost NULL, invalid, or every price 0), as tr_waste
+ * then has no money.
+ */
+struct tr_waste_row {
+    double core[3];
+    double mem[3]; /* GiB-hours */
+    double gpu[3];
+    double money[3];
+};
+
+void tr_waste_row (const tr_stepsum_t *row,
+                   const struct tr_cost *cost,
+                   struct tr_waste_row *w);
 
 /* Print w (from tr_waste) as a table: one line per key, then the
  * total.  Without parsable, columns are aligned under a header and a

@@ -167,8 +167,8 @@ test_expect_success USER_EXPORT 'a user exports their own steps only, even with 
 '
 
 test_expect_success 'bad usage: exit 2 with the reason' '
-    test_expect_code 2 export_ -a --export=parquet -o x 2>err &&
-    grep -q "export: .parquet. is not opendc, opendc-csv or nextflow-trace" err &&
+    test_expect_code 2 export_ -a --export=arrow -o x 2>err &&
+    grep -q "export: .arrow. is not parquet, opendc, opendc-csv or nextflow-trace" err &&
     test_expect_code 2 export_ -a --export=opendc 2>err &&
     grep -q "needs -o DIR" err &&
     test_expect_code 2 export_ -a --export=opendc -o x -P 2>err &&
