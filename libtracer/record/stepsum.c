@@ -564,6 +564,10 @@ const tr_field_t tr_stepsum_sacct_fields[] = {
     { "NNodes", TR_FIELD_COUNT, 8, "nodes", M (nodes) },
     { "NTasks", TR_FIELD_COUNT, 8, "tasks seen", M (tasks) },
     { "ReqGRES", TR_FIELD_STR, 12, "GPUs requested or bound", M (gpus) },
+    { "MaxDiskRead", TR_FIELD_BYTES, 11, "bytes read from storage on the "
+      "node (sacct: one task)", M (read_bytes) },
+    { "MaxDiskWrite", TR_FIELD_BYTES, 12, "bytes written to storage on the "
+      "node (sacct: one task)", M (write_bytes) },
     { "CPUEff", TR_FIELD_FRACTION, 7, "CPU time over allocated core time",
       D (f_cpu_eff) },
     { "MemEff", TR_FIELD_FRACTION, 7, "peak memory over the request",

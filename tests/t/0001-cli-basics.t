@@ -59,6 +59,18 @@ test_expect_success 'tracer-run --interval out of range exits 2' '
     test_expect_code 2 $B/collector/tracer-run -i 0.01 -- true 2>err &&
     grep -q "expected seconds in \[0.1, 3600\]" err
 '
+test_expect_success 'tracer-report takes sacct.s MaxDiskRead and MaxDiskWrite; refuses MaxVMSize (doc/sacct.md)' '
+    mkdir -p empty-store &&
+    TRACER_CONF= $B/analysis/tracer-report --store=empty-store \
+        -P -o JobID,MaxDiskRead,MaxDiskWrite >out &&
+    echo "JobID|MaxDiskRead|MaxDiskWrite" >expect &&
+    test_cmp expect out &&
+    TRACER_CONF= test_expect_code 2 $B/analysis/tracer-report \
+        --store=empty-store -o MaxVMSize 2>err &&
+    grep -q "MaxVMSize" err &&
+    grep -q "^| MaxVMSize, AveVMSize | none |" "$TRACER_SRCDIR/doc/sacct.md"
+'
+
 test_expect_success 'tracer-report without jobs or files lists; bad filters exit 2' '
     mkdir -p empty-store &&
     TRACER_CONF= $B/analysis/tracer-report --store=empty-store \
