@@ -274,7 +274,7 @@ test_expect_success MUNGED 'quickstart with a munged: the record is signed, and 
 # A signed record read a second time: munged decoded its credential
 # before, and says so in its own words on the record's line, while the
 # signature is still valid.
-test_expect_success MUNGED 'a record read again: munge'"'"'s words on its Record line, explained once' '
+test_expect_success MUNGED 'a record read again reads as a fresh one: a replayed credential is no news' '
     munged_start &&
     printf "store:\n  path: %s/no-store\nsigning:\n  munge_socket: %s\n" \
         "$PWD" "$MUNGE_SOCKET" >signed.yaml &&
@@ -288,10 +288,10 @@ test_expect_success MUNGED 'a record read again: munge'"'"'s words on its Record
     test_must_be_empty first.err &&
     test_must_be_empty again.err &&
     test "$(grep -c "^    Record: *signature valid (uid 0)$" first.out)" = 2 &&
-    test "$(grep -c "^    Record: *signature valid (uid 0; munge: Replayed credential)$" again.out)" = 2 &&
+    test "$(grep -c "^    Record: *signature valid (uid 0)$" again.out)" = 2 &&
+    ! grep -q "Replayed" again.out &&
     ! grep -q "^  Signatures:" first.out &&
-    test "$(grep -c "^  Signatures: *munge: Expired credential means" again.out)" = 1 &&
-    ! grep -q "as expected for an older record" again.out
+    ! grep -q "^  Signatures:" again.out
 '
 
 # A user's tracer-run where munged runs: the record is the user's own,

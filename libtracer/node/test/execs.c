@@ -83,7 +83,10 @@ static pid_t run (const char *path)
 static bool wait_for (tr_execs_t *e, bool (*pred) (tr_execs_t *, pid_t),
                       pid_t pid)
 {
-    for (int i = 0; i < 100; i++) {
+    /* up to 30 s: a busy machine (the suite runs two tests at a time)
+     * may keep a child's shell from its next line for seconds
+     */
+    for (int i = 0; i < 600; i++) {
         struct pollfd p = { .fd = tr_execs_fd (e), .events = POLLIN };
         (void)poll (&p, 1, 50);
         assert_true (tr_execs_read (e) >= 0);
@@ -93,15 +96,20 @@ static bool wait_for (tr_execs_t *e, bool (*pred) (tr_execs_t *, pid_t),
     return false;
 }
 
+/* When the child of a test was started: what tr_execs_find matches its
+ * start against (now would be seconds later on a busy machine)
+ */
+static int64_t child_ms;
+
 static bool known_as_script (tr_execs_t *e, pid_t pid)
 {
-    const struct tr_exec_id *x = tr_execs_find (e, pid, now_ms ());
+    const struct tr_exec_id *x = tr_execs_find (e, pid, child_ms);
     return x && !strcmp (x->tool, "align.sh");
 }
 
 static bool renamed (tr_execs_t *e, pid_t pid)
 {
-    const struct tr_exec_id *x = tr_execs_find (e, pid, now_ms ());
+    const struct tr_exec_id *x = tr_execs_find (e, pid, child_ms);
     return x && x->renamed[0];
 }
 
@@ -128,9 +136,10 @@ static void test_exec_event (void **state)
     (void)state;
     if (!e)
         fail_msg ("process connector: %s", error.text);
+    child_ms = now_ms ();
     child = run (path);
     assert_true (wait_for (e, known_as_script, child));
-    x = tr_execs_find (e, child, now_ms ());
+    x = tr_execs_find (e, child, child_ms);
     assert_non_null (x);
     assert_int_equal (x->pid, child);
     assert_string_equal (x->renamed, "");
@@ -138,8 +147,8 @@ static void test_exec_event (void **state)
     assert_true (x->exe_ino == (uint64_t)sb.st_ino);
     assert_true (x->exe_dev == (uint64_t)sb.st_dev);
     /* another process of the same pid, a minute later, is not it */
-    assert_null (tr_execs_find (e, child, now_ms () + 60000));
-    assert_null (tr_execs_find (e, child + 100000, now_ms ()));
+    assert_null (tr_execs_find (e, child, child_ms + 60000));
+    assert_null (tr_execs_find (e, child + 100000, child_ms));
     kill (child, SIGKILL);
     waitpid (child, &st, 0);
     tr_execs_close (e);
@@ -164,17 +173,18 @@ static void test_rename_event (void **state)
     (void)state;
     if (!e || !n)
         fail_msg ("process connector: %s", error.text);
+    child_ms = now_ms ();
     child = run (path);
     assert_true (wait_for (e, renamed, child));
-    x = tr_execs_find (e, child, now_ms ());
+    x = tr_execs_find (e, child, child_ms);
     assert_string_equal (x->tool, "align.sh");
     assert_string_equal (x->renamed, "samtools");
     /* a thread naming itself is not the process renaming itself */
     tr_execs_note_comm (e, child + 1, child, "worker-1");
-    assert_string_equal (tr_execs_find (e, child, now_ms ())->renamed,
+    assert_string_equal (tr_execs_find (e, child, child_ms)->renamed,
                          "samtools");
     assert_true (tr_execs_read (n) >= 0);
-    assert_null (tr_execs_find (n, child, now_ms ()));
+    assert_null (tr_execs_find (n, child, child_ms));
     kill (child, SIGKILL);
     waitpid (child, &st, 0);
     tr_execs_close (e);
@@ -205,6 +215,7 @@ static void test_forged_event (void **state)
     (void)state;
     if (!e)
         fail_msg ("process connector: %s", error.text);
+    child_ms = now_ms ();
     child = run (path);
     assert_true (wait_for (e, known_as_script, child));
     assert_int_equal (getsockname (tr_execs_fd (e), (struct sockaddr *)&me,
@@ -229,7 +240,7 @@ static void test_forged_event (void **state)
     close (fd);
     usleep (100000);
     assert_true (tr_execs_read (e) >= 0);
-    assert_string_equal (tr_execs_find (e, child, now_ms ())->renamed, "");
+    assert_string_equal (tr_execs_find (e, child, child_ms)->renamed, "");
     kill (child, SIGKILL);
     waitpid (child, &st, 0);
     tr_execs_close (e);
@@ -265,6 +276,7 @@ static void test_table_names_from_exec (void **state)
     po.exit_names = e;
     assert_non_null (p = tr_procs_create (&po, NULL));
     tr_procs_add_root (p, getpid ());
+    child_ms = now_ms ();
     child = run (path);
     assert_true (wait_for (e, renamed, child));
     assert_int_equal (waitpid (child, &st, 0), child);
