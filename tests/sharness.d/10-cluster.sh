@@ -49,10 +49,12 @@ cluster_lock ()
     test -z "${_tr_cluster_locked:-}" || return 0
     _tr_lock_ready=$SHARNESS_TRASH_DIRECTORY/.cluster-lock-held
     rm -f "$_tr_lock_ready"
-    flock "$TRACER_CLUSTER_LOCK" sh -c '
+    # started from a subshell: not a job of this shell, so that a test's
+    # own "wait" never waits for it
+    (flock "$TRACER_CLUSTER_LOCK" sh -c '
         : >"$1"
         while kill -0 "$2" 2>/dev/null; do sleep 1; done' \
-        sh "$_tr_lock_ready" $$ </dev/null >/dev/null 2>&1 &
+        sh "$_tr_lock_ready" $$ </dev/null >/dev/null 2>&1 &)
     while ! test -e "$_tr_lock_ready"; do sleep 1; done
     _tr_cluster_locked=t
 }
