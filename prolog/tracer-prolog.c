@@ -33,6 +33,7 @@
 #include "libtracer/conf/conf.h"
 #include "libtracer/hook/proto.h"
 #include "libtracer/node/batch.h"
+#include "libtracer/node/sampler.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/when.h"
 
@@ -292,6 +293,23 @@ static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
  * tree is seen in it), not the job's environment and session: what
  * tracerd hears from a job starter that runs as the user.
  */
+/* The parent, when it is the shell LSF runs a pre- or post-exec with:
+ * it carries the job's environment and is not the job's top process
+ * (LS_JOBPID).  0 otherwise.
+ */
+static pid_t lsf_wrapper (const struct tr_batch_job *job)
+{
+    pid_t ppid = getppid ();
+    const char *top = getenv ("LS_JOBPID");
+    char env[300];
+
+    if (ppid <= 1 || (top && atoll (top) == (long long)ppid)
+        || tr_batch_env_match (job, env, sizeof (env)) < 0
+        || !tr_step_environ_has (ppid, env))
+        return 0;
+    return ppid;
+}
+
 static int send_start (const tr_conf_t *conf,
                        const struct tr_batch_job *job,
                        const char *node,
@@ -337,6 +355,12 @@ static int send_end (const tr_conf_t *conf,
     json_t *msg = tr_batch_end_msg (job, node, &error);
     int rc;
 
+    for (size_t i = 0; msg && i < 2; i++)
+        if (g.exclude[i] > 1 && tr_batch_exclude (msg, g.exclude[i]) < 0) {
+            json_decref (msg);
+            msg = NULL;
+            tr_errprintf (&error, "cannot build the notice");
+        }
     if (!msg) {
         say (LOG_ERR, "job %s: %s", job->job_id, tr_error_str (&error));
         return -1;
@@ -659,6 +683,14 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
     if (!strcmp (mode, "lsf-pre") || !strcmp (mode, "lsf-post")) {
         if (lsf_job (conf, node, &job) < 0)
             return -1;
+        /* it carries the job's environment (and runs below the job's
+         * top process under OpenLava): never the job's own, nor is the
+         * shell LSF runs it with ("/bin/sh -c CMDLINE"), which carries
+         * it too; the job's top process (LS_JOBPID) or sbatchd, the
+         * parent when that shell is gone, carry no such environment
+         */
+        g.exclude[0] = getpid ();
+        g.exclude[1] = lsf_wrapper (&job);
         if (!strcmp (mode, "lsf-pre"))
             return send_start (conf, &job, node, 0, false);
         return send_end (conf, &job, node, false);
