@@ -34,6 +34,7 @@
 #include "libtracer/hook/proto.h"
 #include "libtracer/node/batch.h"
 #include "libtracer/node/sampler.h"
+#include "libtracer/util/path.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/when.h"
 
@@ -253,6 +254,9 @@ static void qstat (const tr_conf_t *conf,
 /* Send msg to tracerd within what is left of the time.  "unknown step"
  * at an end is normal for a PBS execjob_end after execjob_epilogue.
  */
+/* 0 when tracerd took msg; 1 when it no longer knew the step and
+ * quiet_unknown says that is expected; -1 (said) otherwise.
+ */
 static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
 {
     /* a daemon that did not answer once is not waited for again: one
@@ -276,8 +280,11 @@ static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
         const char *why = reply ? json_string_value (json_object_get (reply,
                                                                       "error"))
                                 : NULL;
+        /* the end already said (a PBS execjob_end after its
+         * execjob_epilogue): no second "ended" line
+         */
         if (why && !strcmp (why, "unknown step") && quiet_unknown)
-            rc = 0;
+            rc = 1;
         else if (why && !strcmp (why, "unknown step"))
             say (LOG_NOTICE, "job %s: tracerd was not following it on this "
                  "host (its start never reached tracerd)", g.job);
@@ -368,7 +375,7 @@ static int send_end (const tr_conf_t *conf,
     if ((rc = notify (conf, msg, quiet_unknown)) == 0)
         say (LOG_INFO, "job %s: ended on %s", job->job_id, node);
     json_decref (msg);
-    return rc;
+    return rc > 0 ? 0 : rc;
 }
 
 static bool set (char *dst, size_t size, const char *src)
@@ -728,27 +735,6 @@ static const char *implied_mode (const char *argv0, int nargs)
     return NULL;
 }
 
-/* --log FILE, appended to; its directory is made (0755, root's) when it
- * is missing, as a hook's default /var/log/tracer may be.
- */
-static int open_log (const char *path)
-{
-    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
-    int fd = open (path, flags, 0600);
-    const char *slash = strrchr (path, '/');
-    char dir[4096];
-
-    if (fd >= 0 || errno != ENOENT || !slash || slash == path
-        || (size_t)(slash - path) >= sizeof (dir))
-        return fd;
-    snprintf (dir, sizeof (dir), "%.*s", (int)(slash - path), path);
-    if (mkdir (dir, 0755) < 0 && errno != EEXIST) {
-        errno = ENOENT;
-        return -1;
-    }
-    return open (path, flags, 0600);
-}
-
 static const struct option opts[] = {
     { "config", required_argument, NULL, 'c' },
     { "timeout", required_argument, NULL, 't' },
@@ -819,10 +805,17 @@ int main (int argc, char **argv)
         first = optind + 1;
         mode = optind < argc ? argv[optind] : NULL;
     }
-    if (log_path && (g.logfd = open_log (log_path)) < 0)
-        fprintf (stderr, "tracer-prolog: %s: %s\n", log_path,
-                 strerror (errno));
+    /* --log FILE: appended to, its directory and parents made when
+     * missing (a hook's default may have none); where it cannot be, the
+     * messages go to syslog, which says so once
+     */
+    if (log_path
+        && (g.logfd = tr_path_open_log (log_path, 0600, &error)) < 0)
+        fprintf (stderr, "tracer-prolog: %s\n", tr_error_str (&error));
     openlog ("tracer-prolog", LOG_PID, LOG_DAEMON);
+    if (log_path && g.logfd < 0)
+        syslog (LOG_WARNING, "--log %s: %s; logging to syslog instead",
+                log_path, tr_error_str (&error));
     g.mode = mode;
     if (!(conf = tr_conf_create ())) {
         say (LOG_ERR, "out of memory");

@@ -603,6 +603,7 @@ void tr_stepsum_init (tr_stepsum_t *row)
             *num_member (row, f) = NAN;
     }
     row->live_ms = NAN;
+    row->cpu_exact = NAN;
 }
 
 const tr_field_t *tr_stepsum_field (const char *name)
@@ -989,6 +990,7 @@ static void unmeasured (tr_stepsum_t *row)
         *figures[i] = NAN;
     row->complete = 0;
     row->exact = 0;
+    row->cpu_exact = 0;
 }
 
 int tr_stepsum_from_record (tr_stepsum_t *row,
@@ -1100,6 +1102,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     row->complete = json_is_true (get (oc, "complete")) ? 1 : 0;
     row->exact = json_is_true (get (cpu, "exact"))
                  && json_is_true (get (mem, "exact")) ? 1 : 0;
+    row->cpu_exact = json_is_true (get (cpu, "exact")) ? 1 : 0;
 
     row->cpu_s = tr_json_num (cpu, "total_s");
     row->user_s = tr_json_num (cpu, "user_s");
@@ -1205,6 +1208,9 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->elapsed_s = max2 (dst->elapsed_s, src->elapsed_s);
     dst->exit_code = max2 (dst->exit_code, src->exit_code);
     dst->live_ms = min2 (dst->live_ms, src->live_ms);
+    dst->cpu_exact = isnan (dst->cpu_exact) || isnan (src->cpu_exact)
+                         ? NAN
+                         : fmin (dst->cpu_exact, src->cpu_exact);
     dst->live_stale = dst->live_stale || src->live_stale;
     if (isnan (dst->signal) || dst->signal == 0)
         dst->signal = src->signal;
@@ -1502,6 +1508,9 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         max2 (job->gpu_mem_peak_bytes, step->gpu_mem_peak_bytes);
     job->nprocs = add (job->nprocs, step->nprocs);
     job->live_ms = min2 (job->live_ms, step->live_ms);
+    job->cpu_exact = isnan (job->cpu_exact) || isnan (step->cpu_exact)
+                         ? NAN
+                         : fmin (job->cpu_exact, step->cpu_exact);
     job->live_stale = job->live_stale || step->live_stale;
     return 0;
 }
