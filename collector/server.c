@@ -538,6 +538,11 @@ static void handle_step_end (int fd, json_t *msg, const uid_t *starter)
         reply (fd, false, error.text);
         return;
     }
+    /* the hook that says so (an LSF post-exec carries the job's
+     * environment) is not the job's: not in the final reading
+     */
+    if (!starter)
+        exclude_own (a, json_object_get (msg, "exclude"), NULL);
     /* The extern step's cgroup is usually gone by now: the last
      * periodic reading stands.
      */

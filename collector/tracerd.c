@@ -126,8 +126,16 @@ static int open_log (void)
         lg.syslog = true;
     }
     else if (strcmp (t, "stderr") != 0) {
-        if (!(lg.f = fopen (t, "ae"))) {
+        /* its directory (and parents) made when missing */
+        tr_error_t error;
+        int fd = tr_path_open_log (t, 0640, &error);
+        if (fd < 0) {
+            fprintf (stderr, "tracerd: %s\n", tr_error_str (&error));
+            return -1;
+        }
+        if (!(lg.f = fdopen (fd, "a"))) {
             fprintf (stderr, "tracerd: %s: %s\n", t, strerror (errno));
+            close (fd);
             return -1;
         }
     }

@@ -33,6 +33,8 @@
 #include "libtracer/conf/conf.h"
 #include "libtracer/hook/proto.h"
 #include "libtracer/node/batch.h"
+#include "libtracer/node/sampler.h"
+#include "libtracer/util/path.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/when.h"
 
@@ -252,6 +254,9 @@ static void qstat (const tr_conf_t *conf,
 /* Send msg to tracerd within what is left of the time.  "unknown step"
  * at an end is normal for a PBS execjob_end after execjob_epilogue.
  */
+/* 0 when tracerd took msg; 1 when it no longer knew the step and
+ * quiet_unknown says that is expected; -1 (said) otherwise.
+ */
 static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
 {
     /* a daemon that did not answer once is not waited for again: one
@@ -275,8 +280,11 @@ static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
         const char *why = reply ? json_string_value (json_object_get (reply,
                                                                       "error"))
                                 : NULL;
+        /* the end already said (a PBS execjob_end after its
+         * execjob_epilogue): no second "ended" line
+         */
         if (why && !strcmp (why, "unknown step") && quiet_unknown)
-            rc = 0;
+            rc = 1;
         else if (why && !strcmp (why, "unknown step"))
             say (LOG_NOTICE, "job %s: tracerd was not following it on this "
                  "host (its start never reached tracerd)", g.job);
@@ -292,6 +300,23 @@ static int notify (const tr_conf_t *conf, json_t *msg, bool quiet_unknown)
  * tree is seen in it), not the job's environment and session: what
  * tracerd hears from a job starter that runs as the user.
  */
+/* The parent, when it is the shell LSF runs a pre- or post-exec with:
+ * it carries the job's environment and is not the job's top process
+ * (LS_JOBPID).  0 otherwise.
+ */
+static pid_t lsf_wrapper (const struct tr_batch_job *job)
+{
+    pid_t ppid = getppid ();
+    const char *top = getenv ("LS_JOBPID");
+    char env[300];
+
+    if (ppid <= 1 || (top && atoll (top) == (long long)ppid)
+        || tr_batch_env_match (job, env, sizeof (env)) < 0
+        || !tr_step_environ_has (ppid, env))
+        return 0;
+    return ppid;
+}
+
 static int send_start (const tr_conf_t *conf,
                        const struct tr_batch_job *job,
                        const char *node,
@@ -337,6 +362,12 @@ static int send_end (const tr_conf_t *conf,
     json_t *msg = tr_batch_end_msg (job, node, &error);
     int rc;
 
+    for (size_t i = 0; msg && i < 2; i++)
+        if (g.exclude[i] > 1 && tr_batch_exclude (msg, g.exclude[i]) < 0) {
+            json_decref (msg);
+            msg = NULL;
+            tr_errprintf (&error, "cannot build the notice");
+        }
     if (!msg) {
         say (LOG_ERR, "job %s: %s", job->job_id, tr_error_str (&error));
         return -1;
@@ -344,7 +375,7 @@ static int send_end (const tr_conf_t *conf,
     if ((rc = notify (conf, msg, quiet_unknown)) == 0)
         say (LOG_INFO, "job %s: ended on %s", job->job_id, node);
     json_decref (msg);
-    return rc;
+    return rc > 0 ? 0 : rc;
 }
 
 static bool set (char *dst, size_t size, const char *src)
@@ -659,6 +690,14 @@ static int run (const tr_conf_t *conf, const char *mode, int ac, char **av)
     if (!strcmp (mode, "lsf-pre") || !strcmp (mode, "lsf-post")) {
         if (lsf_job (conf, node, &job) < 0)
             return -1;
+        /* it carries the job's environment (and runs below the job's
+         * top process under OpenLava): never the job's own, nor is the
+         * shell LSF runs it with ("/bin/sh -c CMDLINE"), which carries
+         * it too; the job's top process (LS_JOBPID) or sbatchd, the
+         * parent when that shell is gone, carry no such environment
+         */
+        g.exclude[0] = getpid ();
+        g.exclude[1] = lsf_wrapper (&job);
         if (!strcmp (mode, "lsf-pre"))
             return send_start (conf, &job, node, 0, false);
         return send_end (conf, &job, node, false);
@@ -694,27 +733,6 @@ static const char *implied_mode (const char *argv0, int nargs)
     if (!strcmp (base, "epilogue.parallel"))
         return "torque-epilogue";
     return NULL;
-}
-
-/* --log FILE, appended to; its directory is made (0755, root's) when it
- * is missing, as a hook's default /var/log/tracer may be.
- */
-static int open_log (const char *path)
-{
-    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
-    int fd = open (path, flags, 0600);
-    const char *slash = strrchr (path, '/');
-    char dir[4096];
-
-    if (fd >= 0 || errno != ENOENT || !slash || slash == path
-        || (size_t)(slash - path) >= sizeof (dir))
-        return fd;
-    snprintf (dir, sizeof (dir), "%.*s", (int)(slash - path), path);
-    if (mkdir (dir, 0755) < 0 && errno != EEXIST) {
-        errno = ENOENT;
-        return -1;
-    }
-    return open (path, flags, 0600);
 }
 
 static const struct option opts[] = {
@@ -787,10 +805,17 @@ int main (int argc, char **argv)
         first = optind + 1;
         mode = optind < argc ? argv[optind] : NULL;
     }
-    if (log_path && (g.logfd = open_log (log_path)) < 0)
-        fprintf (stderr, "tracer-prolog: %s: %s\n", log_path,
-                 strerror (errno));
+    /* --log FILE: appended to, its directory and parents made when
+     * missing (a hook's default may have none); where it cannot be, the
+     * messages go to syslog, which says so once
+     */
+    if (log_path
+        && (g.logfd = tr_path_open_log (log_path, 0600, &error)) < 0)
+        fprintf (stderr, "tracer-prolog: %s\n", tr_error_str (&error));
     openlog ("tracer-prolog", LOG_PID, LOG_DAEMON);
+    if (log_path && g.logfd < 0)
+        syslog (LOG_WARNING, "--log %s: %s; logging to syslog instead",
+                log_path, tr_error_str (&error));
     g.mode = mode;
     if (!(conf = tr_conf_create ())) {
         say (LOG_ERR, "out of memory");

@@ -784,7 +784,18 @@ static void rule_incomplete (struct diag *d)
         }
         say (d, ": totals may be short");
     }
-    if (sampled)
+    /* a record that measured nothing has no figure to call sampled */
+    if (sampled && !strcmp (r->reason, TR_STATES_UNFOLLOWED))
+        ;
+    else if (sampled && r->cpu_exact == 1)
+        /* a process tree: CPU exact from the exit records, memory the
+         * largest sampled resident set
+         */
+        say (d,
+             "%smemory was sampled, not exact (CPU is exact): brief "
+             "memory peaks may be missed",
+             incomplete ? "; " : "");
+    else if (sampled)
         say (d,
              "%sCPU and memory were sampled, not exact: brief peaks may "
              "be missed",

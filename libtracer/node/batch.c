@@ -31,6 +31,7 @@
 
 #include "batch.h"
 #include "libtracer/record/record.h"
+#include "libtracer/record/states.h"
 #include "libtracer/record/when.h"
 #include "libtracer/util/nss.h"
 
@@ -646,6 +647,32 @@ int tr_batch_lsf_env (const char *(*get) (const char *name, void *arg),
         if (nodes > 0)
             job->nodes = nodes;
     }
+    /* "hostA hostA hostB": one word per slot (every LSF; the only list
+     * where LSB_MCPU_HOSTS is missing)
+     */
+    if (job->cpus_on_node < 0 && (s = get ("LSB_HOSTS", arg)) && *s) {
+        long long cpus = 0, nodes = 0;
+        const char *p = s, *prev = NULL;
+        size_t prevl = 0;
+        while (*p) {
+            size_t hl;
+            p += strspn (p, " ");
+            if (!(hl = strcspn (p, " ")))
+                break;
+            if (host && same_host (p, hl, host))
+                cpus++;
+            /* LSF lists a host's slots together */
+            if (!prev || prevl != hl || strncmp (prev, p, hl))
+                nodes++;
+            prev = p;
+            prevl = hl;
+            p += hl;
+        }
+        if (cpus > 0)
+            job->cpus_on_node = cpus;
+        if (job->nodes < 0 && nodes > 0)
+            job->nodes = nodes;
+    }
     if (job->cpus_on_node < 0 && job->nodes <= 1
         && (s = get ("LSB_DJOB_NUMPROC", arg)) && *s) {
         char *end;
@@ -749,25 +776,22 @@ json_t *tr_batch_outcome (const struct tr_batch_job *job)
     if (!job->have_exit)
         return NULL;
     if (job->kind == TR_BATCH_LSF) {
-        const char *info = job->exit_info;
+        const char *info = job->exit_info, *how;
         int code = WIFEXITED ((int)st) ? WEXITSTATUS ((int)st) : -1;
         int sig = WIFSIGNALED ((int)st) ? WTERMSIG ((int)st) : 0;
-        const char *state = code == 0 && !sig ? "completed" : "failed";
+        const char *state;
         if (st > INT_MAX)
             return outcome ("failed", -1, 0, "LSF exit status out of range");
-        if (strstr (info, "RUNLIMIT"))
-            state = "timeout";
-        else if (strstr (info, "MEMLIMIT") || strstr (info, "SWAPLIMIT"))
-            state = "oom";
-        else if (strstr (info, "_USER") || strstr (info, "FORCE")
-                 || strstr (info, "REQUEUE"))
-            state = "cancelled";
+        /* the one decision (states.h), whatever the LSF family tells */
+        state = tr_states_lsf ((int)st, info, &how);
         why[0] = '\0';
-        if (info[0] || job->requeued)
-            snprintf (why, sizeof (why), "%s%s%s",
-                      info[0] ? "LSF: " : "", info,
-                      job->requeued ? (info[0] ? "; requeued" : "requeued")
-                                    : "");
+        if (info[0] || how || job->requeued)
+            snprintf (why, sizeof (why), "%s%s%s%s",
+                      info[0] || how ? "LSF: " : "", info[0] ? info : "",
+                      !info[0] && how ? how : "",
+                      job->requeued
+                          ? (info[0] || how ? "; requeued" : "requeued")
+                          : "");
         return outcome (state, code, sig, why);
     }
     if (st < 0)
@@ -791,11 +815,14 @@ int tr_batch_env_match (const struct tr_batch_job *job, char *buf, size_t size)
 {
     int n;
 
+    /* what every LSF sets (IBM LSF 10.1 and OpenLava alike; OpenLava
+     * never sets LSB_BATCH_JID): an array element also by its index
+     */
     if (job->kind == TR_BATCH_LSF)
         n = job->array_task_id > 0
-                ? snprintf (buf, size, "LSB_BATCH_JID=%s[%ld]",
+                ? snprintf (buf, size, "LSB_JOBID=%s\nLSB_JOBINDEX=%ld",
                             job->array_job_id, job->array_task_id)
-                : snprintf (buf, size, "LSB_BATCH_JID=%s", job->job_id);
+                : snprintf (buf, size, "LSB_JOBID=%s", job->job_id);
     else
         n = snprintf (buf, size, "PBS_JOBID=%s", job->job_id);
     if (n < 0 || (size_t)n >= size) {
@@ -952,7 +979,12 @@ json_t *tr_batch_start_msg (const struct tr_batch_job *job,
 
 int tr_batch_exclude (json_t *msg, pid_t pid)
 {
-    json_t *attach = json_object_get (msg, "attach"), *list;
+    const char *op = json_string_value (json_object_get (msg, "op"));
+    /* a start names them in its attach, an end beside its outcome */
+    json_t *attach = op && !strcmp (op, "step_end")
+                         ? msg
+                         : json_object_get (msg, "attach");
+    json_t *list;
 
     if (!json_is_object (attach) || pid <= 1) {
         errno = EINVAL;

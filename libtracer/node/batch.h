@@ -123,8 +123,8 @@ int tr_batch_pbs_qstat (const char *text,
                         tr_error_t *error);
 
 /* Read an LSF job environment through get (getenv or a test's lookup):
- * LSB_JOBID, LSB_JOBINDEX, LSB_BATCH_JID, LSB_JOBNAME, LSB_QUEUE,
- * LSB_PROJECT_NAME, LSFUSER/USER, LSB_MCPU_HOSTS, LSB_DJOB_NUMPROC,
+ * LSB_JOBID, LSB_JOBINDEX, LSB_JOBNAME, LSB_QUEUE, LSB_PROJECT_NAME,
+ * LSFUSER/USER, LSB_MCPU_HOSTS (else LSB_HOSTS), LSB_DJOB_NUMPROC,
  * LSB_EFFECTIVE_RSRCREQ (rusage[mem=N], N in units of unit_bytes: LSF's
  * LSF_UNIT_FOR_LIMITS),
  * LSB_JOBEXIT_STAT, LSB_JOBEXIT_INFO, LSB_JOBPEND.  -1 with error when
@@ -143,8 +143,10 @@ int tr_batch_lsf_env (const char *(*get) (const char *name, void *arg),
  */
 json_t *tr_batch_outcome (const struct tr_batch_job *job);
 
-/* The NAME=VALUE entry every process of the job carries in its
- * environment (PBS_JOBID=7.srv, LSB_BATCH_JID=42[3]), and the cgroup
+/* The NAME=VALUE entries every process of the job carries in its
+ * environment, newline-separated (PBS_JOBID=7.srv; LSF, whose every
+ * version sets them: LSB_JOBID=42, an array element
+ * LSB_JOBID=42 and LSB_JOBINDEX=3), and the cgroup
  * directory name that identifies the job (PBS and Torque: the job id,
  * LSF: job.<id> or job.<id>[<index>]).
  */
@@ -165,7 +167,8 @@ json_t *tr_batch_start_msg (const struct tr_batch_job *job,
                             const char *node,
                             pid_t pid,
                             tr_error_t *error);
-/* Add pid to the start message's attach.exclude: a process of tracer's
+/* Add pid to the start message's attach.exclude (an end message's
+ * exclude, which tracerd applies before its final reading): a process of tracer's
  * or the scheduler's own (the prologue itself, a hook's interpreter)
  * that runs in the job's session or below its starter, with all it
  * starts (qstat), and is not the job's.  -1 with errno on a bad message

@@ -32,6 +32,7 @@
 #include "libtracer/util/log.h"
 #include "progress.h"
 #include "libtracer/record/record.h"
+#include "libtracer/record/states.h"
 #include "detail.h"
 #include "sampler.h"
 #include "series.h"
@@ -220,6 +221,9 @@ struct tr_step {
                              * cgroup vanished while it ran), or "" */
     double lost_mono;       /* when that was seen */
     bool ended;             /* the hook said the step ended (tr_step_end) */
+    bool followed;          /* a process of the step was seen, or its
+                             * cgroup followed: without one, nothing was
+                             * measured (states.h tr_states_unfollowed) */
 
     struct tr_series cpu_series, mem_series;
 
@@ -456,6 +460,7 @@ int tr_step_attach_paths (tr_step_t *step,
     close_kept (step);
     step->cg = p;
     step->mode = ATTACH_CGROUP;
+    step->followed = true;
     tr_detail_set_cgroup (step->detail, &step->cg, step->cg.unified[0] != 0);
     return 0;
 }
@@ -498,17 +503,38 @@ int tr_step_attach_tree (tr_step_t *step, pid_t root)
     return 0;
 }
 
-static bool env_valid (const char *env)
+/* One NAME=VALUE entry of len bytes. */
+static bool env_entry_valid (const char *env, size_t len)
 {
-    const char *eq = strchr (env, '=');
+    const char *eq = memchr (env, '=', len);
 
-    if (!eq || eq == env || strlen (env) >= TR_MATCH_ENV_MAX)
+    if (!eq || eq == env)
         return false;
     for (const char *p = env; p < eq; p++)
         if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')
               || (p > env && *p >= '0' && *p <= '9')))
             return false;
     return true;
+}
+
+/* NAME=VALUE entries separated by newlines, none empty, at most
+ * ENV_ENTRIES_MAX.
+ */
+#define ENV_ENTRIES_MAX 8
+static bool env_valid (const char *env)
+{
+    size_t n = 0;
+
+    if (strlen (env) >= TR_MATCH_ENV_MAX)
+        return false;
+    for (const char *p = env;; n++) {
+        size_t len = strcspn (p, "\n");
+        if (n == ENV_ENTRIES_MAX || !env_entry_valid (p, len))
+            return false;
+        if (!p[len])
+            return true;
+        p += len + 1;
+    }
 }
 
 int tr_step_attach_match (tr_step_t *step,
@@ -951,36 +977,57 @@ static const char *step_dir (const tr_step_t *step)
                                  : step->cg.unified;
 }
 
-/* Whether /proc/PID/environ holds the entry env exactly.  Streamed: an
- * environment may be megabytes long.
+/* Whether /proc/PID/environ holds every entry of env (NAME=VALUE lines)
+ * exactly.  Streamed: an environment may be megabytes long.
  */
+static bool environ_has (long pid, const char *env);
+
+bool tr_step_environ_has (pid_t pid, const char *env)
+{
+    return pid > 0 && env_valid (env) && environ_has (pid, env);
+}
+
 static bool environ_has (long pid, const char *env)
 {
     char path[PATH_MAX], buf[4096];
-    size_t len = strlen (env), k = 0;
-    bool ok = true, found = false;
+    const char *want[ENV_ENTRIES_MAX];
+    size_t wlen[ENV_ENTRIES_MAX], nwant = 0, k = 0;
+    bool ok[ENV_ENTRIES_MAX], found[ENV_ENTRIES_MAX];
+    size_t nfound = 0;
     ssize_t n;
     int fd;
 
+    for (const char *p = env; nwant < ENV_ENTRIES_MAX;) {
+        want[nwant] = p;
+        wlen[nwant] = strcspn (p, "\n");
+        ok[nwant] = true;
+        found[nwant] = false;
+        p += wlen[nwant++];
+        if (!*p++)
+            break;
+    }
     if (snprintf (path, sizeof (path), "%s/proc/%ld/environ", tr_fsroot (),
                   pid) >= (int)sizeof (path)
         || (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
         return false;
-    while (!found && (n = read (fd, buf, sizeof (buf))) > 0) {
-        for (ssize_t i = 0; i < n && !found; i++) {
-            if (buf[i] == '\0') {
-                found = ok && k == len;
-                ok = true;
-                k = 0;
+    while (nfound < nwant && (n = read (fd, buf, sizeof (buf))) > 0) {
+        for (ssize_t i = 0; i < n && nfound < nwant; i++) {
+            for (size_t j = 0; j < nwant; j++) {
+                if (buf[i] == '\0') {
+                    if (!found[j] && ok[j] && k == wlen[j]) {
+                        found[j] = true;
+                        nfound++;
+                    }
+                    ok[j] = true;
+                }
+                else
+                    ok[j] = ok[j] && k < wlen[j] && buf[i] == want[j][k];
             }
-            else {
-                ok = ok && k < len && buf[i] == env[k];
-                k++;
-            }
+            k = buf[i] == '\0' ? 0 : k + 1;
         }
     }
     close (fd);
-    return found;
+    return nfound == nwant;
 }
 
 static int memo_cmp (const void *a, const void *b)
@@ -1240,6 +1287,7 @@ static int read_tree (tr_step_t *step)
     step->npids = 0;
     for (size_t i = 0; i < n; i++)
         if (ps[i].in) {
+            step->followed = true;
             total_user += ps[i].user;
             total_sys += ps[i].sys;
             total_rss += ps[i].rss;
@@ -1254,6 +1302,9 @@ static int read_tree (tr_step_t *step)
         step->cpu_user_s = (double)total_user / (double)hz;
         step->cpu_sys_s = (double)total_sys / (double)hz;
     }
+    /* no process met yet: nothing is known, which is not 0 */
+    if (!step->followed)
+        return 0;
     step->cpu_source = "proc:stat (process tree, sampled)";
     step->cpu_exact = false;
     step->have_cpu = true;
@@ -1525,6 +1576,7 @@ void tr_step_set_children_rusage (tr_step_t *step, const struct rusage *ru)
         if (step->tasks[i].pid > 0 && step->tasks[i].exited)
             pids[n++] = step->tasks[i].pid;
     (void)tr_detail_set_reaped (step->detail, pids, n, user + sys, user);
+    step->followed = true;
 }
 
 json_t *tr_step_identity (tr_step_t *step)
@@ -1643,7 +1695,11 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
     int exit_code = 0, sig = 0;
     bool all_exited = true;
     /* the scheduler's word, unless the collector lost track */
-    json_t *hint = final && !step->incomplete[0] ? step->outcome_hint : NULL;
+    json_t *hint = final && !step->incomplete[0] && step->followed
+                       ? step->outcome_hint
+                       : NULL;
+    /* a step none of whose processes was ever seen was not measured */
+    bool unfollowed = final && !step->incomplete[0] && !step->followed;
 
     if (!tasks)
         return NULL;
@@ -1679,7 +1735,7 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
         const char *state;
         if (!final)
             state = "running";
-        else if (step->incomplete[0])
+        else if (step->incomplete[0] || unfollowed)
             state = "incomplete";
         else if (sig == SIGKILL && step->oom_kills > 0)
             state = "oom";
@@ -1695,6 +1751,7 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             state = json_string_value (json_object_get (hint, "state"));
         o = json_pack ("{s:s s:b s:o}", "state", state, "complete",
                        final && !step->incomplete[0] && !step->lost[0]
+                           && !unfollowed
                            && ((all_exited && step->ntasks > 0)
                                || ((step->ntasks == 0 || hint)
                                    && step->ended)),
@@ -1714,17 +1771,36 @@ static json_t *outcome_json (const tr_step_t *step, bool final)
             }
             return o;
         }
-        if (o && (step->incomplete[0] || step->lost[0])
+        /* nothing measured, but the scheduler's exit code stands */
+        if (o && unfollowed && step->outcome_hint
+            && ((json_is_integer (json_object_get (step->outcome_hint,
+                                                   "exit_code"))
+                 && json_object_set (o, "exit_code",
+                                     json_object_get (step->outcome_hint,
+                                                      "exit_code"))
+                        < 0)
+                || (json_is_integer (json_object_get (step->outcome_hint,
+                                                      "signal"))
+                    && json_object_set (o, "signal",
+                                        json_object_get (step->outcome_hint,
+                                                         "signal"))
+                           < 0))) {
+            json_decref (o);
+            return NULL;
+        }
+        if (o && (step->incomplete[0] || step->lost[0] || unfollowed)
             && json_object_set_new (o, "reason",
                                     json_string (step->incomplete[0]
                                                      ? step->incomplete
+                                                 : unfollowed
+                                                     ? TR_STATES_UNFOLLOWED
                                                      : step->lost))
                    < 0) {
             json_decref (o);
             return NULL;
         }
         if (o && final && all_exited && step->ntasks > 0
-            && !step->incomplete[0]
+            && !step->incomplete[0] && !unfollowed
             && (json_object_set_new (o, "exit_code",
                                      json_integer (exit_code)) < 0
                 || (sig && json_object_set_new (o, "signal",
@@ -1784,6 +1860,19 @@ static void tree_cpu (const tr_step_t *step,
     *sys = (double)(total_us - user_us) / 1e6;
     *source = "taskstats:exit records + proc:stat (process tree)";
     *exact = table_exact;
+}
+
+/* The summary of a step none of whose processes was seen: the figures
+ * are unknown, so they are left out, and the sources say "none"
+ * (doc/record-format.md).
+ */
+static json_t *unfollowed_summary_json (const tr_step_t *step)
+{
+    return json_pack ("{s:I s:{s:s s:b} s:{s:s s:b s:s}}", "samples",
+                      (json_int_t)step->samples, "cpu", "source", "none",
+                      "exact", 0, "memory", "source", "none", "exact", 0,
+                      "definition", "nothing measured: no process of the "
+                      "step was found");
 }
 
 static json_t *summary_json (const tr_step_t *step)
@@ -1944,7 +2033,8 @@ no_series:
         || json_object_set_new (rec, "tags", json_deep_copy (step->tags)) < 0
         || json_object_set_new (rec, "host", host_json ()) < 0
         || json_object_set_new (rec, "cgroup", cgroup_json (step)) < 0
-        || json_object_set_new (rec, "summary", summary_json (step)) < 0
+        || json_object_set_new (rec, "summary", step->followed ? summary_json (step)
+                                                : unfollowed_summary_json (step)) < 0
         || json_object_set_new (rec, "outcome", outcome_json (step, final))
                < 0
         || json_object_set_new (rec, "collector",
@@ -1973,6 +2063,16 @@ no_series:
     if (tr_detail_record (step->detail, rec) < 0
         || kernel_members (step, rec) < 0)
         goto nomem;
+    if (!step->followed) {
+        /* nothing measured: no I/O, network, GPU or pressure figure
+         * either (unknown, not 0)
+         */
+        json_t *sum = json_object_get (rec, "summary");
+        json_object_del (sum, "io");
+        json_object_del (sum, "network");
+        json_object_del (sum, "gpu");
+        json_object_del (sum, "pressure");
+    }
     if (final) {
         /* a step that did not complete: the process that failed first */
         json_t *oc = json_object_get (rec, "outcome");
@@ -2131,6 +2231,9 @@ json_t *tr_step_save (tr_step_t *step)
             || json_object_set_new (st, "unified_delegated",
                                     json_boolean (step->cg.unified_delegated))
                    < 0
+            || json_object_set_new (st, "followed",
+                                    json_boolean (step->followed))
+                   < 0
             || json_object_set_new (st, "detail",
                                     tr_detail_save (step->detail)) < 0
             || (step->lost[0]
@@ -2183,6 +2286,7 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         return NULL;
     if (!strcmp (mode, "cgroup")) {
         step->mode = ATTACH_CGROUP;
+    step->followed = true;
         snprintf (step->cg.memory, sizeof (step->cg.memory), "%s", mem);
         snprintf (step->cg.cpuacct, sizeof (step->cg.cpuacct), "%s", cpu);
         snprintf (step->cg.unified, sizeof (step->cg.unified), "%s", uni);
@@ -2246,6 +2350,12 @@ tr_step_t *tr_step_restore (json_t *st, tr_error_t *error)
         snprintf (step->lost, sizeof (step->lost), "%s",
                   json_string_value (json_object_get (st, "lost")));
     step->have_mem = have_mem;
+    /* a state from before "followed" was kept: take it as followed */
+    if (json_is_boolean (json_object_get (st, "followed")))
+        step->followed = step->followed
+                         || json_is_true (json_object_get (st, "followed"));
+    else
+        step->followed = true;
     if (json_is_object (json_object_get (st, "detail")))
         tr_detail_restore (step->detail, json_object_get (st, "detail"));
     if (step->ntasks > 0)

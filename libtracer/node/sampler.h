@@ -76,7 +76,9 @@ int tr_step_attach_tree (tr_step_t *step, pid_t root);
 
 /* Track a process set with no cgroup (PBS without pbs_cgroups, LSF
  * without cgroups): every process of the session, or whose environment
- * holds env ("NAME=VALUE", e.g. "PBS_JOBID=12.server"), with all their
+ * holds env ("NAME=VALUE", e.g. "PBS_JOBID=12.server"; several entries
+ * separated by newlines, "LSB_JOBID=209\nLSB_JOBINDEX=1", must all be
+ * there), with all their
  * descendants, plus the task roots.  Processes may appear later: the set
  * is re-evaluated at every reading.
  */
@@ -84,13 +86,18 @@ int tr_step_attach_tree (tr_step_t *step, pid_t root);
 #define TR_MATCH_ENV_MAX 256
 struct tr_proc_match {
     pid_t session;               /* session id, or 0 */
-    char env[TR_MATCH_ENV_MAX];  /* NAME=VALUE, or "" */
+    char env[TR_MATCH_ENV_MAX];  /* NAME=VALUE[\nNAME=VALUE...], or "" */
     /* The job's cgroup directory name ("7.srv", "job.42"), or "": once a
      * member is seen in a cgroup of that name (tr_cgroup_job_paths), the
      * step is followed by that cgroup's counters instead.
      */
     char cgroup_name[TR_MATCH_CG_MAX];
 };
+/* Whether process pid's environment (as /proc/PID/environ shows it: as
+ * it was at exec) holds every entry of env, a process-set match's
+ * NAME=VALUE lines: the test tr_step_attach_match applies.
+ */
+bool tr_step_environ_has (pid_t pid, const char *env);
 int tr_step_attach_match (tr_step_t *step,
                           const struct tr_proc_match *match,
                           tr_error_t *error);

@@ -553,23 +553,34 @@ static json_t *make_row (json_t *rec, size_t idx, bool counted)
     double cores = tr_merge_request_cores (req);
     json_t *tasks = json_object_get (oc, "tasks");
     json_int_t ntasks = (json_int_t)json_array_size (tasks);
+    /* a record that followed no process measured nothing (states.h) */
+    bool measured = !tr_states_unfollowed (rec);
     json_t *row;
 
     row =
-        json_pack ("{s:I s:s s:b s:s s:b s:f s:f s:I s:I}", "index",
-                   (json_int_t)idx, "node", tr_json_str_or (id, "node", ""),
-                   "counted", counted, "state", tr_states_of (rec), "complete",
-                   json_is_true (json_object_get (oc, "complete")), "elapsed_s",
-                   el, "cpu_total_s", tr_json_num_or (cpu, "total_s", 0),
-                   "mem_peak_bytes", inum (mem, "peak_bytes"), "tasks", ntasks);
+        json_pack ("{s:I s:s s:b s:s s:b s:f s:I}", "index", (json_int_t)idx,
+                   "node", tr_json_str_or (id, "node", ""), "counted", counted,
+                   "state", tr_states_of (rec), "complete",
+                   measured && json_is_true (json_object_get (oc, "complete")),
+                   "elapsed_s", el, "tasks", ntasks);
     if (!row)
         return NULL;
-    if (copy_opt (row, id, "node_index") < 0
+    if ((measured
+         && (put (row, "cpu_total_s",
+                  json_real (tr_json_num_or (cpu, "total_s", 0)))
+                 < 0
+             || put (row, "mem_peak_bytes",
+                     json_integer (inum (mem, "peak_bytes")))
+                    < 0
+             || put_efficiency (row, tr_json_num_or (cpu, "total_s", 0), el,
+                                cores)
+                    < 0))
+        || (!measured
+            && put (row, "reason", json_string (TR_STATES_UNFOLLOWED)) < 0)
+        || copy_opt (row, id, "node_index") < 0
         || copy_opt (row, oc, "exit_code") < 0
         || copy_opt (row, oc, "signal") < 0
         || (cores > 0 && put (row, "cores", json_real (cores)) < 0)
-        || put_efficiency (row, tr_json_num_or (cpu, "total_s", 0), el, cores)
-               < 0
         || (has (req, "mem_bytes")
             && put (row, "mem_request_bytes",
                     json_integer (inum (req, "mem_bytes")))
@@ -587,7 +598,8 @@ struct totals {
     json_int_t start, end, peak_max, peak_sum, tasks, expected, exit_code,
         signal;
     bool have_start, have_peak, have_exit;
-    json_t *peak_rec; /* the record of the biggest node */
+    json_int_t measured; /* records that followed a process */
+    json_t *peak_rec;    /* the record of the biggest node */
     int worst;
     const char *state;
 };
@@ -612,6 +624,14 @@ static int add_record (json_t *step,
     json_t *v;
     size_t i;
 
+    if (tr_states_unfollowed (rec)) {
+        /* nothing measured: no figure, and the step is not whole */
+        t->cpu_exact = t->mem_exact = t->complete = false;
+        cpu = mem = NULL;
+        peak = 0;
+    }
+    else
+        t->measured++;
     t->user_s += tr_json_num_or (cpu, "user_s", 0);
     t->system_s += tr_json_num_or (cpu, "system_s", 0);
     t->total_s += tr_json_num_or (cpu, "total_s", 0);
@@ -640,7 +660,7 @@ static int add_record (json_t *step,
         t->all_index = false;
     if (has (req, "nodes") && inum (req, "nodes") > t->expected)
         t->expected = inum (req, "nodes");
-    if (!t->have_peak || peak > t->peak_max) {
+    if (cpu && (!t->have_peak || peak > t->peak_max)) {
         t->peak_max = peak;
         t->peak_rec = rec;
         t->have_peak = true;
@@ -663,13 +683,17 @@ static int add_record (json_t *step,
         && has (json_object_get (rec, "identity"), "step_name")
         && copy_opt (step, json_object_get (rec, "identity"), "step_name") < 0)
         return -1;
-    if (add_distinct (step, "cpu_source", tr_json_str_or (cpu, "source", ""))
-            < 0
-        || add_distinct (step, "mem_source", tr_json_str_or (mem, "source", ""))
-               < 0
-        || add_distinct (step, "mem_definition",
-                         tr_json_str_or (mem, "definition", ""))
-               < 0)
+    if (!cpu)
+        ; /* an unfollowed record names no source */
+    else if (add_distinct (step, "cpu_source",
+                           tr_json_str_or (cpu, "source", ""))
+                 < 0
+             || add_distinct (step, "mem_source",
+                              tr_json_str_or (mem, "source", ""))
+                    < 0
+             || add_distinct (step, "mem_definition",
+                              tr_json_str_or (mem, "definition", ""))
+                    < 0)
         return -1;
     json_array_foreach (json_object_get (oc, "tasks"), i, v)
     {
@@ -751,8 +775,11 @@ static int put_totals (json_t *step, struct totals *t, json_t *rows)
         || put (step, "elapsed_s", json_real (t->elapsed)) < 0)
         return -1;
 
-    cpu = json_pack ("{s:f s:f s:f s:b}", "user_s", t->user_s, "system_s",
-                     t->system_s, "total_s", t->total_s, "exact", t->cpu_exact);
+    /* no record measured anything: the figures are unknown, not 0 */
+    cpu = t->measured ? json_pack ("{s:f s:f s:f s:b}", "user_s", t->user_s,
+                                   "system_s", t->system_s, "total_s",
+                                   t->total_s, "exact", t->cpu_exact)
+                      : json_pack ("{s:b}", "exact", 0);
     if (put (step, "cpu", cpu) < 0
         || put (cpu, "source",
                 json_incref (json_object_get (step, "cpu_source")))
@@ -760,13 +787,15 @@ static int put_totals (json_t *step, struct totals *t, json_t *rows)
         || join_distinct (cpu, "source") < 0
         || (t->cores_known && t->cores > 0
             && put (cpu, "cores", json_real (t->cores)) < 0)
-        || (t->cores_known
+        || (t->cores_known && t->measured
             && put_efficiency (cpu, t->total_s, t->elapsed, t->cores) < 0))
         return -1;
 
-    mem = json_pack ("{s:I s:s s:I s:b}", "peak_max_bytes", t->peak_max,
-                     "peak_max_node", ident (t->peak_rec, "node"),
-                     "peak_sum_bytes", t->peak_sum, "exact", t->mem_exact);
+    mem = t->measured
+              ? json_pack ("{s:I s:s s:I s:b}", "peak_max_bytes", t->peak_max,
+                           "peak_max_node", ident (t->peak_rec, "node"),
+                           "peak_sum_bytes", t->peak_sum, "exact", t->mem_exact)
+              : json_pack ("{s:b}", "exact", 0);
     if (put (step, "memory", mem) < 0
         || (has (peak_req, "mem_bytes")
             && put (mem, "request_bytes",

@@ -796,9 +796,10 @@ static int check_time (json_t *v, const char *path, tr_error_t *error)
 /* summary */
 
 static const struct member cpu_members[] = {
-    { "user_s", M_NUM, F_REQ | F_NONNEG, 0, NULL, NULL },
-    { "system_s", M_NUM, F_REQ | F_NONNEG, 0, NULL, NULL },
-    { "total_s", M_NUM, F_REQ | F_NONNEG, 0, NULL, NULL },
+    /* the figures are required unless source is "none" (measured_only) */
+    { "user_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "system_s", M_NUM, F_NONNEG, 0, NULL, NULL },
+    { "total_s", M_NUM, F_NONNEG, 0, NULL, NULL },
     { "source", M_STR, F_REQ, 256, NULL, NULL },
     { "exact", M_BOOL, F_REQ, 0, NULL, NULL },
     { "cores", M_STR, 0, 0, NULL, check_cpu_list },
@@ -810,13 +811,38 @@ static const struct member cpu_members[] = {
     { NULL, 0, 0, 0, NULL, NULL },
 };
 
+/* The figures of summary.cpu or summary.memory: present unless the
+ * source is "none" (a step none of whose processes was found: nothing
+ * was measured, states.h tr_states_unfollowed).
+ */
+static int measured_only (json_t *v,
+                          const char *path,
+                          const char *const figures[],
+                          tr_error_t *error)
+{
+    const char *src = json_string_value (json_object_get (v, "source"));
+
+    if (src && !strcmp (src, "none"))
+        return 0;
+    for (size_t i = 0; figures[i]; i++)
+        if (!json_object_get (v, figures[i]))
+            return invalid (error, "%s.%s: missing required member", path, figures[i]);
+    return 0;
+}
+
 static int check_cpu (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, cpu_members, false, error);
+    static const char *const figures[] = { "user_s", "system_s", "total_s",
+                                           NULL };
+
+    if (check_object (v, path, cpu_members, false, error) < 0)
+        return -1;
+    return measured_only (v, path, figures, error);
 }
 
 static const struct member memory_members[] = {
-    { "peak_bytes", M_INT, F_REQ | F_NONNEG, 0, NULL, NULL },
+    /* required unless source is "none" (measured_only) */
+    { "peak_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
     { "current_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
     { "limit_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
     { "anon_bytes", M_INT, F_NONNEG, 0, NULL, NULL },
@@ -834,7 +860,11 @@ static const struct member memory_members[] = {
 
 static int check_memory (json_t *v, const char *path, tr_error_t *error)
 {
-    return check_object (v, path, memory_members, false, error);
+    static const char *const figures[] = { "peak_bytes", NULL };
+
+    if (check_object (v, path, memory_members, false, error) < 0)
+        return -1;
+    return measured_only (v, path, figures, error);
 }
 
 /* pressure: PSI totals, or per-task delay accounting as the fallback */

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <jansson.h>
 
 #include "states.h"
@@ -113,6 +115,35 @@ double tr_states_oom_kills (json_t *rec)
     return fmax (n, fmax (tasks, events));
 }
 
+const char *tr_states_lsf (int wait_status,
+                           const char *exit_info,
+                           const char **why)
+{
+    const char *info = exit_info ? exit_info : "";
+    int code = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
+    int sig = WIFSIGNALED (wait_status) ? WTERMSIG (wait_status) : 0;
+
+    if (why)
+        *why = NULL;
+    if (strstr (info, "RUNLIMIT"))
+        return "timeout";
+    if (strstr (info, "MEMLIMIT") || strstr (info, "SWAPLIMIT"))
+        return "oom";
+    if (strstr (info, "_USER") || strstr (info, "FORCE")
+        || strstr (info, "REQUEUE"))
+        return "cancelled";
+    if (!*info
+        && (sig == SIGINT || sig == SIGTERM || code == 128 + SIGINT
+            || code == 128 + SIGTERM)) {
+        if (why)
+            *why = sig == SIGINT || code == 128 + SIGINT
+                       ? "ended by SIGINT, the first signal of bkill"
+                       : "ended by SIGTERM, the second signal of bkill";
+        return "cancelled";
+    }
+    return code == 0 && !sig ? "completed" : "failed";
+}
+
 const char *tr_states_node_failure (const char *reason)
 {
     if (reason && strstr (reason, "NODE_FAIL"))
@@ -120,6 +151,26 @@ const char *tr_states_node_failure (const char *reason)
     if (reason && strstr (reason, "BOOT_FAIL"))
         return "BOOT_FAIL";
     return NULL;
+}
+
+bool tr_states_unfollowed (json_t *rec)
+{
+    json_t *sum = json_object_get (rec, "summary");
+    json_t *cpu = json_object_get (sum, "cpu");
+    json_t *procs = json_object_get (sum, "processes");
+    const char *src = json_string_value (json_object_get (cpu, "source"));
+    const char *attach = json_string_value (
+        json_object_get (json_object_get (rec, "cgroup"), "attach"));
+    const char *kind = json_string_value (json_object_get (rec, "kind"));
+
+    /* a snapshot of a running step may not have met a process yet */
+    if (kind && strcmp (kind, "final"))
+        return false;
+    if (src && !strcmp (src, "none"))
+        return true;
+    return attach && !strcmp (attach, "process-tree")
+           && json_is_integer (json_object_get (procs, "count"))
+           && json_integer_value (json_object_get (procs, "count")) == 0;
 }
 
 const char *tr_states_of (json_t *rec)
@@ -131,6 +182,8 @@ const char *tr_states_of (json_t *rec)
 
     if (!state)
         return "";
+    if (strcmp (state, "running") && tr_states_unfollowed (rec))
+        return "incomplete";
     if (!strcmp (state, "failed"))
         return tr_states_oom (state, tr_states_oom_kills (rec)) ? "oom" : state;
     /* an older collector recorded a node failure as a cancel */

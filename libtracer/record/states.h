@@ -16,6 +16,8 @@
  * (tr_states_of): the record's outcome.state, except
  *   - "oom" for a "failed" record the OOM killer killed a process of
  *     (a shell whose child it took);
+ *   - "incomplete" for a final record that followed no process
+ *     (tr_states_unfollowed), whatever its outcome says;
  *   - "NODE_FAIL" (or "BOOT_FAIL") for an "incomplete" record whose
  *     reason names the scheduler's NODE_FAIL (BOOT_FAIL), and for a
  *     "cancelled" one of an older collector that recorded it so.
@@ -70,8 +72,22 @@ bool tr_states_oom (const char *state, double oom_kills);
  */
 double tr_states_oom_kills (json_t *rec);
 
+/* Whether a final record followed no process of its step: the
+ * collector found none (a batch job found by an environment variable
+ * its processes do not carry, a session that was gone), so its figures
+ * are no measurement.  True when summary.cpu.source is "none", or, for
+ * a record of an older collector, when it followed a process tree
+ * (cgroup.attach "process-tree") and summary.processes.count is 0.
+ * Such a record is "incomplete" (tr_states_of) whatever its outcome
+ * says, and its figures are unknown: never 0, never in advice or waste.
+ */
+bool tr_states_unfollowed (json_t *rec);
+/* The reason an unfollowed record gives (tr_states_unfollowed). */
+#define TR_STATES_UNFOLLOWED \
+    "no process of the job was found on this node: nothing was measured"
 /* A record's state (see above): the word rows, steps and filters work
- * on.  "" for a record without one.
+ * on; "incomplete" for a record that followed no process
+ * (tr_states_unfollowed).  "" for a record without one.
  */
 const char *tr_states_of (json_t *rec);
 
@@ -104,6 +120,20 @@ const char *tr_states_parse (const char *word);
  */
 const char *tr_states_outcome (const char *sched_state);
 
+/* The record outcome state an LSF job's end means: "timeout", "oom" or
+ * "cancelled" when exit_info (LSB_JOBEXIT_INFO, IBM LSF) names the run
+ * limit, the memory or swap limit, or a user's or an administrator's
+ * kill (SIG_TERM_USER, ..._FORCE, requeue); else, as OpenLava and older
+ * LSF pass no LSB_JOBEXIT_INFO, "cancelled" when the job ended from the
+ * signals bkill sends first (SIGINT, then SIGTERM: a batch job has no
+ * terminal, so nothing else sends them), by the signal (wait_status
+ * signalled) or by its shell's exit code for it (130, 143); else
+ * "completed" for exit 0 and "failed" otherwise.  *why (when not NULL)
+ * is set to a static phrase saying how it was decided, or NULL.
+ */
+const char *tr_states_lsf (int wait_status,
+                           const char *exit_info,
+                           const char **why);
 /* The scheduler's node-failure word (NODE_FAIL, BOOT_FAIL) a reason
  * names ("the scheduler reports the job NODE_FAIL"), or NULL.
  */

@@ -226,9 +226,11 @@ static double f_used_ch (const tr_stepsum_t *r)
 static const char *f_jobid (const tr_stepsum_t *r, char *buf, size_t size)
 {
     /* Slurm's array task 7_3; PBS and Torque name the subjob in its own
-     * id (7[3].srv, array 7[].srv), which is what -j takes
+     * id (7[3].srv, array 7[].srv) and LSF its element (209[1], array
+     * 209), which is what -j takes
      */
     if (*r->array_job_id && !isnan (r->array_task_id)
+        && strcmp (r->scheduler, "lsf")
         && strspn (r->array_job_id, "0123456789") == strlen (r->array_job_id))
         snprintf (buf, size, "%s_%.0f", r->array_job_id, r->array_task_id);
     else if (*r->het_job_id && !isnan (r->het_component))
@@ -605,6 +607,7 @@ void tr_stepsum_init (tr_stepsum_t *row)
             *num_member (row, f) = NAN;
     }
     row->live_ms = NAN;
+    row->cpu_exact = NAN;
 }
 
 const tr_field_t *tr_stepsum_field (const char *name)
@@ -967,6 +970,33 @@ static void from_io_net_gpu (json_t *sum, tr_stepsum_t *row)
             return -1;                                                     \
     } while (0)
 
+/* A record that followed no process (tr_states_unfollowed): what it
+ * holds is no measurement, so every figure is unknown, and the row is
+ * incomplete.
+ */
+static void unmeasured (tr_stepsum_t *row)
+{
+    double *figures[] = {
+        &row->cpu_s,          &row->user_s,          &row->system_s,
+        &row->cpu_peak_cores, &row->throttled_s,     &row->runq_wait_s,
+        &row->node_cpu_max_s, &row->node_cpu_min_s,  &row->mem_peak_bytes,
+        &row->mem_peak_sum_bytes, &row->swap_bytes,  &row->stalled_s,
+        &row->mem_rise_Bps,   &row->psi_cpu_some_s,  &row->psi_mem_some_s,
+        &row->psi_mem_full_s, &row->psi_io_some_s,   &row->psi_io_full_s,
+        &row->read_bytes,     &row->write_bytes,     &row->rchar,
+        &row->wchar,          &row->net_rx_bytes,    &row->net_tx_bytes,
+        &row->gpus_used,      &row->gpu_util_mean_pct,
+        &row->gpu_mem_peak_bytes, &row->nprocs,      &row->idle_s,
+        &row->idle_longest_s,
+    };
+
+    for (size_t i = 0; i < sizeof (figures) / sizeof (figures[0]); i++)
+        *figures[i] = NAN;
+    row->complete = 0;
+    row->exact = 0;
+    row->cpu_exact = 0;
+}
+
 int tr_stepsum_from_record (tr_stepsum_t *row,
                             json_t *rec,
                             const char *sig,
@@ -1017,7 +1047,9 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
         INTERN (process, run.process);
     }
     INTERN (state, tr_states_of (rec));
-    INTERN (reason, tr_json_str_or (oc, "reason", ""));
+    INTERN (reason, tr_states_unfollowed (rec)
+                        ? TR_STATES_UNFOLLOWED
+                        : tr_json_str_or (oc, "reason", ""));
     {
         char text[TR_CAUSE_TEXT_MAX];
         tr_cause_t cause = tr_cause_of (rec, text, sizeof (text));
@@ -1074,6 +1106,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     row->complete = json_is_true (get (oc, "complete")) ? 1 : 0;
     row->exact = json_is_true (get (cpu, "exact"))
                  && json_is_true (get (mem, "exact")) ? 1 : 0;
+    row->cpu_exact = json_is_true (get (cpu, "exact")) ? 1 : 0;
 
     row->cpu_s = tr_json_num (cpu, "total_s");
     row->user_s = tr_json_num (cpu, "user_s");
@@ -1098,6 +1131,8 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     row->nprocs = tr_json_num (get (sum, "processes"), "count");
     series_idle (get (rec, "series"), row->elapsed_s, row);
     series_mem_rise (get (rec, "series"), row);
+    if (tr_states_unfollowed (rec))
+        unmeasured (row);
     return 0;
 }
 
@@ -1177,6 +1212,9 @@ int tr_stepsum_merge (tr_stepsum_t *dst,
     dst->elapsed_s = max2 (dst->elapsed_s, src->elapsed_s);
     dst->exit_code = max2 (dst->exit_code, src->exit_code);
     dst->live_ms = min2 (dst->live_ms, src->live_ms);
+    dst->cpu_exact = isnan (dst->cpu_exact) || isnan (src->cpu_exact)
+                         ? NAN
+                         : fmin (dst->cpu_exact, src->cpu_exact);
     dst->live_stale = dst->live_stale || src->live_stale;
     if (isnan (dst->signal) || dst->signal == 0)
         dst->signal = src->signal;
@@ -1474,6 +1512,9 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         max2 (job->gpu_mem_peak_bytes, step->gpu_mem_peak_bytes);
     job->nprocs = add (job->nprocs, step->nprocs);
     job->live_ms = min2 (job->live_ms, step->live_ms);
+    job->cpu_exact = isnan (job->cpu_exact) || isnan (step->cpu_exact)
+                         ? NAN
+                         : fmin (job->cpu_exact, step->cpu_exact);
     job->live_stale = job->live_stale || step->live_stale;
     return 0;
 }

@@ -196,6 +196,12 @@ typedef struct tr_stepsum {
     bool job_outcome_batch;
     bool job_outcome_extern;    /* so far only the extern step's */
 
+    /* 1 when the CPU figures are exact (summary.cpu.exact), 0 when
+     * sampled: a process tree's CPU may be exact while its memory is
+     * not.  NAN where unknown (an index row).  Not an index field.
+     */
+    double cpu_exact;
+
     /* A running step's live summary (livesum.h): when its figures were
      * read, ms since the epoch (NAN for a record; a merged or job row:
      * the oldest), and whether they are stale.  Not index fields.

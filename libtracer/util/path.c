@@ -253,6 +253,37 @@ int tr_path_mkdirat_p (int dirfd,
     return cur;
 }
 
+int tr_path_open_log (const char *path, mode_t mode, tr_error_t *error)
+{
+    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    const char *slash;
+    char dir[PATH_MAX];
+    int fd, dfd;
+
+    if (!path || !*path) {
+        errno = EINVAL;
+        return tr_errprintf (error, "empty log path");
+    }
+    if ((fd = open (path, flags, mode)) >= 0)
+        return fd;
+    if (errno != ENOENT || !(slash = strrchr (path, '/')) || slash == path
+        || (size_t)(slash - path) >= sizeof (dir))
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    snprintf (dir, sizeof (dir), "%.*s", (int)(slash - path), path);
+    /* the last directory alone first: its parents may be reached through
+     * a symlink (/var/run) that tr_path_mkdir_p would refuse
+     */
+    if (mkdir (dir, 0755) < 0 && errno != EEXIST) {
+        if (errno != ENOENT || (dfd = tr_path_mkdir_p (dir, 0755, error)) < 0)
+            return tr_errprintf (error, "cannot make %s: %s", dir,
+                                 strerror (errno));
+        close (dfd);
+    }
+    if ((fd = open (path, flags, mode)) < 0)
+        return tr_errprintf (error, "%s: %s", path, strerror (errno));
+    return fd;
+}
+
 int tr_path_mkdir_p (const char *path, mode_t mode, tr_error_t *error)
 {
     int base;

@@ -30,6 +30,14 @@ int tr_path_is_secure (const char *path, uid_t owner, tr_error_t *error);
  */
 int tr_path_mkdir_p (const char *path, mode_t mode, tr_error_t *error);
 
+/* Open a log file to append to: open (path, O_WRONLY | O_APPEND | O_CREAT
+ * | O_NOFOLLOW | O_CLOEXEC, mode), and when its directory is missing,
+ * make it and its missing parents (0755, as tr_path_mkdir_p) first: a
+ * default such as /usr/local/var/log/tracer/... may have none of them.
+ * Returns the fd, or -1 with errno and error naming what failed.
+ */
+int tr_path_open_log (const char *path, mode_t mode, tr_error_t *error);
+
 /* As tr_path_mkdir_p, relative to dirfd (AT_FDCWD allowed).  A ".."
  * component is refused with EINVAL before anything is created.
  */

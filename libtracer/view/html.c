@@ -499,8 +499,12 @@ static void put_header (struct html *h)
     if (*tr_json_str_or (id, "array_job_id", "")) {
         fputs ("<dt>Array</dt><dd>", out);
         const char *arr = tr_json_str_or (id, "array_job_id", "");
-        /* Slurm's task 7_3; PBS names the array 7[].srv: "index 3" */
-        bool slurm_form = strspn (arr, "0123456789") == strlen (arr);
+        /* Slurm's task 7_3; PBS names the array 7[].srv and LSF 209:
+         * "index 3"
+         */
+        bool slurm_form = strspn (arr, "0123456789") == strlen (arr)
+                          && strcmp (tr_json_str_or (id, "scheduler", ""),
+                                     "lsf");
         put_esc (out, arr);
         if (json_is_integer (get (id, "array_task_id")))
             fprintf (out, slurm_form ? "_%lld" : ", index %lld",

@@ -253,6 +253,14 @@ static void print_step (FILE *out,
     label (out, 4, "Elapsed");
     fprintf (out, "%s\n", tr_units_duration (b1, sizeof (b1), elapsed));
 
+    if (tr_states_unfollowed (rec)) {
+        /* nothing was measured: no figure is shown as 0 */
+        label (out, 4, "CPU time");
+        fprintf (out, "unknown\n");
+        label (out, 4, "Memory peak");
+        fprintf (out, "unknown (%s)\n", TR_STATES_UNFOLLOWED);
+        goto figures_done;
+    }
     label (out, 4, "CPU time");
     fprintf (out, "%.2f s (user %.2f s, system %.2f s)",
              tr_json_num_or (cpu, "total_s", 0),
@@ -287,6 +295,7 @@ static void print_step (FILE *out,
              json_is_true (json_object_get (mem, "exact")) ? ", exact"
                                                            : ", sampled");
     note_mem_def (vn, tr_json_str_or (mem, "definition", ""));
+figures_done:
     if (ntasks) {
         label (out, 4, "Tasks");
         fprintf (out, "%zu\n", ntasks);
@@ -540,6 +549,14 @@ static void print_merged (FILE *out,
     label (out, 4, "Elapsed");
     fprintf (out, "%s (the longest node)\n",
              tr_units_duration (b1, sizeof (b1), elapsed));
+    if (!has (cpu, "total_s")) {
+        /* no node measured anything (states.h: unfollowed records) */
+        label (out, 4, "CPU time");
+        fprintf (out, "unknown\n");
+        label (out, 4, "Memory peak");
+        fprintf (out, "unknown (%s)\n", TR_STATES_UNFOLLOWED);
+        goto step_figures_done;
+    }
     label (out, 4, "CPU time");
     fprintf (out, "%.2f s (user %.2f s, system %.2f s), all nodes [%s, %s]\n",
              tr_json_num_or (cpu, "total_s", 0),
@@ -582,6 +599,7 @@ static void print_merged (FILE *out,
              tr_units_bytes (b1, sizeof (b1),
                              tr_json_num_or (mem, "peak_sum_bytes", 0)));
     note_mem_def (vn, tr_json_str_or (mem, "definition", ""));
+step_figures_done:
     if (tr_json_int_or (step, "tasks", 0)) {
         label (out, 4, "Tasks");
         fprintf (out, "%lld\n", tr_json_int_or (step, "tasks", 0));

@@ -691,12 +691,12 @@ test_expect_success 'lsf: pre-exec exit 1 sends the job back: no job, no post-ex
     ! grep -q "JOB RAN" lsfspool/7052.out 2>/dev/null
 '
 
-test_expect_success 'lsf: a killed job: the post-exec gets the signal and LSB_JOBEXIT_INFO' '
+test_expect_success 'lsf: a killed job: bkill'"'"'s SIGINT first, the post-exec gets it and LSB_JOBEXIT_INFO' '
     "$EMU" lsf --job 7053 --cluster tr0700 --user tracertest \
         --post "\"$PWD/lsfdump\" post" --kill-after 0.5 \
         --spool lsfspool -- /bin/sleep 100 >out.json &&
     envblock logs/lsfdump-post.log >env &&
-    grep -qx "LSB_JOBEXIT_STAT=15" env &&
+    grep -qx "LSB_JOBEXIT_STAT=2" env &&
     grep -qx "LSB_JOBEXIT_INFO=SIGNAL -14 SIG_TERM_USER" env
 '
 
@@ -715,6 +715,100 @@ test_expect_success CGV1 'lsf cgroups: an array element in lsf/CLUSTER/job.ID[ID
     grep -qx "LSB_JOBID=7054" env &&
     grep -qx "LSB_JOBINDEX=3" env &&
     ! ls -d /sys/fs/cgroup/memory/lsf/tr0700/job.* 2>/dev/null
+'
+
+# --- OpenLava's sbatchd (--family openlava) -------------------------------------
+
+GID_T=$(id -g tracertest)
+
+test_expect_success 'lsf openlava: queue pre/post-exec as the user, OpenLava'"'"'s variables, no LSB_BATCH_JID' '
+    chmod 1777 logs &&
+    rm -f logs/lsfdump-pre.log logs/lsfdump-post.log &&
+    "$EMU" lsf --family openlava --job 7060 --cluster tr0700 \
+        --user tracertest --ncpus 2 --rsrc "rusage[mem=100]" --cwd "$PWD" \
+        --pre "\"$PWD/lsfdump\" pre" --post "\"$PWD/lsfdump\" post" \
+        --spool lsfspool -- /bin/sh "$PWD/job.sh" >out.json &&
+    test "$(jq -r .result out.json)" = ran &&
+    jpid=$(jq .job.pid out.json) &&
+    for n in pre post; do
+        f=logs/lsfdump-$n.log &&
+        test "$(val $f uid)" = $UID_T &&
+        test "$(val $f gid)" = $GID_T &&
+        envblock $f >env &&
+        grep -qx "PATH=/bin:/usr/bin:/sbin:/usr/sbin" env &&
+        grep -qx "LSB_JOBID=7060" env &&
+        ! grep -q "^LSB_BATCH_JID=" env &&
+        ! grep -q "^LSB_DJOB_NUMPROC=" env &&
+        grep -qx "LSB_EFFECTIVE_RSRCREQ=rusage\[mem=100\]" env &&
+        grep -qx "LSB_HOSTS=$HOST $HOST" env &&
+        grep -q "^LSF_SERVERDIR=/" env &&
+        grep -qx "LS_SUBCWD=$PWD" env &&
+        grep -qx "LSB_JOBFILENAME=$(jq -r .files.jobfile out.json)" env &&
+        grep -qx "LS_JOBPID=$jpid" env &&
+        ! grep -q "^LSB_JOBEXIT_INFO=" env || return 1
+    done &&
+    envblock logs/lsfdump-pre.log | grep -qx "LS_EXEC_T=START" &&
+    envblock logs/lsfdump-post.log | grep -qx "LS_EXEC_T=END" &&
+    envblock logs/lsfdump-post.log | grep -qx "LSB_JOBEXIT_STAT=0" &&
+    # PRE_EXEC ("/bin/sh -c CMDLINE"): a child of the job'"'"'s top
+    # process, in its process group
+    test "$(val logs/lsfdump-pre.log grandparent)" = $jpid &&
+    test "$(val logs/lsfdump-pre.log pgid)" = $jpid &&
+    # the job has no session of its own: sbatchd'"'"'s
+    test "$(jq .job.session out.json)" != $jpid &&
+    test "$(jq .job.pgid out.json)" = $jpid &&
+    # POST_EXEC: below a forked sbatchd in a session of its own
+    post_sbd=$(val logs/lsfdump-post.log grandparent) &&
+    test "$(val logs/lsfdump-post.log sid)" = $post_sbd &&
+    test "$post_sbd" != "$(jq .mom_pid out.json)" &&
+    # the job file runs as "/bin/sh JOBFILE", the job'"'"'s top process
+    OU=lsfspool/7060.out &&
+    grep -q "^JOB pid=[0-9]* ppid=$jpid sid=$(jq .job.session out.json) uid=$UID_T " $OU &&
+    grep -qx "JOB cwd=$PWD umask=0022" $OU &&
+    grep -qx "JOBENV LSB_JOBID=7060" $OU &&
+    ! grep -q "^JOBENV LSB_BATCH_JID=" $OU
+'
+
+test_expect_success 'lsf openlava: PRE_POST_EXEC_USER=root keeps the user'"'"'s gid and groups' '
+    rm -f logs/lsfdump-pre.log logs/lsfdump-post.log &&
+    "$EMU" lsf --family openlava --job 7061 --cluster tr0700 \
+        --user tracertest --pre-post-user root \
+        --pre "\"$PWD/lsfdump\" pre" --post "\"$PWD/lsfdump\" post" \
+        --spool lsfspool -- /bin/true >out.json &&
+    for n in pre post; do
+        test "$(val logs/lsfdump-$n.log uid)" = 0 &&
+        test "$(val logs/lsfdump-$n.log gid)" = $GID_T || return 1
+    done &&
+    ! envblock logs/lsfdump-post.log | grep -q "^LSB_EFFECTIVE_RSRCREQ="
+'
+
+test_expect_success 'lsf openlava: JOB_STARTER is the job file'"'"'s line, run by /bin/sh JOBFILE as the user' '
+    "$EMU" lsf --family openlava --job 7062 --cluster tr0700 \
+        --user tracertest --cwd "$PWD" --starter "/usr/bin/env STARTED=1" \
+        --spool lsfspool -- /bin/sh "$PWD/job.sh" >out.json &&
+    jf=$(jq -r .files.jobfile out.json) &&
+    test "$(cat "$jf")" = "/usr/bin/env STARTED=1 /bin/sh '"'"'$PWD/job.sh'"'"'" &&
+    OU=lsfspool/7062.out &&
+    grep -qx "JOBENV STARTED=1" $OU &&
+    grep -qx "JOBENV LSB_JOB_STARTER=/usr/bin/env STARTED=1" $OU &&
+    grep -qx "JOB cwd=$PWD umask=0022" $OU &&
+    grep -q "^JOB pid=.* uid=$UID_T " $OU
+'
+
+test_expect_success 'lsf openlava: bkill'"'"'s SIGINT, no LSB_JOBEXIT_INFO; a requeued job gets LSB_JOBPEND' '
+    rm -f logs/lsfdump-pre.log logs/lsfdump-post.log &&
+    "$EMU" lsf --family openlava --job 7063 --cluster tr0700 \
+        --user tracertest --post "\"$PWD/lsfdump\" post" --kill-after 0.5 \
+        --spool lsfspool -- /bin/sleep 100 >out.json &&
+    envblock logs/lsfdump-post.log >env &&
+    grep -Eqx "LSB_JOBEXIT_STAT=(2|33280)" env &&
+    ! grep -q "^LSB_JOBEXIT_INFO=" env &&
+    ! grep -q "^LSB_JOBPEND=" env &&
+    rm -f logs/lsfdump-post.log &&
+    "$EMU" lsf --family openlava --job 7064 --cluster tr0700 \
+        --user tracertest --post "\"$PWD/lsfdump\" post" --kill-after 0.5 \
+        --kill-reason requeue --spool lsfspool -- /bin/sleep 100 >out.json &&
+    envblock logs/lsfdump-post.log | grep -qx "LSB_JOBPEND=1"
 '
 
 test_expect_success 'usage errors exit 2, not being root is refused' '

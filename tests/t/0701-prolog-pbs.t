@@ -85,9 +85,10 @@ test_expect_success 'setup: wrappers in mom_priv, the hook shim' '
     printf "#!/bin/sh\nexec \"%s\" -c \"%s\" \"\$@\"\n" \
         "$P" "$PWD/tracer.yaml" >bin/tracer-prolog &&
     chmod 0755 bin/tracer-prolog &&
-    # the hook names tracer-prolog'"'"'s log file: in a directory that
-    # does not exist yet
-    HOOKLOG=$PWD/hooklogs/tracer-prolog.log &&
+    # the hook names tracer-prolog'"'"'s log file: in a directory whose
+    # parent does not exist yet either (/usr/local/var/log/tracer on a
+    # Debian host)
+    HOOKLOG=$PWD/hooklogs/var/log/tracer-prolog.log &&
     sed -e "s|@sbindir@/tracer-prolog|$PWD/bin/tracer-prolog|" \
         -e "s|^LOG = .*|LOG = \"$HOOKLOG\"|" "$SHIM" >hooks/tracer.py &&
     grep -q "^PROLOG = \"$PWD/bin/tracer-prolog\"$" hooks/tracer.py &&
@@ -222,7 +223,8 @@ test_expect_success 'hook: begin, launch, epilogue and end reach tracer-prolog' 
     jq -e "[.events[] | select(.kind == \"hook\")
             | .accepted and .timed_out == false] | all" out.json &&
     test $(grep -c "pbs-hook: job 7107.$HOST: tracerd follows it on $HOST$" "$HOOKLOG") = 2 &&
-    grep -q "pbs-hook: job 7107.$HOST: ended on $HOST$" "$HOOKLOG"
+    # execjob_epilogue ends it, execjob_end finds it ended: one line
+    test $(grep -c "pbs-hook: job 7107.$HOST: ended on $HOST$" "$HOOKLOG") = 1
 '
 
 # A hook'"'"'s output goes nowhere and, without syslogd, nothing would show

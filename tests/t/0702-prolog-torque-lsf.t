@@ -31,14 +31,22 @@ torquejob ()
 }
 
 # lsfjob ID [sched-emu options] -- CMD...: with tracer-prolog as the
-# queue's HOST_PRE_EXEC and HOST_POST_EXEC (quoted: LSF hands the line to
-# /bin/sh -c, and the trash directory's name has a space)
+# pre- and post-exec of the LSF family $FAM (quoted: LSF hands the line
+# to /bin/sh -c, and the trash directory's name has a space).  lsf10:
+# IBM LSF 10.1's HOST_PRE_EXEC and HOST_POST_EXEC, as root.  openlava:
+# the queue's PRE_EXEC and POST_EXEC with PRE_POST_EXEC_USER=root, the
+# -R text as OpenLava passes it.
 lsfjob ()
 {
     _n=$1 && shift &&
     _cmd="'$P' -c '$PWD/tracer.yaml' --log '$PWD/prolog.log'" &&
-    "$EMU" lsf --job "$_n" --cluster tr0702 --user tracertest \
-        --queue normal --name burnjob --project proj1 --ncpus 2 --mem 200 \
+    if test "$FAM" = openlava
+    then
+        set -- --pre-post-user root --rsrc "rusage[mem=200]" "$@"
+    fi &&
+    "$EMU" lsf --family "$FAM" --job "$_n" --cluster tr0702 \
+        --user tracertest --queue normal --name burnjob --project proj1 \
+        --ncpus 2 --mem 200 \
         --pre "$_cmd lsf-pre" --post "$_cmd lsf-post" \
         --spool lsfspool "$@" >out.json
 }
@@ -147,29 +155,36 @@ test_expect_success CGV1 'torque cgroups: exit 3' '
 
 # --- LSF ----------------------------------------------------------------------------
 
-test_expect_success 'lsf: pre- and post-exec exit 0 around the job' '
-    lsfjob 7250 -- "$BURN" cpu=3,mem=64M &&
+for FAM in lsf10 openlava
+do
+# each family its own job ids: 7250.. and 7350..
+case $FAM in lsf10) B=72 ;; openlava) B=73 ;; esac
+
+test_expect_success "lsf $FAM: pre- and post-exec exit 0 around the job" '
+    lsfjob ${B}50 -- "$BURN" cpu=3,mem=64M &&
     test "$(jq -r .result out.json)" = ran &&
+    test "$(jq -r .family out.json)" = $FAM &&
     test "$(jq -r "[.events[] | .event] | join(\",\")" out.json)" = \
         pre_exec,post_exec &&
     jq -e "[.events[] | .exit == 0 and .timed_out == false] | all" out.json &&
-    grep -q "lsf-pre: job 7250: tracerd follows it on $HOST$" prolog.log &&
-    grep -q "lsf-post: job 7250: ended on $HOST$" prolog.log
+    grep -q "lsf-pre: job ${B}50: tracerd follows it on $HOST$" prolog.log &&
+    grep -q "lsf-post: job ${B}50: ended on $HOST$" prolog.log
 '
 
-test_expect_success 'lsf: the record, found through LSB_BATCH_JID' '
-    batch_wait_record 7250 &&
-    batch_check_record lsf 7250 proj1 normal null lsfspool/7250.out &&
+test_expect_success "lsf $FAM: the record, found through LSB_JOBID" '
+    batch_wait_record ${B}50 &&
+    batch_check_record lsf ${B}50 proj1 normal null lsfspool/${B}50.out &&
     jq -e ".cgroup.attach == \"process-tree\"
-           and .cgroup.match.env == \"LSB_BATCH_JID=7250\"" rec.json &&
-    COLUMNS=1000 $REPORT $UNSIGNED -j 7250 >view &&
-    grep -q "^Job 7250 \"burnjob\"" view &&
-    grep -q "^Job 7250 \"burnjob\" on cluster .* (lsf)$" view &&
+           and .cgroup.match.env == \"LSB_JOBID=${B}50\"
+           and .summary.processes.count > 0" rec.json &&
+    COLUMNS=1000 $REPORT $UNSIGNED -j ${B}50 >view &&
+    grep -q "^Job ${B}50 \"burnjob\"" view &&
+    grep -q "^Job ${B}50 \"burnjob\" on cluster .* (lsf)$" view &&
     grep -q "^  User/Group: *tracertest/.* (uid $UID_T.*), account proj1, partition normal$" view &&
     grep -q "Step 0 on $HOST: COMPLETED, exit code 0:0" view
 '
 
-test_expect_success 'lsf: the job view advises in LSF words (-n, rusage[mem], -W), torque in PBS words' '
+test_expect_success "lsf $FAM: the job view advises in LSF words (-n, rusage[mem], -W), torque in PBS words" '
     grep "Next time:" view >next &&
     grep -Eq "Next time: +-n [0-9]+ -R \"rusage\[mem=[0-9]+MB\]\"( -W [0-9]+:[0-9]{2})? \(" next &&
     ! grep -q -- "--cpus-per-task\|--mem\|--time" next &&
@@ -178,46 +193,114 @@ test_expect_success 'lsf: the job view advises in LSF words (-n, rusage[mem], -W
     ! grep "Next time:" tview | grep -q -- "--cpus-per-task"
 '
 
-test_expect_success 'lsf: LSB_JOBEXIT_STAT of exit 3: failed, exit code 3' '
-    lsfjob 7251 -- /bin/sh -c "exit 3" &&
-    batch_wait_record 7251 &&
+test_expect_success "lsf $FAM: LSB_JOBEXIT_STAT of exit 3: failed, exit code 3" '
+    lsfjob ${B}51 -- /bin/sh -c "sleep 1; exit 3" &&
+    batch_wait_record ${B}51 &&
     jq -e ".outcome.state == \"failed\" and .outcome.exit_code == 3" rec.json
 '
 
-test_expect_success 'lsf: a job bkill ends (SIG_TERM_USER) is cancelled' '
-    lsfjob 7252 --kill-after 1 -- /bin/sleep 100 &&
-    batch_wait_record 7252 &&
-    jq -e ".outcome.state == \"cancelled\" and .outcome.signal == 15" rec.json
+# bkill: SIGINT, SIGTERM, SIGKILL.  IBM LSF says SIG_TERM_USER in
+# LSB_JOBEXIT_INFO; OpenLava passes only the wait status.
+test_expect_success "lsf $FAM: a job bkill ends is cancelled in every view" '
+    lsfjob ${B}52 --kill-after 1 -- /bin/sleep 100 &&
+    test "$(jq -r .job.killed out.json)" = user &&
+    batch_wait_record ${B}52 &&
+    jq -e ".outcome.state == \"cancelled\"" rec.json &&
+    if test $FAM = openlava
+    then
+        jq -e ".outcome.reason | test(\"SIGINT\")" rec.json
+    else
+        jq -e ".outcome.reason | test(\"SIG_TERM_USER\")" rec.json
+    fi &&
+    $REPORT $UNSIGNED -j ${B}52 >view &&
+    grep -q "Step 0 on $HOST: CANCELLED" view || { cat view list; false; } &&
+    $REPORT $UNSIGNED -j ${B}52 -P -n -o JobID,State >list &&
+    grep -qx "${B}52|CANCELLED" list &&
+    grep -qx "${B}52[.]0|CANCELLED" list
 '
 
-test_expect_success CGV1 'lsf cgroups: the record follows /lsf/CLUSTER/job.ID.N.EPOCH' '
-    lsfjob 7253 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
-    batch_wait_record 7253 &&
-    batch_check_record lsf 7253 proj1 normal null lsfspool/7253.out &&
+test_expect_success CGV1 "lsf $FAM cgroups: the record follows /lsf/CLUSTER/job.ID.N.EPOCH" '
+    lsfjob ${B}53 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
+    batch_wait_record ${B}53 &&
+    batch_check_record lsf ${B}53 proj1 normal null lsfspool/${B}53.out &&
     jq -e ".cgroup.attach == \"cgroup\" and .cgroup.version == \"v1\"
-           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
-           and (.cgroup.paths.cpuacct | test(\"^/lsf/tr0702/job[.]7253[.][0-9]+[.][0-9]+$\"))
+           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]${B}53[.][0-9]+[.][0-9]+$\"))
+           and (.cgroup.paths.cpuacct | test(\"^/lsf/tr0702/job[.]${B}53[.][0-9]+[.][0-9]+$\"))
            and .summary.cpu.exact == true" rec.json &&
-    ! ls -d /sys/fs/cgroup/memory/lsf/tr0702/job.7253.* 2>/dev/null
+    ! ls -d /sys/fs/cgroup/memory/lsf/tr0702/job.${B}53.* 2>/dev/null
 '
 
-test_expect_success CGV1 'lsf cgroups: array element 7254[3]' '
-    lsfjob 7254 --index 3 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
-    test "$(jq -r .job_id out.json)" = "7254[3]" &&
-    batch_wait_record "7254[3]" &&
-    batch_check_record lsf "7254[3]" proj1 normal null "lsfspool/7254[3].out" &&
-    jq -e ".identity.array_job_id == \"7254\" and .identity.array_task_id == 3
-           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]7254[[]3[]][.][0-9]+[.][0-9]+$\"))" \
+test_expect_success CGV1 "lsf $FAM cgroups: array element ${B}54[3]" '
+    lsfjob ${B}54 --index 3 --cgroup v1 -- "$BURN" cpu=1,mem=64M &&
+    test "$(jq -r .job_id out.json)" = "${B}54[3]" &&
+    batch_wait_record "${B}54[3]" &&
+    batch_check_record lsf "${B}54[3]" proj1 normal null "lsfspool/${B}54[3].out" &&
+    jq -e ".identity.array_job_id == \"${B}54\" and .identity.array_task_id == 3
+           and (.cgroup.paths.memory | test(\"^/lsf/tr0702/job[.]${B}54[[]3[]][.][0-9]+[.][0-9]+$\"))" \
         rec.json &&
-    $REPORT $UNSIGNED -j "7254[3]" >view &&
-    grep -q "^Job 7254\[3\] (element 3 of array 7254) \"burnjob\"" view
+    $REPORT $UNSIGNED -j "${B}54[3]" >view &&
+    grep -q "^Job ${B}54\[3\] (element 3 of array ${B}54) \"burnjob\"" view
 '
 
-test_expect_success 'lsf: an array element without a cgroup' '
-    lsfjob 7255 --index 2 -- "$BURN" cpu=3,mem=64M &&
-    batch_wait_record "7255[2]" &&
-    batch_check_record lsf "7255[2]" proj1 normal null "lsfspool/7255[2].out" &&
-    jq -e ".cgroup.match.env == \"LSB_BATCH_JID=7255[2]\"" rec.json
+test_expect_success "lsf $FAM: an array element without a cgroup, 209[1] in every view" '
+    lsfjob ${B}55 --index 2 -- "$BURN" cpu=3,mem=64M &&
+    batch_wait_record "${B}55[2]" &&
+    batch_check_record lsf "${B}55[2]" proj1 normal null "lsfspool/${B}55[2].out" &&
+    jq -e ".cgroup.match.env == \"LSB_JOBID=${B}55\nLSB_JOBINDEX=2\"" rec.json &&
+    $REPORT $UNSIGNED -j "${B}55[2]" -P -n -o JobID,State >list &&
+    grep -qx "${B}55\\[2\\]|COMPLETED" list &&
+    ! grep -q "${B}55_2" list
+'
+
+done
+
+# --- a record that followed no process -------------------------------------------
+
+# A job that tracerd never saw (here: it ended between two readings, a
+# tracerd reading every 30 s; on OpenLava before LSB_JOBID keyed LSF
+# jobs, every job) measured nothing: its record is incomplete with the
+# reason, whatever LSF said, its figures are unknown, never 0, and it is
+# in no advice.
+test_expect_success 'setup: tracerd reading every 30 s' '
+    private_tracerd_stop &&
+    private_conf "$sock" <<-EOF &&
+	sampling.interval: 30
+	$signing
+	EOF
+    private_tracerd_start
+'
+
+for FAM in lsf10 openlava
+do
+case $FAM in lsf10) B=72 ;; openlava) B=73 ;; esac
+test_expect_success "lsf $FAM: a record that followed no process is incomplete, its figures unknown" '
+    lsfjob ${B}70 -- /bin/true &&
+    batch_wait_record ${B}70 &&
+    jq -e ".outcome.state == \"incomplete\" and .outcome.complete == false
+           and (.outcome.reason | test(\"no process\"))
+           and .outcome.exit_code == 0
+           and .summary.cpu.source == \"none\"
+           and (.summary.cpu | has(\"total_s\") | not)
+           and (.summary.memory | has(\"peak_bytes\") | not)
+           and (.summary | has(\"io\") | not)" rec.json &&
+    $REPORT $UNSIGNED -j ${B}70 >view &&
+    grep -q "Step 0 on $HOST: INCOMPLETE" view &&
+    grep -q "CPU time: *unknown" view &&
+    ! grep -q "Process I/O" view &&
+    ! grep "Stalled" view | grep -q "%" &&
+    $REPORT $UNSIGNED -j ${B}70 -P -n -o JobID,State,Complete,TotalCPU >list &&
+    grep -q "^${B}70[.]0|INCOMPLETE|0|" list &&
+    ! grep -q "|00:00:00$" list
+'
+done
+
+test_expect_success 'setup: tracerd reading every 0.2 s again' '
+    private_tracerd_stop &&
+    private_conf "$sock" <<-EOF &&
+	sampling.interval: 0.2
+	$signing
+	EOF
+    private_tracerd_start
 '
 
 # --- the job's environment names the configuration ----------------------------

@@ -323,7 +323,7 @@ static const char *tab_get (const char *name, void *arg)
 static void test_lsf_env (void **state)
 {
     static const char *const kv[] = {
-        "LSB_JOBID", "42", "LSB_JOBINDEX", "3", "LSB_BATCH_JID", "42[3]",
+        "LSB_JOBID", "42", "LSB_JOBINDEX", "3",
         "LSB_JOBNAME", "arr[1-4]", "LSB_QUEUE", "normal",
         "LSB_PROJECT_NAME", "proj", "LSFUSER", "alice", "USER", "root",
         "LSB_MCPU_HOSTS", "hostA 4 hostB 2 hostA.x 1",
@@ -353,7 +353,7 @@ static void test_lsf_env (void **state)
     assert_int_equal (job.mem_bytes, 200LL << 20);
     assert_true (job.have_exit);
     assert_int_equal (tr_batch_env_match (&job, buf, sizeof (buf)), 0);
-    assert_string_equal (buf, "LSB_BATCH_JID=42[3]");
+    assert_string_equal (buf, "LSB_JOBID=42\nLSB_JOBINDEX=3");
     assert_int_equal (tr_batch_cgroup_name (&job, buf, sizeof (buf)), 0);
     assert_string_equal (buf, "job.42[3]");
     /* wait status 768: exit 3 */
@@ -366,6 +366,46 @@ static void test_lsf_env (void **state)
     assert_int_equal (tr_batch_lsf_env (tab_get, &tb, "h", 1LL << 20, &job,
                                         &error), -1);
     assert_non_null (strstr (error.text, "LSB_JOBID"));
+}
+
+/* What OpenLava's sbatchd sets: no LSB_BATCH_JID, the raw -R text (or
+ * none), LSB_HOSTS with one word per slot; a job that is no array
+ * element is found by LSB_JOBID alone.
+ */
+static void test_openlava_env (void **state)
+{
+    static const char *const kv[] = {
+        "LSB_JOBID", "209", "LSB_JOBINDEX", "0", "LSB_QUEUE", "normal",
+        "LSFUSER", "alice", "LSB_HOSTS", "hostA hostA hostA hostB",
+        "LSB_EFFECTIVE_RSRCREQ", "select[mem>100]", NULL,
+    };
+    static const char *const arr[] = {
+        "LSB_JOBID", "209", "LSB_JOBINDEX", "1", "LSFUSER", "alice",
+        "LSB_HOSTS", "hostB", NULL,
+    };
+    struct envtab t = { kv }, ta = { arr };
+    struct tr_batch_job job;
+    tr_error_t error;
+    char buf[300];
+
+    (void)state;
+    tr_batch_job_init (&job, TR_BATCH_LSF);
+    assert_int_equal (tr_batch_lsf_env (tab_get, &t, "hostA", 1LL << 20, &job,
+                                        &error), 0);
+    assert_string_equal (job.job_id, "209");
+    assert_int_equal (job.array_task_id, -1);
+    assert_int_equal (job.cpus_on_node, 3);
+    assert_int_equal (job.nodes, 2);
+    assert_int_equal (job.mem_bytes, -1);
+    assert_int_equal (tr_batch_env_match (&job, buf, sizeof (buf)), 0);
+    assert_string_equal (buf, "LSB_JOBID=209");
+    tr_batch_job_init (&job, TR_BATCH_LSF);
+    assert_int_equal (tr_batch_lsf_env (tab_get, &ta, "hostB", 1LL << 20,
+                                        &job, &error), 0);
+    assert_string_equal (job.job_id, "209[1]");
+    assert_int_equal (job.cpus_on_node, 1);
+    assert_int_equal (tr_batch_env_match (&job, buf, sizeof (buf)), 0);
+    assert_string_equal (buf, "LSB_JOBID=209\nLSB_JOBINDEX=1");
 }
 
 static void test_outcomes (void **state)
@@ -395,6 +435,13 @@ static void test_outcomes (void **state)
           15, "RUNLIMIT" },
         { TR_BATCH_LSF, 9, "SIGNAL -22 SIG_TERM_MEMLIMIT", "oom", -1, 9,
           "MEMLIMIT" },
+        /* OpenLava: no LSB_JOBEXIT_INFO; bkill's SIGINT, SIGTERM */
+        { TR_BATCH_LSF, 130 << 8, "", "cancelled", 130, -1, "SIGINT" },
+        { TR_BATCH_LSF, 2, "", "cancelled", -1, 2, "bkill" },
+        { TR_BATCH_LSF, 143 << 8, "", "cancelled", 143, -1, "SIGTERM" },
+        { TR_BATCH_LSF, 15, "", "cancelled", -1, 15, "SIGTERM" },
+        { TR_BATCH_LSF, 9, "", "failed", -1, 9, NULL },
+        { TR_BATCH_LSF, 1 << 8, "", "failed", 1, -1, NULL },
     };
     (void)state;
     for (size_t i = 0; i < sizeof (t) / sizeof (t[0]); i++) {
@@ -557,6 +604,7 @@ int main (void)
         cmocka_unit_test (test_job_ids),
         cmocka_unit_test (test_qstat),
         cmocka_unit_test (test_lsf_env),
+        cmocka_unit_test (test_openlava_env),
         cmocka_unit_test (test_outcomes),
         cmocka_unit_test (test_messages),
         cmocka_unit_test (test_run),

@@ -31,6 +31,7 @@
 #include "libtracer/util/fsroot.h"
 #include "libtracer/node/kmsg.h"
 #include "libtracer/record/record.h"
+#include "libtracer/record/states.h"
 #include "libtracer/node/sampler.h"
 
 static char root[PATH_MAX];
@@ -726,6 +727,94 @@ static void test_exclude (void **state)
     tr_step_destroy (step);
 }
 
+/* A process's environment, NUL-separated entries (/proc/PID/environ). */
+static void put_environ (int pid, const char *const entries[])
+{
+    char path[64], full[PATH_MAX * 2];
+    FILE *f;
+
+    snprintf (path, sizeof (path), "/proc/%d/environ", pid);
+    put (path, "");
+    snprintf (full, sizeof (full), "%s%s", root, path);
+    assert_non_null (f = fopen (full, "w"));
+    for (size_t i = 0; entries[i]; i++)
+        fwrite (entries[i], 1, strlen (entries[i]) + 1, f);
+    fclose (f);
+}
+
+/* A step none of whose processes was ever found measured nothing: its
+ * final record is incomplete with the reason, whatever the scheduler
+ * said, and its figures are left out (unknown), never 0.  Once one
+ * process is found, the scheduler's word stands.
+ */
+static void test_unfollowed (void **state)
+{
+    static const char *const other[] = { "LSB_JOBID=208", "HOME=/", NULL };
+    static const char *const job[] = { "LSB_JOBID=209", NULL };
+    struct tr_proc_match m;
+    json_t *id = identity (), *rec, *oc, *cpu, *mem;
+    json_t *hint = json_pack ("{s:s s:i}", "state", "completed", "exit_code",
+                              0);
+    tr_step_t *step;
+    tr_error_t error;
+
+    (void)state;
+    make_v1 ();
+    put_stat (3000, 1, 3000, 100);
+    put_environ (3000, other);
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 3000\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    memset (&m, 0, sizeof (m));
+    snprintf (m.env, sizeof (m.env), "LSB_JOBID=209");
+    assert_int_equal (tr_step_attach_match (step, &m, &error), 0);
+    assert_int_equal (sampled_npids (step), 0);
+    assert_int_equal (tr_step_set_outcome (step, hint), 0);
+    assert_int_equal (tr_step_end (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    oc = json_object_get (rec, "outcome");
+    assert_string_equal (json_string_value (json_object_get (oc, "state")),
+                         "incomplete");
+    assert_false (json_is_true (json_object_get (oc, "complete")));
+    assert_string_equal (json_string_value (json_object_get (oc, "reason")),
+                         TR_STATES_UNFOLLOWED);
+    assert_int_equal (json_integer_value (json_object_get (oc, "exit_code")),
+                      0);
+    cpu = json_object_get (json_object_get (rec, "summary"), "cpu");
+    mem = json_object_get (json_object_get (rec, "summary"), "memory");
+    assert_null (json_object_get (cpu, "total_s"));
+    assert_null (json_object_get (mem, "peak_bytes"));
+    assert_string_equal (json_string_value (json_object_get (cpu, "source")),
+                         "none");
+    assert_true (tr_states_unfollowed (rec));
+    assert_string_equal (tr_states_of (rec), "incomplete");
+    json_decref (rec);
+    tr_step_destroy (step);
+
+    /* the same, with a process of the job */
+    put_stat (3001, 1, 3001, 110);
+    put_environ (3001, job);
+    put ("/proc/loadavg", "0.00 0.00 0.00 1/100 3001\n");
+    assert_non_null (step = tr_step_create (id, NULL, NULL, "test", 1));
+    assert_int_equal (tr_step_attach_match (step, &m, &error), 0);
+    assert_int_equal (sampled_npids (step), 1);
+    assert_int_equal (tr_step_set_outcome (step, hint), 0);
+    assert_int_equal (tr_step_end (step, &error), 0);
+    assert_non_null (rec = tr_step_record (step, "final"));
+    assert_int_equal (tr_record_validate (rec, &error), 0);
+    oc = json_object_get (rec, "outcome");
+    assert_string_equal (json_string_value (json_object_get (oc, "state")),
+                         "completed");
+    assert_true (json_is_true (json_object_get (oc, "complete")));
+    cpu = json_object_get (json_object_get (rec, "summary"), "cpu");
+    assert_non_null (json_object_get (cpu, "total_s"));
+    assert_false (tr_states_unfollowed (rec));
+    json_decref (rec);
+    tr_step_destroy (step);
+    json_decref (hint);
+    json_decref (id);
+}
+
 /* Whether pid's cgroup2 directory is delegated to a uid, over hosts and
  * file ownership.  Fixture files belong to the test's own euid, so "me"
  * is the owner and me + 1 is another user.
@@ -995,6 +1084,7 @@ int main (void)
         cmocka_unit_test_setup_teardown (test_delegation, setup, teardown),
         cmocka_unit_test_setup_teardown (test_growing_list, setup, teardown),
         cmocka_unit_test_setup_teardown (test_exclude, setup, teardown),
+        cmocka_unit_test_setup_teardown (test_unfollowed, setup, teardown),
         cmocka_unit_test_setup_teardown (test_delegated_step, setup,
                                          teardown),
         cmocka_unit_test (test_mountpoint_change),

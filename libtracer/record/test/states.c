@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <jansson.h>
 
@@ -228,6 +230,68 @@ static void test_oom (void **state)
     assert_false (tr_states_oom (NULL, NAN));
 }
 
+/* A final record that followed no process is incomplete, whatever its
+ * outcome says: the new collector's (summary.cpu.source "none") and an
+ * older one's (a process tree of no process).  A snapshot is not.
+ */
+static void test_unfollowed (void **state)
+{
+    static const char *const cases[][2] = {
+        { "{\"kind\": \"final\", \"outcome\": {\"state\": \"completed\"}, "
+          "\"summary\": {\"cpu\": {\"source\": \"none\"}}}",
+          "incomplete" },
+        { "{\"kind\": \"final\", \"outcome\": {\"state\": \"completed\"}, "
+          "\"cgroup\": {\"attach\": \"process-tree\"}, \"summary\": "
+          "{\"processes\": {\"count\": 0}}}",
+          "incomplete" },
+        { "{\"kind\": \"final\", \"outcome\": {\"state\": \"completed\"}, "
+          "\"cgroup\": {\"attach\": \"process-tree\"}, \"summary\": "
+          "{\"processes\": {\"count\": 2}}}",
+          "completed" },
+        { "{\"kind\": \"final\", \"outcome\": {\"state\": \"completed\"}, "
+          "\"cgroup\": {\"attach\": \"cgroup\"}, \"summary\": "
+          "{\"processes\": {\"count\": 0}}}",
+          "completed" },
+        { "{\"kind\": \"snapshot\", \"outcome\": {\"state\": \"running\"}, "
+          "\"summary\": {\"cpu\": {\"source\": \"none\"}}}",
+          "running" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        json_t *rec = rec_of (cases[i][0]);
+        assert_string_equal (tr_states_of (rec), cases[i][1]);
+        assert_int_equal (tr_states_unfollowed (rec),
+                          !strcmp (cases[i][1], "incomplete"));
+        json_decref (rec);
+    }
+}
+
+/* bkill is CANCELLED however the LSF family tells it: IBM LSF's
+ * LSB_JOBEXIT_INFO, or OpenLava's bare wait status of bkill's signals.
+ */
+static void test_lsf (void **state)
+{
+    const char *why;
+
+    (void)state;
+    assert_string_equal (tr_states_lsf (9, "SIGNAL -14 SIG_TERM_USER", &why),
+                         "cancelled");
+    assert_null (why);
+    assert_string_equal (tr_states_lsf (15, "SIGNAL -25 SIG_TERM_RUNLIMIT",
+                                        NULL),
+                         "timeout");
+    assert_string_equal (tr_states_lsf (130 << 8, "", &why), "cancelled");
+    assert_non_null (strstr (why, "SIGINT"));
+    assert_string_equal (tr_states_lsf (SIGINT, NULL, &why), "cancelled");
+    assert_string_equal (tr_states_lsf (SIGTERM, "", &why), "cancelled");
+    assert_non_null (strstr (why, "SIGTERM"));
+    assert_string_equal (tr_states_lsf (SIGKILL, "", &why), "failed");
+    assert_null (why);
+    assert_string_equal (tr_states_lsf (0, "", &why), "completed");
+    assert_string_equal (tr_states_lsf (3 << 8, "", &why), "failed");
+}
+
 static void test_phrase (void **state)
 {
     (void)state;
@@ -245,7 +309,8 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_words),     cmocka_unit_test (test_outcome),
         cmocka_unit_test (test_node_fail), cmocka_unit_test (test_oom),
-        cmocka_unit_test (test_phrase),
+        cmocka_unit_test (test_phrase),    cmocka_unit_test (test_unfollowed),
+        cmocka_unit_test (test_lsf),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);

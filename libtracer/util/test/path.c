@@ -167,6 +167,40 @@ static int count_entries (const char *dir, const char *needle)
     return n;
 }
 
+/* A log file whose directory and parents are missing: they are made
+ * (0755) and the file opened for appending; a path that cannot be made
+ * says why.
+ */
+static void test_open_log (void **state)
+{
+    struct fixture *f = *state;
+    char p[PATH_MAX], d[PATH_MAX];
+    tr_error_t e = { 0 };
+    struct stat st;
+    int fd;
+
+    fd = tr_path_open_log (at (f, p, sizeof (p), "usr/local/var/log/t.log"),
+                           0600, &e);
+    assert_true (fd >= 0);
+    assert_int_equal (write (fd, "x\n", 2), 2);
+    close (fd);
+    assert_int_equal (stat (p, &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0600);
+    assert_int_equal (stat (at (f, d, sizeof (d), "usr/local"), &st), 0);
+    assert_int_equal (st.st_mode & 07777, 0755);
+    /* appended to, not truncated */
+    assert_true ((fd = tr_path_open_log (p, 0600, &e)) >= 0);
+    assert_int_equal (write (fd, "y\n", 2), 2);
+    close (fd);
+    assert_int_equal (stat (p, &st), 0);
+    assert_int_equal (st.st_size, 4);
+    /* a file where a directory should be */
+    fd = tr_path_open_log (at (f, d, sizeof (d), "usr/local/var/log/t.log/x"),
+                           0600, &e);
+    assert_int_equal (fd, -1);
+    assert_non_null (strstr (e.text, "t.log"));
+}
+
 static void test_mkdir_p_mode_ignores_umask (void **state)
 {
     struct fixture *f = *state;
@@ -741,6 +775,7 @@ static void test_user_plants (void **state)
 int main (void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown (test_open_log, setup, teardown),
         cmocka_unit_test_setup_teardown (test_mkdir_p_mode_ignores_umask, setup,
                                          teardown),
         cmocka_unit_test_setup_teardown (test_mkdir_p_refuses_symlinks, setup,
