@@ -592,9 +592,10 @@ int main (int argc, char **argv)
     }
     raise_fd_limit ();
     apply_delayacct ();
+    /* the state dirs first: a client that finds the socket finds them */
+    tracerd_steps_open_state ();
     if (tracerd_forward_open () < 0 || tracerd_server_open () < 0)
         return 1;
-    tracerd_steps_open_state ();
     tracerd_forward_resume ();
     log_sources ();
     open_sources ();
