@@ -2064,10 +2064,15 @@ no_series:
         || kernel_members (step, rec) < 0)
         goto nomem;
     if (!step->followed) {
-        /* nothing measured: no I/O, network, GPU or pressure figure
-         * either (unknown, not 0)
+        /* nothing measured: no series, I/O, network, GPU or pressure
+         * figure either (unknown, not 0)
          */
         json_t *sum = json_object_get (rec, "summary");
+        json_t *ser = json_object_get (rec, "series");
+        if (ser
+            && (json_object_set_new (ser, "t_s", json_array ()) < 0
+                || json_object_set_new (ser, "metrics", json_object ()) < 0))
+            goto nomem;
         json_object_del (sum, "io");
         json_object_del (sum, "network");
         json_object_del (sum, "gpu");

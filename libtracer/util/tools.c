@@ -141,7 +141,14 @@ static bool matches (const char *const *list, const char *name)
 }
 
 const char *const tr_tools_scheduler_procs[] = {
-    "slurmstepd", "slurmstepd-*", "pbs_mom", "pbs_attach", "pbs_demux", NULL,
+    "slurmstepd",
+    "slurmstepd-*",
+    "pbs_mom",
+    "pbs_attach",
+    "pbs_demux",
+    /* tracer's own LSF job starter, the root of the tree it follows */
+    "tracer-prolog",
+    NULL,
 };
 
 bool tr_tools_scheduler_own (const char *name)

@@ -49,8 +49,9 @@ struct tr_tools_rule {
 /* The scheduler's own processes, which run in a step's cgroup beside
  * the user's programs (Slurm's slurmstepd, "slurmstepd-wlm" as Debian
  * installs it; PBS's and Torque's pbs_mom before it execs the job
- * shell, pbs_attach and Torque's pbs_demux): the job view leaves them
- * out of a step's tools.  Their CPU time and memory still count in the
+ * shell, pbs_attach and Torque's pbs_demux; tracer-prolog as LSF's
+ * job starter, the root of the tree tracerd follows): the job view
+ * leaves them out of a step's tools.  Their CPU time and memory still count in the
  * step's totals, which the cgroup measures.  fnmatch(3) patterns,
  * NULL-terminated.
  */

@@ -114,6 +114,34 @@ test_expect_success 'the record reads like any other' '
     grep -qi "lsf" view
 '
 
+# The JOB_STARTER as each LSF family runs it (tests/sched-emu): IBM LSF
+# 10.1 as /bin/sh -c "STARTER COMMAND", OpenLava as the job file's line
+# "STARTER COMMAND" run by /bin/sh JOBFILE; both as the user, with the
+# job's environment (which names the test's configuration).
+for FAM in lsf10 openlava
+do
+case $FAM in lsf10) N=781 ;; openlava) N=782 ;; esac
+test_expect_success "job starter under $FAM: the record, CPU as the job's own, not a tool" '
+    submit $N tracertest &&
+    "$EMU" lsf --family $FAM --job $N --cluster tr0704 --user tracertest \
+        --name starter-test \
+        --starter "'"'"'$P'"'"' --log '"'"'$TRASH/prolog.log'"'"' lsf-starter" \
+        --job-env TRACER_CONF="$TRASH/tracer.yaml" --spool lsfspool \
+        -- "$BURN" cpu=0.8 >out.json &&
+    test "$(jq -r .result out.json)" = ran &&
+    test "$(jq .job.exit_status out.json)" = 0 &&
+    wait_for "ls store/default/jobs/*/$N/0.*.json" 20 &&
+    rec=$(ls store/default/jobs/*/$N/0.*.json) &&
+    jq -e ".identity.user == \"tracertest\" and .outcome.state == \"completed\"
+           and .outcome.complete == true" "$rec" &&
+    grep "^{\"cpu_s\"" lsfspool/$N.out >burn.out &&
+    within "$(jq .summary.cpu.total_s "$rec")" "$(jq .cpu_s burn.out)" 10 &&
+    TRACER_CONF=$PWD/tracer.yaml $REPORT --allow-unsigned -j $N >view &&
+    grep -q "Tools:.*burn" view &&
+    ! grep -A2 "Tools:" view | grep -q tracer-prolog
+'
+done
+
 test_expect_success 'a failing command: its status, and the record says so' '
     submit 702 tracertest &&
     test_expect_code 3 starter 702 "sh -c \"exit 3\"" &&

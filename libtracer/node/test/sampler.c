@@ -786,6 +786,9 @@ static void test_unfollowed (void **state)
     assert_null (json_object_get (mem, "peak_bytes"));
     assert_string_equal (json_string_value (json_object_get (cpu, "source")),
                          "none");
+    assert_int_equal (json_array_size (json_object_get (
+                          json_object_get (rec, "series"), "t_s")),
+                      0);
     assert_true (tr_states_unfollowed (rec));
     assert_string_equal (tr_states_of (rec), "incomplete");
     json_decref (rec);

@@ -308,6 +308,7 @@ static void test_scheduler_own (void **state)
     assert_true (tr_tools_scheduler_own ("pbs_mom"));
     assert_true (tr_tools_scheduler_own ("pbs_attach"));
     assert_true (tr_tools_scheduler_own ("pbs_demux"));
+    assert_true (tr_tools_scheduler_own ("tracer-prolog"));
     assert_false (tr_tools_scheduler_own ("slurm_script"));
     assert_false (tr_tools_scheduler_own ("srun"));
     assert_false (tr_tools_scheduler_own ("my-slurmstepd"));
