@@ -372,6 +372,13 @@ static tr_cause_t decide (json_t *rec, struct text *t)
     /* 5 before 4: an older collector recorded the scheduler's node
      * failure as a cancel (tr_states_of)
      */
+    /* a record that followed no process: nothing was measured, which
+     * says nothing of the node
+     */
+    if (tr_states_unfollowed (rec)) {
+        put (t, TR_STATES_UNFOLLOWED);
+        return TR_CAUSE_UNKNOWN;
+    }
     if (eq (state, "incomplete")
         || (eq (state, "cancelled") && tr_states_node_failure (reason))) {
         put (t, tr_states_node_failure (reason) ? "the node failed"

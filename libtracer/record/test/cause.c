@@ -109,6 +109,15 @@ static const struct ccase cases[] = {
       "the record is incomplete: the step ended without an "
       "end notification",
       0 },
+    /* a record that followed no process: nothing measured, no node
+     * failure
+     */
+    { OC ("{\"state\": \"incomplete\", \"reason\": \"no process of the "
+          "job was found on this node\", \"exit_code\": 0}, \"summary\": "
+          "{\"cpu\": {\"source\": \"none\"}, \"memory\": {\"source\": "
+          "\"none\"}}}"),
+      "unknown",
+      "no process of the job was found on this node: nothing was measured", 0 },
     /* 6. io-error, before input-missing and the culprit's crash */
     { OC ("{\"state\": \"failed\", \"exit_code\": 1, " CULPRIT_SEGV "}, "
           "\"files\": {\"source\": \"ebpf\", \"io_errors\": [{\"op\": "
