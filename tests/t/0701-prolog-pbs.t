@@ -389,11 +389,13 @@ test_expect_success SIGNED 'a record signed by a user is forged: tracer-report e
     grep -q "/$job/0.$HOST.json: REJECTED: signature is forged: signed by uid $UID_T, which is not a trusted signer$" err &&
     ! grep -q "modified after signing" err &&
     ! grep -q "^Job " out &&
-    # among the user'"'"'s other jobs it is named, left out of the advice,
-    # and does not fail the view of a valid one
+    # another job'"'"'s view is not told of it, nor failed by it; a
+    # listing names it
     $REPORT -j 7101.$HOST >out 2>err &&
     grep -q "^Job 7101.$HOST" out &&
-    grep -q "/$job/0.$HOST.json: REJECTED: signature is forged" err
+    ! grep -q "REJECTED" err &&
+    test_must_fail $REPORT -a >l.out 2>l.err &&
+    grep -q "/$job/0.$HOST.json: REJECTED: signature is forged" l.err
 '
 
 # A valid record of job 7101 copied over job 7102'"'"'s: its signature
