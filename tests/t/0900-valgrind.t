@@ -390,7 +390,7 @@ test_expect_success 'tracer-report --compare, --regressions --by=run, --export=n
          --allow-unsigned --compare=V1,V2 --json >cmp.json &&
      vg rep-compare-bad "$REPORT" --store=runstore -M vm -a \
          --allow-unsigned --compare=V1,V9 2>cmp.err;
-     test $? = 2 &&
+     test $? = 1 &&
      vg rep-run-regress "$REPORT" --store=runstore -M vm -a \
          --allow-unsigned --regressions --by=run >/dev/null &&
      vg rep-nftrace "$REPORT" --store=runstore -M vm -a --allow-unsigned \
