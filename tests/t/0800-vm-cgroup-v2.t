@@ -52,7 +52,7 @@ test "${TRACER_TEST_PACKAGES:-}" != 1 || guest="$guest 0622-deb-node=5"
 
 test_expect_success 'the cluster suite passes on the cgroup v2 guest node' '
     cluster_lock &&
-    "$VM" --timeout 900 --results vmres "$SHARNESS_TEST_SRCDIR/vm.d/run" \
+    "$VM" --timeout 1500 --results vmres "$SHARNESS_TEST_SRCDIR/vm.d/run" \
         $(for g in $guest; do echo "${g%=*}.t"; done) >vm.out 2>&1
     rc=$?
     cat vm.out
