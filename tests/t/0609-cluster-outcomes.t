@@ -221,6 +221,9 @@ test_expect_success 'a node failure: NODE_FAIL in the listing, -s NF finds it, c
     nfjob=$(cat nf.out) &&
     wait_for "test \"\$(squeue -h -j $nfjob -o %T)\" = RUNNING" 30 &&
     wait_for "test -n \"\$(squeue -h -s -j $nfjob -o %i | grep \"\\.0\$\")\"" 30 &&
+    # tracerd follows the step before the node goes down (a slow node
+    # may hear of it later than the controller lists it)
+    wait_for "grep -q \"step [^ ]*/$nfjob/0/[^ ]* started\" \"$(tracerd_log)\"" 60 &&
     test_when_finished "scontrol update nodename=$TRACER_NODENAME state=resume 2>/dev/null; :" &&
     scontrol update nodename="$TRACER_NODENAME" state=down \
         reason=tracer-test &&
