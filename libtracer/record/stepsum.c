@@ -1295,6 +1295,19 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
     return buf;
 }
 
+const char *tr_stepsum_exit_text_of (json_t *o, char *buf, size_t size)
+{
+    tr_stepsum_t row;
+    json_t *v;
+
+    tr_stepsum_init (&row);
+    if (json_is_number (v = json_object_get (o, "exit_code")))
+        row.exit_code = json_number_value (v);
+    if (json_is_number (v = json_object_get (o, "signal")))
+        row.signal = json_number_value (v);
+    return tr_stepsum_exit_text (&row, buf, size);
+}
+
 /* One name of a node list: its prefix and numeric suffix (width digits,
  * 0 when it has none).
  */

@@ -269,6 +269,12 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
                                   char *buf,
                                   size_t size);
 
+/* The same of an object with "exit_code" and "signal" members (a
+ * record's outcome, a step or node of the job view): what every view
+ * writes after "exit code".
+ */
+const char *tr_stepsum_exit_text_of (json_t *o, char *buf, size_t size);
+
 /* The step group a record belongs to, for recommendations and
  * regressions: the tag "group" when set; else the job name, normalised
  * for the workflow managers that name one job per task: Nextflow's

@@ -601,12 +601,8 @@ static void put_usage (struct html *h, struct hstep *hs)
     put_step_title (out, step);
     fputs (": ", out);
     put_state (out, tr_json_str_or (step, "state", ""));
-    if (json_is_integer (get (step, "exit_code")))
-        fprintf (out, ", exit code %lld",
-                 (long long)json_integer_value (get (step, "exit_code")));
-    if (json_is_integer (get (step, "signal")))
-        fprintf (out, ", signal %lld",
-                 (long long)json_integer_value (get (step, "signal")));
+    if (*tr_stepsum_exit_text_of (step, b1, sizeof (b1)))
+        fprintf (out, ", exit code %s", b1);
     if (nodes > 1)
         fprintf (out, ", %.0f nodes", nodes);
     fputs ("</caption>\n<thead><tr><th>Resource</th><th class=\"num\">"
@@ -1791,7 +1787,7 @@ static void put_node_table (struct html *h, json_t *step)
     json_t *rows = get (step, "rows"), *row;
     double lo[NCOLS], hi[NCOLS], v[NCOLS];
     int nk[NCOLS] = { 0 };
-    char buf[48];
+    char buf[48], xb[64];
     size_t i;
 
     for (int k = 0; k < NCOLS; k++)
@@ -1825,10 +1821,9 @@ static void put_node_table (struct html *h, json_t *step)
         put_esc (out, tr_json_str_or (row, "node", ""));
         fputs ("</th><td>", out);
         put_state (out, tr_json_str_or (row, "state", ""));
-        if (json_is_integer (get (row, "exit_code"))
-            && json_integer_value (get (row, "exit_code")))
-            fprintf (out, " (exit %lld)",
-                     (long long)json_integer_value (get (row, "exit_code")));
+        if (strcmp (tr_stepsum_exit_text_of (row, xb, sizeof (xb)), "0:0")
+            && *xb)
+            fprintf (out, " (exit code %s)", xb);
         fputs ("</td>", out);
         for (int k = 0; k < NCOLS; k++) {
             /* marked only where the nodes differ */

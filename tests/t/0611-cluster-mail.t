@@ -7,7 +7,8 @@ test_description='tracer-mail as MailProg, with a real MTA
 slurmctld runs tracer-mail (MailProg) for jobs submitted with
 --mail-type=END,FAIL; exim (Debian'\''s default MTA, local delivery)
 delivers to /var/mail.  A completed, a failed and an OOM-killed job each
-get a summary with the HTML report attached; a job whose records never
+get a summary with the HTML report attached, and every view of each says
+the same of it (tests/views-agree); a job whose records never
 come still gets Slurm'\''s notification, saying so; a Began mail passes
 through; with mail.summary: actionable a job with nothing to act on gets
 the plain notification; tracer-report --digest mails a digest; a job
@@ -69,7 +70,9 @@ test_expect_success 'start the cluster with MailProg=tracer-mail' '
 
 test_expect_success 'a completed job: the summary, with the report attached; no time limit is UNLIMITED' '
     jobs=$(cat jobs.dir) &&
-    submit --tracer -c 2 --mem=400M --mail-type=END,FAIL "$jobs/ok.sh" &&
+    submit --tracer=tag=run:xv-1,pipeline:xv -c 2 --mem=400M \
+        --mail-type=END,FAIL "$jobs/ok.sh" &&
+    echo $job >xv.ok &&
     mail_for $job &&
     cat m.$job.1.text &&
     grep "^Subject: Slurm Job_id=$job Name=ok.sh Ended, Run time .*, COMPLETED, ExitCode 0$" \
@@ -94,7 +97,9 @@ test_expect_success 'a completed job: the summary, with the report attached; no 
 
 test_expect_success 'a failed job: the summary says it failed, and why' '
     jobs=$(cat jobs.dir) &&
-    submit --tracer --mem=200M --mail-type=END,FAIL "$jobs/fail.sh" &&
+    submit --tracer=tag=run:xv-1,pipeline:xv --mem=200M \
+        --mail-type=END,FAIL "$jobs/fail.sh" &&
+    echo $job >xv.fail &&
     mail_for $job &&
     cat m.$job.1.text &&
     grep "^Subject: Slurm Job_id=$job Name=fail.sh Failed, Run time .*, FAILED, ExitCode 3$" \
@@ -108,7 +113,9 @@ test_expect_success 'a failed job: the summary says it failed, and why' '
 
 test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and asks for more memory' '
     jobs=$(cat jobs.dir) &&
-    submit --tracer --mem=150M --mail-type=END,FAIL "$jobs/oom.sh" &&
+    submit --tracer=tag=run:xv-1,pipeline:xv --mem=150M \
+        --mail-type=END,FAIL "$jobs/oom.sh" &&
+    echo $job >xv.oom &&
     mail_for $job &&
     cat m.$job.1.text &&
     grep "^Subject: Slurm Job_id=$job Name=oom.sh Failed, .*OUT_OF_MEMORY" \
@@ -134,6 +141,21 @@ test_expect_success 'an OOM-killed job: the summary says so, OUT_OF_MEMORY, and 
     grep -q "a lower bound of its need" m.$job.1.text &&
     test "$(awk "{ if (length(\$0) > w) w = length(\$0) } END { print w }" \
             m.$job.1.text)" -le 80
+'
+
+# One step, one answer: the listing, the job
+# view (text, JSON, HTML), the mail (text and HTML), --recommend and the
+# run view say the same of one step.
+test_expect_success 'every view of each job says the same: state, exit code, cause, tools, next request' '
+    bad= &&
+    for k in ok fail oom; do
+        python3 "$SHARNESS_TEST_SRCDIR/views-agree" "$REPORT" \
+            "$(cat xv.$k)" batch xv-1 . >agree.$k || bad="$bad $k"
+        cat agree.$k
+    done &&
+    test -z "$bad" &&
+    grep -c "^ok" agree.oom >count &&
+    test $(cat count) -ge 20
 '
 
 test_expect_success 'records that never come: Slurm'\''s notification, saying so' '
