@@ -290,6 +290,8 @@ const tr_field_t tr_stepsum_fields[] = {
     { "account", TR_FIELD_STR, 10, "charge account", M (account) },
     { "partition", TR_FIELD_STR, 10, "partition or queue", M (partition) },
     { "qos", TR_FIELD_STR, 8, "quality of service", M (qos) },
+    { "workdir", TR_FIELD_STR, 20, "the job's working directory, as the "
+      "controller gave it", M (work_dir) },
     { "nodelist", TR_FIELD_STR, 16, "nodes that sent a record", M (node) },
     { "nnodes", TR_FIELD_COUNT, 6, "nodes that sent a record", M (nodes) },
     { "nodesexpected", TR_FIELD_COUNT, 6, "nodes the scheduler gave the "
@@ -504,6 +506,52 @@ static double f_cputime_raw (const tr_stepsum_t *r)
     return f_whole (f_cputime (r));
 }
 
+/* sacct's TRES list, "cpu=2,mem=400M,node=1", names in its order
+ * (alphabetical): what was allocated, as far as the record holds it.
+ * The memory is the job's on all its nodes, in the largest unit that
+ * divides it exactly (4096M is 4G), as sacct writes it; GPUs only for
+ * one node, whose bound GPUs the record lists.  "" when nothing is
+ * known.
+ */
+static const char *f_sacct_tres (const tr_stepsum_t *r, char *buf,
+                                 size_t size)
+{
+    static const char units[] = "KMGTP";
+    char *p = buf, *end = buf + size;
+    double nodes = r->nodes > 0 ? r->nodes : 1;
+
+    /* a row that holds no allocation (an extern step: its job's row
+     * holds it) has none
+     */
+    buf[0] = '\0';
+    if (!(r->req_cores > 0))
+        return buf;
+    p += snprintf (p, (size_t)(end - p), "cpu=%.0f", r->req_cores);
+    if (p < end && *r->gpus && r->nodes == 1) {
+        unsigned n = 1;
+
+        for (const char *c = r->gpus; *c; c++)
+            n += *c == ',';
+        p += snprintf (p, (size_t)(end - p), "%sgres/gpu=%u",
+                       p > buf ? "," : "", n);
+    }
+    if (p < end && r->req_mem_bytes > 0) {
+        double v = r->req_mem_bytes * nodes / 1024;
+        int u = 0;
+
+        while (u < 4 && v >= 1024 && fmod (v, 1024) == 0) {
+            v /= 1024;
+            u++;
+        }
+        p += snprintf (p, (size_t)(end - p), "%smem=%.0f%c",
+                       p > buf ? "," : "", ceil (v), units[u]);
+    }
+    if (p < end && r->nodes > 0)
+        snprintf (p, (size_t)(end - p), "%snode=%.0f", p > buf ? "," : "",
+                  r->nodes);
+    return buf;
+}
+
 const tr_field_t tr_stepsum_sacct_fields[] = {
     { "JobID", TR_FIELD_STR, -12, "the job (JOBID, ARRAY_TASK) on a job "
       "row, JOBID.STEP on a step row", DS (f_sacct_jobid) },
@@ -566,6 +614,13 @@ const tr_field_t tr_stepsum_sacct_fields[] = {
     { "NNodes", TR_FIELD_COUNT, 8, "nodes", M (nodes) },
     { "NTasks", TR_FIELD_COUNT, 8, "tasks seen", M (tasks) },
     { "ReqGRES", TR_FIELD_STR, 12, "GPUs requested or bound", M (gpus) },
+    { "ReqTRES", TR_FIELD_STR, 30, "cpu=N,mem=X,node=N (tracer sees the "
+      "grant, not the request: as AllocTRES)", DS (f_sacct_tres) },
+    { "AllocTRES", TR_FIELD_STR, 30, "cpu=N,gres/gpu=N,mem=X,node=N: "
+      "cores, GPUs (one node), memory of all nodes, nodes",
+      DS (f_sacct_tres) },
+    { "WorkDir", TR_FIELD_STR, 20, "the job's working directory",
+      M (work_dir) },
     { "MaxDiskRead", TR_FIELD_BYTES, 11, "bytes read from storage on the "
       "node (sacct: one task)", M (read_bytes) },
     { "MaxDiskWrite", TR_FIELD_BYTES, 12, "bytes written to storage on the "
@@ -1024,6 +1079,7 @@ int tr_stepsum_from_record (tr_stepsum_t *row,
     INTERN (account, tr_json_str_or (id, "account", ""));
     INTERN (partition, tr_json_str_or (id, "partition", ""));
     INTERN (qos, tr_json_str_or (id, "qos", ""));
+    INTERN (work_dir, tr_json_str_or (id, "work_dir", ""));
     if (!(row->tags = tags_string (get (rec, "tags"), pool)))
         return -1;
     tr_stepsum_group (group, sizeof (group), row->job_name, row->step_id,
@@ -1456,6 +1512,7 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         fresh.account = step->account;
         fresh.partition = step->partition;
         fresh.qos = step->qos;
+        fresh.work_dir = step->work_dir;
         fresh.tags = step->tags;
         fresh.run_id = step->run_id;
         fresh.pipeline = step->pipeline;
@@ -1479,6 +1536,8 @@ int tr_stepsum_job_add (tr_stepsum_t *job,
         job->array_job_id = step->array_job_id;
         job->array_task_id = step->array_task_id;
     }
+    if (!*job->work_dir)
+        job->work_dir = step->work_dir;
     if (!job->sig)
         return -1;
     job_outcome (job, step, first);

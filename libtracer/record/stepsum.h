@@ -81,6 +81,7 @@ typedef struct tr_stepsum {
     const char *account;
     const char *partition;
     const char *qos;
+    const char *work_dir;       /* identity.work_dir, the controller's */
     const char *tags;           /* "k=v" pairs, sorted by key, joined by
                                  * ';' (';' and '\\' in values escaped with
                                  * '\\') */

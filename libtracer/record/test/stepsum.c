@@ -693,6 +693,51 @@ static void test_cmp_id (void **state)
     assert_true (tr_stepsum_cmp_id (v[6], v[0]) > 0);
 }
 
+/* sacct's TRES lists: what was allocated, names in sacct's order, the
+ * memory of every node in the largest exact unit; none without cores
+ */
+static void test_tres (void **state)
+{
+    const tr_field_t *alloc = tr_stepsum_field ("alloctres");
+    const tr_field_t *req = tr_stepsum_field ("ReqTRES");
+    tr_stepsum_t r;
+    char buf[128];
+
+    (void)state;
+    assert_non_null (alloc);
+    assert_non_null (req);
+    tr_stepsum_init (&r);
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)), "");
+    r.req_mem_bytes = 200.0 * 1048576;
+    r.nodes = 1;
+    /* an extern step: its job's row holds the allocation */
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)), "");
+    r.req_cores = 2;
+    r.req_mem_bytes = 400.0 * 1048576;
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=2,mem=400M,node=1");
+    assert_string_equal (tr_stepsum_str (&r, req, buf, sizeof (buf)),
+                         "cpu=2,mem=400M,node=1");
+    r.gpus = "0,1";
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=2,gres/gpu=2,mem=400M,node=1");
+    r.nodes = 2;
+    r.req_cores = 8;
+    r.req_mem_bytes = 4096.0 * 1048576;
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=8,mem=8G,node=2");
+    r.req_mem_bytes = 1536.0 * 1048576;
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=8,mem=3G,node=2");
+    r.nodes = 1;
+    r.gpus = "";
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=8,mem=1536M,node=1");
+    r.req_mem_bytes = 1000000;
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
+                         "cpu=8,mem=977K,node=1");
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -704,6 +749,7 @@ int main (void)
         cmocka_unit_test (test_unlimited),  cmocka_unit_test (test_sacct),
         cmocka_unit_test (test_node_fail),
         cmocka_unit_test (test_cmp_id),
+        cmocka_unit_test (test_tres),
     };
 
     return cmocka_run_group_tests (tests, NULL, NULL);
