@@ -225,19 +225,9 @@ static double f_used_ch (const tr_stepsum_t *r)
 
 static const char *f_jobid (const tr_stepsum_t *r, char *buf, size_t size)
 {
-    /* Slurm's array task 7_3; PBS and Torque name the subjob in its own
-     * id (7[3].srv, array 7[].srv) and LSF its element (209[1], array
-     * 209), which is what -j takes
-     */
-    if (*r->array_job_id && !isnan (r->array_task_id)
-        && strcmp (r->scheduler, "lsf")
-        && strspn (r->array_job_id, "0123456789") == strlen (r->array_job_id))
-        snprintf (buf, size, "%s_%.0f", r->array_job_id, r->array_task_id);
-    else if (*r->het_job_id && !isnan (r->het_component))
-        snprintf (buf, size, "%s+%.0f", r->het_job_id, r->het_component);
-    else
-        snprintf (buf, size, "%s", r->job_id);
-    return buf;
+    return tr_merge_jobid (buf, size, r->scheduler, r->job_id,
+                           r->array_job_id, r->array_task_id, r->het_job_id,
+                           r->het_component);
 }
 
 static const char *f_jobstep (const tr_stepsum_t *r, char *buf, size_t size)
@@ -1650,7 +1640,14 @@ int tr_stepsum_cmp (const tr_stepsum_t *a,
 int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b)
 {
     int c = strcmp (a->cluster, b->cluster);
+    char ia[300], ib[300];
 
+    /* by the id a person reads: an array's tasks run (and their own ids
+     * are given) in no particular order
+     */
+    if (!c)
+        c = tr_merge_natcmp (f_jobid (a, ia, sizeof (ia)),
+                             f_jobid (b, ib, sizeof (ib)));
     if (!c)
         c = tr_merge_natcmp (a->job_id, b->job_id);
     return c ? c : tr_merge_stepcmp (a->step_id, b->step_id);

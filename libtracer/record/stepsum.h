@@ -404,10 +404,14 @@ int tr_stepsum_cmp (const tr_stepsum_t *a,
                     const tr_stepsum_t *b,
                     const tr_field_t *f);
 
-/* The order of rows by what they are: cluster (strcmp), job id
- * (natural, tr_merge_natcmp), then step id (tr_merge_stepcmp: "batch",
- * "extern", then numbered steps).  tr_stepsum_cmp_id_ptr is the same
- * order as a qsort(3) comparator over an array of const tr_stepsum_t *.
+/* The order of rows by what they are, which every listing and view
+ * gives jobs and steps: cluster (strcmp), the job id as sacct writes it
+ * (the JobID field, natural, tr_merge_natcmp: an array's tasks by index,
+ * 5_9 before 5_10, whatever their own job ids; a heterogeneous job's
+ * components by number), the job's own id, then step id
+ * (tr_merge_stepcmp: "batch", "extern", then numbered steps).
+ * tr_stepsum_cmp_id_ptr is the same order as a qsort(3) comparator over
+ * an array of const tr_stepsum_t *.
  */
 int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b);
 int tr_stepsum_cmp_id_ptr (const void *pa, const void *pb);
