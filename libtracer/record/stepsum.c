@@ -1273,16 +1273,40 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
 {
     double code = row->exit_code, sig = row->signal;
 
+    /* Slurm's SIG_OOM (253) as a wait status: WTERMSIG 125 */
+    if (!strcmp (tr_stepsum_state_name (row->state, row->oom_kills),
+                 TR_STATES_OOM)) {
+        snprintf (buf, size, "0:125");
+        return buf;
+    }
     if (isnan (code) && isnan (sig)) {
         snprintf (buf, size, "%s", "");
         return buf;
     }
-    /* a signal is the second half; the shell's 128+N is not a code */
-    if (sig > 0 && (isnan (code) || code == 128 + sig))
+    /* a signal is the second half: the code is then 0 */
+    if (sig > 0)
         code = 0;
+    /* sacct takes 128 off a code of 128 or more (a shell's 128+N) */
+    else if (code >= 128)
+        code -= 128;
     snprintf (buf, size, "%.0f:%.0f", isnan (code) ? 0 : code,
               sig > 0 ? sig : 0);
     return buf;
+}
+
+const char *tr_stepsum_exit_of (json_t *o,
+                                const char *state,
+                                char *buf,
+                                size_t size)
+{
+    tr_stepsum_t row;
+
+    tr_stepsum_init (&row);
+    row.state = state ? state : "";
+    row.exit_code = tr_json_num (o, "exit_code");
+    row.signal = tr_json_num (o, "signal");
+    row.oom_kills = tr_json_num (o, "oom_kills");
+    return tr_stepsum_exit_text (&row, buf, size);
 }
 
 /* One name of a node list: its prefix and numeric suffix (width digits,

@@ -262,12 +262,27 @@ bool tr_stepsum_is_job (const tr_stepsum_t *row);
  */
 const char *tr_stepsum_state_name (const char *state, double oom_kills);
 
-/* A row's exit code as sacct writes it, "CODE:SIGNAL" ("0:0", "3:0",
- * "0:9"); "" when unknown.  Writes into buf; returns buf.
+/* A row's exit code as sacct writes it, "CODE:SIGNAL", the one text
+ * every view shows: "0:0", "3:0"; "0:9" for a task killed by SIGKILL; a
+ * code of 128 or more without a signal less 128, as sacct prints it
+ * ("9:0" for a shell's 137); "0:125" for a row whose state is
+ * OUT_OF_MEMORY (tr_stepsum_state_name of its state and oom_kills),
+ * whatever its tasks' status: Slurm gives such a step the status
+ * SIG_OOM (253), which sacct prints as signal 125.  "" when unknown.
+ * Writes into buf; returns buf.
  */
 const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
                                   char *buf,
                                   size_t size);
+
+/* The same for a step or node object o of tr_merge_steps, or a record's
+ * outcome, whose state is state: its exit_code, signal and (opt.)
+ * oom_kills.
+ */
+const char *tr_stepsum_exit_of (json_t *o,
+                                const char *state,
+                                char *buf,
+                                size_t size);
 
 /* The step group a record belongs to, for recommendations and
  * regressions: the tag "group" when set; else the job name, normalised

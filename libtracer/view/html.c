@@ -592,7 +592,7 @@ static void put_usage (struct html *h, struct hstep *hs)
                          ? s->req_mem_bytes
                          : s->mem_limit_bytes;
     double cores = s->elapsed_s > 0 ? s->cpu_s / s->elapsed_s : NAN;
-    char b1[64], b2[64];
+    char b1[64], b2[64], ec[64];
 
     fprintf (out, "<div class=\"scroll\"><table class=\"usage\" "
                   "data-step=\"");
@@ -601,12 +601,10 @@ static void put_usage (struct html *h, struct hstep *hs)
     put_step_title (out, step);
     fputs (": ", out);
     put_state (out, tr_json_str_or (step, "state", ""));
-    if (json_is_integer (get (step, "exit_code")))
-        fprintf (out, ", exit code %lld",
-                 (long long)json_integer_value (get (step, "exit_code")));
-    if (json_is_integer (get (step, "signal")))
-        fprintf (out, ", signal %lld",
-                 (long long)json_integer_value (get (step, "signal")));
+    /* the exit code as the text view and the listing write it */
+    if (*tr_stepsum_exit_of (step, tr_json_str_or (step, "state", ""), ec,
+                             sizeof (ec)))
+        fprintf (out, ", exit code %s", ec);
     if (nodes > 1)
         fprintf (out, ", %.0f nodes", nodes);
     fputs ("</caption>\n<thead><tr><th>Resource</th><th class=\"num\">"
@@ -1791,7 +1789,7 @@ static void put_node_table (struct html *h, json_t *step)
     json_t *rows = get (step, "rows"), *row;
     double lo[NCOLS], hi[NCOLS], v[NCOLS];
     int nk[NCOLS] = { 0 };
-    char buf[48];
+    char buf[48], ec[64];
     size_t i;
 
     for (int k = 0; k < NCOLS; k++)
@@ -1825,10 +1823,10 @@ static void put_node_table (struct html *h, json_t *step)
         put_esc (out, tr_json_str_or (row, "node", ""));
         fputs ("</th><td>", out);
         put_state (out, tr_json_str_or (row, "state", ""));
-        if (json_is_integer (get (row, "exit_code"))
-            && json_integer_value (get (row, "exit_code")))
-            fprintf (out, " (exit %lld)",
-                     (long long)json_integer_value (get (row, "exit_code")));
+        if (*tr_stepsum_exit_of (row, tr_json_str_or (row, "state", ""), ec,
+                                 sizeof (ec))
+            && strcmp (ec, "0:0"))
+            fprintf (out, " (exit code %s)", ec);
         fputs ("</td>", out);
         for (int k = 0; k < NCOLS; k++) {
             /* marked only where the nodes differ */

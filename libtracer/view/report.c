@@ -196,16 +196,10 @@ static void print_summary_lines (FILE *out,
  */
 static void print_outcome (FILE *out, const char *state, json_t *o)
 {
-    tr_stepsum_t row;
     char b[64];
 
-    tr_stepsum_init (&row);
-    if (has (o, "exit_code"))
-        row.exit_code = tr_json_num_or (o, "exit_code", 0);
-    if (has (o, "signal"))
-        row.signal = tr_json_num_or (o, "signal", 0);
     fprintf (out, ": %s", tr_stepsum_state_name (state, NAN));
-    if (*tr_stepsum_exit_text (&row, b, sizeof (b)))
+    if (*tr_stepsum_exit_of (o, state, b, sizeof (b)))
         fprintf (out, ", exit code %s", b);
 }
 

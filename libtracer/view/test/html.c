@@ -854,7 +854,7 @@ static void test_steps (void **state)
     /* the job's state is its worst step's */
     assert_non_null (strstr (html, "<dt>State</dt><dd><span class=\"state "
                                    "state-bad\">FAILED</span>"));
-    assert_non_null (strstr (html, ">FAILED</span>, exit code 3</caption>"));
+    assert_non_null (strstr (html, ">FAILED</span>, exit code 3:0</caption>"));
     free (html);
     json_decref (recs);
 }
