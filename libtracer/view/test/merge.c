@@ -737,7 +737,7 @@ static void test_view_two_nodes (void **state)
 
     (void)state;
     assert_has (text, "Job 77 on cluster c1 (slurm)\n"
-                      "  User/Group:     ?/? (uid 1000)\n");
+                      "  User/Group:     1000/? (uid 1000)\n");
     assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n"
                       "    Cause:          tool-error: the step exited 3 (no "
                       "process exit was observed)\n");
@@ -790,7 +790,7 @@ static void test_view_single_node (void **state)
     text = view (recs, notes);
     assert_string_equal (text, "Job 24 \"r\xc3\xa9sum\xc3\xa9-train\" on "
                                "cluster vm (slurm)\n"
-                               "  User/Group:     testuser/? (uid 1000, gid "
+                               "  User/Group:     testuser/1000 (uid 1000, gid "
                                "1000), account research, partition debug\n"
                                "  State:          OUT_OF_MEMORY (exit code "
                                "0:125)\n"
