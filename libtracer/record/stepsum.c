@@ -26,6 +26,7 @@
 #include "states.h"
 #include "stepsum.h"
 #include "when.h"
+#include "libtracer/util/tools.h"
 #include "libtracer/util/units.h"
 #include "libtracer/util/json.h"
 
@@ -722,13 +723,35 @@ static const char *tags_string (json_t *tags, tr_strpool_t *pool)
     return s;
 }
 
-static const char *tools_string (json_t *tools, tr_strpool_t *pool)
+json_t *tr_stepsum_tools_shown (json_t *tools)
+{
+    json_t *out = json_array (), *t;
+    size_t i;
+
+    if (!out)
+        goto nomem;
+    json_array_foreach (tools, i, t) {
+        /* their CPU and memory are in the step's totals all the same */
+        if (tr_tools_scheduler_own (tr_json_str_or (t, "name", "")))
+            continue;
+        if (json_array_append (out, t) < 0) {
+            json_decref (out);
+            goto nomem;
+        }
+    }
+    return out;
+nomem:
+    errno = ENOMEM;
+    return NULL;
+}
+
+static const char *tools_string (json_t *all, tr_strpool_t *pool)
 {
     tr_strbuf_t sb = { 0 };
-    json_t *t;
+    json_t *t, *tools = tr_stepsum_tools_shown (all);
     size_t i;
     const char *s = NULL;
-    int rc = 0;
+    int rc = tools ? 0 : -1;
 
     /* the collectors write tools busiest first */
     json_array_foreach (tools, i, t) {
@@ -745,6 +768,7 @@ static const char *tools_string (json_t *tools, tr_strpool_t *pool)
     if (rc == 0)
         s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
     tr_strbuf_free (&sb);
+    json_decref (tools);
     return s;
 }
 

@@ -284,6 +284,15 @@ const char *tr_stepsum_exit_of (json_t *o,
                                 char *buf,
                                 size_t size);
 
+/* The tools a view shows of a record's or a merged step's tools array:
+ * all but the scheduler's own processes (tr_tools_scheduler_own:
+ * slurmstepd, slurmstepd-wlm, pbs_mom, ...), in their order.  Every view
+ * (the job view, its HTML, the listing's tools field, tracer-mail) asks
+ * this one function.  Returns a new reference to a new array (empty for
+ * a NULL or non-array tools), NULL on ENOMEM.
+ */
+json_t *tr_stepsum_tools_shown (json_t *tools);
+
 /* The step group a record belongs to, for recommendations and
  * regressions: the tag "group" when set; else the job name, normalised
  * for the workflow managers that name one job per task: Nextflow's

@@ -1897,7 +1897,8 @@ static const char *tool_cmdline (struct sctx *c, const char *name)
 static void put_timeline (struct sctx *c)
 {
     FILE *out = c->out;
-    json_t *tools = get (c->step, "tools"), *tl;
+    /* the tools the text view lists: not the scheduler's own processes */
+    json_t *tools = tr_stepsum_tools_shown (get (c->step, "tools")), *tl;
     size_t n = json_array_size (tools);
     double xmax = c->elapsed_s > 0 ? c->elapsed_s : 0, height, step;
     struct axes a;
@@ -1911,6 +1912,7 @@ static void put_timeline (struct sctx *c)
                "</figcaption>\n<p class=\"empty\">Programs: not recorded for "
                "this step.</p>\n</figure>\n",
                out);
+        json_decref (tools);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1991,6 +1993,7 @@ static void put_timeline (struct sctx *c)
                  time_label (b1, sizeof (b1), i * step, a.xmax >= 3600));
     }
     fputs ("</svg>\n</figure>\n", out);
+    json_decref (tools);
 }
 
 /* Step sections */

@@ -467,19 +467,18 @@ static void print_network (FILE *out, json_t *net, struct view_notes *vn)
 /* The few busiest programs of a merged step. */
 #define VIEW_TOOLS 5
 
-static void print_tools (FILE *out, json_t *tools)
+static void print_tools (FILE *out, json_t *all)
 {
+    /* the scheduler's own processes are not the user's tools; out of
+     * memory, the view goes on without the line
+     */
+    json_t *tools = tr_stepsum_tools_shown (all);
     size_t n = json_array_size (tools), shown = 0, more = 0;
     char b[32];
     json_t *t;
 
-    /* the scheduler's own processes are not the user's tools (their CPU
-     * is in the step's totals all the same)
-     */
     for (size_t i = 0; i < n; i++) {
         t = json_array_get (tools, i);
-        if (tr_tools_scheduler_own (tr_json_str_or (t, "name", "")))
-            continue;
         if (shown == VIEW_TOOLS) {
             more++;
             continue;
@@ -505,6 +504,7 @@ static void print_tools (FILE *out, json_t *tools)
         fprintf (out, ", and %zu more", more);
     if (shown)
         fprintf (out, "\n");
+    json_decref (tools);
 }
 
 /* A step with records from several nodes: the totals, then one line per
