@@ -413,9 +413,7 @@ static int digest_cmp (const void *a, const void *b)
     int c = x->uid < y->uid ? -1 : x->uid > y->uid ? 1
                                                    : strcmp (x->user, y->user);
 
-    if (!c)
-        c = tr_merge_natcmp (x->job_id, y->job_id);
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
+    return c ? c : tr_stepsum_cmp_id (x, y);
 }
 
 /* One user's digest, mailed or printed; 0 or -1. */

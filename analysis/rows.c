@@ -449,7 +449,11 @@ int rep_list (struct rep *r, tr_rowset_t *set)
     };
     tr_error_t error;
 
-    if (tr_rowset_sort (set, r->sort ? r->sort : "start", &error) < 0)
+    if (!r->sort && tr_rowset_sort_default (set) < 0) {
+        rep_err ("out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    if (r->sort && tr_rowset_sort (set, r->sort, &error) < 0)
         return rep_err ("%s\n", tr_error_str (&error)),
                EXIT_USAGE;
     if (r->json)

@@ -235,10 +235,7 @@ static size_t wait_records (struct rep *r, struct mailer *m)
 
 static int step_cmp (const void *a, const void *b)
 {
-    const tr_stepsum_t *x = a, *y = b;
-    int c = tr_merge_natcmp (x->job_id, y->job_id);
-
-    return c ? c : tr_merge_stepcmp (x->step_id, y->step_id);
+    return tr_stepsum_cmp_id (a, b);
 }
 
 /* Do the records belong to several jobs (the tasks of an array)? */

@@ -232,7 +232,8 @@ static void add_selected (struct rep *r, tr_store_t *store,
     }
     if (rc != EXIT_OK)
         set->n = 0;
-    tr_rowset_sort (set, "jobidraw", NULL);
+    /* in id order: an array's tasks by index, not by their own ids */
+    tr_rowset_sort (set, "jobid", NULL);
     for (size_t i = 0; i < set->n; i++) {
         if (!strcmp (set->rows[i].job_id, last))
             continue;

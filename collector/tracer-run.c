@@ -262,7 +262,7 @@ static json_t *make_identity (char *job_id, size_t size)
 {
     char host[256];
     struct timespec ts;
-    char *user = NULL;
+    char *user = NULL, *group = NULL;
     json_t *id;
 
     if (gethostname (host, sizeof (host)) < 0 || !tr_record_id_is_safe (host))
@@ -278,7 +278,13 @@ static json_t *make_identity (char *job_id, size_t size)
                     "gid", (json_int_t)getgid ());
     if (id && tr_nss_user_by_uid (getuid (), &user, NULL) == 0)
         json_object_set_new (id, "user", json_string (user));
+    /* the real gid's name, as tracerd names a job's group; none when it
+     * has no name (the views then show the gid)
+     */
+    if (id && tr_nss_group_by_gid (getgid (), &group) == 0)
+        json_object_set_new (id, "group", json_string (group));
     free (user);
+    free (group);
     if (id && o.demo)
         json_object_set_new (id, "job_name", json_string ("tracer-run demo"));
     return id;

@@ -13,7 +13,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,11 +141,57 @@ int tr_merge_stepcmp (const char *a, const char *b)
     return tr_merge_natcmp (a, b);
 }
 
+const char *tr_merge_jobid (char *buf,
+                            size_t size,
+                            const char *scheduler,
+                            const char *job_id,
+                            const char *array_job_id,
+                            double array_task_id,
+                            const char *het_job_id,
+                            double het_component)
+{
+    scheduler = scheduler ? scheduler : "";
+    array_job_id = array_job_id ? array_job_id : "";
+    het_job_id = het_job_id ? het_job_id : "";
+    /* PBS, Torque and LSF name the element in its own id, which is what
+     * -j takes; Slurm's task has a job id of its own that says nothing
+     * of the array
+     */
+    if (*array_job_id && !isnan (array_task_id) && strcmp (scheduler, "lsf")
+        && strspn (array_job_id, "0123456789") == strlen (array_job_id))
+        snprintf (buf, size, "%s_%.0f", array_job_id, array_task_id);
+    else if (*het_job_id && !isnan (het_component))
+        snprintf (buf, size, "%s+%.0f", het_job_id, het_component);
+    else
+        snprintf (buf, size, "%s", job_id ? job_id : "");
+    return buf;
+}
+
+/* A record's job id as shown (tr_merge_jobid). */
+static const char *shown_jobid (json_t *rec, char *buf, size_t size)
+{
+    json_t *id = json_object_get (rec, "identity");
+    json_t *task = json_object_get (id, "array_task_id");
+    json_t *comp = json_object_get (id, "het_component");
+
+    return tr_merge_jobid (buf, size, ident (rec, "scheduler"),
+                           ident (rec, "job_id"), ident (rec, "array_job_id"),
+                           json_is_number (task) ? json_number_value (task)
+                                                 : NAN,
+                           ident (rec, "het_job_id"),
+                           json_is_number (comp) ? json_number_value (comp)
+                                                 : NAN);
+}
+
 int tr_merge_cmp_identity (json_t *ra, json_t *rb)
 {
+    char ia[300], ib[300];
     int c;
 
     if ((c = strcmp (ident (ra, "cluster"), ident (rb, "cluster"))))
+        return c;
+    if ((c = tr_merge_natcmp (shown_jobid (ra, ia, sizeof (ia)),
+                              shown_jobid (rb, ib, sizeof (ib)))))
         return c;
     if ((c = tr_merge_natcmp (ident (ra, "job_id"), ident (rb, "job_id"))))
         return c;
@@ -191,12 +239,19 @@ static int cmp_preference (json_t *ra, json_t *rb)
     return 0;
 }
 
+/* Records of one step side by side: by its job's own id, so that nodes
+ * whose records disagree on the array still merge.
+ */
 static int cmp_entries (const void *a, const void *b)
 {
     const struct entry *ea = a, *eb = b;
+    json_t *ra = ea->rec, *rb = eb->rec;
     int c;
 
-    if ((c = tr_merge_cmp_identity (ea->rec, eb->rec)))
+    if ((c = strcmp (ident (ra, "cluster"), ident (rb, "cluster")))
+        || (c = tr_merge_natcmp (ident (ra, "job_id"), ident (rb, "job_id")))
+        || (c = tr_merge_stepcmp (ident (ra, "step_id"), ident (rb, "step_id")))
+        || (c = tr_merge_natcmp (ident (ra, "node"), ident (rb, "node"))))
         return c;
     if ((c = cmp_preference (ea->rec, eb->rec)))
         return c;
@@ -897,10 +952,25 @@ nomem:
     return NULL;
 }
 
+/* A step's records: entries [lo, hi) of the sorted array. */
+struct group {
+    const struct entry *first;
+    size_t lo, hi;
+};
+
+static int cmp_groups (const void *a, const void *b)
+{
+    const struct group *ga = a, *gb = b;
+    int c = tr_merge_cmp_identity (ga->first->rec, gb->first->rec);
+
+    return c ? c : (ga->lo > gb->lo) - (ga->lo < gb->lo);
+}
+
 json_t *tr_merge_steps (json_t *recs)
 {
-    size_t n = json_array_size (recs), lo, hi;
+    size_t n = json_array_size (recs), lo, hi, ng = 0;
     struct entry *v = NULL;
+    struct group *g = NULL;
     json_t *out;
 
     if (!json_is_array (recs))
@@ -912,7 +982,7 @@ json_t *tr_merge_steps (json_t *recs)
         goto nomem;
     if (n == 0)
         return out;
-    if (!(v = malloc (n * sizeof (*v)))) {
+    if (!(v = malloc (n * sizeof (*v))) || !(g = malloc (n * sizeof (*g)))) {
         json_decref (out);
         goto nomem;
     }
@@ -924,17 +994,26 @@ json_t *tr_merge_steps (json_t *recs)
     for (lo = 0; lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && same_step (v[lo].rec, v[hi].rec); hi++)
             ;
-        if (json_array_append_new (out, merge_step (v + lo, hi - lo)) < 0) {
+        g[ng++] = (struct group){ .first = &v[lo], .lo = lo, .hi = hi };
+    }
+    /* steps in the order they are shown in: an array's tasks by index */
+    qsort (g, ng, sizeof (*g), cmp_groups);
+    for (size_t k = 0; k < ng; k++) {
+        if (json_array_append_new (out,
+                                   merge_step (v + g[k].lo, g[k].hi - g[k].lo))
+            < 0) {
             json_decref (out);
             goto nomem;
         }
     }
+    free (g);
     free (v);
     return out;
 inval:
     errno = EINVAL;
     return NULL;
 nomem:
+    free (g);
     free (v);
     errno = ENOMEM;
     return NULL;

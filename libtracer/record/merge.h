@@ -30,7 +30,26 @@ int tr_merge_natcmp (const char *a, const char *b);
  */
 int tr_merge_stepcmp (const char *a, const char *b);
 
-/* Order of records by identity: cluster (bytewise), job_id (natural),
+/* The job id as sacct writes it (its JobID field) and every view shows
+ * it: a Slurm array task as ARRAY_TASK ("7_3", whatever the task's own
+ * job_id); PBS and Torque name the subjob in its own id ("7[3].srv") and
+ * LSF its element ("209[1]"), so theirs is job_id; a heterogeneous job's
+ * component as LEADER+N ("7+1"); else job_id.  array_task_id and
+ * het_component are NAN when unknown; NULL strings read as "".  Writes
+ * into buf (size bytes, truncated); returns buf.
+ */
+const char *tr_merge_jobid (char *buf,
+                            size_t size,
+                            const char *scheduler,
+                            const char *job_id,
+                            const char *array_job_id,
+                            double array_task_id,
+                            const char *het_job_id,
+                            double het_component);
+
+/* Order of records by identity, the order every view lists them in:
+ * cluster (bytewise), the job id as shown (tr_merge_jobid, natural: an
+ * array's tasks by index, "5_9" before "5_10"), job_id (natural),
  * step_id (tr_merge_stepcmp), node (natural).
  */
 int tr_merge_cmp_identity (json_t *ra, json_t *rb);
@@ -45,7 +64,9 @@ double tr_merge_request_cores (json_t *request);
  * clusters, jobs, steps and nodes) into steps by (cluster, job_id,
  * step_id) and merge each.  Records of different steps are never merged.
  * Returns a new reference to an array of step objects, sorted by
- * cluster, job and step as tr_merge_cmp_identity does; the objects
+ * cluster, job (as shown) and step as tr_merge_cmp_identity sorts their
+ * first records (nodes whose records disagree on the array still
+ * merge: a step is its cluster, job_id and step_id); the objects
  * share (hold references to) parts of the records.  Returns NULL with
  * errno = EINVAL when recs is not an array of objects, ENOMEM when out
  * of memory.

@@ -233,6 +233,21 @@ static int cmp_identity (const void *a, const void *b)
     return c ? c : tr_merge_natcmp (x->node, y->node);
 }
 
+/* The rows of one step side by side, nodes in order: by the job's own
+ * id, so that nodes whose records disagree on the array still merge.
+ */
+static int cmp_same_step (const void *a, const void *b)
+{
+    const tr_stepsum_t *x = a, *y = b;
+    int c = strcmp (x->cluster, y->cluster);
+
+    if (!c)
+        c = tr_merge_natcmp (x->job_id, y->job_id);
+    if (!c)
+        c = tr_merge_stepcmp (x->step_id, y->step_id);
+    return c ? c : tr_merge_natcmp (x->node, y->node);
+}
+
 static bool same_step (const tr_stepsum_t *x, const tr_stepsum_t *y)
 {
     return !strcmp (x->cluster, y->cluster) && !strcmp (x->job_id, y->job_id)
@@ -251,7 +266,7 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
 {
     size_t w = 0;
 
-    sort_rows (set, cmp_identity);
+    sort_rows (set, cmp_same_step);
     for (size_t i = 0; i < set->n;) {
         tr_stepsum_t step = set->rows[i];
         size_t j = i + 1;
@@ -268,6 +283,88 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
         i = j;
     }
     set->n = w;
+    return 0;
+}
+
+/* The default order.  An array's tasks (a heterogeneous job's
+ * components) are one family: each row goes where its family's first
+ * row is in the set sorted by start, and a family's rows in id order.
+ */
+struct family_place {
+    size_t row;         /* index in the set */
+    size_t at;          /* the family's first index */
+};
+
+static const tr_stepsum_t *family_rows;
+
+static const char *family (const tr_stepsum_t *r)
+{
+    return *r->array_job_id ? r->array_job_id
+           : *r->het_job_id ? r->het_job_id
+                            : r->job_id;
+}
+
+static int cmp_family (const void *a, const void *b)
+{
+    const struct family_place *x = a, *y = b;
+    const tr_stepsum_t *r = &family_rows[x->row], *s = &family_rows[y->row];
+    int c;
+
+    if ((c = strcmp (r->cluster, s->cluster))
+        || (c = strcmp (family (r), family (s))))
+        return c;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+static int cmp_family_place (const void *a, const void *b)
+{
+    const struct family_place *x = a, *y = b;
+    int c;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if ((c = cmp_identity (&family_rows[x->row], &family_rows[y->row])))
+        return c;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+int tr_rowset_sort_default (tr_rowset_t *set)
+{
+    struct family_place *p;
+    tr_stepsum_t *rows;
+
+    if (tr_rowset_sort (set, "start", NULL) < 0)
+        return -1;
+    if (set->n < 2)
+        return 0;
+    if (!(p = calloc (set->n, sizeof (*p)))
+        || !(rows = malloc (set->n * sizeof (*rows)))) {
+        free (p);
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy (rows, set->rows, set->n * sizeof (*rows));
+    for (size_t i = 0; i < set->n; i++)
+        p[i].row = i;
+    family_rows = rows;
+    /* each family's rows in their order in the set: the first is its place */
+    qsort (p, set->n, sizeof (*p), cmp_family);
+    for (size_t i = 0, j; i < set->n; i = j) {
+        const tr_stepsum_t *first = &rows[p[i].row];
+
+        for (j = i + 1; j < set->n
+                        && !strcmp (rows[p[j].row].cluster, first->cluster)
+                        && !strcmp (family (&rows[p[j].row]), family (first));
+             j++)
+            ;
+        for (size_t k = i; k < j; k++)
+            p[k].at = p[i].row;
+    }
+    qsort (p, set->n, sizeof (*p), cmp_family_place);
+    for (size_t i = 0; i < set->n; i++)
+        set->rows[i] = rows[p[i].row];
+    free (p);
+    free (rows);
     return 0;
 }
 

@@ -95,6 +95,14 @@ int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q);
  */
 int tr_rowset_sort (tr_rowset_t *set, const char *spec, tr_error_t *error);
 
+/* The listing's order when none is asked for: by start (tr_rowset_sort
+ * "start"), but the tasks of an array (and the components of a
+ * heterogeneous job) together, where the first of them started, in id
+ * order (tr_stepsum_cmp_id: 5_1, 5_2, ..., 5_9, 5_10).  -1 on ENOMEM
+ * (the set is left sorted by start).
+ */
+int tr_rowset_sort_default (tr_rowset_t *set);
+
 /* sacct's layout: a row for each job (tr_stepsum_job_add) above the
  * rows of its steps, in Slurm's step order (batch, extern, 0, 1, ...);
  * jobs in the order of their first step in the set as sorted.  With

@@ -26,6 +26,7 @@
 #include "states.h"
 #include "stepsum.h"
 #include "when.h"
+#include "libtracer/util/tools.h"
 #include "libtracer/util/units.h"
 #include "libtracer/util/json.h"
 
@@ -225,19 +226,9 @@ static double f_used_ch (const tr_stepsum_t *r)
 
 static const char *f_jobid (const tr_stepsum_t *r, char *buf, size_t size)
 {
-    /* Slurm's array task 7_3; PBS and Torque name the subjob in its own
-     * id (7[3].srv, array 7[].srv) and LSF its element (209[1], array
-     * 209), which is what -j takes
-     */
-    if (*r->array_job_id && !isnan (r->array_task_id)
-        && strcmp (r->scheduler, "lsf")
-        && strspn (r->array_job_id, "0123456789") == strlen (r->array_job_id))
-        snprintf (buf, size, "%s_%.0f", r->array_job_id, r->array_task_id);
-    else if (*r->het_job_id && !isnan (r->het_component))
-        snprintf (buf, size, "%s+%.0f", r->het_job_id, r->het_component);
-    else
-        snprintf (buf, size, "%s", r->job_id);
-    return buf;
+    return tr_merge_jobid (buf, size, r->scheduler, r->job_id,
+                           r->array_job_id, r->array_task_id, r->het_job_id,
+                           r->het_component);
 }
 
 static const char *f_jobstep (const tr_stepsum_t *r, char *buf, size_t size)
@@ -787,13 +778,35 @@ static const char *tags_string (json_t *tags, tr_strpool_t *pool)
     return s;
 }
 
-static const char *tools_string (json_t *tools, tr_strpool_t *pool)
+json_t *tr_stepsum_tools_shown (json_t *tools)
+{
+    json_t *out = json_array (), *t;
+    size_t i;
+
+    if (!out)
+        goto nomem;
+    json_array_foreach (tools, i, t) {
+        /* their CPU and memory are in the step's totals all the same */
+        if (tr_tools_scheduler_own (tr_json_str_or (t, "name", "")))
+            continue;
+        if (json_array_append (out, t) < 0) {
+            json_decref (out);
+            goto nomem;
+        }
+    }
+    return out;
+nomem:
+    errno = ENOMEM;
+    return NULL;
+}
+
+static const char *tools_string (json_t *all, tr_strpool_t *pool)
 {
     tr_strbuf_t sb = { 0 };
-    json_t *t;
+    json_t *t, *tools = tr_stepsum_tools_shown (all);
     size_t i;
     const char *s = NULL;
-    int rc = 0;
+    int rc = tools ? 0 : -1;
 
     /* the collectors write tools busiest first */
     json_array_foreach (tools, i, t) {
@@ -810,6 +823,7 @@ static const char *tools_string (json_t *tools, tr_strpool_t *pool)
     if (rc == 0)
         s = tr_strpool_intern (pool, tr_strbuf_str (&sb));
     tr_strbuf_free (&sb);
+    json_decref (tools);
     return s;
 }
 
@@ -1339,28 +1353,39 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
 {
     double code = row->exit_code, sig = row->signal;
 
+    /* Slurm's SIG_OOM (253) as a wait status: WTERMSIG 125 */
+    if (!strcmp (tr_stepsum_state_name (row->state, row->oom_kills),
+                 TR_STATES_OOM)) {
+        snprintf (buf, size, "0:125");
+        return buf;
+    }
     if (isnan (code) && isnan (sig)) {
         snprintf (buf, size, "%s", "");
         return buf;
     }
-    /* a signal is the second half; the shell's 128+N is not a code */
-    if (sig > 0 && (isnan (code) || code == 128 + sig))
+    /* a signal is the second half: the code is then 0 */
+    if (sig > 0)
         code = 0;
+    /* sacct takes 128 off a code of 128 or more (a shell's 128+N) */
+    else if (code >= 128)
+        code -= 128;
     snprintf (buf, size, "%.0f:%.0f", isnan (code) ? 0 : code,
               sig > 0 ? sig : 0);
     return buf;
 }
 
-const char *tr_stepsum_exit_text_of (json_t *o, char *buf, size_t size)
+const char *tr_stepsum_exit_of (json_t *o,
+                                const char *state,
+                                char *buf,
+                                size_t size)
 {
     tr_stepsum_t row;
-    json_t *v;
 
     tr_stepsum_init (&row);
-    if (json_is_number (v = json_object_get (o, "exit_code")))
-        row.exit_code = json_number_value (v);
-    if (json_is_number (v = json_object_get (o, "signal")))
-        row.signal = json_number_value (v);
+    row.state = state ? state : "";
+    row.exit_code = tr_json_num (o, "exit_code");
+    row.signal = tr_json_num (o, "signal");
+    row.oom_kills = tr_json_num (o, "oom_kills");
     return tr_stepsum_exit_text (&row, buf, size);
 }
 
@@ -1722,7 +1747,14 @@ int tr_stepsum_cmp (const tr_stepsum_t *a,
 int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b)
 {
     int c = strcmp (a->cluster, b->cluster);
+    char ia[300], ib[300];
 
+    /* by the id a person reads: an array's tasks run (and their own ids
+     * are given) in no particular order
+     */
+    if (!c)
+        c = tr_merge_natcmp (f_jobid (a, ia, sizeof (ia)),
+                             f_jobid (b, ib, sizeof (ib)));
     if (!c)
         c = tr_merge_natcmp (a->job_id, b->job_id);
     return c ? c : tr_merge_stepcmp (a->step_id, b->step_id);

@@ -263,18 +263,36 @@ bool tr_stepsum_is_job (const tr_stepsum_t *row);
  */
 const char *tr_stepsum_state_name (const char *state, double oom_kills);
 
-/* A row's exit code as sacct writes it, "CODE:SIGNAL" ("0:0", "3:0",
- * "0:9"); "" when unknown.  Writes into buf; returns buf.
+/* A row's exit code as sacct writes it, "CODE:SIGNAL", the one text
+ * every view shows: "0:0", "3:0"; "0:9" for a task killed by SIGKILL; a
+ * code of 128 or more without a signal less 128, as sacct prints it
+ * ("9:0" for a shell's 137); "0:125" for a row whose state is
+ * OUT_OF_MEMORY (tr_stepsum_state_name of its state and oom_kills),
+ * whatever its tasks' status: Slurm gives such a step the status
+ * SIG_OOM (253), which sacct prints as signal 125.  "" when unknown.
+ * Writes into buf; returns buf.
  */
 const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
                                   char *buf,
                                   size_t size);
 
-/* The same of an object with "exit_code" and "signal" members (a
- * record's outcome, a step or node of the job view): what every view
- * writes after "exit code".
+/* The same for a step or node object o of tr_merge_steps, or a record's
+ * outcome, whose state is state: its exit_code, signal and (opt.)
+ * oom_kills.
  */
-const char *tr_stepsum_exit_text_of (json_t *o, char *buf, size_t size);
+const char *tr_stepsum_exit_of (json_t *o,
+                                const char *state,
+                                char *buf,
+                                size_t size);
+
+/* The tools a view shows of a record's or a merged step's tools array:
+ * all but the scheduler's own processes (tr_tools_scheduler_own:
+ * slurmstepd, slurmstepd-wlm, pbs_mom, ...), in their order.  Every view
+ * (the job view, its HTML, the listing's tools field, tracer-mail) asks
+ * this one function.  Returns a new reference to a new array (empty for
+ * a NULL or non-array tools), NULL on ENOMEM.
+ */
+json_t *tr_stepsum_tools_shown (json_t *tools);
 
 /* The step group a record belongs to, for recommendations and
  * regressions: the tag "group" when set; else the job name, normalised
@@ -411,10 +429,14 @@ int tr_stepsum_cmp (const tr_stepsum_t *a,
                     const tr_stepsum_t *b,
                     const tr_field_t *f);
 
-/* The order of rows by what they are: cluster (strcmp), job id
- * (natural, tr_merge_natcmp), then step id (tr_merge_stepcmp: "batch",
- * "extern", then numbered steps).  tr_stepsum_cmp_id_ptr is the same
- * order as a qsort(3) comparator over an array of const tr_stepsum_t *.
+/* The order of rows by what they are, which every listing and view
+ * gives jobs and steps: cluster (strcmp), the job id as sacct writes it
+ * (the JobID field, natural, tr_merge_natcmp: an array's tasks by index,
+ * 5_9 before 5_10, whatever their own job ids; a heterogeneous job's
+ * components by number), the job's own id, then step id
+ * (tr_merge_stepcmp: "batch", "extern", then numbered steps).
+ * tr_stepsum_cmp_id_ptr is the same order as a qsort(3) comparator over
+ * an array of const tr_stepsum_t *.
  */
 int tr_stepsum_cmp_id (const tr_stepsum_t *a, const tr_stepsum_t *b);
 int tr_stepsum_cmp_id_ptr (const void *pa, const void *pb);

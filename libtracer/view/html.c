@@ -592,7 +592,7 @@ static void put_usage (struct html *h, struct hstep *hs)
                          ? s->req_mem_bytes
                          : s->mem_limit_bytes;
     double cores = s->elapsed_s > 0 ? s->cpu_s / s->elapsed_s : NAN;
-    char b1[64], b2[64];
+    char b1[64], b2[64], ec[64];
 
     fprintf (out, "<div class=\"scroll\"><table class=\"usage\" "
                   "data-step=\"");
@@ -601,8 +601,10 @@ static void put_usage (struct html *h, struct hstep *hs)
     put_step_title (out, step);
     fputs (": ", out);
     put_state (out, tr_json_str_or (step, "state", ""));
-    if (*tr_stepsum_exit_text_of (step, b1, sizeof (b1)))
-        fprintf (out, ", exit code %s", b1);
+    /* the exit code as the text view and the listing write it */
+    if (*tr_stepsum_exit_of (step, tr_json_str_or (step, "state", ""), ec,
+                             sizeof (ec)))
+        fprintf (out, ", exit code %s", ec);
     if (nodes > 1)
         fprintf (out, ", %.0f nodes", nodes);
     fputs ("</caption>\n<thead><tr><th>Resource</th><th class=\"num\">"
@@ -1787,7 +1789,7 @@ static void put_node_table (struct html *h, json_t *step)
     json_t *rows = get (step, "rows"), *row;
     double lo[NCOLS], hi[NCOLS], v[NCOLS];
     int nk[NCOLS] = { 0 };
-    char buf[48], xb[64];
+    char buf[48], ec[64];
     size_t i;
 
     for (int k = 0; k < NCOLS; k++)
@@ -1821,9 +1823,10 @@ static void put_node_table (struct html *h, json_t *step)
         put_esc (out, tr_json_str_or (row, "node", ""));
         fputs ("</th><td>", out);
         put_state (out, tr_json_str_or (row, "state", ""));
-        if (strcmp (tr_stepsum_exit_text_of (row, xb, sizeof (xb)), "0:0")
-            && *xb)
-            fprintf (out, " (exit code %s)", xb);
+        if (*tr_stepsum_exit_of (row, tr_json_str_or (row, "state", ""), ec,
+                                 sizeof (ec))
+            && strcmp (ec, "0:0"))
+            fprintf (out, " (exit code %s)", ec);
         fputs ("</td>", out);
         for (int k = 0; k < NCOLS; k++) {
             /* marked only where the nodes differ */
@@ -1894,7 +1897,8 @@ static const char *tool_cmdline (struct sctx *c, const char *name)
 static void put_timeline (struct sctx *c)
 {
     FILE *out = c->out;
-    json_t *tools = get (c->step, "tools"), *tl;
+    /* the tools the text view lists: not the scheduler's own processes */
+    json_t *tools = tr_stepsum_tools_shown (get (c->step, "tools")), *tl;
     size_t n = json_array_size (tools);
     double xmax = c->elapsed_s > 0 ? c->elapsed_s : 0, height, step;
     struct axes a;
@@ -1908,6 +1912,7 @@ static void put_timeline (struct sctx *c)
                "</figcaption>\n<p class=\"empty\">Programs: not recorded for "
                "this step.</p>\n</figure>\n",
                out);
+        json_decref (tools);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -1988,6 +1993,7 @@ static void put_timeline (struct sctx *c)
                  time_label (b1, sizeof (b1), i * step, a.xmax >= 3600));
     }
     fputs ("</svg>\n</figure>\n", out);
+    json_decref (tools);
 }
 
 /* Step sections */

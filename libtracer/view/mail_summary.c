@@ -245,12 +245,19 @@ static void headline (const struct tr_mail_job *j, const struct job_totals *t,
         ev && *ev->state ? ev->state : tr_states_sacct (t->state, NAN);
     char ec[32] = "";
 
-    /* Slurm says "OUT_OF_MEMORY, ExitCode 0" for a job whose task the
-     * OOM killer took: that 0 is no exit code, leave it out.
+    /* Slurm's number, written as every view writes an exit code: its
+     * "OUT_OF_MEMORY, ExitCode 0" is sacct's 0:125
      */
-    if (ev && ev->exit_code >= 0
-        && !(ev->exit_code == 0 && !strcmp (state, TR_STATES_OOM)))
-        snprintf (ec, sizeof (ec), ", exit code %ld", ev->exit_code);
+    if (ev && ev->exit_code >= 0) {
+        tr_stepsum_t row;
+        char b[32];
+
+        tr_stepsum_init (&row);
+        row.state = state;
+        row.exit_code = (double)ev->exit_code;
+        snprintf (ec, sizeof (ec), ", exit code %s",
+                  tr_stepsum_exit_text (&row, b, sizeof (b)));
+    }
     snprintf (buf, size, "%s %s%s%s%s %s %s%s",
               ev && ev->array_summary ? "Array job" : "Job",
               ev && ev->array_summary ? ev->select

@@ -199,7 +199,7 @@ static void print_outcome (FILE *out, const char *state, json_t *o)
     char b[64];
 
     fprintf (out, ": %s", tr_stepsum_state_name (state, NAN));
-    if (*tr_stepsum_exit_text_of (o, b, sizeof (b)))
+    if (*tr_stepsum_exit_of (o, state, b, sizeof (b)))
         fprintf (out, ", exit code %s", b);
 }
 
@@ -467,19 +467,18 @@ static void print_network (FILE *out, json_t *net, struct view_notes *vn)
 /* The few busiest programs of a merged step. */
 #define VIEW_TOOLS 5
 
-static void print_tools (FILE *out, json_t *tools)
+static void print_tools (FILE *out, json_t *all)
 {
+    /* the scheduler's own processes are not the user's tools; out of
+     * memory, the view goes on without the line
+     */
+    json_t *tools = tr_stepsum_tools_shown (all);
     size_t n = json_array_size (tools), shown = 0, more = 0;
     char b[32];
     json_t *t;
 
-    /* the scheduler's own processes are not the user's tools (their CPU
-     * is in the step's totals all the same)
-     */
     for (size_t i = 0; i < n; i++) {
         t = json_array_get (tools, i);
-        if (tr_tools_scheduler_own (tr_json_str_or (t, "name", "")))
-            continue;
         if (shown == VIEW_TOOLS) {
             more++;
             continue;
@@ -505,6 +504,7 @@ static void print_tools (FILE *out, json_t *tools)
         fprintf (out, ", and %zu more", more);
     if (shown)
         fprintf (out, "\n");
+    json_decref (tools);
 }
 
 /* A step with records from several nodes: the totals, then one line per
@@ -639,12 +639,32 @@ step_figures_done:
     }
 }
 
+/* A user's or group's name (identity member name_key), else its number
+ * (id_key): a name the node could not resolve is not unknown; "?" only
+ * when neither is known.
+ */
+static const char *name_or_id (json_t *id,
+                               const char *name_key,
+                               const char *id_key,
+                               char *buf,
+                               size_t size)
+{
+    if (*tr_json_str_or (id, name_key, ""))
+        return tr_json_str_or (id, name_key, "");
+    if (json_is_integer (json_object_get (id, id_key))) {
+        snprintf (buf, size, "%lld", tr_json_int_or (id, id_key, 0));
+        return buf;
+    }
+    return "?";
+}
+
 /* Job header: id, array, name, cluster and scheduler, then who ran it
  * and where it was charged.
  */
 static void print_job (FILE *out, json_t *rec, bool first)
 {
     json_t *id = json_object_get (rec, "identity");
+    char u[32], g[32];
 
     fprintf (out, "%sJob %s", first ? "" : "\n",
              tr_json_str_or (id, "job_id", ""));
@@ -665,8 +685,8 @@ static void print_job (FILE *out, json_t *rec, bool first)
              tr_json_str_or (id, "scheduler", ""));
     label (out, 2, "User/Group");
     fprintf (out, "%s/%s (uid %lld",
-             has (id, "user") ? tr_json_str_or (id, "user", "") : "?",
-             has (id, "group") ? tr_json_str_or (id, "group", "") : "?",
+             name_or_id (id, "user", "uid", u, sizeof (u)),
+             name_or_id (id, "group", "gid", g, sizeof (g)),
              tr_json_int_or (id, "uid", 0));
     if (has (id, "gid"))
         fprintf (out, ", gid %lld", tr_json_int_or (id, "gid", 0));

@@ -244,6 +244,25 @@ test_expect_success 'the scheduler'"'"'s own processes are not listed as tools' 
     ! grep -q slurmstepd three.out
 '
 
+# One function says which tools a view shows: the text view, its HTML
+# and the listing's tools field leave the same scheduler processes out.
+test_expect_success 'every view leaves Slurm'"'"'s slurmstepd-wlm out of the tools' '
+    jq ".tools = [{name: \"slurmstepd-wlm\", count: 1, cpu_s: 30,
+                   peak_rss_bytes: 9000000}] + .tools" \
+        $REC/collector-slurm-v2.json >stepd.json &&
+    $B/analysis/tracer-report --allow-unsigned stepd.json >stepd.out &&
+    grep -q "^    Tools: .*train.py" stepd.out &&
+    ! grep -q slurmstepd stepd.out &&
+    $B/analysis/tracer-report --allow-unsigned stepd.json --html >stepd.html &&
+    grep -q "train.py" stepd.html &&
+    ! grep -q "slurmstepd-wlm" stepd.html &&
+    mkdir stepd-store && $B/tests/storeput stepd-store stepd.json &&
+    TRACER_CONF= $B/analysis/tracer-report --store=stepd-store -M c1 \
+        --allow-unsigned -a -S 2025-01-01 -P -n -o jobid,tools >stepd.list &&
+    grep -q "train.py=" stepd.list &&
+    ! grep -q slurmstepd stepd.list
+'
+
 test_expect_success ROOT,TRACERTEST 'a record file is viewed without a word of a store its reader may not open' '
     mkdir -p priv/store && chmod 700 priv &&
     printf "store:\n  path: %s/priv/store\n" "$PWD" >priv.yaml &&

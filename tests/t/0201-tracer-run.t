@@ -249,6 +249,37 @@ test_expect_success ROOT,TRACERTEST 'quickstart without root: no apt, the proces
     grep -q "^quickstart: the record is $PWD/qs-user/tracer-quickstart\..*/demo\.json " qsu.out
 '
 
+# The group is the real gid's, by name, as tracerd names a job's; a gid
+# with no name is shown as its number, never as "?".
+test_expect_success 'the record names the real gid'"'"'s group; the view shows it' '
+    $RUN -q --no-sign --no-cgroup -o grp.json -- true &&
+    want=$(getent group "$(id -g)" | cut -d: -f1) &&
+    test -n "$want" &&
+    test "$(jq -r .identity.group grp.json)" = "$want" &&
+    $REPORT --allow-unsigned grp.json >grp.out &&
+    grep "^  User/Group: *$(id -un)/$want (uid $(id -u), gid $(id -g))" grp.out
+'
+
+test_expect_success ROOT,TRACERTEST 'another user'"'"'s run: that user'"'"'s group' '
+    mkdir grp-user && chmod 1777 grp-user &&
+    setpriv --reuid=tracertest --regid=tracertest --init-groups \
+        $RUN -q --no-sign --no-cgroup -o grp-user/u.json -- true &&
+    test "$(jq -r .identity.group grp-user/u.json)" = tracertest &&
+    $REPORT --allow-unsigned grp-user/u.json >grpu.out &&
+    grep "^  User/Group: *tracertest/tracertest " grpu.out
+'
+
+test_expect_success ROOT 'a gid without a name: no group recorded, the view shows the gid' '
+    gid=54321 &&
+    while getent group $gid >/dev/null; do gid=$((gid + 1)); done &&
+    setpriv --regid=$gid --clear-groups \
+        $RUN -q --no-sign --no-cgroup -o nogrp.json -- true &&
+    test "$(jq -r ".identity.group // \"none\"" nogrp.json)" = none &&
+    $REPORT --allow-unsigned nogrp.json >nogrp.out &&
+    grep "^  User/Group: *root/$gid (uid 0, gid $gid)" nogrp.out &&
+    ! grep -q "/?" nogrp.out
+'
+
 test_expect_success ROOT,TRACERTEST 'quickstart not as root, to install: refused, exit 2' '
     test_expect_code 2 setpriv --reuid=tracertest --regid=tracertest \
         --init-groups "$QS" >qsr.out 2>qsr.err &&

@@ -93,8 +93,6 @@ def same(f, s, t, srow):
     is_job = "." not in srow["JobID"]
     if f == "State":
         s = s.split()[0]            # "CANCELLED by 0"
-    if f == "ExitCode" and s == "0:125" and t == "0:9":
-        return None                 # Slurm's code for OOM, the kernel's SIGKILL
     if f == "ExitCode" and srow["JobID"].endswith(".extern") and t == "":
         return None                 # tracer does not know: never shown as 0:0
     if f in ("AllocCPUS", "ReqCPUS", "CPUTime") and t == "" and \
@@ -228,9 +226,14 @@ test_expect_success 'a job over its time limit: TIMEOUT' '
     grep -q "^$to|.*|TIMEOUT|" timeout.tracer
 '
 
-test_expect_success 'a step killed by the OOM killer: OUT_OF_MEMORY' '
+test_expect_success 'a step killed by the OOM killer: OUT_OF_MEMORY 0:125, as sacct' '
     compare_job oom "$oo" &&
-    grep -q "^$oo\.0|.*|OUT_OF_MEMORY|" oom.tracer
+    grep -q "^$oo\.0|.*|OUT_OF_MEMORY|0:125|" oom.tracer &&
+    grep -q "^$oo\.0|.*|OUT_OF_MEMORY|0:125|" oom.sacct &&
+    "$REPORT" -a -j "$oo" >oom.view &&
+    grep -q "^  Step 0 .*: OUT_OF_MEMORY, exit code 0:125" oom.view &&
+    "$REPORT" -a -j "$oo" --html >oom.html &&
+    grep -q "OUT_OF_MEMORY</span>, exit code 0:125<" oom.html
 '
 
 test_expect_success 'a cancelled job: CANCELLED' '

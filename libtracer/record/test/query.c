@@ -333,7 +333,7 @@ static void test_job_rows (void **state)
                          "00:02:00\n"
                          "7.extern|COMPLETED||00:01:01|00:10.000||2|"
                          "00:02:02\n"
-                         "7.0|OUT_OF_MEMORY||00:00:40|00:10.000|900|2|"
+                         "7.0|OUT_OF_MEMORY|0:125|00:00:40|00:10.000|900|2|"
                          "00:01:20\n");
     free (buf);
     /* the job row has them too (sacct's Submit and Reserved) */

@@ -543,10 +543,26 @@ static void test_sacct (void **state)
     };
     static const struct {
         double code, sig;
+        const char *state;
+        double oom_kills;
         const char *want;
     } exits[] = {
-        { 0, 0, "0:0" },     { 3, 0, "3:0" },   { 137, 9, "0:9" },
-        { NAN, 15, "0:15" }, { 1, NAN, "1:0" }, { NAN, NAN, "" },
+        { 0, 0, "completed", 0, "0:0" },
+        { 3, 0, "failed", 0, "3:0" },
+        { 137, 9, "failed", 0, "0:9" },
+        { NAN, 15, "cancelled", NAN, "0:15" },
+        { 1, NAN, "failed", NAN, "1:0" },
+        { NAN, NAN, "completed", NAN, "" },
+        /* sacct takes 128 off a code without a signal */
+        { 137, NAN, "failed", 0, "9:0" },
+        { 255, 0, "failed", 0, "127:0" },
+        /* Slurm's SIG_OOM, whatever the task's own status */
+        { 137, 9, "oom", NAN, "0:125" },
+        { 0, 9, "failed", 2, "0:125" },
+        { 137, NAN, "failed", 1, "0:125" },
+        { NAN, NAN, "oom", NAN, "0:125" },
+        /* Slurm's own word, as tracer-mail has it */
+        { 0, NAN, "OUT_OF_MEMORY", NAN, "0:125" },
     };
 
     (void)state;
@@ -564,6 +580,8 @@ static void test_sacct (void **state)
         tr_stepsum_init (&row);
         row.exit_code = exits[i].code;
         row.signal = exits[i].sig;
+        row.state = exits[i].state;
+        row.oom_kills = exits[i].oom_kills;
         assert_string_equal (tr_stepsum_exit_text (&row, buf, sizeof (buf)),
                              exits[i].want);
     }

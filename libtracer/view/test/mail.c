@@ -804,7 +804,7 @@ static void test_summary_text (void **state)
     s = render (tr_mail_summary_text, &fx.j);
     show (s);
     assert_true (starts_with (s, "Job 22 (effjob) failed: FAILED, exit code "
-                                 "3\n"));
+                                 "3:0\n"));
     assert_non_null (strstr (s, "User alice, account acct, partition part, "
                                 "cluster c1, node n1\n"));
 
@@ -862,7 +862,7 @@ static void test_summary_html (void **state)
     assert_true (!strncmp (s, "<!DOCTYPE html>", 15));
     assert_non_null (strstr (s, "</html>\n"));
     assert_non_null (strstr (s, "Job 22 (effjob) failed: FAILED, exit code "
-                                "3</h2>"));
+                                "3:0</h2>"));
     assert_non_null (strstr (s, "User alice"));
     assert_non_null (strstr (s, "1.0 GiB"));
     assert_non_null (strstr (s, "256.0 MiB"));

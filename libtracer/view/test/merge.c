@@ -737,7 +737,7 @@ static void test_view_two_nodes (void **state)
 
     (void)state;
     assert_has (text, "Job 77 on cluster c1 (slurm)\n"
-                      "  User/Group:     ?/? (uid 1000)\n");
+                      "  User/Group:     1000/? (uid 1000)\n");
     assert_has (text, "\n  Step 0 on 2 nodes (a.out): FAILED, exit code 3:0\n"
                       "    Cause:          tool-error: the step exited 3 (no "
                       "process exit was observed)\n");
@@ -790,10 +790,10 @@ static void test_view_single_node (void **state)
     text = view (recs, notes);
     assert_string_equal (text, "Job 24 \"r\xc3\xa9sum\xc3\xa9-train\" on "
                                "cluster vm (slurm)\n"
-                               "  User/Group:     testuser/? (uid 1000, gid "
+                               "  User/Group:     testuser/1000 (uid 1000, gid "
                                "1000), account research, partition debug\n"
                                "  State:          OUT_OF_MEMORY (exit code "
-                               "0:9)\n"
+                               "0:125)\n"
                                "  Cores:          2 on 1 node\n"
                                "  CPU efficiency: 1.2% of 8.5 s core-walltime "
                                "(0.1 s CPU)\n"
@@ -802,7 +802,7 @@ static void test_view_single_node (void **state)
                                "  Time:           00:00:04 of 00:10:00 limit "
                                "(0.7%)\n"
                                "  Step 0 on node1 (python3): OUT_OF_MEMORY, "
-                               "exit code 0:9\n"
+                               "exit code 0:125\n"
                                "    Cause:          oom: the OOM killer "
                                "killed 1 process of the step; memory peak "
                                "50.0 MiB of a 50.0 MiB limit\n"
