@@ -53,6 +53,7 @@ struct tr_jobstate_query {
     int sstatus;         /* scontrol write batch_script's */
     char *scontrol;
     char job[24];
+    char djob[72]; /* scontrol's name of the job ("": job) */
     char tag[17]; /* what every answer in squeue's output starts with */
 };
 
@@ -1073,6 +1074,21 @@ static int next_stage (tr_jobstate_query_t *q)
     close (q->fd);
     q->fd = -1;
     q->stage = 1;
+    q->out[q->len] = '\0';
+    /* An array task is asked for as ARRAY_TASK (7_3), as squeue named
+     * it: asked by the id the array's last task holds, scontrol answers
+     * for every task it still knows, and none of those answers is taken.
+     */
+    if (q->scontrol && WIFEXITED (q->status) && !WEXITSTATUS (q->status)) {
+        struct tr_jobstate js;
+
+        if (tr_jobstate_parse_tagged (q->out, q->tag, q->job, &js, NULL) == 0
+            && js.array_task >= 0 && *js.array_job)
+            snprintf (q->djob, sizeof (q->djob), "%s_%ld", js.array_job,
+                      js.array_task);
+    }
+    if (*q->djob)
+        argv[4] = q->djob;
     if (!q->scontrol || !WIFEXITED (q->status) || WEXITSTATUS (q->status)
         || !(q->detail = malloc (DETAIL_MAX))
         || spawn (q->scontrol, argv, NULL, &q->pid, &q->fd, NULL) < 0)

@@ -125,9 +125,6 @@ def same(f, s, t, srow):
         return None if ok else "differs"
     if f == "ReqMem":
         return None if t and nbytes(s) == float(t) else "differs"
-    if f == "WorkDir" and t == "" and "_" in srow["JobID"]:
-        return None                 # an array element the controller
-                                    # answers for with its array
     if f in ("AllocTRES", "ReqTRES"):
         if t == "" and srow["JobID"].endswith(".extern"):
             return None             # the job row holds the allocation

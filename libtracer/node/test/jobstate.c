@@ -753,6 +753,8 @@ static int setup (void **state)
                 "--jobs=48) echo \"$t|RUNNING|5|acct|part|normal$n|48|x\n"
                 "RUNNING|9|evil|p|q$n|48|y\"\n"
                 "  echo \"$t|RUNNING|5|acct|part|normal$n|50|z\" ;;\n"
+                "--jobs=51) echo \"$t|RUNNING|5|acct|part|normal|N/A|N/A|"
+                "47|3|51|my job\" ;;\n"
                 "--jobs=49) printf '%%s|RUNNING|5|acct|part|normal%%s|49|a\\377b\\n' "
                 "\"$t\" \"$n\" ;;\n"
                 "esac\n");
@@ -763,9 +765,16 @@ static int setup (void **state)
     if (!(f = fopen (sprog, "w")))
         return -1;
     fprintf (f, "#!/bin/sh\n"
-                "test \"$1 $2 $3 $4\" = \"--details show job 47\" || exit 1\n"
-                "echo \"JobId=47 JobName=my job\"\n"
-                "echo \"     Nodes=n1 CPU_IDs=0 Mem=1 GRES=gpu:2(IDX:1-2)\"\n");
+                "case \"$1 $2 $3 $4\" in\n"
+                "'--details show job 47')\n"
+                "  echo \"JobId=47 JobName=my job\"\n"
+                "  echo \"     Nodes=n1 CPU_IDs=0 Mem=1 GRES=gpu:2(IDX:1-2)\" ;;\n"
+                "'--details show job 47_3')\n"
+                "  echo \"JobId=47 ArrayJobId=47 ArrayTaskId=3 JobName=my job\"\n"
+                "  echo \"   WorkDir=/w/element\"\n"
+                "  echo \"     Nodes=n1 CPU_IDs=0 Mem=1 GRES=gpu:1(IDX:0)\" ;;\n"
+                "*) exit 1 ;;\n"
+                "esac\n");
     fclose (f);
     return chmod (sprog, 0755);
 }
@@ -898,6 +907,41 @@ static void test_query_detail (void **state)
     tr_jobstate_query_destroy (q);
 }
 
+/* an array task is asked of scontrol as ARRAY_TASK, as squeue named it:
+ * asked by its own id, scontrol would answer for the whole array
+ */
+static void test_query_array_task (void **state)
+{
+    struct tr_jobstate j;
+    tr_error_t error;
+    tr_jobstate_query_t *q;
+    json_t *pairs, *paths;
+    char buf[64];
+    int rc = 0;
+
+    (void)state;
+    assert_non_null (q = tr_jobstate_query_start_detail (prog, sprog, "51",
+                                                         &error));
+    while (rc == 0) {
+        struct pollfd p = { .fd = tr_jobstate_query_fd (q), .events = POLLIN };
+        assert_true (poll (&p, 1, 10000) > 0);
+        rc = tr_jobstate_query_read (q);
+    }
+    assert_int_equal (tr_jobstate_query_result (q, &j, &error), 0);
+    assert_string_equal (j.array_job, "47");
+    assert_non_null (paths = tr_jobstate_query_paths (q));
+    assert_string_equal (json_string_value (json_object_get (paths,
+                                                             "work_dir")),
+                         "/w/element");
+    json_decref (paths);
+    assert_non_null (pairs = tr_jobstate_query_nodes (q));
+    assert_int_equal (tr_jobstate_node_gpus (pairs, "n1", buf, sizeof (buf)),
+                      1);
+    assert_string_equal (buf, "0");
+    json_decref (pairs);
+    tr_jobstate_query_destroy (q);
+}
+
 static void test_refused (void **state)
 {
     tr_error_t error;
@@ -1013,6 +1057,7 @@ int main (void)
         cmocka_unit_test (test_outcome),
         cmocka_unit_test (test_query),
         cmocka_unit_test (test_query_detail),
+        cmocka_unit_test (test_query_array_task),
         cmocka_unit_test (test_refused),
         cmocka_unit_test (test_missing),
         cmocka_unit_test (test_destroy_hung),
