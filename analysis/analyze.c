@@ -215,7 +215,8 @@ static int waste (struct rep *r, const tr_stepsum_t *const *rows, size_t n,
     if (!w)
         return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
     rc = r->json ? print_json (w)
-                 : tr_waste_print (stdout, w, r->parsable) < 0 ? EXIT_RUNTIME
+                 : tr_waste_print (stdout, w, r->parsable,
+                                   tr_report_width (STDOUT_FILENO)) < 0 ? EXIT_RUNTIME
                                                               : EXIT_OK;
     json_decref (w);
     return rc;
@@ -236,6 +237,28 @@ static int failures (struct rep *r, const tr_stepsum_t *const *rows,
     return rc;
 }
 
+/* The group summaries as text, each "Label: value" line wrapped to the
+ * terminal under its value.
+ */
+static int print_summary (json_t *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    int rc = EXIT_RUNTIME;
+
+    if (f) {
+        int prc = tr_group_summary_print (f, s);
+
+        if (fclose (f) == 0 && prc == 0
+            && tr_report_wrap (stdout, buf, len,
+                               tr_report_width (STDOUT_FILENO)) == 0)
+            rc = EXIT_OK;
+    }
+    free (buf);
+    return rc;
+}
+
 static int summary (struct rep *r, const tr_stepsum_t *const *rows,
                     size_t n, tr_error_t *error)
 {
@@ -244,9 +267,7 @@ static int summary (struct rep *r, const tr_stepsum_t *const *rows,
 
     if (!s)
         return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-    rc = r->json ? print_json (s)
-                 : tr_group_summary_print (stdout, s) < 0 ? EXIT_RUNTIME
-                                                          : EXIT_OK;
+    rc = r->json ? print_json (s) : print_summary (s);
     json_decref (s);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "libtracer/judge/diagnose.h"
 #include "libtracer/notify/mail.h"
 #include "libtracer/view/mail_summary.h"
+#include "libtracer/view/report.h"
 #include "libtracer/record/merge.h"
 #include "libtracer/record/record.h"
 #include "libtracer/record/store.h"
@@ -157,14 +158,22 @@ static int pass_through (struct mailer *m, const char *note)
         .job_id = *m->ev.job_id ? m->ev.job_id : NULL,
     };
     char *text = NULL;
+    size_t len = 0;
 
+    /* Slurm's body as it came, then the note wrapped to a mail reader's
+     * 80 columns
+     */
     if (note) {
-        if (asprintf (&text, "%s%s%s\n", m->body,
-                      *m->body && m->body[strlen (m->body) - 1] != '\n'
-                          ? "\n" : "", note) < 0)
-            text = NULL;
-        else
-            msg.text = text;
+        FILE *f = open_memstream (&text, &len);
+
+        if (f) {
+            fputs (m->body, f);
+            if (*m->body && m->body[strlen (m->body) - 1] != '\n')
+                fputc ('\n', f);
+            (void)tr_report_wrap (f, note, strlen (note), 80);
+            if (fclose (f) == 0)
+                msg.text = text;
+        }
     }
     if (send_msg (m, &msg) < 0) {
         free (text);

@@ -24,6 +24,7 @@
 #include "libtracer/judge/aggregate.h"
 #include "libtracer/record/runid.h"
 #include "libtracer/view/lake.h"
+#include "libtracer/view/report.h"
 #include "cli.h"
 
 static void usage (FILE *f)
@@ -732,6 +733,37 @@ static int run (struct rep *r)
     return rc;
 }
 
+/* --helpformat: the fields, each help wrapped to the terminal under the
+ * help's column ("%-15s %-9s " or, for --runs, "%-15s ").
+ */
+static int print_fields (bool runs)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&buf, &len);
+    int rc;
+
+    if (!f) {
+        fprintf (stderr, "tracer-report: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    if (runs)
+        tr_runs_print_fields (f);
+    else {
+        tr_query_print_fields (f, NULL);
+        fprintf (f, "%-15s %-9s %s\n", "diagnosis", "text",
+                 "diagnosis codes (see tracer-report(1))");
+    }
+    rc = fclose (f) != 0
+                 || tr_report_wrap_lines (stdout, buf, len,
+                                          tr_report_width (STDOUT_FILENO),
+                                          runs ? 16 : 26) < 0
+             ? EXIT_RUNTIME
+             : EXIT_OK;
+    free (buf);
+    return rc;
+}
+
 int main (int argc, char **argv)
 {
     struct rep r = { .mode = MODE_VIEW };
@@ -765,16 +797,8 @@ int main (int argc, char **argv)
         if ((rc = parse_opt (&r, c, optarg)) != EXIT_OK)
             return rc < 0 ? EXIT_OK : rc;
     }
-    if (helpformat && r.mode == MODE_RUNS) {
-        tr_runs_print_fields (stdout);
-        return EXIT_OK;
-    }
-    if (helpformat) {
-        tr_query_print_fields (stdout, NULL);
-        printf ("%-15s %-9s %s\n", "diagnosis", "text",
-                "diagnosis codes (see tracer-report(1))");
-        return EXIT_OK;
-    }
+    if (helpformat)
+        return print_fields (r.mode == MODE_RUNS);
     if (!(r.conf = tr_conf_create ()) || !(r.recs = json_array ())
         || !(r.notes = json_object ())) {
         fprintf (stderr, "tracer-report: out of memory\n");

@@ -122,7 +122,13 @@ int rep_verify (struct rep *r,
     }
     case TR_SIG_UNSIGNED:
         if (keep_unsigned) {
-            snprintf (note, size, "UNSIGNED: %s", error.text);
+            /* "record is unsigned: WHY" (sign.h) says UNSIGNED twice */
+            static const char said[] = "record is unsigned: ";
+            const char *why = error.text;
+
+            if (!strncmp (why, said, sizeof (said) - 1))
+                why += sizeof (said) - 1;
+            snprintf (note, size, "UNSIGNED: %s", why);
             *sig = TR_STEPSUM_SIG_UNSIGNED;
             return 0;
         }

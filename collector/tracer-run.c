@@ -970,8 +970,12 @@ int main (int argc, char **argv)
     else if (geteuid () != 0)
         tr_sign_mark_unsigned (rec, "a user's own record: only root's "
                                     "are signed");
-    else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0)
-        msg ("record left unsigned: %s", error.text);
+    else if (tr_sign_record (rec, o.conf->munge_socket, &error) < 0) {
+        char words[256];
+
+        msg ("record left unsigned: %s",
+             tr_sign_reason_str (error.text, words, sizeof (words)));
+    }
     if (tr_record_validate (rec, &error) < 0)
         msg ("warning: record does not validate: %s", tr_error_str (&error));
     /* the command's status stands: a record that could not be written

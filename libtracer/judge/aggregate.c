@@ -784,26 +784,27 @@ static const struct waste_col {
     const char *mem;
     enum col_kind kind;
     enum col_need need;
+    int panel; /* columns of a panel stay together (tr_waste_print) */
 } waste_cols[] = {
-    { "Steps", NULL, "steps", COL_COUNT, NEED_NONE },
-    { "Jobs", NULL, "jobs", COL_COUNT, NEED_NONE },
-    { "Unknown", NULL, NULL, COL_UNKNOWN, NEED_NONE },
-    { "CoreH", "core_hours", "allocated", COL_HOURS, NEED_NONE },
-    { "CoreHUsed", "core_hours", "used", COL_HOURS, NEED_NONE },
-    { "CoreHWaste", "core_hours", "wasted", COL_HOURS, NEED_NONE },
-    { "CoreWaste%", "core_hours", "wasted_pct", COL_PCT, NEED_NONE },
-    { "GiBH", "gib_hours", "allocated", COL_HOURS, NEED_MEM },
-    { "GiBHUsed", "gib_hours", "used", COL_HOURS, NEED_MEM },
-    { "GiBHWaste", "gib_hours", "wasted", COL_HOURS, NEED_MEM },
-    { "GiBWaste%", "gib_hours", "wasted_pct", COL_PCT, NEED_MEM },
-    { "GPUH", "gpu_hours", "allocated", COL_HOURS, NEED_GPU },
-    { "GPUHUsed", "gpu_hours", "used", COL_HOURS, NEED_GPU },
-    { "GPUHWaste", "gpu_hours", "wasted", COL_HOURS, NEED_GPU },
-    { "GPUWaste%", "gpu_hours", "wasted_pct", COL_PCT, NEED_GPU },
-    { "Cost", "money", "allocated", COL_HOURS, NEED_MONEY },
-    { "CostUsed", "money", "used", COL_HOURS, NEED_MONEY },
-    { "CostWaste", "money", "wasted", COL_HOURS, NEED_MONEY },
-    { "CostWaste%", "money", "wasted_pct", COL_PCT, NEED_MONEY },
+    { "Steps", NULL, "steps", COL_COUNT, NEED_NONE, 0 },
+    { "Jobs", NULL, "jobs", COL_COUNT, NEED_NONE, 0 },
+    { "Unknown", NULL, NULL, COL_UNKNOWN, NEED_NONE, 0 },
+    { "CoreH", "core_hours", "allocated", COL_HOURS, NEED_NONE, 1 },
+    { "CoreHUsed", "core_hours", "used", COL_HOURS, NEED_NONE, 1 },
+    { "CoreHWaste", "core_hours", "wasted", COL_HOURS, NEED_NONE, 1 },
+    { "CoreWaste%", "core_hours", "wasted_pct", COL_PCT, NEED_NONE, 1 },
+    { "GiBH", "gib_hours", "allocated", COL_HOURS, NEED_MEM, 2 },
+    { "GiBHUsed", "gib_hours", "used", COL_HOURS, NEED_MEM, 2 },
+    { "GiBHWaste", "gib_hours", "wasted", COL_HOURS, NEED_MEM, 2 },
+    { "GiBWaste%", "gib_hours", "wasted_pct", COL_PCT, NEED_MEM, 2 },
+    { "GPUH", "gpu_hours", "allocated", COL_HOURS, NEED_GPU, 3 },
+    { "GPUHUsed", "gpu_hours", "used", COL_HOURS, NEED_GPU, 3 },
+    { "GPUHWaste", "gpu_hours", "wasted", COL_HOURS, NEED_GPU, 3 },
+    { "GPUWaste%", "gpu_hours", "wasted_pct", COL_PCT, NEED_GPU, 3 },
+    { "Cost", "money", "allocated", COL_HOURS, NEED_MONEY, 4 },
+    { "CostUsed", "money", "used", COL_HOURS, NEED_MONEY, 4 },
+    { "CostWaste", "money", "wasted", COL_HOURS, NEED_MONEY, 4 },
+    { "CostWaste%", "money", "wasted_pct", COL_PCT, NEED_MONEY, 4 },
 };
 
 #define NCOLS (sizeof (waste_cols) / sizeof (waste_cols[0]))
@@ -893,7 +894,58 @@ static void print_line (FILE *out,
     fputc ('\n', out);
 }
 
-int tr_waste_print (FILE *out, json_t *w, bool parsable)
+/* Print lines[0..nlines) with the columns on[]: header, rule, rows, a
+ * rule and the total (the rules left out when parsable).
+ */
+static void print_table (FILE *out,
+                         const struct line *lines,
+                         size_t nlines,
+                         const int *width,
+                         const bool *on,
+                         bool parsable)
+{
+    for (size_t i = 0; i < nlines; i++) {
+        /* The total is set off by a rule in the table; in parsable
+         * output it is just the last line.
+         */
+        if (!parsable && i == nlines - 1)
+            print_rule (out, width, on);
+        print_line (out, &lines[i], width, on, parsable);
+        if (!parsable && i == 0)
+            print_rule (out, width, on);
+    }
+}
+
+/* The columns from c0 that the next panel of a table maxw wide holds:
+ * whole panels (waste_cols[].panel) while they fit, at least one.
+ * Returns the end of its range.
+ */
+static size_t panel_end (size_t c0,
+                         const int *width,
+                         const bool *shown,
+                         int maxw)
+{
+    int used = width[0];
+    size_t c1 = c0;
+
+    while (c1 < NCOLS) {
+        size_t g = c1;
+        int gw = 0;
+
+        while (g < NCOLS && waste_cols[g].panel == waste_cols[c1].panel) {
+            if (shown[g])
+                gw += 1 + width[g + 1];
+            g++;
+        }
+        if (maxw > 0 && used > width[0] && used + gw > maxw)
+            break;
+        used += gw;
+        c1 = g;
+    }
+    return c1;
+}
+
+int tr_waste_print (FILE *out, json_t *w, bool parsable, int maxw)
 {
     const struct waste_by *b;
     json_t *rows = json_object_get (w, "rows");
@@ -959,15 +1011,21 @@ int tr_waste_print (FILE *out, json_t *w, bool parsable)
         }
     }
 
-    for (size_t i = 0; i < nlines; i++) {
-        /* The total is set off by a rule in the table; in parsable
-         * output it is just the last line.
-         */
-        if (!parsable && i == nlines - 1)
-            print_rule (out, width, shown);
-        print_line (out, &lines[i], width, shown, parsable);
-        if (!parsable && i == 0)
-            print_rule (out, width, shown);
+    /* A table wider than maxw is printed as panels one under the other,
+     * each with the key column: counts and core-hours, then GiB-hours,
+     * GPU-hours and cost, as many whole panels each time as fit.
+     */
+    for (size_t c0 = 0, c1; c0 < NCOLS; c0 = c1) {
+        bool on[NCOLS];
+
+        c1 = parsable ? NCOLS : panel_end (c0, width, shown, maxw);
+        for (size_t c = 0; c < NCOLS; c++)
+            on[c] = shown[c] && c >= c0 && c < c1;
+        if (c0 > 0)
+            fputc ('\n', out);
+        print_table (out, lines, nlines, width, on, parsable);
+        while (c1 < NCOLS && !shown[c1])
+            c1++;
     }
     free (lines);
     if (ferror (out)) {

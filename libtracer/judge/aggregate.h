@@ -78,10 +78,14 @@ void tr_waste_row (const tr_stepsum_t *row,
  * separated by '|' with none after the last (sacct --parsable2) and
  * there are no rules.  The GiB-hour and GPU-hour columns are left out
  * when w has none (by tool; no GPU allocated), the cost columns when w
- * has no money.  Returns 0, or -1 with errno = EINVAL (w is not a
- * tr_waste result) or the error of a failed write.
+ * has no money.  A table wider than maxw columns (0: no limit; ignored
+ * when parsable) is printed as panels one under the other, a blank line
+ * between them, each with the key column and as many whole groups of
+ * columns (counts and core-hours, GiB-hours, GPU-hours, cost) as fit.
+ * Returns 0, or -1 with errno = EINVAL (w is not a tr_waste result) or
+ * the error of a failed write.
  */
-int tr_waste_print (FILE *out, json_t *w, bool parsable);
+int tr_waste_print (FILE *out, json_t *w, bool parsable, int maxw);
 
 /* Summaries of groups of rows; by is one of
  *   "array"  the tasks of each array job (rows with an array_job_id,

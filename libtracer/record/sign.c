@@ -160,6 +160,39 @@ static void munge_reason (char *buf,
         (void)snprintf (buf, size, "munge: %s", generic);
 }
 
+/* The reason as a user reads it.  munged not running is the one reason
+ * a user meets first (tracer-run on a laptop), and munge's own words for
+ * it ("Socket communication error: Failed to access ...: No such file or
+ * directory (Did you start munged?)") say neither that the record is
+ * fine nor what to do: this says both, with the socket that was tried.
+ */
+const char *tr_sign_reason_str (const char *reason, char *buf, size_t size)
+{
+    char prefix[128];
+    const char *detail, *q, *end;
+    int n;
+
+    if (!reason)
+        return "no reason given";
+    n = snprintf (prefix, sizeof (prefix), "munge: %s",
+                  munge_strerror (EMUNGE_SOCKET));
+    if (n < 0 || (size_t)n >= sizeof (prefix)
+        || strncmp (reason, prefix, (size_t)n) != 0 || !buf || size == 0)
+        return reason;
+    detail = reason + n;
+    if ((q = strchr (detail, '"')) && (end = strchr (q + 1, '"')))
+        n = snprintf (buf, size,
+                      "munged was not running (no answer on %.*s): start "
+                      "munged to have records signed",
+                      (int)(end - q - 1), q + 1);
+    else
+        n = snprintf (buf, size, "munged was not running: start munged to "
+                                 "have records signed");
+    if (n < 0 || (size_t)n >= size)
+        return reason;
+    return buf;
+}
+
 static void sleep_ms (long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -455,8 +488,15 @@ tr_sig_status_t tr_sign_verify (json_t *rec,
         return TR_SIG_FORGED;
     }
     if (!strcmp (json_string_value (json_object_get (sig, "scheme")), "none")) {
-        tr_errprintf (error, "record is unsigned (reason: %s)",
-                      json_string_value (json_object_get (sig, "reason")));
+        char words[256];
+        const char *reason = json_string_value (json_object_get (sig,
+                                                                 "reason"));
+        const char *said = tr_sign_reason_str (reason, words, sizeof (words));
+
+        if (said == reason)
+            tr_errprintf (error, "record is unsigned (reason: %s)", reason);
+        else
+            tr_errprintf (error, "record is unsigned: %s", said);
         return TR_SIG_UNSIGNED;
     }
     if (tr_sign_digest (rec, digest) < 0) {

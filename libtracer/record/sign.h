@@ -68,6 +68,15 @@ int tr_sign_record_opts (json_t *rec,
  */
 int tr_sign_mark_unsigned (json_t *rec, const char *reason);
 
+/* An unsigned record's reason (signature.reason, or the error of a
+ * failed tr_sign_record) in the words a user should read: munged not
+ * running becomes "munged was not running (no answer on SOCKET): start
+ * munged to have records signed", written into buf; any other reason is
+ * returned as it is.  Returns buf or reason (never NULL: a NULL reason
+ * gives a constant text).
+ */
+const char *tr_sign_reason_str (const char *reason, char *buf, size_t size);
+
 /* Verify rec's signature.  trusted_uids/n_trusted list who may sign
  * (n_trusted 0 means root only).  On return *signer_uid (if not NULL)
  * holds the credential's uid when one was decoded.  error says why for

@@ -524,14 +524,14 @@ static double hours (double a, double b)
     return isnan (a) || isnan (b) ? 0 : a * b / 3600.0;
 }
 
-int tr_mail_digest (FILE *out,
-                    const char *user,
-                    const tr_stepsum_t *const *rows,
-                    size_t n,
-                    json_t *waste,
-                    json_t *recs,
-                    time_t from,
-                    time_t to)
+static int digest_text (FILE *out,
+                        const char *user,
+                        const tr_stepsum_t *const *rows,
+                        size_t n,
+                        json_t *waste,
+                        json_t *recs,
+                        time_t from,
+                        time_t to)
 {
     static const char *const states[] = { "completed", "failed", "oom",
                                           "timeout", "cancelled", NULL };
@@ -603,7 +603,7 @@ int tr_mail_digest (FILE *out,
     }
     if (waste) {
         fprintf (out, "\nWhere the allocation went unused, by step group:\n");
-        tr_waste_print (out, waste, false);
+        tr_waste_print (out, waste, false, MAIL_WIDTH);
     }
     if (recs && json_array_size (json_object_get (recs, "groups"))) {
         fprintf (out, "\nWhat to request next time, by step group:\n");
@@ -699,6 +699,32 @@ int tr_mail_summary_text (FILE *out, const struct tr_mail_job *j)
     if (!mem)
         return -1;
     rc = summary_text (mem, j);
+    if (fclose (mem) != 0 && rc == 0)
+        rc = -1;
+    return wrapped (out, buf, len, rc);
+}
+
+/* The digest, its lines wrapped to MAIL_WIDTH as the summary's are: the
+ * tables fit (tr_waste_print, tr_recommend_print_table_width), a
+ * sentence goes on under its label.
+ */
+int tr_mail_digest (FILE *out,
+                    const char *user,
+                    const tr_stepsum_t *const *rows,
+                    size_t n,
+                    json_t *waste,
+                    json_t *recs,
+                    time_t from,
+                    time_t to)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream (&buf, &len);
+    int rc;
+
+    if (!mem)
+        return -1;
+    rc = digest_text (mem, user, rows, n, waste, recs, from, to);
     if (fclose (mem) != 0 && rc == 0)
         rc = -1;
     return wrapped (out, buf, len, rc);

@@ -998,6 +998,30 @@ int tr_report_wrap (FILE *out, const char *text, size_t len, int width)
     return ferror (out) ? -1 : 0;
 }
 
+int tr_report_wrap_lines (FILE *out,
+                          const char *text,
+                          size_t len,
+                          int width,
+                          int hang)
+{
+    const char *p = text, *end = text + len;
+
+    if (hang < 0)
+        return tr_report_wrap (out, text, len, width);
+    if (width < TR_REPORT_MIN_WIDTH)
+        width = TR_REPORT_MIN_WIDTH;
+    if (hang > width / 2)
+        hang = width / 2;
+    while (p < end) {
+        const char *nl = memchr (p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+        wrap_line_at (out, p, n, (size_t)width, (size_t)hang);
+        p += n + (nl ? 1 : 0);
+    }
+    return ferror (out) ? -1 : 0;
+}
+
 int tr_report_width (int fd)
 {
     struct winsize ws;

@@ -99,6 +99,17 @@ int tr_report_wrap (FILE *out, const char *text, size_t len, int width);
  */
 int tr_report_wrap_hang (FILE *out, const char *line, int width, int hang);
 
+/* The len bytes of text to out, each line as tr_report_wrap_hang writes
+ * it with hang (a list of names and their help: the help's column), or
+ * as tr_report_wrap does when hang is negative.  Returns 0, or -1 when
+ * out has an error.
+ */
+int tr_report_wrap_lines (FILE *out,
+                          const char *text,
+                          size_t len,
+                          int width,
+                          int hang);
+
 
 
 /* Live snapshots: what tracerd writes of each running step under

@@ -199,8 +199,11 @@ test_expect_success 'quickstart without munged: the unsigned record explained, n
     QUICKSTART_NO_INSTALL=1 TMPDIR=$PWD/qs-tmp TRACER_CONF=$PWD/qs.yaml \
         TRACER_BUILDDIR=$B "$QS" >qs.out 2>qs.err &&
     test_must_be_empty qs.err &&
-    grep -q "^quickstart: the demo.s record is unsigned, as expected here: no munged" qs.out &&
-    ! grep -q "^quickstart:.*Did you start munged" qs.out &&
+    grep -q "^quickstart: the demo.s record is unsigned, as expected without a cluster" qs.out &&
+    ! grep -q "Did you start munged\|Socket communication error" qs.out &&
+    test "$(grep -c "munged was not running" qs.out)" = 1 &&
+    grep -q "^    Record: *UNSIGNED: munged was not running" qs.out &&
+    tr -s " \n" " " <qs.out | grep -q "(no answer on $PWD/no-munged.sock): start munged to have records signed" &&
     ! grep -q "^tracer-run:" qs.out &&
     ! grep -q "^{" qs.out &&
     grep -q "^quickstart: the demo counted itself [0-9.]* CPU-seconds and a [0-9]* MiB peak" qs.out &&
@@ -234,7 +237,9 @@ test_expect_success 'quickstart ends with three commands to try, and they work' 
         TRACER_CONF=$PWD/../qs.yaml sh -e ../next.sh >next.out 2>next.err
     ) &&
     grep -q "<html" "$dir/job.html" &&
-    ls next/tracer-sleep.*.json
+    ls next/tracer-sleep.*.json &&
+    test "$(grep -c "munge" next/next.err)" = 1 &&
+    grep -qx "tracer-run: record left unsigned: munged was not running (no answer on $PWD/no-munged.sock): start munged to have records signed" next/next.err
 '
 
 test_expect_success ROOT,TRACERTEST 'quickstart without root: no apt, the process tree, said in words' '

@@ -334,10 +334,12 @@ test_expect_success 'tracer-report(1) documents every field of --helpformat' '
     sed -n "/^\.SH FIELDS/,/^\.SH /p" "$src/analysis/tracer-report.1.in" \
         >fields.man &&
     rc=0 &&
+    # a help too long for the line goes on under its column: skip those
+    grep -v "^ " fields >names &&
     while read -r f kind help; do
         case "$f$kind$help" in ""|*:) continue ;; esac
         grep -qx "\.B $f" fields.man || { echo "no field $f"; rc=1; }
-    done <fields &&
+    done <names &&
     test $rc = 0
 '
 

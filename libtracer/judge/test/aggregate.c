@@ -109,17 +109,24 @@ static json_t *entry (json_t *w, const char *key)
     return NULL;
 }
 
-/* What out printed, as a new string. */
-static char *capture_waste (json_t *w, bool parsable)
+/* What out printed at most width columns wide (0: no limit), as a new
+ * string.
+ */
+static char *capture_waste_width (json_t *w, bool parsable, int width)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream (&text, &size);
 
     assert_non_null (out);
-    assert_int_equal (tr_waste_print (out, w, parsable), 0);
+    assert_int_equal (tr_waste_print (out, w, parsable, width), 0);
     fclose (out);
     return text;
+}
+
+static char *capture_waste (json_t *w, bool parsable)
+{
+    return capture_waste_width (w, parsable, 0);
 }
 
 static char *capture_summary (json_t *s)
@@ -551,7 +558,7 @@ static void test_waste_errors (void **state)
     json_decref (empty);
 
     errno = 0;
-    assert_int_equal (tr_waste_print (stdout, NULL, false), -1);
+    assert_int_equal (tr_waste_print (stdout, NULL, false, 0), -1);
     assert_int_equal (errno, EINVAL);
     assert_null (tr_group_summary (rows, 1, "user", &error));
     assert_int_equal (errno, EINVAL);
@@ -606,6 +613,39 @@ static void test_waste_print (void **state)
                  " ---------- ----- -------- --------- ---------\n"
                  "TOTAL       3    3       1 12.00      6.00       6.00"
                  "       50.0 12.00     5.00      7.00      58.3\n");
+    free (text);
+    /* at 80 columns: the GiB-hours under the core-hours, each panel
+     * with the key column; parsable output is never cut
+     */
+    text = capture_waste_width (w, false, 80);
+    assert_text (text,
+                 "Account Steps Jobs Unknown CoreH CoreHUsed CoreHWaste"
+                 " CoreWaste%\n"
+                 "------- ----- ---- ------- ----- --------- ----------"
+                 " ----------\n"
+                 "(none)      1    1       0  8.00      4.00       4.00"
+                 "       50.0\n"
+                 "lab         2    2       1  4.00      2.00       2.00"
+                 "       50.0\n"
+                 "------- ----- ---- ------- ----- --------- ----------"
+                 " ----------\n"
+                 "TOTAL       3    3       1 12.00      6.00       6.00"
+                 "       50.0\n"
+                 "\n"
+                 "Account  GiBH GiBHUsed GiBHWaste GiBWaste%\n"
+                 "------- ----- -------- --------- ---------\n"
+                 "(none)   4.00     3.00      1.00      25.0\n"
+                 "lab      8.00     2.00      6.00      75.0\n"
+                 "------- ----- -------- --------- ---------\n"
+                 "TOTAL   12.00     5.00      7.00      58.3\n");
+    free (text);
+    text = capture_waste_width (w, true, 80);
+    assert_text (text,
+                 "Account|Steps|Jobs|Unknown|CoreH|CoreHUsed|CoreHWaste"
+                 "|CoreWaste%|GiBH|GiBHUsed|GiBHWaste|GiBWaste%\n"
+                 "(none)|1|1|0|8.00|4.00|4.00|50.0|4.00|3.00|1.00|25.0\n"
+                 "lab|2|2|1|4.00|2.00|2.00|50.0|8.00|2.00|6.00|75.0\n"
+                 "TOTAL|3|3|1|12.00|6.00|6.00|50.0|12.00|5.00|7.00|58.3\n");
     free (text);
     json_decref (w);
 

@@ -639,6 +639,39 @@ static void test_text (void **state)
     json_decref (rec);
 }
 
+/* munged not running in a user's words, with the socket tried; every
+ * other reason as it is.
+ */
+static void test_reason_str (void **state)
+{
+    static const struct {
+        const char *reason;
+        const char *expect;
+    } cases[] = {
+        { "munge: Socket communication error: Failed to access "
+          "\"/run/munge/munge.socket.2\": No such file or directory "
+          "(Did you start munged?)",
+          "munged was not running (no answer on /run/munge/munge.socket.2): "
+          "start munged to have records signed" },
+        { "munge: Socket communication error",
+          "munged was not running: start munged to have records signed" },
+        { "munge: Invalid credential", "munge: Invalid credential" },
+        { "signing disabled (--no-sign)", "signing disabled (--no-sign)" },
+        { NULL, "no reason given" },
+    };
+    char buf[256], small[8];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+        assert_string_equal (tr_sign_reason_str (cases[i].reason, buf,
+                                                 sizeof (buf)),
+                             cases[i].expect);
+    /* no room for the words: the reason itself */
+    assert_string_equal (tr_sign_reason_str (cases[1].reason, small,
+                                             sizeof (small)),
+                         cases[1].reason);
+}
+
 static void test_unsigned (void **state)
 {
     json_t *rec = load_basic ();
@@ -648,8 +681,9 @@ static void test_unsigned (void **state)
     /* The fixture is unsigned with a reason. */
     assert_int_equal (tr_sign_verify (rec, md_main.socket, NULL, 0, NULL, &err),
                       TR_SIG_UNSIGNED);
-    assert_string_equal (err.text, "record is unsigned (reason: munge: Socket "
-                                   "communication error)");
+    assert_string_equal (err.text, "record is unsigned: munged was not "
+                                   "running: start munged to have records "
+                                   "signed");
 
     assert_int_equal (tr_sign_record (rec, md_main.socket, &err), 0);
     assert_int_equal (tr_sign_mark_unsigned (rec, "signing disabled"), 0);
@@ -912,6 +946,7 @@ int main (void)
         cmocka_unit_test (test_forged_other_key),
         cmocka_unit_test (test_forged_foreign_payload),
         cmocka_unit_test (test_text),
+        cmocka_unit_test (test_reason_str),
         cmocka_unit_test (test_unsigned),
         cmocka_unit_test (test_expired),
         cmocka_unit_test (test_untrusted_signer),

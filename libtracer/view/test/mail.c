@@ -1924,12 +1924,19 @@ static void test_digest (void **state)
     digest_row (&r[3], "12", "0", "oom");
     s = digest (rows, 4, jan1, jan1 + 7 * 86400);
     show (s);
+    /* at 80 columns, a sentence goes on under its label */
     assert_true (starts_with (s, "Your jobs from 2026-01-01 00:00 to "
                                  "2026-01-08 00:00, as tracer recorded "
-                                 "them on cluster c1.\n\n"));
+                                 "them on\n    cluster c1.\n\n"));
     assert_non_null (strstr (s, "User alice: 3 jobs, 4 steps: 2 completed, "
-                                "1 failed, 1 OUT_OF_MEMORY, 0 timed out, 0 "
-                                "cancelled, 0 other.\n"));
+                                "1 failed, 1 OUT_OF_MEMORY, 0 timed\n"
+                                "            out, 0 cancelled, 0 other.\n"));
+    for (const char *l = s; *l;) {
+        size_t n = strcspn (l, "\n");
+
+        assert_true (n <= 80);
+        l += n + (l[n] != '\0');
+    }
     assert_non_null (strstr (s, "CPU: 4.0 core-hours allocated, 1.0 used "
                                 "(25%).\n"));
     assert_non_null (strstr (s, "\nSteps that did not complete:\n"));
