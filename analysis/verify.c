@@ -144,8 +144,12 @@ int rep_verify (struct rep *r,
         break;
     case TR_SIG_ERROR:
     default:
-        rep_err ("%s: cannot verify signature: %s\n",
-                 path, error.text);
+        /* tr_sign_verify's errors say what could not be done */
+        rep_err ("%s: %s%s\n", path,
+                 strncmp (error.text, "cannot verify signature", 23)
+                     ? "cannot verify signature: "
+                     : "",
+                 error.text);
         snprintf (note, size, "%s", error.text);
         return -1;
     }

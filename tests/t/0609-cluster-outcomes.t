@@ -91,8 +91,13 @@ test_expect_success 'a tool killed by SIGSEGV under a shell is the culprit' '
     test "$(jq -r .outcome.culprit.tool s.json)" = perl &&
     test "$(jq -r .outcome.culprit.signal s.json)" = 11 &&
     test "$(jq -r ".outcome.culprit.chain | length" s.json)" -ge 1 &&
-    test "$(jq -r ".outcome.culprit.chain[0].tool" s.json)" = \
-        "$(basename "$(readlink -f /bin/sh)")" &&
+    # the shell by its executable, or by its comm where it ended before
+    # its exec could be read (doc/tools.md: a busy machine)
+    shell=$(jq -r ".outcome.culprit.chain[0].tool" s.json) &&
+    case $shell in
+    sh|"$(basename "$(readlink -f /bin/sh)")") ;;
+    *) false ;;
+    esac &&
     test "$(jq -r .outcome.culprit.collateral s.json)" -ge 1 &&
     test "$(jq -r .cause.class s.json)" = tool-crash &&
     $REPORT -j "$sjob" -o JobID,State,Cause,Culprit -P -n >sl.out &&
