@@ -430,7 +430,8 @@ failed:
 }
 
 /* Step s as the plugin describes one, configured as tracerd configures
- * a step (taskstats on), attached to its own directories.
+ * a step (taskstats on, sampling.stall_after), attached to its own
+ * directories.
  */
 static int make_step (int s, double interval)
 {
@@ -497,6 +498,8 @@ static int make_step (int s, double interval)
         fprintf (stderr, "textfile-scale: step: %s\n", tr_error_str (&err));
         return -1;
     }
+    /* watched for stalls, as tracerd watches every step by default */
+    tr_step_set_stall_after (fx.step[s], conf->stall_after_s);
     return 0;
 }
 
