@@ -51,9 +51,9 @@ static void usage (FILE *f)
                 "each\n"
                 "  syscall N    N one-byte read()s of /dev/zero\n"
                 "  calibrate    print the N that runs about SECONDS here\n"
-                "  time         run COMMAND; print wall and CPU seconds and "
-                "its\n"
-                "               exit status: wall_s=W user_s=U sys_s=S "
+                "  time         run COMMAND; print wall and CPU seconds, its\n"
+                "               peak resident memory and exit status:\n"
+                "               wall_s=W user_s=U sys_s=S maxrss_kb=K "
                 "status=N\n"
                 "  tally        print what a tracer-run record counted:\n"
                 "               attach=A processes=N complete=B signature=S\n");
@@ -224,8 +224,8 @@ static int time_command (char **argv)
             return 1;
         }
     t1 = now_s ();
-    printf ("wall_s=%.6f user_s=%.6f sys_s=%.6f status=%d\n", t1 - t0,
-            tv_s (&ru.ru_utime), tv_s (&ru.ru_stime),
+    printf ("wall_s=%.6f user_s=%.6f sys_s=%.6f maxrss_kb=%ld status=%d\n",
+            t1 - t0, tv_s (&ru.ru_utime), tv_s (&ru.ru_stime), ru.ru_maxrss,
             WIFEXITED (status) ? WEXITSTATUS (status)
                                : 128 + WTERMSIG (status));
     return 0;
