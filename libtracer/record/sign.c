@@ -160,7 +160,8 @@ static void munge_reason (char *buf,
         (void)snprintf (buf, size, "munge: %s", generic);
 }
 
-/* The reason as a user reads it.  munged not running is the one reason
+/* The reason as a user reads it.  munged not running (its socket absent,
+ * or refusing) is the one reason
  * a user meets first (tracer-run on a laptop), and munge's own words for
  * it ("Socket communication error: Failed to access ...: No such file or
  * directory (Did you start munged?)") say neither that the record is
@@ -180,6 +181,13 @@ const char *tr_sign_reason_str (const char *reason, char *buf, size_t size)
         || strncmp (reason, prefix, (size_t)n) != 0 || !buf || size == 0)
         return reason;
     detail = reason + n;
+    /* only a socket that is not there, or that nobody answers on: a
+     * socket munged serves but the user may not reach (permissions), or
+     * a reply that never came, keeps munge's own words, which name it
+     */
+    if (!strstr (detail, "No such file or directory")
+        && !strstr (detail, "Connection refused"))
+        return reason;
     if ((q = strchr (detail, '"')) && (end = strchr (q + 1, '"')))
         n = snprintf (buf, size,
                       "munged was not running (no answer on %.*s): start "

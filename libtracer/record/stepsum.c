@@ -1363,14 +1363,19 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
         snprintf (buf, size, "%s", "");
         return buf;
     }
-    /* a signal is the second half: the code is then 0 */
-    if (sig > 0)
-        code = 0;
+    /* Slurm keeps a step's largest raw wait status, and any exit code
+     * but 0 is larger than a signal: a signal is the second half only
+     * where no task exited otherwise (a code of 128+N is the same
+     * signal N, as a shell reports it)
+     */
+    if (sig > 0 && (isnan (code) || code == 0 || code == 128 + sig)) {
+        snprintf (buf, size, "0:%.0f", sig);
+        return buf;
+    }
     /* sacct takes 128 off a code of 128 or more (a shell's 128+N) */
-    else if (code >= 128)
+    if (code >= 128)
         code -= 128;
-    snprintf (buf, size, "%.0f:%.0f", isnan (code) ? 0 : code,
-              sig > 0 ? sig : 0);
+    snprintf (buf, size, "%.0f:0", isnan (code) ? 0 : code);
     return buf;
 }
 

@@ -639,8 +639,8 @@ static void test_text (void **state)
     json_decref (rec);
 }
 
-/* munged not running in a user's words, with the socket tried; every
- * other reason as it is.
+/* munged not running (no socket, or refused) in a user's words, with
+ * the socket tried; every other reason as it is.
  */
 static void test_reason_str (void **state)
 {
@@ -653,8 +653,17 @@ static void test_reason_str (void **state)
           "(Did you start munged?)",
           "munged was not running (no answer on /run/munge/munge.socket.2): "
           "start munged to have records signed" },
+        { "munge: Socket communication error: Failed to connect to "
+          "\"/run/munge/munge.socket.2\": Connection refused",
+          "munged was not running (no answer on /run/munge/munge.socket.2): "
+          "start munged to have records signed" },
+        /* munged runs, but this user may not reach it: munge's words */
+        { "munge: Socket communication error: Failed to connect to "
+          "\"/run/munge/munge.socket.2\": Permission denied",
+          "munge: Socket communication error: Failed to connect to "
+          "\"/run/munge/munge.socket.2\": Permission denied" },
         { "munge: Socket communication error",
-          "munged was not running: start munged to have records signed" },
+          "munge: Socket communication error" },
         { "munge: Invalid credential", "munge: Invalid credential" },
         { "signing disabled (--no-sign)", "signing disabled (--no-sign)" },
         { NULL, "no reason given" },
@@ -667,9 +676,9 @@ static void test_reason_str (void **state)
                                                  sizeof (buf)),
                              cases[i].expect);
     /* no room for the words: the reason itself */
-    assert_string_equal (tr_sign_reason_str (cases[1].reason, small,
+    assert_string_equal (tr_sign_reason_str (cases[0].reason, small,
                                              sizeof (small)),
-                         cases[1].reason);
+                         cases[0].reason);
 }
 
 static void test_unsigned (void **state)
@@ -678,12 +687,13 @@ static void test_unsigned (void **state)
     tr_error_t err;
 
     (void)state;
-    /* The fixture is unsigned with a reason. */
+    /* The fixture is unsigned with a reason that names no socket: as
+     * munge said it
+     */
     assert_int_equal (tr_sign_verify (rec, md_main.socket, NULL, 0, NULL, &err),
                       TR_SIG_UNSIGNED);
-    assert_string_equal (err.text, "record is unsigned: munged was not "
-                                   "running: start munged to have records "
-                                   "signed");
+    assert_string_equal (err.text, "record is unsigned (reason: munge: "
+                                   "Socket communication error)");
 
     assert_int_equal (tr_sign_record (rec, md_main.socket, &err), 0);
     assert_int_equal (tr_sign_mark_unsigned (rec, "signing disabled"), 0);

@@ -556,6 +556,12 @@ static void test_sacct (void **state)
         /* sacct takes 128 off a code without a signal */
         { 137, NAN, "failed", 0, "9:0" },
         { 255, 0, "failed", 0, "127:0" },
+        /* an exit beats a signal of another task, as in Slurm's
+         * largest raw wait status: one task exits 1, one is killed
+         */
+        { 1, 15, "failed", 0, "1:0" },
+        { 140, 15, "failed", 0, "12:0" },
+        { 0, 15, "cancelled", 0, "0:15" },
         /* Slurm's SIG_OOM, whatever the task's own status */
         { 137, 9, "oom", NAN, "0:125" },
         { 0, 9, "failed", 2, "0:125" },
