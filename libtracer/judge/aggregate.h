@@ -81,7 +81,7 @@ void tr_waste_row (const tr_stepsum_t *row,
  * has no money.  A table wider than maxw columns (0: no limit; ignored
  * when parsable) is printed as panels one under the other, a blank line
  * between them, each with the key column and as many whole groups of
- * columns (counts and core-hours, GiB-hours, GPU-hours, cost) as fit.
+ * columns (counts, core-hours, GiB-hours, GPU-hours, cost) as fit.
  * Returns 0, or -1 with errno = EINVAL (w is not a tr_waste result) or
  * the error of a failed write.
  */

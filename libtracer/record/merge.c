@@ -952,18 +952,54 @@ nomem:
     return NULL;
 }
 
-/* A step's records: entries [lo, hi) of the sorted array. */
+/* A step's records: entries [lo, hi) of the sorted array; shown, its
+ * job's id as shown (tr_merge_jobid) by any record of the job that knows
+ * its array: a step whose record lacks it (an extern step's, when the
+ * controller did not answer) goes with its job's other steps.
+ */
 struct group {
     const struct entry *first;
     size_t lo, hi;
+    char shown[128];
 };
 
 static int cmp_groups (const void *a, const void *b)
 {
     const struct group *ga = a, *gb = b;
-    int c = tr_merge_cmp_identity (ga->first->rec, gb->first->rec);
+    json_t *ra = ga->first->rec, *rb = gb->first->rec;
+    int c;
 
-    return c ? c : (ga->lo > gb->lo) - (ga->lo < gb->lo);
+    if ((c = strcmp (ident (ra, "cluster"), ident (rb, "cluster")))
+        || (c = tr_merge_natcmp (ga->shown, gb->shown))
+        || (c = tr_merge_natcmp (ident (ra, "job_id"), ident (rb, "job_id")))
+        || (c = tr_merge_stepcmp (ident (ra, "step_id"),
+                                  ident (rb, "step_id"))))
+        return c;
+    return (ga->lo > gb->lo) - (ga->lo < gb->lo);
+}
+
+/* Each group's shown id: of groups [i, j) of one job (adjacent, sorted
+ * by cmp_entries), the first record's that names an array or a
+ * heterogeneous job, else the first record's.
+ */
+static void share_shown (const struct entry *v, struct group *g, size_t ng)
+{
+    for (size_t i = 0, j; i < ng; i = j) {
+        json_t *known = NULL;
+
+        for (j = i; j < ng && !strcmp (ident (g[j].first->rec, "cluster"),
+                                       ident (g[i].first->rec, "cluster"))
+                    && !strcmp (ident (g[j].first->rec, "job_id"),
+                                ident (g[i].first->rec, "job_id"));
+             j++)
+            for (size_t k = g[j].lo; !known && k < g[j].hi; k++)
+                if (*ident (v[k].rec, "array_job_id")
+                    || *ident (v[k].rec, "het_job_id"))
+                    known = v[k].rec;
+        for (size_t k = i; k < j; k++)
+            shown_jobid (known ? known : g[i].first->rec, g[k].shown,
+                         sizeof (g[k].shown));
+    }
 }
 
 json_t *tr_merge_steps (json_t *recs)
@@ -997,6 +1033,7 @@ json_t *tr_merge_steps (json_t *recs)
         g[ng++] = (struct group){ .first = &v[lo], .lo = lo, .hi = hi };
     }
     /* steps in the order they are shown in: an array's tasks by index */
+    share_shown (v, g, ng);
     qsort (g, ng, sizeof (*g), cmp_groups);
     for (size_t k = 0; k < ng; k++) {
         if (json_array_append_new (out,

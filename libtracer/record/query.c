@@ -262,11 +262,48 @@ static void sort_rows (tr_rowset_t *set,
         qsort (set->rows, set->n, sizeof (*set->rows), cmp);
 }
 
+/* The rows of one job (adjacent, sorted by cmp_same_step) all know the
+ * job's array (or heterogeneous job) as any of them does: a step whose
+ * record lacks it (an extern step's, when the controller did not
+ * answer) is shown, and sorted, under the same id as its job's others.
+ */
+static void share_job_ids (tr_rowset_t *set)
+{
+    for (size_t i = 0, j; i < set->n; i = j) {
+        const tr_stepsum_t *known_arr = NULL, *known_het = NULL;
+
+        for (j = i; j < set->n && !strcmp (set->rows[j].cluster,
+                                           set->rows[i].cluster)
+                    && !strcmp (set->rows[j].job_id, set->rows[i].job_id);
+             j++) {
+            if (!known_arr && *set->rows[j].array_job_id
+                && !isnan (set->rows[j].array_task_id))
+                known_arr = &set->rows[j];
+            if (!known_het && *set->rows[j].het_job_id
+                && !isnan (set->rows[j].het_component))
+                known_het = &set->rows[j];
+        }
+        for (size_t k = i; k < j; k++) {
+            tr_stepsum_t *r = &set->rows[k];
+
+            if (known_arr && !*r->array_job_id) {
+                r->array_job_id = known_arr->array_job_id;
+                r->array_task_id = known_arr->array_task_id;
+            }
+            if (known_het && !*r->het_job_id) {
+                r->het_job_id = known_het->het_job_id;
+                r->het_component = known_het->het_component;
+            }
+        }
+    }
+}
+
 int tr_rowset_merge_steps (tr_rowset_t *set, const struct tr_query *q)
 {
     size_t w = 0;
 
     sort_rows (set, cmp_same_step);
+    share_job_ids (set);
     for (size_t i = 0; i < set->n;) {
         tr_stepsum_t step = set->rows[i];
         size_t j = i + 1;

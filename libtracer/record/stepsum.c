@@ -502,7 +502,7 @@ static double f_cputime_raw (const tr_stepsum_t *r)
  * The memory is the job's on all its nodes, in the largest unit that
  * divides it exactly (4096M is 4G), as sacct writes it; GPUs only for
  * one node, whose bound GPUs the record lists.  "" when nothing is
- * known.
+ * known, or not every node's part.
  */
 static const char *f_sacct_tres (const tr_stepsum_t *r, char *buf,
                                  size_t size)
@@ -512,10 +512,11 @@ static const char *f_sacct_tres (const tr_stepsum_t *r, char *buf,
     double nodes = r->nodes > 0 ? r->nodes : 1;
 
     /* a row that holds no allocation (an extern step: its job's row
-     * holds it) has none
+     * holds it) has none; nor one whose nodes did not all send a record
+     * (their share is not known)
      */
     buf[0] = '\0';
-    if (!(r->req_cores > 0))
+    if (!(r->req_cores > 0) || r->nodes_expected > r->nodes)
         return buf;
     p += snprintf (p, (size_t)(end - p), "cpu=%.0f", r->req_cores);
     if (p < end && *r->gpus && r->nodes == 1) {

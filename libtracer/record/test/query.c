@@ -217,6 +217,44 @@ static void test_merge_sort (void **state)
     tr_rowset_destroy (set);
 }
 
+/* A step whose record lacks its job's array (an extern step the
+ * controller did not describe) is shown, and sorted, as its job's other
+ * steps are: 7_3, next to them, not as job 10 after every task.
+ */
+static void test_shared_array (void **state)
+{
+    tr_rowset_t *set = tr_rowset_create ();
+    tr_stepsum_t r;
+    tr_error_t error;
+    const tr_field_t *jobid = tr_stepsum_field ("jobid");
+    char buf[64];
+
+    (void)state;
+    r = mkrow ("10", "extern", "n1", "a", "completed", 100, 150);
+    assert_int_equal (tr_rowset_add (set, &r), 0);
+    r = mkrow ("10", "batch", "n1", "a", "completed", 100, 150);
+    r.array_job_id = "7";
+    r.array_task_id = 3;
+    assert_int_equal (tr_rowset_add (set, &r), 0);
+    r = mkrow ("12", "batch", "n1", "a", "completed", 90, 150);
+    r.array_job_id = "7";
+    r.array_task_id = 5;
+    assert_int_equal (tr_rowset_add (set, &r), 0);
+    assert_int_equal (tr_rowset_merge_steps (set, NULL), 0);
+    assert_int_equal (tr_rowset_sort (set, "jobid", &error), 0);
+    assert_int_equal (set->n, 3);
+    assert_string_equal (tr_stepsum_str (&set->rows[0], jobid, buf,
+                                         sizeof (buf)),
+                         "7_3.batch");
+    assert_string_equal (tr_stepsum_str (&set->rows[1], jobid, buf,
+                                         sizeof (buf)),
+                         "7_3.extern");
+    assert_string_equal (tr_stepsum_str (&set->rows[2], jobid, buf,
+                                         sizeof (buf)),
+                         "7_5.batch");
+    tr_rowset_destroy (set);
+}
+
 static const char *extra (const tr_stepsum_t *row, void *arg)
 {
     (void)arg;
@@ -356,6 +394,7 @@ int main (void)
         cmocka_unit_test (test_states),
         cmocka_unit_test (test_jobs),
         cmocka_unit_test (test_merge_sort),
+        cmocka_unit_test (test_shared_array),
         cmocka_unit_test (test_print),
         cmocka_unit_test (test_job_rows),
     };

@@ -760,6 +760,9 @@ static void test_tres (void **state)
     r.req_mem_bytes = 1000000;
     assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)),
                          "cpu=8,mem=977K,node=1");
+    /* a node of the allocation sent no record: its part is not known */
+    r.nodes_expected = 2;
+    assert_string_equal (tr_stepsum_str (&r, alloc, buf, sizeof (buf)), "");
 }
 
 int main (void)

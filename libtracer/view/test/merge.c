@@ -537,6 +537,44 @@ static void test_steps_not_merged (void **state)
     json_decref (recs);
 }
 
+/* An array task's steps stay together under its id (7_3) when one of
+ * its records lacks the array (an extern step the controller did not
+ * describe): tasks 7_1 (job 8), 7_3 (job 10) and 7_5 (job 12).
+ */
+static void test_array_task_steps_together (void **state)
+{
+    static const struct {
+        const char *job, *step;
+    } want[] = {
+        { "8", "batch" },   { "10", "batch" }, { "10", "extern" },
+        { "10", "0" },      { "12", "batch" },
+    };
+    json_t *recs = recs_of (
+        "{'identity': {'job_id': '12', 'step_id': 'batch', "
+        "'array_job_id': '7', 'array_task_id': 5}}",
+        "{'identity': {'job_id': '10', 'step_id': 'extern'}}",
+        "{'identity': {'job_id': '10', 'step_id': '0', "
+        "'array_job_id': '7', 'array_task_id': 3}}",
+        "{'identity': {'job_id': '8', 'step_id': 'batch', "
+        "'array_job_id': '7', 'array_task_id': 1}}",
+        "{'identity': {'job_id': '10', 'step_id': 'batch', "
+        "'array_job_id': '7', 'array_task_id': 3}}",
+        NULL);
+    json_t *steps = tr_merge_steps (recs), *s;
+    size_t i;
+
+    (void)state;
+    assert_non_null (steps);
+    assert_int_equal (json_array_size (steps), 5);
+    json_array_foreach (steps, i, s)
+    {
+        assert_string_equal (sv (s, "job_id"), want[i].job);
+        assert_string_equal (sv (s, "step_id"), want[i].step);
+    }
+    json_decref (steps);
+    json_decref (recs);
+}
+
 static void test_single_node (void **state)
 {
     json_t *recs = recs_of ("{'request': {'nodes': 1, 'cpus_on_node': 2, "
@@ -1102,6 +1140,7 @@ int main (void)
         cmocka_unit_test (test_three_nodes),
         cmocka_unit_test (test_missing_node),
         cmocka_unit_test (test_steps_not_merged),
+        cmocka_unit_test (test_array_task_steps_together),
         cmocka_unit_test (test_single_node),
         cmocka_unit_test (test_optional_absent),
         cmocka_unit_test (test_duplicate_node),
