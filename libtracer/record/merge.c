@@ -972,8 +972,8 @@ static int cmp_groups (const void *a, const void *b)
     if ((c = strcmp (ident (ra, "cluster"), ident (rb, "cluster")))
         || (c = tr_merge_natcmp (ga->shown, gb->shown))
         || (c = tr_merge_natcmp (ident (ra, "job_id"), ident (rb, "job_id")))
-        || (c = tr_merge_stepcmp (ident (ra, "step_id"),
-                                  ident (rb, "step_id"))))
+        || (c = tr_merge_stepcmp (ident (ra, "step_id"), ident (rb, "step_"
+                                                                    "id"))))
         return c;
     return (ga->lo > gb->lo) - (ga->lo < gb->lo);
 }
@@ -987,8 +987,9 @@ static void share_shown (const struct entry *v, struct group *g, size_t ng)
     for (size_t i = 0, j; i < ng; i = j) {
         json_t *known = NULL;
 
-        for (j = i; j < ng && !strcmp (ident (g[j].first->rec, "cluster"),
-                                       ident (g[i].first->rec, "cluster"))
+        for (j = i; j < ng
+                    && !strcmp (ident (g[j].first->rec, "cluster"),
+                                ident (g[i].first->rec, "cluster"))
                     && !strcmp (ident (g[j].first->rec, "job_id"),
                                 ident (g[i].first->rec, "job_id"));
              j++)
