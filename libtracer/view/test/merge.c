@@ -546,20 +546,20 @@ static void test_array_task_steps_together (void **state)
     static const struct {
         const char *job, *step;
     } want[] = {
-        { "8", "batch" },   { "10", "batch" }, { "10", "extern" },
-        { "10", "0" },      { "12", "batch" },
+        { "8", "batch" }, { "10", "batch" }, { "10", "extern" },
+        { "10", "0" },    { "12", "batch" },
     };
-    json_t *recs = recs_of (
-        "{'identity': {'job_id': '12', 'step_id': 'batch', "
-        "'array_job_id': '7', 'array_task_id': 5}}",
-        "{'identity': {'job_id': '10', 'step_id': 'extern'}}",
-        "{'identity': {'job_id': '10', 'step_id': '0', "
-        "'array_job_id': '7', 'array_task_id': 3}}",
-        "{'identity': {'job_id': '8', 'step_id': 'batch', "
-        "'array_job_id': '7', 'array_task_id': 1}}",
-        "{'identity': {'job_id': '10', 'step_id': 'batch', "
-        "'array_job_id': '7', 'array_task_id': 3}}",
-        NULL);
+    json_t *recs = recs_of ("{'identity': {'job_id': '12', 'step_id': 'batch', "
+                            "'array_job_id': '7', 'array_task_id': 5}}",
+                            "{'identity': {'job_id': '10', 'step_id': "
+                            "'extern'}}",
+                            "{'identity': {'job_id': '10', 'step_id': '0', "
+                            "'array_job_id': '7', 'array_task_id': 3}}",
+                            "{'identity': {'job_id': '8', 'step_id': 'batch', "
+                            "'array_job_id': '7', 'array_task_id': 1}}",
+                            "{'identity': {'job_id': '10', 'step_id': 'batch', "
+                            "'array_job_id': '7', 'array_task_id': 3}}",
+                            NULL);
     json_t *steps = tr_merge_steps (recs), *s;
     size_t i;
 
