@@ -1380,6 +1380,24 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
     return buf;
 }
 
+const char *tr_stepsum_name_or_id (json_t *id,
+                                   const char *name_key,
+                                   const char *id_key,
+                                   char *buf,
+                                   size_t size)
+{
+    json_t *name = json_object_get (id, name_key);
+    json_t *num = json_object_get (id, id_key);
+
+    if (json_is_string (name) && *json_string_value (name))
+        return json_string_value (name);
+    if (json_is_integer (num)) {
+        snprintf (buf, size, "%lld", (long long)json_integer_value (num));
+        return buf;
+    }
+    return "?";
+}
+
 const char *tr_stepsum_exit_of (json_t *o,
                                 const char *state,
                                 char *buf,

@@ -276,6 +276,17 @@ const char *tr_stepsum_exit_text (const tr_stepsum_t *row,
                                   char *buf,
                                   size_t size);
 
+/* A user's or group's name (identity member name_key), else its number
+ * (id_key) into buf: a name the node could not resolve is not unknown;
+ * "?" only when neither is known.  What every view writes for the user
+ * and group of a record's identity id.
+ */
+const char *tr_stepsum_name_or_id (json_t *id,
+                                   const char *name_key,
+                                   const char *id_key,
+                                   char *buf,
+                                   size_t size);
+
 /* The same for a step or node object o of tr_merge_steps, or a record's
  * outcome, whose state is state: its exit_code, signal and (opt.)
  * oom_kills.

@@ -511,7 +511,18 @@ static void put_header (struct html *h)
                      (long long)json_integer_value (get (id, "array_task_id")));
         fputs ("</dd>\n", out);
     }
-    put_fact (out, "User", first_id (h->recs, "user"));
+    {
+        char u[32];
+
+        /* as the text view: a name the node could not resolve is its
+         * number
+         */
+        put_fact (out, "User",
+                  *first_id (h->recs, "user")
+                      ? first_id (h->recs, "user")
+                      : tr_stepsum_name_or_id (id, "user", "uid", u,
+                                               sizeof (u)));
+    }
     put_fact (out, "Account", first_id (h->recs, "account"));
     put_fact (out, "Partition", first_id (h->recs, "partition"));
     put_fact (out, "QOS", first_id (h->recs, "qos"));

@@ -639,25 +639,6 @@ step_figures_done:
     }
 }
 
-/* A user's or group's name (identity member name_key), else its number
- * (id_key): a name the node could not resolve is not unknown; "?" only
- * when neither is known.
- */
-static const char *name_or_id (json_t *id,
-                               const char *name_key,
-                               const char *id_key,
-                               char *buf,
-                               size_t size)
-{
-    if (*tr_json_str_or (id, name_key, ""))
-        return tr_json_str_or (id, name_key, "");
-    if (json_is_integer (json_object_get (id, id_key))) {
-        snprintf (buf, size, "%lld", tr_json_int_or (id, id_key, 0));
-        return buf;
-    }
-    return "?";
-}
-
 /* Job header: id, array, name, cluster and scheduler, then who ran it
  * and where it was charged.
  */
@@ -685,8 +666,8 @@ static void print_job (FILE *out, json_t *rec, bool first)
              tr_json_str_or (id, "scheduler", ""));
     label (out, 2, "User/Group");
     fprintf (out, "%s/%s (uid %lld",
-             name_or_id (id, "user", "uid", u, sizeof (u)),
-             name_or_id (id, "group", "gid", g, sizeof (g)),
+             tr_stepsum_name_or_id (id, "user", "uid", u, sizeof (u)),
+             tr_stepsum_name_or_id (id, "group", "gid", g, sizeof (g)),
              tr_json_int_or (id, "uid", 0));
     if (has (id, "gid"))
         fprintf (out, ", gid %lld", tr_json_int_or (id, "gid", 0));

@@ -859,6 +859,28 @@ static void test_steps (void **state)
     json_decref (recs);
 }
 
+/* A user the node could not name is shown by number, as the text view
+ * shows it; a name wins.
+ */
+static void test_user_by_number (void **state)
+{
+    json_t *recs = basic_recs ();
+    json_t *id = json_object_get (json_array_get (recs, 0), "identity");
+    char *html;
+
+    (void)state;
+    html = render (recs, NULL, &fixed_time);
+    assert_non_null (strstr (html, "<dt>User</dt><dd>"));
+    assert_null (strstr (html, "<dt>User</dt><dd>54321</dd>"));
+    free (html);
+    json_object_del (id, "user");
+    json_object_set_new (id, "uid", json_integer (54321));
+    html = render (recs, NULL, &fixed_time);
+    assert_non_null (strstr (html, "<dt>User</dt><dd>54321</dd>"));
+    free (html);
+    json_decref (recs);
+}
+
 static void test_escape (void **state)
 {
     static const struct {
@@ -916,6 +938,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_sections),
+        cmocka_unit_test (test_user_by_number),
         cmocka_unit_test (test_points),
         cmocka_unit_test (test_missing_metrics),
         cmocka_unit_test (test_dots_and_gaps),
