@@ -507,7 +507,6 @@ static double f_cputime_raw (const tr_stepsum_t *r)
 static const char *f_sacct_tres (const tr_stepsum_t *r, char *buf,
                                  size_t size)
 {
-    static const char units[] = "KMGTP";
     char *p = buf, *end = buf + size;
     double nodes = r->nodes > 0 ? r->nodes : 1;
 
@@ -528,15 +527,11 @@ static const char *f_sacct_tres (const tr_stepsum_t *r, char *buf,
                        p > buf ? "," : "", n);
     }
     if (p < end && r->req_mem_bytes > 0) {
-        double v = r->req_mem_bytes * nodes / 1024;
-        int u = 0;
+        char mem[32];
 
-        while (u < 4 && v >= 1024 && fmod (v, 1024) == 0) {
-            v /= 1024;
-            u++;
-        }
-        p += snprintf (p, (size_t)(end - p), "%smem=%.0f%c",
-                       p > buf ? "," : "", ceil (v), units[u]);
+        p += snprintf (p, (size_t)(end - p), "%smem=%s", p > buf ? "," : "",
+                       tr_units_bytes_exact (mem, sizeof (mem),
+                                             r->req_mem_bytes * nodes));
     }
     if (p < end && r->nodes > 0)
         snprintf (p, (size_t)(end - p), "%snode=%.0f", p > buf ? "," : "",

@@ -50,6 +50,19 @@ const char *tr_units_bytes_short (char *buf, size_t size, double v)
     return buf;
 }
 
+const char *tr_units_bytes_exact (char *buf, size_t size, double bytes)
+{
+    double v = ceil (bytes / 1024);
+    int u = 0;
+
+    while (u < 4 && v >= 1024 && fmod (v, 1024) == 0) {
+        v /= 1024;
+        u++;
+    }
+    snprintf (buf, size, "%.0f%c", v, letters[u]);
+    return buf;
+}
+
 const char *tr_units_bytes_sacct (char *buf, size_t size, double v)
 {
     int u;

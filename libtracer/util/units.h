@@ -22,6 +22,10 @@ const char *tr_units_bytes_short (char *buf, size_t size, double bytes);
  * significant figures). */
 const char *tr_units_bytes_sacct (char *buf, size_t size, double bytes);
 
+/* Bytes as Slurm writes a TRES memory: in kibibytes (rounded up), then
+ * in the largest unit that divides it exactly: "977K", "1536M", "8G". */
+const char *tr_units_bytes_exact (char *buf, size_t size, double bytes);
+
 /* A duration as Slurm writes elapsed times and limits: "HH:MM:SS", or
  * "D-HH:MM:SS" from a day; negative durations are 0. */
 const char *tr_units_duration (char *buf, size_t size, double seconds);

@@ -43,6 +43,11 @@ static void test_bytes_sacct (void **state)
 {
     char b[32];
     (void)state;
+    assert_string_equal (tr_units_bytes_exact (b, sizeof (b), 1000000), "977K");
+    assert_string_equal (tr_units_bytes_exact (b, sizeof (b), 1536.0 * 1048576),
+                         "1536M");
+    assert_string_equal (tr_units_bytes_exact (b, sizeof (b), 8192.0 * 1048576),
+                         "8G");
     assert_string_equal (tr_units_bytes_sacct (b, sizeof (b), 1000), "1000");
     assert_string_equal (tr_units_bytes_sacct (b, sizeof (b), 4187593113.0),
                          "3.90G");
